@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: Apache-2.0
+# The build and test contract: `make run`, `make check`, `make asan`, `make bench`.
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE -I. -pthread
+CFLAGS_EXTRA ?=
+CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
+LDLIBS  := -llz4 -lpthread
+TEST_LDLIBS := -lcmocka $(LDLIBS)
+
+COMMON_SRC  := $(wildcard common/*.c)
+BACKEND_SRC := $(wildcard backend/*.c)
+LIB_SRC     := $(COMMON_SRC) $(BACKEND_SRC)
+LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB         := $(BUILD)/libvtl.a
+
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
+BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
+
+.PHONY: all deps check unit asan bench run clean
+all: $(LIB) $(UNIT_BIN) $(BENCH_BIN)
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(TEST_LDLIBS)
+
+$(BUILD)/tests/bench/%: tests/bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
+
+# Every tier this machine can run. Today: unit (cmocka).
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit
+
+unit: $(UNIT_BIN)
+	@tests/run-unit $(UNIT_BIN)
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+		CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDLIBS="-fsanitize=address,undefined -llz4 -lpthread" unit
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BENCH_BIN)
+	@tests/bench/run $(BENCH_BIN)
+
+# vtld (the daemon `make run` starts) does not exist yet; say so instead of pretending.
+run: deps all
+	@echo "make run: vtld is not written yet; the cartridge store is built (build/libvtl.a)." >&2
+	@exit 2
+
+clean:
+	rm -rf build build-asan
+
+-include $(LIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)

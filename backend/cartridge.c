@@ -1,0 +1,1389 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tape semantics over segment files: the segment table, append, read,
+ * positioning without scanning, truncation, sealing and crash repair.
+ */
+#include "backend/cartridge.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <lz4.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/internal.h"
+#include "common/crc32c.h"
+#include "common/vtl_error.h"
+
+/* Segment files kept open at once per cartridge (the current, the last, read-ahead's). */
+#define FD_CACHE_MAX 8
+/* Space a sealed footer needs beyond 4 bytes per object: EOD, FMARKS, INDEX headers, trailer. */
+#define FOOTER_FIXED (3 * REC_HEADER_LEN + TRAILER_LEN)
+/* Bytes of a segment the crash scan reads at once. */
+#define SCAN_WINDOW (4u << 20)
+/* Start writeback of this many bytes at a time, so that sync never waits for a whole segment. */
+#define WRITEBACK_STEP (8ull << 20)
+
+static int read_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	unsigned char *p = buf;
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return VTL_E_IO;
+		if (n == 0)
+			return VTL_E_CORRUPT; /* short file */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return VTL_OK;
+}
+
+static int write_fullv(int fd, struct iovec *iov, int cnt, uint64_t off)
+{
+	while (cnt > 0) {
+		ssize_t n = pwritev(fd, iov, cnt, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return VTL_E_IO;
+		if (n == 0) {
+			errno = ENOSPC;
+			return VTL_E_IO;
+		}
+		off += (uint64_t)n;
+		while (cnt > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return VTL_OK;
+}
+
+static bool errno_is_full(void)
+{
+	return errno == ENOSPC || errno == EDQUOT || errno == EFBIG;
+}
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return VTL_OK;
+	size_t ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(*buf, ncap * elem);
+	if (!n)
+		return VTL_E_NOMEM;
+	*buf = n;
+	*cap = ncap;
+	return VTL_OK;
+}
+
+static int scratch_need(unsigned char **buf, size_t *cap, size_t need)
+{
+	return grow((void **)buf, cap, need, 1);
+}
+
+static int fsync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return VTL_E_IO;
+	int rc = fsync(fd) == 0 ? VTL_OK : VTL_E_IO;
+	close(fd);
+	return rc;
+}
+
+static struct seg *last_seg(struct vtl_cart *c)
+{
+	return &c->segs[c->nseg - 1];
+}
+
+static uint64_t footer_size(uint32_t n_obj, uint32_t n_fm)
+{
+	return FOOTER_FIXED + 4ull * n_obj + 4ull * n_fm;
+}
+
+/* ---- file descriptors ---- */
+
+static void seg_close_fd(struct vtl_cart *c, struct seg *s)
+{
+	if (s->fd) {
+		fdref_drop(s->fd);
+		s->fd = NULL;
+		c->nfd--;
+	}
+}
+
+/* Keeps at most FD_CACHE_MAX segment files open: the cursor's and the last stay. */
+static void fd_trim(struct vtl_cart *c, size_t keep)
+{
+	if (c->nfd < FD_CACHE_MAX)
+		return;
+	for (size_t i = 0; i + 1 < c->nseg && c->nfd >= FD_CACHE_MAX / 2; i++)
+		if (i != keep && !(c->cur_valid && i == c->cur_seg))
+			seg_close_fd(c, &c->segs[i]);
+}
+
+struct fdref *cart_seg_fd(struct vtl_cart *c, size_t si)
+{
+	struct seg *s = &c->segs[si];
+	if (s->fd)
+		return s->fd;
+	fd_trim(c, si);
+	char path[PATH_MAX];
+	if (pool_seg_path(c->pool, c->barcode, s->seq, path, sizeof path))
+		return NULL;
+	int fd = open(path, (c->p.readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct fdref *f = calloc(1, sizeof *f);
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
+	f->fd = fd;
+	s->fd = f;
+	c->nfd++;
+	return f;
+}
+
+static int seg_fd(struct vtl_cart *c, size_t si)
+{
+	struct fdref *f = cart_seg_fd(c, si);
+	return f ? f->fd : -1;
+}
+
+/* ---- lookups ---- */
+
+size_t cart_seg_of(const struct vtl_cart *c, uint64_t obj)
+{
+	size_t lo = 0, hi = c->nseg - 1;
+	while (lo < hi) {
+		size_t mid = (lo + hi + 1) / 2;
+		if (c->segs[mid].first_obj <= obj)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	/* Empty segments share first_obj with the next; the object is in the last one that starts before it. */
+	while (lo > 0 && c->segs[lo].n_obj == 0 && c->segs[lo].first_obj > obj)
+		lo--;
+	return lo;
+}
+
+int cart_offsets(struct vtl_cart *c, size_t si, uint32_t rel, uint32_t n, uint32_t *out)
+{
+	struct seg *s = &c->segs[si];
+	if ((uint64_t)rel + n > s->n_obj)
+		return VTL_E_INVAL;
+	if (!s->sealed) {
+		memcpy(out, c->off + rel, 4ull * n);
+		return VTL_OK;
+	}
+	int fd = seg_fd(c, si);
+	if (fd < 0)
+		return VTL_E_IO;
+	unsigned char *raw = (unsigned char *)out;
+	int rc = read_full(fd, raw, 4ull * n, s->index_off + REC_HEADER_LEN + 4ull * rel);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = get_le32(raw + 4ull * i);
+	return VTL_OK;
+}
+
+static int obj_offset(struct vtl_cart *c, size_t si, uint64_t obj, uint64_t *off)
+{
+	struct seg *s = &c->segs[si];
+	if (obj == s->first_obj + s->n_obj) {
+		*off = s->data_end;
+		return VTL_OK;
+	}
+	uint32_t o;
+	int rc = cart_offsets(c, si, (uint32_t)(obj - s->first_obj), 1, &o);
+	if (rc)
+		return rc;
+	if (o < SEG_HEADER_LEN || o >= s->data_end)
+		return VTL_E_CORRUPT;
+	*off = o;
+	return VTL_OK;
+}
+
+/* Loads the filemark list of a sealed segment (a small record, checked whole). */
+static int seg_load_fm(struct vtl_cart *c, size_t si)
+{
+	struct seg *s = &c->segs[si];
+	if (s->fm || s->n_fm == 0)
+		return VTL_OK;
+	int fd = seg_fd(c, si);
+	if (fd < 0)
+		return VTL_E_IO;
+	unsigned char hb[REC_HEADER_LEN];
+	struct rec_header h;
+	int rc = read_full(fd, hb, sizeof hb, s->fm_off);
+	if (rc)
+		return rc;
+	if (rec_header_decode(hb, &h) || h.type != REC_FMARKS || h.stored_len != 4ull * s->n_fm)
+		return VTL_E_CORRUPT;
+	unsigned char *raw = malloc(h.stored_len);
+	uint32_t *fm = malloc(4ull * s->n_fm);
+	if (!raw || !fm) {
+		free(raw);
+		free(fm);
+		return VTL_E_NOMEM;
+	}
+	rc = read_full(fd, raw, h.stored_len, s->fm_off + REC_HEADER_LEN);
+	if (!rc && crc32c(0, raw, h.stored_len) != h.payload_crc)
+		rc = VTL_E_CORRUPT;
+	for (uint32_t i = 0; !rc && i < s->n_fm; i++) {
+		fm[i] = get_le32(raw + 4ull * i);
+		if (fm[i] >= s->n_obj || (i && fm[i] <= fm[i - 1]))
+			rc = VTL_E_CORRUPT;
+	}
+	free(raw);
+	if (rc) {
+		free(fm);
+		return rc;
+	}
+	s->fm = fm;
+	s->fm_cap = s->n_fm;
+	return VTL_OK;
+}
+
+/* Filemarks before object obj (0..eod). */
+static int fm_before(struct vtl_cart *c, uint64_t obj, uint64_t *count)
+{
+	if (obj >= c->eod) {
+		*count = c->total_fm;
+		return VTL_OK;
+	}
+	size_t si = cart_seg_of(c, obj);
+	struct seg *s = &c->segs[si];
+	int rc = seg_load_fm(c, si);
+	if (rc)
+		return rc;
+	uint32_t rel = (uint32_t)(obj - s->first_obj);
+	uint32_t lo = 0, hi = s->n_fm;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->fm[mid] < rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*count = s->first_fm + lo;
+	return VTL_OK;
+}
+
+/* Object number of the k-th filemark on the tape (k < total_fm). */
+static int fm_object(struct vtl_cart *c, uint64_t k, uint64_t *obj)
+{
+	size_t lo = 0, hi = c->nseg - 1;
+	while (lo < hi) { /* first segment whose filemarks reach past k */
+		size_t mid = (lo + hi) / 2;
+		if (c->segs[mid].first_fm + c->segs[mid].n_fm > k)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	struct seg *s = &c->segs[lo];
+	if (k < s->first_fm || k >= s->first_fm + s->n_fm)
+		return VTL_E_CORRUPT;
+	int rc = seg_load_fm(c, lo);
+	if (rc)
+		return rc;
+	*obj = s->first_obj + s->fm[k - s->first_fm];
+	return VTL_OK;
+}
+
+/* Record bytes on the tape before object obj. */
+static int stored_before(struct vtl_cart *c, uint64_t obj, uint64_t *bytes)
+{
+	if (obj >= c->eod) {
+		*bytes = c->stored;
+		return VTL_OK;
+	}
+	size_t si = cart_seg_of(c, obj);
+	uint64_t off, sum = 0;
+	int rc = obj_offset(c, si, obj, &off);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < si; i++)
+		sum += c->segs[i].data_end - SEG_HEADER_LEN;
+	*bytes = sum + off - SEG_HEADER_LEN;
+	return VTL_OK;
+}
+
+/* ---- segment files ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Creates segment file seq with its header; the caller adds it to the table. */
+static int seg_file_create(struct vtl_pool *pool, const char *barcode, uint32_t seq, uint64_t first_obj,
+			   uint64_t first_fm, int *fd_out, uint64_t *dir_dirty)
+{
+	unsigned m = vtl_pool_member_for(pool, barcode, seq);
+	char dir[PATH_MAX], path[PATH_MAX];
+	if (pool_cart_dir(pool, m, barcode, dir, sizeof dir) || pool_seg_path(pool, barcode, seq, path, sizeof path))
+		return VTL_E_INVAL;
+	if (mkdir(dir, 0750) == 0) {
+		if (fsync_path(pool->m[m].path))
+			return VTL_E_IO;
+	} else if (errno != EEXIST) {
+		return VTL_E_IO;
+	}
+	int rc = pool_space_take(pool, m, SEG_HEADER_LEN + FOOTER_FIXED);
+	if (rc)
+		return rc;
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		pool_space_give(pool, m, SEG_HEADER_LEN + FOOTER_FIXED);
+		return errno == EEXIST ? VTL_E_EXISTS : VTL_E_IO;
+	}
+	struct seg_header h = {.seq = seq, .first_object = first_obj, .first_filemark = first_fm,
+			       .created_ns = now_ns()};
+	snprintf(h.barcode, sizeof h.barcode, "%s", barcode);
+	unsigned char hb[SEG_HEADER_LEN];
+	seg_header_encode(&h, hb);
+	struct iovec iov = {hb, sizeof hb};
+	rc = write_fullv(fd, &iov, 1, 0);
+	if (rc) {
+		rc = errno_is_full() ? VTL_E_POOL_FULL : VTL_E_IO;
+		close(fd);
+		unlink(path);
+		pool_space_give(pool, m, SEG_HEADER_LEN + FOOTER_FIXED);
+		return rc;
+	}
+	*dir_dirty |= 1ull << m;
+	*fd_out = fd;
+	return VTL_OK;
+}
+
+/* Appends a new empty open segment after the last one (which must be sealed). */
+static int seg_append_new(struct vtl_cart *c)
+{
+	int rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
+	if (rc)
+		return rc;
+	uint32_t seq = c->nseg ? last_seg(c)->seq + 1 : 0;
+	int fd;
+	rc = seg_file_create(c->pool, c->barcode, seq, c->eod, c->total_fm, &fd, &c->dir_dirty);
+	if (rc)
+		return rc;
+	struct fdref *f = calloc(1, sizeof *f);
+	if (!f) {
+		close(fd);
+		return VTL_E_NOMEM;
+	}
+	f->fd = fd;
+	struct seg *s = &c->segs[c->nseg++];
+	memset(s, 0, sizeof *s);
+	s->seq = seq;
+	s->member = vtl_pool_member_for(c->pool, c->barcode, seq);
+	s->first_obj = c->eod;
+	s->first_fm = c->total_fm;
+	s->data_end = SEG_HEADER_LEN;
+	s->acct = SEG_HEADER_LEN + FOOTER_FIXED;
+	s->fd = f;
+	c->nfd++;
+	fd_trim(c, c->nseg - 1);
+	return VTL_OK;
+}
+
+/*
+ * Writes the footer of the last segment ([EOD] FMARKS INDEX trailer) and makes
+ * the segment durable: a later segment may exist only after this one is sealed.
+ */
+static int seg_seal_last(struct vtl_cart *c, bool with_eod)
+{
+	struct seg *s = last_seg(c);
+	int fd = seg_fd(c, c->nseg - 1);
+	if (fd < 0)
+		return VTL_E_IO;
+	size_t fmb = 4ull * s->n_fm, ixb = 4ull * s->n_obj;
+	size_t eodb = with_eod ? REC_HEADER_LEN : 0;
+	size_t total = eodb + 2 * REC_HEADER_LEN + fmb + ixb + TRAILER_LEN;
+	unsigned char *buf = malloc(total);
+	if (!buf)
+		return VTL_E_NOMEM;
+	unsigned char *p = buf;
+	uint64_t at = s->data_end;
+	struct rec_header h = {0};
+	if (with_eod) {
+		h.type = REC_EOD;
+		h.object = c->eod;
+		h.payload_crc = crc32c(0, NULL, 0);
+		rec_header_encode(&h, p);
+		p += REC_HEADER_LEN;
+	}
+	uint64_t fm_off = at + (uint64_t)(p - buf);
+	unsigned char *fp = p + REC_HEADER_LEN;
+	for (uint32_t i = 0; i < s->n_fm; i++)
+		put_le32(fp + 4ull * i, s->fm[i]);
+	h = (struct rec_header){.type = REC_FMARKS, .stored_len = (uint32_t)fmb, .length = (uint32_t)fmb,
+				.object = c->eod, .payload_crc = crc32c(0, fp, fmb)};
+	rec_header_encode(&h, p);
+	p = fp + fmb;
+	uint64_t index_off = at + (uint64_t)(p - buf);
+	unsigned char *ip = p + REC_HEADER_LEN;
+	for (uint32_t i = 0; i < s->n_obj; i++)
+		put_le32(ip + 4ull * i, c->off[i]);
+	h = (struct rec_header){.type = REC_INDEX, .stored_len = (uint32_t)ixb, .length = (uint32_t)ixb,
+				.object = c->eod, .payload_crc = crc32c(0, ip, ixb)};
+	rec_header_encode(&h, p);
+	p = ip + ixb;
+	struct seg_trailer t = {.data_end = s->data_end, .fm_off = fm_off, .index_off = index_off,
+				.n_objects = s->n_obj, .n_filemarks = s->n_fm,
+				.flags = with_eod ? TRAILER_FLAG_EOD : 0};
+	seg_trailer_encode(&t, p);
+	struct iovec iov = {buf, total};
+	int rc = write_fullv(fd, &iov, 1, at);
+	free(buf);
+	if (rc == VTL_OK && fdatasync(fd) != 0)
+		rc = VTL_E_IO;
+	if (rc) {
+		if (ftruncate(fd, (off_t)s->data_end) != 0)
+			return VTL_E_IO;
+		return rc;
+	}
+	s->sealed = true;
+	s->eod_rec = with_eod;
+	s->fm_off = fm_off;
+	s->index_off = index_off;
+	return VTL_OK;
+}
+
+/* Reopens the sealed segment si for appending: its index comes back into memory, its footer goes. */
+static int seg_unseal(struct vtl_cart *c, size_t si)
+{
+	struct seg *s = &c->segs[si];
+	int rc = seg_load_fm(c, si);
+	if (rc)
+		return rc;
+	rc = grow((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off);
+	if (rc)
+		return rc;
+	int fd = seg_fd(c, si);
+	if (fd < 0)
+		return VTL_E_IO;
+	unsigned char hb[REC_HEADER_LEN];
+	struct rec_header h;
+	rc = read_full(fd, hb, sizeof hb, s->index_off);
+	if (rc)
+		return rc;
+	if (rec_header_decode(hb, &h) || h.type != REC_INDEX || h.stored_len != 4ull * s->n_obj)
+		return VTL_E_CORRUPT;
+	rc = cart_offsets(c, si, 0, s->n_obj, c->off);
+	if (rc)
+		return rc;
+	/* cart_offsets left the raw bytes decoded in place; check them against the record's CRC. */
+	unsigned char *raw = malloc(h.stored_len ? h.stored_len : 1);
+	if (!raw)
+		return VTL_E_NOMEM;
+	for (uint32_t i = 0; i < s->n_obj; i++)
+		put_le32(raw + 4ull * i, c->off[i]);
+	uint32_t crc = crc32c(0, raw, h.stored_len);
+	free(raw);
+	if (crc != h.payload_crc)
+		return VTL_E_CORRUPT;
+	if (s->n_fm && !s->fm)
+		return VTL_E_CORRUPT;
+	if (ftruncate(fd, (off_t)s->data_end) != 0)
+		return VTL_E_IO;
+	s->sealed = false;
+	s->eod_rec = false;
+	s->index_off = s->fm_off = 0;
+	c->need_sync = true;
+	return VTL_OK;
+}
+
+static void seg_forget(struct vtl_cart *c, struct seg *s)
+{
+	seg_close_fd(c, s);
+	free(s->fm);
+	s->fm = NULL;
+}
+
+/* ---- crash repair ---- */
+
+/*
+ * Walks the records of an open segment from its header, checking every header
+ * and payload CRC, and keeps the longest prefix of whole, consecutive records.
+ * An EOD record, or the start of a torn footer, ends it too.
+ */
+static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size)
+{
+	struct seg *s = &c->segs[si];
+	unsigned char *win = malloc(SCAN_WINDOW);
+	if (!win)
+		return VTL_E_NOMEM;
+	uint64_t wstart = 0, wlen = 0; /* window [wstart, wstart + wlen) of the file */
+	uint64_t at = SEG_HEADER_LEN;
+	int rc = VTL_OK;
+	s->n_obj = 0;
+	s->n_fm = 0;
+	for (;;) {
+		if (at + REC_HEADER_LEN > size)
+			break;
+		if (at < wstart || at + REC_HEADER_LEN > wstart + wlen) {
+			wstart = at;
+			wlen = size - at < SCAN_WINDOW ? size - at : SCAN_WINDOW;
+			if ((rc = read_full(fd, win, wlen, wstart)))
+				break;
+		}
+		struct rec_header h;
+		if (rec_header_decode(win + (at - wstart), &h) || h.object != s->first_obj + s->n_obj)
+			break;
+		if (h.type != REC_DATA && h.type != REC_FILEMARK)
+			break; /* EOD or a footer: the tape ends here */
+		uint64_t end = at + REC_HEADER_LEN + h.stored_len;
+		if (end > size)
+			break;
+		const unsigned char *payload;
+		if (end <= wstart + wlen) {
+			payload = win + (at + REC_HEADER_LEN - wstart);
+		} else {
+			if ((rc = scratch_need(&c->scratch, &c->scratch_cap, h.stored_len)))
+				break;
+			if ((rc = read_full(fd, c->scratch, h.stored_len, at + REC_HEADER_LEN)))
+				break;
+			payload = c->scratch;
+		}
+		if (crc32c(0, payload, h.stored_len) != h.payload_crc)
+			break;
+		if ((rc = grow((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)))
+			break;
+		if (h.type == REC_FILEMARK) {
+			size_t cap = s->fm_cap;
+			if ((rc = grow((void **)&s->fm, &cap, s->n_fm + 1, sizeof *s->fm)))
+				break;
+			s->fm_cap = (uint32_t)cap;
+			s->fm[s->n_fm++] = s->n_obj;
+		}
+		c->off[s->n_obj++] = (uint32_t)at;
+		at = end;
+	}
+	free(win);
+	s->data_end = at;
+	if (!s->fm && !(s->fm = malloc(sizeof *s->fm)))
+		rc = VTL_E_NOMEM;
+	if (!s->fm_cap && s->fm)
+		s->fm_cap = 1;
+	return rc;
+}
+
+/* ---- open / close ---- */
+
+static void cart_free(struct vtl_cart *c)
+{
+	if (c->ra)
+		ra_destroy(c->ra);
+	for (size_t i = 0; i < c->nseg; i++)
+		seg_forget(c, &c->segs[i]);
+	free(c->segs);
+	free(c->off);
+	free(c->scratch);
+	free(c->scratch2);
+	if (c->lockfd >= 0)
+		close(c->lockfd);
+	free(c);
+}
+
+static int lock_path(struct vtl_pool *pool, const char *barcode, char *buf, size_t len)
+{
+	unsigned m = vtl_pool_member_for(pool, barcode, 0);
+	int n = snprintf(buf, len, "%s/%s/lock", pool->m[m].path, barcode);
+	return (n < 0 || (size_t)n >= len) ? VTL_E_INVAL : VTL_OK;
+}
+
+static int cart_lock(struct vtl_pool *pool, const char *barcode, bool exclusive, int *fd_out)
+{
+	char path[PATH_MAX];
+	if (lock_path(pool, barcode, path, sizeof path))
+		return VTL_E_INVAL;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return errno == ENOENT ? VTL_E_NOTFOUND : VTL_E_IO;
+	if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+		int busy = errno == EWOULDBLOCK;
+		close(fd);
+		return busy ? VTL_E_BUSY : VTL_E_IO;
+	}
+	*fd_out = fd;
+	return VTL_OK;
+}
+
+int vtl_cart_exists(struct vtl_pool *pool, const char *barcode)
+{
+	if (vtl_barcode_check(barcode))
+		return VTL_E_INVAL;
+	char path[PATH_MAX];
+	if (pool_seg_path(pool, barcode, 0, path, sizeof path))
+		return VTL_E_INVAL;
+	struct stat st;
+	if (stat(path, &st) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : VTL_E_IO;
+}
+
+int vtl_cart_create(struct vtl_pool *pool, const char *barcode)
+{
+	if (vtl_barcode_check(barcode))
+		return VTL_E_INVAL;
+	int ex = vtl_cart_exists(pool, barcode);
+	if (ex < 0)
+		return ex;
+	if (ex)
+		return VTL_E_EXISTS;
+	uint64_t dirty = 0;
+	int fd;
+	int rc = seg_file_create(pool, barcode, 0, 0, 0, &fd, &dirty);
+	if (rc)
+		return rc;
+	if (fdatasync(fd) != 0)
+		rc = VTL_E_IO;
+	close(fd);
+	unsigned m = vtl_pool_member_for(pool, barcode, 0);
+	char dir[PATH_MAX];
+	if (!rc && !pool_cart_dir(pool, m, barcode, dir, sizeof dir))
+		rc = fsync_path(dir);
+	return rc;
+}
+
+int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
+{
+	if (vtl_barcode_check(barcode))
+		return VTL_E_INVAL;
+	int lockfd;
+	int rc = cart_lock(pool, barcode, true, &lockfd);
+	if (rc)
+		return rc;
+	/* Highest segment first, so that a crash leaves a shorter but consistent tape. */
+	uint32_t n = 0;
+	char path[PATH_MAX];
+	struct stat st;
+	while (!pool_seg_path(pool, barcode, n, path, sizeof path) && stat(path, &st) == 0)
+		n++;
+	while (n-- > 0) {
+		if (pool_seg_path(pool, barcode, n, path, sizeof path) || stat(path, &st) != 0)
+			continue;
+		if (unlink(path) == 0)
+			pool_space_give(pool, vtl_pool_member_for(pool, barcode, n), (uint64_t)st.st_size);
+		else
+			rc = VTL_E_IO;
+	}
+	if (!rc && !lock_path(pool, barcode, path, sizeof path))
+		unlink(path);
+	close(lockfd);
+	for (unsigned m = 0; !rc && m < pool->n; m++) {
+		char dir[PATH_MAX];
+		if (!pool_cart_dir(pool, m, barcode, dir, sizeof dir) && rmdir(dir) == 0)
+			fsync_path(pool->m[m].path);
+	}
+	return rc;
+}
+
+/* Reads the header and, if there is one, the trailer of segment file seq into s. */
+static int seg_load(struct vtl_cart *c, struct seg *s, int fd, uint64_t size, bool *has_trailer)
+{
+	unsigned char hb[SEG_HEADER_LEN];
+	struct seg_header h;
+	*has_trailer = false;
+	if (size < SEG_HEADER_LEN || read_full(fd, hb, sizeof hb, 0) || seg_header_decode(hb, &h) ||
+	    h.seq != s->seq || strcmp(h.barcode, c->barcode) != 0)
+		return VTL_E_CORRUPT;
+	if (h.first_object != c->eod || h.first_filemark != c->total_fm)
+		return VTL_E_CORRUPT;
+	s->first_obj = h.first_object;
+	s->first_fm = h.first_filemark;
+	s->data_end = SEG_HEADER_LEN;
+	if (size < SEG_HEADER_LEN + TRAILER_LEN)
+		return VTL_OK;
+	unsigned char tb[TRAILER_LEN];
+	struct seg_trailer t;
+	if (read_full(fd, tb, sizeof tb, size - TRAILER_LEN) || seg_trailer_decode(tb, &t))
+		return VTL_OK;
+	if (t.index_off + REC_HEADER_LEN + 4ull * t.n_objects + TRAILER_LEN != size ||
+	    t.fm_off + REC_HEADER_LEN + 4ull * t.n_filemarks != t.index_off)
+		return VTL_OK; /* not ours to trust: treat as an unsealed tail */
+	s->n_obj = t.n_objects;
+	s->n_fm = t.n_filemarks;
+	s->data_end = t.data_end;
+	s->fm_off = t.fm_off;
+	s->index_off = t.index_off;
+	s->eod_rec = t.flags & TRAILER_FLAG_EOD;
+	s->sealed = true;
+	*has_trailer = true;
+	return VTL_OK;
+}
+
+static int cart_load(struct vtl_cart *c)
+{
+	for (uint32_t seq = 0;; seq++) {
+		char path[PATH_MAX];
+		if (pool_seg_path(c->pool, c->barcode, seq, path, sizeof path))
+			return VTL_E_INVAL;
+		int fd = open(path, (c->p.readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno != ENOENT)
+				return VTL_E_IO;
+			if (seq == 0)
+				return VTL_E_NOTFOUND;
+			break;
+		}
+		struct stat st;
+		if (fstat(fd, &st) != 0) {
+			close(fd);
+			return VTL_E_IO;
+		}
+		char next[PATH_MAX];
+		struct stat nst;
+		bool is_last = pool_seg_path(c->pool, c->barcode, seq + 1, next, sizeof next) == 0 &&
+			       stat(next, &nst) != 0;
+		int rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
+		if (rc) {
+			close(fd);
+			return rc;
+		}
+		struct seg *s = &c->segs[c->nseg];
+		memset(s, 0, sizeof *s);
+		s->seq = seq;
+		s->member = vtl_pool_member_for(c->pool, c->barcode, seq);
+		bool sealed;
+		rc = seg_load(c, s, fd, (uint64_t)st.st_size, &sealed);
+		if (rc == VTL_E_CORRUPT && is_last && seq > 0) {
+			/* A segment whose creation was torn by a crash: the one before it is whole. */
+			close(fd);
+			if (!c->p.readonly && unlink(path) != 0)
+				return VTL_E_IO;
+			c->dir_dirty |= 1ull << s->member;
+			break;
+		}
+		if (rc) {
+			close(fd);
+			return rc;
+		}
+		if (!sealed && !is_last) {
+			close(fd);
+			return VTL_E_CORRUPT; /* only the last segment may lack its footer */
+		}
+		s->acct = (uint64_t)st.st_size;
+		c->nseg++;
+		if (!sealed) {
+			rc = seg_scan(c, c->nseg - 1, fd, (uint64_t)st.st_size);
+			if (!rc && !c->p.readonly && s->data_end != (uint64_t)st.st_size) {
+				if (ftruncate(fd, (off_t)s->data_end) != 0 || fdatasync(fd) != 0)
+					rc = VTL_E_IO;
+				if (!rc)
+					pool_space_give(c->pool, s->member, (uint64_t)st.st_size - s->data_end);
+				s->acct = s->data_end;
+			}
+			if (!rc)
+				c->dirty = true; /* close must write the footer this segment lacks */
+		}
+		s->acct = s->acct > s->data_end ? s->acct : s->data_end;
+		struct fdref *f = rc ? NULL : calloc(1, sizeof *f);
+		if (!f) {
+			close(fd);
+			return rc ? rc : VTL_E_NOMEM;
+		}
+		f->fd = fd;
+		s->fd = f;
+		c->nfd++;
+		c->eod += s->n_obj;
+		c->total_fm += s->n_fm;
+		c->stored += s->data_end - SEG_HEADER_LEN;
+		fd_trim(c, c->nseg - 1);
+	}
+	return VTL_OK;
+}
+
+int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
+		  struct vtl_cart **out)
+{
+	*out = NULL;
+	if (vtl_barcode_check(barcode) || !p || (p->capacity && p->early_warning > p->capacity))
+		return VTL_E_INVAL;
+	int ex = vtl_cart_exists(pool, barcode);
+	if (ex <= 0)
+		return ex < 0 ? ex : VTL_E_NOTFOUND;
+	struct vtl_cart *c = calloc(1, sizeof *c);
+	if (!c)
+		return VTL_E_NOMEM;
+	c->pool = pool;
+	snprintf(c->barcode, sizeof c->barcode, "%s", barcode);
+	c->p = *p;
+	c->compress = p->compression;
+	c->lockfd = -1;
+	int rc = cart_lock(pool, barcode, !p->readonly, &c->lockfd);
+	if (!rc)
+		rc = cart_load(c);
+	if (!rc && !(c->ra = ra_create(c)))
+		rc = VTL_E_NOMEM;
+	if (!rc && c->dir_dirty && !p->readonly)
+		rc = vtl_cart_sync(c);
+	if (rc) {
+		cart_free(c);
+		return rc;
+	}
+	*out = c;
+	return VTL_OK;
+}
+
+int vtl_cart_sync(struct vtl_cart *c)
+{
+	if (c->p.readonly)
+		return VTL_OK;
+	if (c->need_sync && c->nseg) {
+		int fd = seg_fd(c, c->nseg - 1);
+		if (fd < 0 || fdatasync(fd) != 0)
+			return VTL_E_IO;
+		c->need_sync = false;
+	}
+	for (unsigned m = 0; c->dir_dirty && m < c->pool->n; m++) {
+		if (!(c->dir_dirty & (1ull << m)))
+			continue;
+		char dir[PATH_MAX];
+		if (pool_cart_dir(c->pool, m, c->barcode, dir, sizeof dir) || fsync_path(dir))
+			return VTL_E_IO;
+		c->dir_dirty &= ~(1ull << m);
+	}
+	return VTL_OK;
+}
+
+int vtl_cart_close(struct vtl_cart *c)
+{
+	if (!c)
+		return VTL_E_INVAL;
+	int rc = VTL_OK;
+	if (!c->p.readonly) {
+		ra_reset(c->ra);
+		if (c->dirty && c->nseg && !last_seg(c)->sealed)
+			rc = seg_seal_last(c, true);
+		int rc2 = vtl_cart_sync(c);
+		if (!rc)
+			rc = rc2;
+	}
+	cart_free(c);
+	return rc;
+}
+
+/* ---- position ---- */
+
+static void pos_set(struct vtl_cart *c, uint64_t obj)
+{
+	c->pos = obj;
+	c->cur_valid = false;
+	c->seq_run = 0;
+	ra_reset(c->ra);
+}
+
+/* Makes (cur_seg, cur_off) point at pos (< eod). */
+static int cursor_find(struct vtl_cart *c)
+{
+	if (c->cur_valid)
+		return VTL_OK;
+	size_t si = cart_seg_of(c, c->pos);
+	uint64_t off;
+	int rc = obj_offset(c, si, c->pos, &off);
+	if (rc)
+		return rc;
+	c->cur_seg = si;
+	c->cur_off = off;
+	c->cur_valid = true;
+	return VTL_OK;
+}
+
+/* Moves the cursor past a record of rec_len bytes that ended at object pos. */
+static void cursor_advance(struct vtl_cart *c, uint64_t rec_len)
+{
+	c->cur_off += rec_len;
+	while (c->cur_seg + 1 < c->nseg && c->cur_off >= c->segs[c->cur_seg].data_end) {
+		c->cur_seg++;
+		c->cur_off = SEG_HEADER_LEN;
+	}
+}
+
+void vtl_cart_position(struct vtl_cart *c, struct vtl_position *pos)
+{
+	memset(pos, 0, sizeof *pos);
+	pos->object = c->pos;
+	pos->eod = c->eod;
+	pos->bot = c->pos == 0;
+	pos->at_eod = c->pos == c->eod;
+	pos->stored_bytes = c->stored;
+	if (fm_before(c, c->pos, &pos->file))
+		pos->file = 0; /* unreadable filemark list: a later read reports the medium error */
+	pos->early_warning = c->p.capacity && c->stored >= c->p.capacity - c->p.early_warning;
+}
+
+int vtl_cart_locate(struct vtl_cart *c, uint64_t obj)
+{
+	if (obj > c->eod) {
+		pos_set(c, c->eod);
+		return VTL_E_EOD;
+	}
+	pos_set(c, obj);
+	return VTL_OK;
+}
+
+int vtl_cart_rewind(struct vtl_cart *c)
+{
+	pos_set(c, 0);
+	return VTL_OK;
+}
+
+int vtl_cart_space_eod(struct vtl_cart *c)
+{
+	pos_set(c, c->eod);
+	return VTL_OK;
+}
+
+int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
+{
+	r->stop = VTL_SPACE_DONE;
+	r->residual = 0;
+	if (count == 0)
+		return VTL_OK;
+	uint64_t k;
+	int rc = fm_before(c, c->pos, &k);
+	if (rc)
+		return rc;
+	if (count > 0) {
+		uint64_t n = (uint64_t)count, limit = c->eod, fm = UINT64_MAX;
+		if (k < c->total_fm) {
+			if ((rc = fm_object(c, k, &fm)))
+				return rc;
+			limit = fm;
+		}
+		uint64_t avail = limit - c->pos;
+		if (n <= avail) {
+			pos_set(c, c->pos + n);
+			return VTL_OK;
+		}
+		r->residual = n - avail;
+		if (fm != UINT64_MAX) {
+			r->stop = VTL_SPACE_FILEMARK;
+			pos_set(c, fm + 1);
+		} else {
+			r->stop = VTL_SPACE_EOD;
+			pos_set(c, c->eod);
+		}
+		return VTL_OK;
+	}
+	uint64_t n = (uint64_t)(-(count + 1)) + 1, floor = 0, fm = UINT64_MAX;
+	if (k > 0) {
+		if ((rc = fm_object(c, k - 1, &fm)))
+			return rc;
+		floor = fm + 1;
+	}
+	uint64_t avail = c->pos - floor;
+	if (n <= avail) {
+		pos_set(c, c->pos - n);
+		return VTL_OK;
+	}
+	r->residual = n - avail;
+	if (fm != UINT64_MAX) {
+		r->stop = VTL_SPACE_FILEMARK;
+		pos_set(c, fm);
+	} else {
+		r->stop = VTL_SPACE_BOT;
+		pos_set(c, 0);
+	}
+	return VTL_OK;
+}
+
+int vtl_cart_space_filemarks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
+{
+	r->stop = VTL_SPACE_DONE;
+	r->residual = 0;
+	if (count == 0)
+		return VTL_OK;
+	uint64_t k, obj;
+	int rc = fm_before(c, c->pos, &k);
+	if (rc)
+		return rc;
+	if (count > 0) {
+		uint64_t n = (uint64_t)count;
+		if (n <= c->total_fm - k) {
+			if ((rc = fm_object(c, k + n - 1, &obj)))
+				return rc;
+			pos_set(c, obj + 1);
+			return VTL_OK;
+		}
+		r->stop = VTL_SPACE_EOD;
+		r->residual = n - (c->total_fm - k);
+		pos_set(c, c->eod);
+		return VTL_OK;
+	}
+	uint64_t n = (uint64_t)(-(count + 1)) + 1;
+	if (n <= k) {
+		if ((rc = fm_object(c, k - n, &obj)))
+			return rc;
+		pos_set(c, obj);
+		return VTL_OK;
+	}
+	r->stop = VTL_SPACE_BOT;
+	r->residual = n - k;
+	pos_set(c, 0);
+	return VTL_OK;
+}
+
+/* ---- reading ---- */
+
+int record_payload_decode(const struct rec_header *h, const unsigned char *stored, unsigned char *dst,
+			  size_t dst_len)
+{
+	if (crc32c(0, stored, h->stored_len) != h->payload_crc)
+		return VTL_E_MEDIUM;
+	if (!(h->flags & REC_FLAG_LZ4)) {
+		memcpy(dst, stored, dst_len < h->length ? dst_len : h->length);
+		return VTL_OK;
+	}
+	if (dst_len < h->length)
+		return VTL_E_INVAL;
+	int n = LZ4_decompress_safe((const char *)stored, (char *)dst, (int)h->stored_len, (int)h->length);
+	return n == (int)h->length ? VTL_OK : VTL_E_MEDIUM;
+}
+
+/* Reads the record at the cursor, which must be object pos. */
+static int read_direct(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r,
+		       uint64_t *rec_len)
+{
+	int rc = cursor_find(c);
+	if (rc)
+		return rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+	int fd = seg_fd(c, c->cur_seg);
+	if (fd < 0)
+		return VTL_E_IO;
+	unsigned char hb[REC_HEADER_LEN];
+	struct rec_header h;
+	rc = read_full(fd, hb, sizeof hb, c->cur_off);
+	if (rc == VTL_E_CORRUPT || (!rc && (rec_header_decode(hb, &h) || h.object != c->pos ||
+					     (h.type != REC_DATA && h.type != REC_FILEMARK))))
+		return VTL_E_MEDIUM;
+	if (rc)
+		return rc;
+	*rec_len = REC_HEADER_LEN + (uint64_t)h.stored_len;
+	r->object = c->pos;
+	if (h.type == REC_FILEMARK) {
+		r->type = VTL_OBJ_FILEMARK;
+		return VTL_OK;
+	}
+	r->type = VTL_OBJ_DATA;
+	r->length = h.length;
+	r->copied = (uint32_t)(buflen < h.length ? buflen : h.length);
+	uint64_t poff = c->cur_off + REC_HEADER_LEN;
+	bool whole = buflen >= h.length;
+	if (!(h.flags & REC_FLAG_LZ4) && whole) {
+		/* The common case: straight into the caller's buffer, checked there. */
+		rc = read_full(fd, buf, h.stored_len, poff);
+		if (rc)
+			return rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+		return crc32c(0, buf, h.stored_len) == h.payload_crc ? VTL_OK : VTL_E_MEDIUM;
+	}
+	if ((rc = scratch_need(&c->scratch, &c->scratch_cap, h.stored_len)))
+		return rc;
+	rc = read_full(fd, c->scratch, h.stored_len, poff);
+	if (rc)
+		return rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+	if (!(h.flags & REC_FLAG_LZ4) || whole)
+		return record_payload_decode(&h, c->scratch, buf, buflen);
+	if ((rc = scratch_need(&c->scratch2, &c->scratch2_cap, h.length)))
+		return rc;
+	rc = record_payload_decode(&h, c->scratch, c->scratch2, h.length);
+	if (!rc)
+		memcpy(buf, c->scratch2, r->copied);
+	return rc;
+}
+
+int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->object = c->pos;
+	if (c->pos >= c->eod) {
+		r->type = VTL_OBJ_EOD;
+		return VTL_OK;
+	}
+	bool sequential = c->seq_run > 0 && c->seq_next == c->pos;
+	c->seq_run = sequential ? c->seq_run + 1 : 1;
+	if (ra_active(c->ra)) {
+		int served = ra_read(c->ra, c->pos, buf, buflen, r);
+		if (served) {
+			c->st.readahead_hits++;
+			c->cur_valid = false;
+			c->pos++;
+			c->seq_next = c->pos;
+			if (r->type == VTL_OBJ_DATA) {
+				c->st.read_bytes += r->copied;
+			}
+			return VTL_OK;
+		}
+	}
+	uint64_t rec_len = 0;
+	int rc = read_direct(c, buf, buflen, r, &rec_len);
+	if (rc) {
+		r->object = c->pos;
+		c->seq_run = 0;
+		ra_reset(c->ra);
+		return rc;
+	}
+	c->st.readahead_misses += ra_active(c->ra);
+	if (r->type == VTL_OBJ_DATA) {
+		c->st.read_bytes += r->copied;
+		c->st.read_stored += rec_len - REC_HEADER_LEN;
+	}
+	c->pos++;
+	cursor_advance(c, rec_len);
+	c->seq_next = c->pos;
+	/* Two reads in a row are a stream: start reading ahead of it. */
+	if (c->seq_run >= 2 && !ra_active(c->ra) && c->pos < c->eod)
+		ra_start(c->ra, c->pos);
+	return VTL_OK;
+}
+
+/* ---- writing ---- */
+
+/* Discards every object from obj on. */
+static int truncate_at(struct vtl_cart *c, uint64_t obj)
+{
+	if (obj >= c->eod)
+		return VTL_OK;
+	if (c->p.worm)
+		return VTL_E_WORM;
+	ra_reset(c->ra);
+	size_t si = cart_seg_of(c, obj);
+	/* Highest segment first, so that a crash leaves a shorter but consistent tape. */
+	while (c->nseg - 1 > si) {
+		struct seg *s = last_seg(c);
+		char path[PATH_MAX];
+		if (pool_seg_path(c->pool, c->barcode, s->seq, path, sizeof path) || unlink(path) != 0)
+			return VTL_E_IO;
+		pool_space_give(c->pool, s->member, s->acct);
+		c->dir_dirty |= 1ull << s->member;
+		c->eod -= s->n_obj;
+		c->total_fm -= s->n_fm;
+		c->stored -= s->data_end - SEG_HEADER_LEN;
+		seg_forget(c, s);
+		c->nseg--;
+	}
+	struct seg *s = last_seg(c);
+	int rc;
+	if (s->sealed && (rc = seg_unseal(c, si)))
+		return rc;
+	uint32_t rel = (uint32_t)(obj - s->first_obj);
+	uint64_t new_end = rel < s->n_obj ? c->off[rel] : s->data_end;
+	int fd = seg_fd(c, si);
+	if (fd < 0 || ftruncate(fd, (off_t)new_end) != 0)
+		return VTL_E_IO;
+	uint32_t fm_keep = 0;
+	while (fm_keep < s->n_fm && s->fm[fm_keep] < rel)
+		fm_keep++;
+	c->eod -= s->n_obj - rel;
+	c->total_fm -= s->n_fm - fm_keep;
+	c->stored -= s->data_end - new_end;
+	s->n_obj = rel;
+	s->n_fm = fm_keep;
+	s->data_end = new_end;
+	uint64_t acct = new_end + footer_size(rel, fm_keep);
+	if (s->acct > acct) {
+		pool_space_give(c->pool, s->member, s->acct - acct);
+		s->acct = acct;
+	}
+	c->cur_valid = false;
+	c->dirty = true;
+	c->need_sync = true;
+	return VTL_OK;
+}
+
+/* Room for rec bytes on the tape before EOD (obj is where the write starts). */
+static int capacity_check(struct vtl_cart *c, uint64_t rec)
+{
+	if (!c->p.capacity)
+		return VTL_OK;
+	uint64_t before;
+	int rc = stored_before(c, c->pos, &before);
+	if (rc)
+		return rc;
+	return before + rec > c->p.capacity ? VTL_E_EOM : VTL_OK;
+}
+
+/* Makes the last segment open and ready for a record of rec bytes. */
+static int prepare_append(struct vtl_cart *c, uint64_t rec)
+{
+	struct seg *s = last_seg(c);
+	int rc;
+	if (s->sealed && (rc = seg_unseal(c, c->nseg - 1)))
+		return rc;
+	s = last_seg(c);
+	if (s->n_obj > 0 && s->data_end - SEG_HEADER_LEN + rec > c->pool->segment_size) {
+		if ((rc = seg_seal_last(c, false)))
+			return rc;
+		if ((rc = seg_append_new(c)))
+			return rc;
+	}
+	return VTL_OK;
+}
+
+static int append_record(struct vtl_cart *c, struct rec_header *h, const void *payload)
+{
+	uint64_t rec = REC_HEADER_LEN + (uint64_t)h->stored_len;
+	struct seg *s = last_seg(c);
+	int fd = seg_fd(c, c->nseg - 1);
+	if (fd < 0)
+		return VTL_E_IO;
+	uint64_t take = rec + 4 + (h->type == REC_FILEMARK ? 4 : 0); /* the record and its index entries */
+	int rc = pool_space_take(c->pool, s->member, take);
+	if (rc)
+		return rc;
+	size_t fmcap = s->fm_cap;
+	if ((rc = grow((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)) ||
+	    (h->type == REC_FILEMARK && (rc = grow((void **)&s->fm, &fmcap, s->n_fm + 1, sizeof *s->fm)))) {
+		pool_space_give(c->pool, s->member, take);
+		return rc;
+	}
+	s->fm_cap = (uint32_t)fmcap;
+	h->object = c->eod;
+	unsigned char hb[REC_HEADER_LEN];
+	rec_header_encode(h, hb);
+	struct iovec iov[2] = {{hb, sizeof hb}, {(void *)payload, h->stored_len}};
+	rc = write_fullv(fd, iov, h->stored_len ? 2 : 1, s->data_end);
+	if (rc) {
+		bool full = errno_is_full();
+		/* Nothing half-written may stay behind the last whole record. */
+		if (ftruncate(fd, (off_t)s->data_end) != 0)
+			return VTL_E_IO;
+		pool_space_give(c->pool, s->member, take);
+		return full ? VTL_E_POOL_FULL : VTL_E_IO;
+	}
+	uint64_t old_end = s->data_end;
+	c->off[s->n_obj] = (uint32_t)s->data_end;
+	if (h->type == REC_FILEMARK) {
+		s->fm[s->n_fm++] = s->n_obj;
+		c->total_fm++;
+	}
+	s->n_obj++;
+	s->data_end += rec;
+	s->acct += take;
+	c->eod++;
+	c->pos = c->eod;
+	c->stored += rec;
+	c->cur_valid = false;
+	c->dirty = true;
+	c->need_sync = true;
+	if (old_end / WRITEBACK_STEP != s->data_end / WRITEBACK_STEP) {
+		uint64_t start = (old_end / WRITEBACK_STEP) * WRITEBACK_STEP;
+		sync_file_range(fd, (off_t)start, (off_t)(s->data_end - start), SYNC_FILE_RANGE_WRITE);
+	}
+	return VTL_OK;
+}
+
+static int write_prologue(struct vtl_cart *c, uint64_t rec)
+{
+	if (c->p.readonly)
+		return VTL_E_READONLY;
+	if (c->p.worm && c->pos < c->eod)
+		return VTL_E_WORM;
+	int rc = capacity_check(c, rec);
+	if (rc)
+		return rc;
+	c->seq_run = 0;
+	ra_reset(c->ra);
+	if ((rc = truncate_at(c, c->pos)))
+		return rc;
+	return prepare_append(c, rec);
+}
+
+static int ew_status(struct vtl_cart *c)
+{
+	return c->p.capacity && c->stored >= c->p.capacity - c->p.early_warning ? VTL_W_EARLY_WARNING : VTL_OK;
+}
+
+int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
+{
+	if (len == 0 || len > VTL_BLOCK_MAX || !buf)
+		return VTL_E_INVAL;
+	struct rec_header h = {.type = REC_DATA, .length = (uint32_t)len};
+	const void *payload = buf;
+	h.stored_len = (uint32_t)len;
+	if (c->compress && !c->p.readonly) {
+		int bound = LZ4_compressBound((int)len);
+		int rc = scratch_need(&c->scratch, &c->scratch_cap, (size_t)bound);
+		if (rc)
+			return rc;
+		int n = LZ4_compress_default(buf, (char *)c->scratch, (int)len, bound);
+		if (n > 0 && (size_t)n < len) {
+			payload = c->scratch;
+			h.stored_len = (uint32_t)n;
+			h.flags = REC_FLAG_LZ4;
+		}
+	}
+	h.payload_crc = crc32c(0, payload, h.stored_len);
+	int rc = write_prologue(c, REC_HEADER_LEN + (uint64_t)h.stored_len);
+	if (rc)
+		return rc;
+	if ((rc = append_record(c, &h, payload)))
+		return rc;
+	c->st.written_bytes += len;
+	c->st.written_stored += h.stored_len;
+	return ew_status(c);
+}
+
+int vtl_cart_write_filemarks(struct vtl_cart *c, uint32_t count)
+{
+	if (count == 0)
+		return c->p.readonly ? VTL_E_READONLY : VTL_OK;
+	int rc = write_prologue(c, (uint64_t)count * REC_HEADER_LEN);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < count; i++) {
+		struct rec_header h = {.type = REC_FILEMARK, .payload_crc = crc32c(0, NULL, 0)};
+		if (i && (rc = prepare_append(c, REC_HEADER_LEN)))
+			return rc;
+		if ((rc = append_record(c, &h, NULL)))
+			return rc;
+	}
+	return ew_status(c);
+}
+
+int vtl_cart_erase(struct vtl_cart *c)
+{
+	if (c->p.readonly)
+		return VTL_E_READONLY;
+	c->seq_run = 0;
+	uint64_t at = c->pos;
+	int rc = truncate_at(c, at);
+	c->pos = at;
+	return rc;
+}
+
+void vtl_cart_set_compression(struct vtl_cart *c, bool on)
+{
+	c->compress = on;
+}
+
+void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
+{
+	*st = c->st;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A virtual cartridge with tape semantics, stored in a disk pool.
+ *
+ * The tape is a sequence of logical objects numbered from 0 at BOT: data
+ * blocks (1 byte to 16 MiB) and filemarks. End of data (EOD) is the object
+ * number just past the last one. Every operation works at the current
+ * position; writing anywhere before EOD discards everything from that point
+ * on, as on a real tape. The file number of a position is the count of
+ * filemarks before it.
+ *
+ * One thread at a time may call into a given cartridge (a tape drive runs its
+ * commands in order); the read-ahead workers behind it are internal.
+ */
+#ifndef VTL_BACKEND_CARTRIDGE_H
+#define VTL_BACKEND_CARTRIDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/pool.h"
+
+#define VTL_BLOCK_MAX (16u << 20) /* largest data block accepted */
+
+struct vtl_cart;
+
+struct vtl_cart_params {
+	uint64_t capacity;      /* nominal capacity in stored bytes; 0 = unlimited */
+	uint64_t early_warning; /* EW is reported from capacity - early_warning on */
+	bool compression;       /* LZ4 each data block written in this session */
+	bool readonly;          /* open for reading; never repairs nor writes */
+	bool worm;              /* append only: refuse to overwrite anything written */
+};
+
+enum vtl_object_type {
+	VTL_OBJ_DATA = 1,
+	VTL_OBJ_FILEMARK = 2,
+	VTL_OBJ_EOD = 3,
+};
+
+struct vtl_read_result {
+	enum vtl_object_type type;
+	uint32_t length;  /* true length of the data block (may exceed the buffer) */
+	uint32_t copied;  /* bytes placed in the caller's buffer */
+	uint64_t object;  /* object number that was read (EOD: the EOD position) */
+};
+
+enum vtl_space_stop {
+	VTL_SPACE_DONE = 0,     /* the whole count was spaced */
+	VTL_SPACE_FILEMARK = 1, /* stopped by a filemark while spacing blocks */
+	VTL_SPACE_EOD = 2,      /* stopped at end of data */
+	VTL_SPACE_BOT = 3,      /* stopped at beginning of tape */
+};
+
+struct vtl_space_result {
+	enum vtl_space_stop stop;
+	uint64_t residual; /* requested count minus count actually spaced */
+};
+
+struct vtl_position {
+	uint64_t object;       /* current logical object number */
+	uint64_t file;         /* filemarks before the current position */
+	uint64_t eod;          /* object number of end of data */
+	uint64_t stored_bytes; /* bytes the medium holds before the current EOD */
+	bool bot;              /* at object 0 */
+	bool at_eod;           /* object == eod */
+	bool early_warning;    /* stored bytes are past the early-warning point */
+};
+
+struct vtl_cart_stats {
+	uint64_t written_bytes;      /* data bytes the host wrote this session */
+	uint64_t written_stored;     /* bytes those took on the medium (after compression) */
+	uint64_t read_bytes;         /* data bytes returned to the host this session */
+	uint64_t read_stored;        /* bytes those took on the medium */
+	uint64_t readahead_hits;     /* reads served from the read-ahead */
+	uint64_t readahead_misses;   /* reads that had to go to disk themselves */
+};
+
+/* Creates an empty (blank) cartridge; VTL_E_EXISTS if one is there already. */
+int vtl_cart_create(struct vtl_pool *pool, const char *barcode);
+
+/* Deletes a cartridge and all its segments; it must not be open. */
+int vtl_cart_delete(struct vtl_pool *pool, const char *barcode);
+
+/* Returns 1 if a cartridge with this barcode exists in the pool, 0 if not, <0 on error. */
+int vtl_cart_exists(struct vtl_pool *pool, const char *barcode);
+
+/*
+ * Opens a cartridge positioned at BOT. A writable open takes an exclusive
+ * lock (VTL_E_BUSY if held) and repairs a crashed tail: records that are
+ * torn or fail their CRC after the last whole record are cut off.
+ */
+int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
+		  struct vtl_cart **out);
+
+/* Syncs (writable), writes the clean-close marker and index, and frees c. */
+int vtl_cart_close(struct vtl_cart *c);
+
+/*
+ * Writes a data block of len bytes (1..VTL_BLOCK_MAX) at the current position.
+ * Returns 0, VTL_W_EARLY_WARNING when written past the early-warning point,
+ * VTL_E_EOM / VTL_E_POOL_FULL when there is no room (nothing written, the
+ * tape unchanged), VTL_E_WORM on an overwrite of WORM media.
+ */
+int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len);
+
+/* Writes count filemarks at the current position; returns like write_block. */
+int vtl_cart_write_filemarks(struct vtl_cart *c, uint32_t count);
+
+/* Discards everything from the current position on (the position becomes EOD). */
+int vtl_cart_erase(struct vtl_cart *c);
+
+/*
+ * Reads the object at the current position into buf (at most buflen bytes).
+ * A data block or a filemark moves the position past it; at EOD the position
+ * stays. A block that fails its checksum gives VTL_E_MEDIUM with r->object set
+ * and the position left on it.
+ */
+int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r);
+
+/* Positions at object obj (0..eod); past EOD it stops at EOD and returns VTL_E_EOD. */
+int vtl_cart_locate(struct vtl_cart *c, uint64_t obj);
+
+/*
+ * Spaces count blocks (negative: towards BOT). Forward, a filemark stops it
+ * on the EOT side of the filemark; backward, on its BOT side; EOD and BOT
+ * also stop it. *r tells what stopped it and the residual count.
+ */
+int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r);
+
+/* Spaces count filemarks (negative: towards BOT; ends on the BOT side of the last one passed). */
+int vtl_cart_space_filemarks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r);
+
+/* Positions at end of data. */
+int vtl_cart_space_eod(struct vtl_cart *c);
+
+/* Positions at BOT. */
+int vtl_cart_rewind(struct vtl_cart *c);
+
+/* Makes everything written so far survive a crash or power loss. */
+int vtl_cart_sync(struct vtl_cart *c);
+
+/* Fills *pos with the current position. */
+void vtl_cart_position(struct vtl_cart *c, struct vtl_position *pos);
+
+/* Turns LZ4 compression of blocks written from now on on or off. */
+void vtl_cart_set_compression(struct vtl_cart *c, bool on);
+
+/* Fills *st with this session's counters. */
+void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st);
+
+#endif

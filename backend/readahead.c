@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Sequential read-ahead: while a host streams a cartridge back, keep K reads
+ * of about S bytes each in flight on the pool's worker threads, and have the
+ * workers check CRCs and decompress, so that the consumer only copies.
+ *
+ * The planner runs on the consumer's thread and cuts the tape into chunks of
+ * whole records using the index (never by reading headers), one segment at a
+ * time; chunks of consecutive segments land on different pool members, so a
+ * stream spreads its reads over the stripe. A slot is one chunk: FREE, then
+ * QUEUED on the workers, BUSY while read, READY for the consumer. A reset
+ * (LOCATE, SPACE, a write) marks queued and busy slots stale; the worker that
+ * holds one frees it, so nobody waits for a read that is no longer wanted.
+ */
+#include <errno.h>
+#include <lz4.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/internal.h"
+#include "common/crc32c.h"
+#include "common/vtl_error.h"
+
+/* Offsets the planner fetches from a sealed segment's index at a time (16 KiB). */
+#define PLAN_WINDOW 4096
+/* Decompressed bytes a slot may hold, as a multiple of the chunk size. */
+#define DEC_FACTOR 4
+
+enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_BUSY, SLOT_READY };
+
+struct ra_rec {
+	uint8_t type;  /* REC_DATA or REC_FILEMARK */
+	bool ok;       /* header and payload verified */
+	bool in_dec;   /* data is decompressed in dec; otherwise as stored in raw */
+	struct rec_header h;
+	size_t data_off;
+};
+
+struct slot {
+	struct ra *ra;
+	struct slot *qnext;
+	enum slot_state state;
+	bool stale;
+	struct fdref *fd;
+	uint64_t start, end;
+	uint64_t first;
+	uint32_t n;
+	uint32_t consumed;
+	unsigned char *raw;
+	size_t raw_cap;
+	unsigned char *dec;
+	size_t dec_cap;
+	struct ra_rec *recs;
+	size_t recs_cap;
+};
+
+struct ra_workers {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct slot *head, *tail;
+	bool stop;
+	unsigned n;
+	pthread_t threads[];
+};
+
+struct ra {
+	struct vtl_cart *c;
+	struct ra_workers *w;
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	bool active;
+	uint64_t next_obj;
+	uint64_t inflight;
+	uint64_t memory;
+	size_t chunk;
+	unsigned nslots;
+	unsigned *order; /* slots in tape order, order[(head + i) % nslots] */
+	unsigned head, count;
+	size_t wsi;      /* planner's window of offsets: segment, first relative object, count */
+	uint32_t wrel, wlen;
+	bool wvalid;
+	uint32_t *win;
+	struct slot *slots;
+};
+
+/* ---- file descriptor references ---- */
+
+static pthread_mutex_t fdref_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fdref_get(struct fdref *f)
+{
+	pthread_mutex_lock(&fdref_lock);
+	f->refs++;
+	pthread_mutex_unlock(&fdref_lock);
+}
+
+void fdref_put(struct fdref *f)
+{
+	pthread_mutex_lock(&fdref_lock);
+	bool last = --f->refs == 0 && f->orphan;
+	pthread_mutex_unlock(&fdref_lock);
+	if (last) {
+		close(f->fd);
+		free(f);
+	}
+}
+
+void fdref_drop(struct fdref *f)
+{
+	pthread_mutex_lock(&fdref_lock);
+	bool now = f->refs == 0;
+	f->orphan = true;
+	pthread_mutex_unlock(&fdref_lock);
+	if (now) {
+		close(f->fd);
+		free(f);
+	}
+}
+
+/* ---- workers ---- */
+
+static int pread_full(int fd, unsigned char *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Reads a chunk and verifies every record in it; a bad record and all after it are marked not ok. */
+static void slot_fill(struct slot *s, size_t dec_limit)
+{
+	size_t len = (size_t)(s->end - s->start);
+	for (uint32_t i = 0; i < s->n; i++)
+		s->recs[i].ok = false;
+	if (len > s->raw_cap) {
+		unsigned char *p = realloc(s->raw, len);
+		if (!p)
+			return;
+		s->raw = p;
+		s->raw_cap = len;
+	}
+	if (pread_full(s->fd->fd, s->raw, len, s->start))
+		return;
+	/* First pass: headers, and how much room decompression needs. */
+	size_t at = 0, dec_need = 0;
+	uint32_t good = 0;
+	for (; good < s->n; good++) {
+		struct ra_rec *r = &s->recs[good];
+		if (at + REC_HEADER_LEN > len || rec_header_decode(s->raw + at, &r->h) ||
+		    r->h.object != s->first + good || (r->h.type != REC_DATA && r->h.type != REC_FILEMARK) ||
+		    at + REC_HEADER_LEN + r->h.stored_len > len)
+			break;
+		r->type = r->h.type;
+		r->data_off = at + REC_HEADER_LEN;
+		r->in_dec = false;
+		if ((r->h.flags & REC_FLAG_LZ4) && dec_need + r->h.length <= dec_limit) {
+			r->in_dec = true;
+			dec_need += r->h.length;
+		}
+		at += REC_HEADER_LEN + r->h.stored_len;
+	}
+	if (dec_need > s->dec_cap) {
+		unsigned char *p = realloc(s->dec, dec_need);
+		if (!p)
+			return;
+		s->dec = p;
+		s->dec_cap = dec_need;
+	}
+	size_t dat = 0;
+	for (uint32_t i = 0; i < good; i++) {
+		struct ra_rec *r = &s->recs[i];
+		if (r->in_dec) {
+			if (record_payload_decode(&r->h, s->raw + r->data_off, s->dec + dat, r->h.length))
+				return;
+			r->data_off = dat;
+			dat += r->h.length;
+		} else if (crc32c(0, s->raw + r->data_off, r->h.stored_len) != r->h.payload_crc) {
+			return;
+		}
+		r->ok = true;
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct ra_workers *w = arg;
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		while (!w->head && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (!w->head) {
+			pthread_mutex_unlock(&w->lock);
+			return NULL;
+		}
+		struct slot *s = w->head;
+		w->head = s->qnext;
+		if (!w->head)
+			w->tail = NULL;
+		pthread_mutex_unlock(&w->lock);
+
+		struct ra *ra = s->ra;
+		pthread_mutex_lock(&ra->lock);
+		bool skip = s->stale;
+		s->state = SLOT_BUSY;
+		pthread_mutex_unlock(&ra->lock);
+		if (!skip)
+			slot_fill(s, ra->chunk * DEC_FACTOR);
+		struct fdref *f = s->fd;
+		s->fd = NULL;
+		fdref_put(f);
+		pthread_mutex_lock(&ra->lock);
+		if (s->stale) {
+			s->stale = false;
+			s->state = SLOT_FREE;
+		} else {
+			s->state = SLOT_READY;
+		}
+		pthread_cond_broadcast(&ra->done);
+		pthread_mutex_unlock(&ra->lock);
+	}
+}
+
+struct ra_workers *ra_workers_start(unsigned n)
+{
+	struct ra_workers *w = calloc(1, sizeof *w + n * sizeof(pthread_t));
+	if (!w)
+		return NULL;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	for (; w->n < n; w->n++)
+		if (pthread_create(&w->threads[w->n], NULL, worker_main, w) != 0)
+			break;
+	if (w->n == 0) {
+		ra_workers_stop(w);
+		return NULL;
+	}
+	return w;
+}
+
+void ra_workers_stop(struct ra_workers *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	for (unsigned i = 0; i < w->n; i++)
+		pthread_join(w->threads[i], NULL);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+static void workers_submit(struct ra_workers *w, struct slot *s)
+{
+	pthread_mutex_lock(&w->lock);
+	s->qnext = NULL;
+	if (w->tail)
+		w->tail->qnext = s;
+	else
+		w->head = s;
+	w->tail = s;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* ---- per cartridge ---- */
+
+struct ra *ra_create(struct vtl_cart *c)
+{
+	struct vtl_pool *pool = c->pool;
+	struct ra *ra = calloc(1, sizeof *ra);
+	if (!ra)
+		return NULL;
+	ra->c = c;
+	ra->w = pool->workers;
+	ra->chunk = pool->ra_chunk;
+	ra->memory = pool->ra_memory;
+	uint64_t per_slot = (uint64_t)ra->chunk * (1 + DEC_FACTOR);
+	uint64_t fit = ra->memory / per_slot;
+	ra->nslots = pool->ra_depth < fit ? pool->ra_depth : (unsigned)(fit ? fit : 1);
+	pthread_mutex_init(&ra->lock, NULL);
+	pthread_cond_init(&ra->done, NULL);
+	ra->slots = calloc(ra->nslots, sizeof *ra->slots);
+	ra->order = calloc(ra->nslots, sizeof *ra->order);
+	ra->win = malloc(PLAN_WINDOW * sizeof *ra->win);
+	if (!ra->slots || !ra->order || !ra->win) {
+		ra_destroy(ra);
+		return NULL;
+	}
+	for (unsigned i = 0; i < ra->nslots; i++)
+		ra->slots[i].ra = ra;
+	return ra;
+}
+
+void ra_reset(struct ra *ra)
+{
+	if (!ra->active && ra->count == 0)
+		return;
+	pthread_mutex_lock(&ra->lock);
+	for (unsigned i = 0; i < ra->count; i++) {
+		struct slot *s = &ra->slots[ra->order[(ra->head + i) % ra->nslots]];
+		if (s->state == SLOT_READY)
+			s->state = SLOT_FREE;
+		else
+			s->stale = true;
+	}
+	ra->count = 0;
+	ra->head = 0;
+	ra->inflight = 0;
+	ra->active = false;
+	ra->wvalid = false;
+	pthread_mutex_unlock(&ra->lock);
+}
+
+void ra_destroy(struct ra *ra)
+{
+	if (ra->slots) {
+		ra_reset(ra);
+		pthread_mutex_lock(&ra->lock);
+		for (unsigned i = 0; i < ra->nslots; i++)
+			while (ra->slots[i].state == SLOT_QUEUED || ra->slots[i].state == SLOT_BUSY)
+				pthread_cond_wait(&ra->done, &ra->lock);
+		pthread_mutex_unlock(&ra->lock);
+		for (unsigned i = 0; i < ra->nslots; i++) {
+			free(ra->slots[i].raw);
+			free(ra->slots[i].dec);
+			free(ra->slots[i].recs);
+		}
+	}
+	free(ra->slots);
+	free(ra->order);
+	free(ra->win);
+	pthread_cond_destroy(&ra->done);
+	pthread_mutex_destroy(&ra->lock);
+	free(ra);
+}
+
+bool ra_active(const struct ra *ra)
+{
+	return ra->active;
+}
+
+/* Offset where relative object e of segment si starts, through the window; false if not in it. */
+static bool win_off(struct ra *ra, const struct seg *s, uint32_t e, uint64_t *off)
+{
+	if (e == s->n_obj) {
+		*off = s->data_end;
+		return true;
+	}
+	if (e < ra->wrel || e >= ra->wrel + ra->wlen)
+		return false;
+	*off = ra->win[e - ra->wrel];
+	return true;
+}
+
+/* Plans one chunk from next_obj into slot s; false when there is nothing to plan. */
+static bool plan_chunk(struct ra *ra, struct slot *s)
+{
+	struct vtl_cart *c = ra->c;
+	if (ra->next_obj >= c->eod)
+		return false;
+	size_t si = cart_seg_of(c, ra->next_obj);
+	const struct seg *sg = &c->segs[si];
+	uint32_t rel = (uint32_t)(ra->next_obj - sg->first_obj);
+	uint64_t start, end, next_end;
+	if (!ra->wvalid || ra->wsi != si || !win_off(ra, sg, rel, &start) || !win_off(ra, sg, rel + 1, &end)) {
+		uint32_t n = sg->n_obj - rel < PLAN_WINDOW ? sg->n_obj - rel : PLAN_WINDOW;
+		if (cart_offsets(c, si, rel, n, ra->win)) {
+			ra->wvalid = false;
+			return false;
+		}
+		ra->wsi = si;
+		ra->wrel = rel;
+		ra->wlen = n;
+		ra->wvalid = true;
+		if (!win_off(ra, sg, rel, &start) || !win_off(ra, sg, rel + 1, &end))
+			return false;
+	}
+	if (end <= start || end > sg->data_end)
+		return false; /* a damaged index: the direct read reports it */
+	uint32_t e = rel + 1;
+	while (e < sg->n_obj && win_off(ra, sg, e + 1, &next_end) && next_end - start <= ra->chunk &&
+	       next_end > end) {
+		e++;
+		end = next_end;
+	}
+	uint32_t n = e - rel;
+	if (n > s->recs_cap) {
+		struct ra_rec *r = realloc(s->recs, n * sizeof *r);
+		if (!r)
+			return false;
+		s->recs = r;
+		s->recs_cap = n;
+	}
+	struct fdref *f = cart_seg_fd(c, si);
+	if (!f)
+		return false;
+	fdref_get(f);
+	s->fd = f;
+	s->start = start;
+	s->end = end;
+	s->first = ra->next_obj;
+	s->n = n;
+	s->consumed = 0;
+	s->stale = false;
+	ra->next_obj += n;
+	return true;
+}
+
+/* Issues chunks until the slots or the memory budget run out. */
+static void ra_fill(struct ra *ra)
+{
+	for (;;) {
+		pthread_mutex_lock(&ra->lock);
+		bool room = ra->count < ra->nslots && (ra->count == 0 || ra->inflight < ra->memory / (1 + DEC_FACTOR));
+		struct slot *s = NULL;
+		for (unsigned i = 0; room && i < ra->nslots && !s; i++)
+			if (ra->slots[i].state == SLOT_FREE && !ra->slots[i].stale)
+				s = &ra->slots[i];
+		pthread_mutex_unlock(&ra->lock);
+		if (!s || !plan_chunk(ra, s))
+			return;
+		pthread_mutex_lock(&ra->lock);
+		s->state = SLOT_QUEUED;
+		ra->order[(ra->head + ra->count) % ra->nslots] = (unsigned)(s - ra->slots);
+		ra->count++;
+		ra->inflight += s->end - s->start;
+		pthread_mutex_unlock(&ra->lock);
+		workers_submit(ra->w, s);
+	}
+}
+
+void ra_start(struct ra *ra, uint64_t obj)
+{
+	ra_reset(ra);
+	ra->active = true;
+	ra->next_obj = obj;
+	ra_fill(ra);
+	if (ra->count == 0)
+		ra->active = false;
+}
+
+int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_read_result *r)
+{
+	struct vtl_cart *c = ra->c;
+	pthread_mutex_lock(&ra->lock);
+	if (ra->count == 0) {
+		pthread_mutex_unlock(&ra->lock);
+		ra_reset(ra);
+		return 0;
+	}
+	struct slot *s = &ra->slots[ra->order[ra->head]];
+	if (obj != s->first + s->consumed) {
+		pthread_mutex_unlock(&ra->lock);
+		ra_reset(ra);
+		return 0;
+	}
+	while (s->state != SLOT_READY)
+		pthread_cond_wait(&ra->done, &ra->lock);
+	pthread_mutex_unlock(&ra->lock);
+	struct ra_rec *rec = &s->recs[s->consumed];
+	if (!rec->ok)
+		return 0; /* the direct read finds and reports the damage */
+	r->object = obj;
+	if (rec->type == REC_FILEMARK) {
+		r->type = VTL_OBJ_FILEMARK;
+	} else {
+		r->type = VTL_OBJ_DATA;
+		r->length = rec->h.length;
+		r->copied = (uint32_t)(buflen < rec->h.length ? buflen : rec->h.length);
+		if (rec->in_dec || !(rec->h.flags & REC_FLAG_LZ4)) {
+			memcpy(buf, (rec->in_dec ? s->dec : s->raw) + rec->data_off, r->copied);
+		} else {
+			/* Past the slot's decompression budget: decompress it here. */
+			unsigned char *dst = buf;
+			if (buflen < rec->h.length) {
+				if (rec->h.length > c->scratch2_cap) {
+					unsigned char *p = realloc(c->scratch2, rec->h.length);
+					if (!p)
+						return 0;
+					c->scratch2 = p;
+					c->scratch2_cap = rec->h.length;
+				}
+				dst = c->scratch2;
+			}
+			if (LZ4_decompress_safe((const char *)s->raw + rec->data_off, (char *)dst,
+						(int)rec->h.stored_len, (int)rec->h.length) != (int)rec->h.length)
+				return 0;
+			if (dst != buf)
+				memcpy(buf, dst, r->copied);
+		}
+		c->st.read_stored += rec->h.stored_len;
+	}
+	s->consumed++;
+	if (s->consumed == s->n) {
+		pthread_mutex_lock(&ra->lock);
+		s->state = SLOT_FREE;
+		ra->inflight -= s->end - s->start;
+		ra->head = (ra->head + 1) % ra->nslots;
+		ra->count--;
+		pthread_mutex_unlock(&ra->lock);
+	}
+	ra_fill(ra);
+	return 1;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "common/vtl_error.h"
+
+const char *vtl_strerror(int err)
+{
+	switch (err) {
+	case VTL_OK: return "success";
+	case VTL_W_EARLY_WARNING: return "early warning: the end of the medium is near";
+	case VTL_E_INVAL: return "invalid argument";
+	case VTL_E_IO: return "I/O error";
+	case VTL_E_NOMEM: return "out of memory";
+	case VTL_E_EXISTS: return "already exists";
+	case VTL_E_NOTFOUND: return "not found";
+	case VTL_E_BUSY: return "in use by another opener";
+	case VTL_E_EOM: return "end of medium: the cartridge is full";
+	case VTL_E_POOL_FULL: return "the disk pool is full";
+	case VTL_E_MEDIUM: return "medium error: a record failed its checksum";
+	case VTL_E_READONLY: return "opened read-only";
+	case VTL_E_WORM: return "WORM medium: overwriting is not allowed";
+	case VTL_E_CORRUPT: return "on-disk structure is corrupt";
+	case VTL_E_CONFIG: return "configuration error";
+	case VTL_E_EOD: return "end of data";
+	}
+	return "unknown error";
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Error values shared by every part of the project.
+ *
+ * Functions return 0 on success, a negative vtl_err on failure and, where a
+ * header says so, a positive warning (the operation was done, but something
+ * the caller must report happened, such as crossing the early-warning point).
+ * errno is left as the failing system call set it for VTL_E_IO.
+ */
+#ifndef VTL_COMMON_VTL_ERROR_H
+#define VTL_COMMON_VTL_ERROR_H
+
+enum vtl_err {
+	VTL_OK = 0,
+	VTL_E_INVAL = -1,     /* an argument is out of range or malformed */
+	VTL_E_IO = -2,        /* a system call failed; errno tells which */
+	VTL_E_NOMEM = -3,     /* allocation failed */
+	VTL_E_EXISTS = -4,    /* the object to create already exists */
+	VTL_E_NOTFOUND = -5,  /* the object named does not exist */
+	VTL_E_BUSY = -6,      /* held by another opener */
+	VTL_E_EOM = -7,       /* end of medium: cartridge capacity reached, nothing written */
+	VTL_E_POOL_FULL = -8, /* the disk pool has no room, nothing written */
+	VTL_E_MEDIUM = -9,    /* a record failed its checksum: unreadable, never returned */
+	VTL_E_READONLY = -10, /* a write on something opened read-only */
+	VTL_E_WORM = -11,     /* an overwrite of data on append-only (WORM) media */
+	VTL_E_CORRUPT = -12,  /* on-disk structure inconsistent beyond automatic repair */
+	VTL_E_CONFIG = -13,   /* a configuration value is missing or wrong */
+	VTL_E_EOD = -14,      /* end of data reached before the target (blank check) */
+};
+
+/* Positive warnings (the operation completed). */
+enum vtl_warn {
+	VTL_W_EARLY_WARNING = 1, /* written, and now past the early-warning point */
+};
+
+/* Returns a short static English description of a vtl_err or vtl_warn value. */
+const char *vtl_strerror(int err);
+
+#endif

@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <lz4.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/compress.h"
 #include "backend/internal.h"
 #include "common/crc32c.h"
 #include "common/vtl_error.h"
@@ -1063,8 +1063,7 @@ int record_payload_decode(const struct rec_header *h, const unsigned char *store
 	}
 	if (dst_len < h->length)
 		return VTL_E_INVAL;
-	int n = LZ4_decompress_safe((const char *)stored, (char *)dst, (int)h->stored_len, (int)h->length);
-	return n == (int)h->length ? VTL_OK : VTL_E_MEDIUM;
+	return lz4_record_decompress(stored, h->stored_len, dst, h->length) ? VTL_E_MEDIUM : VTL_OK;
 }
 
 /* Reads the record at the cursor, which must be object pos. */
@@ -1328,12 +1327,12 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 	const void *payload = buf;
 	h.stored_len = (uint32_t)len;
 	if (c->compress && !c->p.readonly) {
-		int bound = LZ4_compressBound((int)len);
-		int rc = scratch_need(&c->scratch, &c->scratch_cap, (size_t)bound);
+		int rc = scratch_need(&c->scratch, &c->scratch_cap, lz4_record_scratch(len));
 		if (rc)
 			return rc;
-		int n = LZ4_compress_default(buf, (char *)c->scratch, (int)len, bound);
-		if (n > 0 && (size_t)n < len) {
+		size_t n = lz4_record_compress(c->pool->workers, buf, len, c->scratch, c->pool->lz4_accel,
+					       &c->lz4_slow);
+		if (n) {
 			payload = c->scratch;
 			h.stored_len = (uint32_t)n;
 			h.flags = REC_FLAG_LZ4;

@@ -16,7 +16,7 @@
 #include "backend/pool.h"
 
 struct ra;
-struct ra_workers;
+struct workers;
 
 struct pool_member {
 	char *path;
@@ -35,7 +35,8 @@ struct vtl_pool {
 	unsigned ra_depth;
 	size_t ra_chunk;
 	size_t ra_memory;
-	struct ra_workers *workers;
+	int lz4_accel;
+	struct workers *workers;
 };
 
 /* A file descriptor that read-ahead jobs may hold while the cartridge moves on. */
@@ -91,6 +92,7 @@ struct vtl_cart {
 	bool need_sync; /* written since the last sync */
 	uint64_t dir_dirty; /* members whose directory entries need an fsync */
 	bool compress;
+	bool lz4_slow; /* the last block compressed slowly enough to use the workers */
 
 	unsigned char *scratch; /* compressed payloads and partial reads */
 	size_t scratch_cap;
@@ -126,10 +128,6 @@ int record_payload_decode(const struct rec_header *h, const unsigned char *store
 
 /* ---- readahead.c ---- */
 
-/* Starts n worker threads; NULL on failure. */
-struct ra_workers *ra_workers_start(unsigned n);
-/* Stops and frees the workers (no jobs may be left). */
-void ra_workers_stop(struct ra_workers *w);
 /* Creates the read-ahead of cartridge c; NULL on failure. */
 struct ra *ra_create(struct vtl_cart *c);
 /* Waits for its jobs and frees it. */

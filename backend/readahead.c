@@ -13,12 +13,14 @@
  * holds one frees it, so nobody waits for a read that is no longer wanted.
  */
 #include <errno.h>
-#include <lz4.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/compress.h"
 #include "backend/internal.h"
+#include "backend/workers.h"
 #include "common/crc32c.h"
 #include "common/vtl_error.h"
 
@@ -39,7 +41,7 @@ struct ra_rec {
 
 struct slot {
 	struct ra *ra;
-	struct slot *qnext;
+	struct job job;
 	enum slot_state state;
 	bool stale;
 	struct fdref *fd;
@@ -55,18 +57,9 @@ struct slot {
 	size_t recs_cap;
 };
 
-struct ra_workers {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct slot *head, *tail;
-	bool stop;
-	unsigned n;
-	pthread_t threads[];
-};
-
 struct ra {
 	struct vtl_cart *c;
-	struct ra_workers *w;
+	struct workers *w;
 	pthread_mutex_t lock;
 	pthread_cond_t done;
 	bool active;
@@ -190,86 +183,29 @@ static void slot_fill(struct slot *s, size_t dec_limit)
 	}
 }
 
-static void *worker_main(void *arg)
+/* A slot's job: read and check one chunk, unless a reset made it stale meanwhile. */
+static void slot_job(struct job *job)
 {
-	struct ra_workers *w = arg;
-	for (;;) {
-		pthread_mutex_lock(&w->lock);
-		while (!w->head && !w->stop)
-			pthread_cond_wait(&w->cond, &w->lock);
-		if (!w->head) {
-			pthread_mutex_unlock(&w->lock);
-			return NULL;
-		}
-		struct slot *s = w->head;
-		w->head = s->qnext;
-		if (!w->head)
-			w->tail = NULL;
-		pthread_mutex_unlock(&w->lock);
-
-		struct ra *ra = s->ra;
-		pthread_mutex_lock(&ra->lock);
-		bool skip = s->stale;
-		s->state = SLOT_BUSY;
-		pthread_mutex_unlock(&ra->lock);
-		if (!skip)
-			slot_fill(s, ra->chunk * DEC_FACTOR);
-		struct fdref *f = s->fd;
-		s->fd = NULL;
-		fdref_put(f);
-		pthread_mutex_lock(&ra->lock);
-		if (s->stale) {
-			s->stale = false;
-			s->state = SLOT_FREE;
-		} else {
-			s->state = SLOT_READY;
-		}
-		pthread_cond_broadcast(&ra->done);
-		pthread_mutex_unlock(&ra->lock);
+	struct slot *s = (struct slot *)((char *)job - offsetof(struct slot, job));
+	struct ra *ra = s->ra;
+	pthread_mutex_lock(&ra->lock);
+	bool skip = s->stale;
+	s->state = SLOT_BUSY;
+	pthread_mutex_unlock(&ra->lock);
+	if (!skip)
+		slot_fill(s, ra->chunk * DEC_FACTOR);
+	struct fdref *f = s->fd;
+	s->fd = NULL;
+	fdref_put(f);
+	pthread_mutex_lock(&ra->lock);
+	if (s->stale) {
+		s->stale = false;
+		s->state = SLOT_FREE;
+	} else {
+		s->state = SLOT_READY;
 	}
-}
-
-struct ra_workers *ra_workers_start(unsigned n)
-{
-	struct ra_workers *w = calloc(1, sizeof *w + n * sizeof(pthread_t));
-	if (!w)
-		return NULL;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-	for (; w->n < n; w->n++)
-		if (pthread_create(&w->threads[w->n], NULL, worker_main, w) != 0)
-			break;
-	if (w->n == 0) {
-		ra_workers_stop(w);
-		return NULL;
-	}
-	return w;
-}
-
-void ra_workers_stop(struct ra_workers *w)
-{
-	pthread_mutex_lock(&w->lock);
-	w->stop = true;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	for (unsigned i = 0; i < w->n; i++)
-		pthread_join(w->threads[i], NULL);
-	pthread_cond_destroy(&w->cond);
-	pthread_mutex_destroy(&w->lock);
-	free(w);
-}
-
-static void workers_submit(struct ra_workers *w, struct slot *s)
-{
-	pthread_mutex_lock(&w->lock);
-	s->qnext = NULL;
-	if (w->tail)
-		w->tail->qnext = s;
-	else
-		w->head = s;
-	w->tail = s;
-	pthread_cond_signal(&w->cond);
-	pthread_mutex_unlock(&w->lock);
+	pthread_cond_broadcast(&ra->done);
+	pthread_mutex_unlock(&ra->lock);
 }
 
 /* ---- per cartridge ---- */
@@ -435,7 +371,8 @@ static void ra_fill(struct ra *ra)
 		ra->count++;
 		ra->inflight += s->end - s->start;
 		pthread_mutex_unlock(&ra->lock);
-		workers_submit(ra->w, s);
+		s->job.run = slot_job;
+		workers_submit(ra->w, &s->job);
 	}
 }
 
@@ -492,8 +429,7 @@ int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_re
 				}
 				dst = c->scratch2;
 			}
-			if (LZ4_decompress_safe((const char *)s->raw + rec->data_off, (char *)dst,
-						(int)rec->h.stored_len, (int)rec->h.length) != (int)rec->h.length)
+			if (lz4_record_decompress(s->raw + rec->data_off, rec->h.stored_len, dst, rec->h.length))
 				return 0;
 			if (dst != buf)
 				memcpy(buf, dst, r->copied);

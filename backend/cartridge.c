@@ -5,6 +5,7 @@
  */
 #include "backend/cartridge.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -192,8 +193,8 @@ int cart_offsets(struct vtl_cart *c, size_t si, uint32_t rel, uint32_t n, uint32
 	struct seg *s = &c->segs[si];
 	if ((uint64_t)rel + n > s->n_obj)
 		return VTL_E_INVAL;
-	if (!s->sealed) {
-		memcpy(out, c->off + rel, 4ull * n);
+	if (!s->sealed || s->mem_off) {
+		memcpy(out, (s->sealed ? s->mem_off : c->off) + rel, 4ull * n);
 		return VTL_OK;
 	}
 	int fd = seg_fd(c, si);
@@ -225,8 +226,10 @@ static int obj_offset(struct vtl_cart *c, size_t si, uint64_t obj, uint64_t *off
 	return VTL_OK;
 }
 
-/* Loads the filemark list of a sealed segment (a small record, checked whole). */
-static int seg_load_fm(struct vtl_cart *c, size_t si)
+static int seg_rebuild(struct vtl_cart *c, size_t si);
+
+/* Loads the filemark list of a sealed segment from its footer (a small record, checked whole). */
+static int seg_load_fm_footer(struct vtl_cart *c, size_t si)
 {
 	struct seg *s = &c->segs[si];
 	if (s->fm || s->n_fm == 0)
@@ -264,6 +267,15 @@ static int seg_load_fm(struct vtl_cart *c, size_t si)
 	s->fm = fm;
 	s->fm_cap = s->n_fm;
 	return VTL_OK;
+}
+
+/* Loads the filemark list of a sealed segment; a damaged footer is rebuilt from the records. */
+static int seg_load_fm(struct vtl_cart *c, size_t si)
+{
+	int rc = seg_load_fm_footer(c, si);
+	if (rc == VTL_E_CORRUPT)
+		rc = seg_rebuild(c, si);
+	return rc;
 }
 
 /* Filemarks before object obj (0..eod). */
@@ -413,13 +425,20 @@ static int seg_append_new(struct vtl_cart *c)
 
 /*
  * Writes the footer of the last segment ([EOD] FMARKS INDEX trailer) and makes
- * the segment durable: a later segment may exist only after this one is sealed.
+ * the segment durable, records before footer: a later segment may exist only
+ * after this one is sealed.
  */
 static int seg_seal_last(struct vtl_cart *c, bool with_eod)
 {
 	struct seg *s = last_seg(c);
 	int fd = seg_fd(c, c->nseg - 1);
 	if (fd < 0)
+		return VTL_E_IO;
+	/*
+	 * The records first: a footer that reached the disk before a record it
+	 * covers would make a torn record look like a sealed one.
+	 */
+	if (fdatasync(fd) != 0)
 		return VTL_E_IO;
 	size_t fmb = 4ull * s->n_fm, ixb = 4ull * s->n_obj;
 	size_t eodb = with_eod ? REC_HEADER_LEN : 0;
@@ -474,6 +493,35 @@ static int seg_seal_last(struct vtl_cart *c, bool with_eod)
 	return VTL_OK;
 }
 
+/* Reads the INDEX footer record of sealed segment si into c->off, checked against its CRC. */
+static int seg_read_index(struct vtl_cart *c, size_t si)
+{
+	struct seg *s = &c->segs[si];
+	int fd = seg_fd(c, si);
+	if (fd < 0)
+		return VTL_E_IO;
+	unsigned char hb[REC_HEADER_LEN];
+	struct rec_header h;
+	int rc = read_full(fd, hb, sizeof hb, s->index_off);
+	if (rc)
+		return rc;
+	if (rec_header_decode(hb, &h) || h.type != REC_INDEX || h.stored_len != 4ull * s->n_obj)
+		return VTL_E_CORRUPT;
+	unsigned char *raw = malloc(h.stored_len ? h.stored_len : 1);
+	if (!raw)
+		return VTL_E_NOMEM;
+	rc = read_full(fd, raw, h.stored_len, s->index_off + REC_HEADER_LEN);
+	if (!rc && crc32c(0, raw, h.stored_len) != h.payload_crc)
+		rc = VTL_E_CORRUPT;
+	for (uint32_t i = 0; !rc && i < s->n_obj; i++) {
+		c->off[i] = get_le32(raw + 4ull * i);
+		if (c->off[i] < SEG_HEADER_LEN || c->off[i] >= s->data_end || (i && c->off[i] <= c->off[i - 1]))
+			rc = VTL_E_CORRUPT;
+	}
+	free(raw);
+	return rc;
+}
+
 /* Reopens the sealed segment si for appending: its index comes back into memory, its footer goes. */
 static int seg_unseal(struct vtl_cart *c, size_t si)
 {
@@ -481,35 +529,22 @@ static int seg_unseal(struct vtl_cart *c, size_t si)
 	int rc = seg_load_fm(c, si);
 	if (rc)
 		return rc;
-	rc = grow((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off);
+	if ((rc = grow((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)))
+		return rc;
+	rc = s->mem_off ? VTL_OK : seg_read_index(c, si);
+	if (rc == VTL_E_CORRUPT)
+		rc = seg_rebuild(c, si);
 	if (rc)
 		return rc;
-	int fd = seg_fd(c, si);
-	if (fd < 0)
-		return VTL_E_IO;
-	unsigned char hb[REC_HEADER_LEN];
-	struct rec_header h;
-	rc = read_full(fd, hb, sizeof hb, s->index_off);
-	if (rc)
-		return rc;
-	if (rec_header_decode(hb, &h) || h.type != REC_INDEX || h.stored_len != 4ull * s->n_obj)
-		return VTL_E_CORRUPT;
-	rc = cart_offsets(c, si, 0, s->n_obj, c->off);
-	if (rc)
-		return rc;
-	/* cart_offsets left the raw bytes decoded in place; check them against the record's CRC. */
-	unsigned char *raw = malloc(h.stored_len ? h.stored_len : 1);
-	if (!raw)
-		return VTL_E_NOMEM;
-	for (uint32_t i = 0; i < s->n_obj; i++)
-		put_le32(raw + 4ull * i, c->off[i]);
-	uint32_t crc = crc32c(0, raw, h.stored_len);
-	free(raw);
-	if (crc != h.payload_crc)
-		return VTL_E_CORRUPT;
+	if (s->mem_off) {
+		memcpy(c->off, s->mem_off, 4ull * s->n_obj);
+		free(s->mem_off);
+		s->mem_off = NULL;
+	}
 	if (s->n_fm && !s->fm)
 		return VTL_E_CORRUPT;
-	if (ftruncate(fd, (off_t)s->data_end) != 0)
+	int fd = seg_fd(c, si);
+	if (fd < 0 || ftruncate(fd, (off_t)s->data_end) != 0)
 		return VTL_E_IO;
 	s->sealed = false;
 	s->eod_rec = false;
@@ -523,16 +558,26 @@ static void seg_forget(struct vtl_cart *c, struct seg *s)
 	seg_close_fd(c, s);
 	free(s->fm);
 	s->fm = NULL;
+	free(s->mem_off);
+	s->mem_off = NULL;
 }
 
-/* ---- crash repair ---- */
+/* ---- crash repair and index rebuild ---- */
 
 /*
- * Walks the records of an open segment from its header, checking every header
- * and payload CRC, and keeps the longest prefix of whole, consecutive records.
- * An EOD record, or the start of a torn footer, ends it too.
+ * Walks the records of segment si from its header and keeps the longest
+ * prefix of whole, consecutive records: each header CRC, the object numbering,
+ * the length against the file size and, with check_payload, each payload CRC.
+ * An EOD record, a footer record or the end of the file ends the walk. Fills
+ * *offs (capacity *cap) with the offsets and the segment's filemark list;
+ * sets n_obj, n_fm and data_end.
+ *
+ * With check_payload it is crash repair of the open segment (a torn payload
+ * ends the tape there); without, it rebuilds the index of a segment whose
+ * footer is damaged (a damaged payload is a medium error for that one block).
  */
-static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size)
+static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool check_payload, uint32_t **offs,
+		    size_t *cap)
 {
 	struct seg *s = &c->segs[si];
 	unsigned char *win = malloc(SCAN_WINDOW);
@@ -541,8 +586,7 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size)
 	uint64_t wstart = 0, wlen = 0; /* window [wstart, wstart + wlen) of the file */
 	uint64_t at = SEG_HEADER_LEN;
 	int rc = VTL_OK;
-	s->n_obj = 0;
-	s->n_fm = 0;
+	uint32_t n_obj = 0, n_fm = 0;
 	for (;;) {
 		if (at + REC_HEADER_LEN > size)
 			break;
@@ -553,44 +597,90 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size)
 				break;
 		}
 		struct rec_header h;
-		if (rec_header_decode(win + (at - wstart), &h) || h.object != s->first_obj + s->n_obj)
+		if (rec_header_decode(win + (at - wstart), &h) || h.object != s->first_obj + n_obj)
 			break;
 		if (h.type != REC_DATA && h.type != REC_FILEMARK)
 			break; /* EOD or a footer: the tape ends here */
 		uint64_t end = at + REC_HEADER_LEN + h.stored_len;
 		if (end > size)
 			break;
-		const unsigned char *payload;
-		if (end <= wstart + wlen) {
-			payload = win + (at + REC_HEADER_LEN - wstart);
-		} else {
-			if ((rc = scratch_need(&c->scratch, &c->scratch_cap, h.stored_len)))
+		if (check_payload) {
+			const unsigned char *payload;
+			if (end <= wstart + wlen) {
+				payload = win + (at + REC_HEADER_LEN - wstart);
+			} else {
+				if ((rc = scratch_need(&c->scratch, &c->scratch_cap, h.stored_len)))
+					break;
+				if ((rc = read_full(fd, c->scratch, h.stored_len, at + REC_HEADER_LEN)))
+					break;
+				payload = c->scratch;
+			}
+			if (crc32c(0, payload, h.stored_len) != h.payload_crc)
 				break;
-			if ((rc = read_full(fd, c->scratch, h.stored_len, at + REC_HEADER_LEN)))
-				break;
-			payload = c->scratch;
 		}
-		if (crc32c(0, payload, h.stored_len) != h.payload_crc)
-			break;
-		if ((rc = grow((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)))
+		if ((rc = grow((void **)offs, cap, n_obj + 1, sizeof **offs)))
 			break;
 		if (h.type == REC_FILEMARK) {
-			size_t cap = s->fm_cap;
-			if ((rc = grow((void **)&s->fm, &cap, s->n_fm + 1, sizeof *s->fm)))
+			size_t fcap = s->fm_cap;
+			if ((rc = grow((void **)&s->fm, &fcap, n_fm + 1, sizeof *s->fm)))
 				break;
-			s->fm_cap = (uint32_t)cap;
-			s->fm[s->n_fm++] = s->n_obj;
+			s->fm_cap = (uint32_t)fcap;
+			s->fm[n_fm++] = n_obj;
 		}
-		c->off[s->n_obj++] = (uint32_t)at;
+		(*offs)[n_obj++] = (uint32_t)at;
 		at = end;
 	}
 	free(win);
-	s->data_end = at;
+	if (rc)
+		return rc;
 	if (!s->fm && !(s->fm = malloc(sizeof *s->fm)))
-		rc = VTL_E_NOMEM;
-	if (!s->fm_cap && s->fm)
+		return VTL_E_NOMEM;
+	if (!s->fm_cap)
 		s->fm_cap = 1;
-	return rc;
+	s->n_obj = n_obj;
+	s->n_fm = n_fm;
+	s->data_end = at;
+	return VTL_OK;
+}
+
+/*
+ * Rebuilds, by walking its record headers, the index and filemark list of a
+ * sealed segment whose footer turned out damaged; the trailer's counts must
+ * agree. The footer on disk is left alone (a writable session rewrites it if
+ * it reopens the segment for appending).
+ */
+static int seg_rebuild(struct vtl_cart *c, size_t si)
+{
+	struct seg *s = &c->segs[si];
+	if (s->mem_off || !s->sealed)
+		return VTL_E_CORRUPT; /* already rebuilt, or in memory anyway: the damage is elsewhere */
+	int fd = seg_fd(c, si);
+	if (fd < 0)
+		return VTL_E_IO;
+	struct seg saved = *s;
+	free(s->fm);
+	s->fm = NULL;
+	s->fm_cap = 0;
+	uint32_t *offs = NULL;
+	size_t cap = 0;
+	int rc = seg_scan(c, si, fd, saved.data_end, false, &offs, &cap);
+	if (!rc && (s->n_obj != saved.n_obj || s->n_fm != saved.n_fm || s->data_end != saved.data_end))
+		rc = VTL_E_CORRUPT;
+	if (rc) {
+		free(offs);
+		free(s->fm);
+		s->fm = NULL;
+		s->fm_cap = 0;
+		s->n_obj = saved.n_obj;
+		s->n_fm = saved.n_fm;
+		s->data_end = saved.data_end;
+		return rc;
+	}
+	if (!offs && !(offs = malloc(sizeof *offs))) {
+		return VTL_E_NOMEM;
+	}
+	s->mem_off = offs;
+	return VTL_OK;
 }
 
 /* ---- open / close ---- */
@@ -671,6 +761,32 @@ int vtl_cart_create(struct vtl_pool *pool, const char *barcode)
 	return rc;
 }
 
+/* Removes the *.seg.orphan files an interrupted cut left in a cartridge's folder on member m. */
+static int remove_orphans(struct vtl_pool *pool, unsigned m, const char *barcode)
+{
+	char dir[PATH_MAX];
+	if (pool_cart_dir(pool, m, barcode, dir, sizeof dir))
+		return VTL_E_INVAL;
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? VTL_OK : VTL_E_IO;
+	int rc = VTL_OK;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		struct stat st;
+		if (n > 11 && strcmp(e->d_name + n - 11, ".seg.orphan") == 0 &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0) {
+			if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+				pool_space_give(pool, m, (uint64_t)st.st_size);
+			else
+				rc = VTL_E_IO;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
 int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
 {
 	if (vtl_barcode_check(barcode))
@@ -693,6 +809,8 @@ int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
 		else
 			rc = VTL_E_IO;
 	}
+	for (unsigned m = 0; !rc && m < pool->n; m++)
+		rc = remove_orphans(pool, m, barcode);
 	if (!rc && !lock_path(pool, barcode, path, sizeof path))
 		unlink(path);
 	close(lockfd);
@@ -705,28 +823,35 @@ int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
 }
 
 /* Reads the header and, if there is one, the trailer of segment file seq into s. */
-static int seg_load(struct vtl_cart *c, struct seg *s, int fd, uint64_t size, bool *has_trailer)
+/* Header check results for a segment file at open. */
+enum seg_hdr {
+	HDR_OK,    /* ours, and it continues the tape */
+	HDR_TORN,  /* not a valid header: its creation was torn */
+	HDR_STALE, /* a valid header that does not continue the tape: left by an interrupted cut */
+};
+
+static enum seg_hdr seg_header_check(struct vtl_cart *c, int fd, uint64_t size, uint32_t seq, uint64_t obj,
+				     uint64_t fm, struct seg_header *h)
 {
 	unsigned char hb[SEG_HEADER_LEN];
-	struct seg_header h;
-	*has_trailer = false;
-	if (size < SEG_HEADER_LEN || read_full(fd, hb, sizeof hb, 0) || seg_header_decode(hb, &h) ||
-	    h.seq != s->seq || strcmp(h.barcode, c->barcode) != 0)
-		return VTL_E_CORRUPT;
-	if (h.first_object != c->eod || h.first_filemark != c->total_fm)
-		return VTL_E_CORRUPT;
-	s->first_obj = h.first_object;
-	s->first_fm = h.first_filemark;
-	s->data_end = SEG_HEADER_LEN;
+	if (size < SEG_HEADER_LEN || read_full(fd, hb, sizeof hb, 0) || seg_header_decode(hb, h) ||
+	    h->seq != seq || strcmp(h->barcode, c->barcode) != 0)
+		return HDR_TORN;
+	return h->first_object == obj && h->first_filemark == fm ? HDR_OK : HDR_STALE;
+}
+
+/* Reads the trailer of a segment into s; false when there is no trustworthy one. */
+static bool seg_trailer_load(struct seg *s, int fd, uint64_t size)
+{
 	if (size < SEG_HEADER_LEN + TRAILER_LEN)
-		return VTL_OK;
+		return false;
 	unsigned char tb[TRAILER_LEN];
 	struct seg_trailer t;
 	if (read_full(fd, tb, sizeof tb, size - TRAILER_LEN) || seg_trailer_decode(tb, &t))
-		return VTL_OK;
+		return false;
 	if (t.index_off + REC_HEADER_LEN + 4ull * t.n_objects + TRAILER_LEN != size ||
 	    t.fm_off + REC_HEADER_LEN + 4ull * t.n_filemarks != t.index_off)
-		return VTL_OK; /* not ours to trust: treat as an unsealed tail */
+		return false;
 	s->n_obj = t.n_objects;
 	s->n_fm = t.n_filemarks;
 	s->data_end = t.data_end;
@@ -734,8 +859,119 @@ static int seg_load(struct vtl_cart *c, struct seg *s, int fd, uint64_t size, bo
 	s->index_off = t.index_off;
 	s->eod_rec = t.flags & TRAILER_FLAG_EOD;
 	s->sealed = true;
-	*has_trailer = true;
+	return true;
+}
+
+/* True when segment file seq exists with a valid header that continues the tape at (obj, fm). */
+static bool seg_continues(struct vtl_cart *c, uint32_t seq, uint64_t obj, uint64_t fm)
+{
+	char path[PATH_MAX];
+	if (pool_seg_path(c->pool, c->barcode, seq, path, sizeof path))
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	struct seg_header h;
+	bool yes = fstat(fd, &st) == 0 && seg_header_check(c, fd, (uint64_t)st.st_size, seq, obj, fm, &h) == HDR_OK;
+	close(fd);
+	return yes;
+}
+
+/*
+ * Takes segment files seq and up out of the tape (highest first). Torn ones
+ * (no valid header: nothing in them was ever synced) are removed; stale ones
+ * (an interrupted cut left them) are renamed *.seg.orphan, never deleted, so
+ * that no data disappears on a guess. A read-only open only ignores them.
+ */
+static int cart_drop_from(struct vtl_cart *c, uint32_t seq, bool torn_first)
+{
+	if (c->p.readonly)
+		return VTL_OK;
+	uint32_t n = seq;
+	char path[PATH_MAX];
+	struct stat st;
+	while (!pool_seg_path(c->pool, c->barcode, n, path, sizeof path) && stat(path, &st) == 0)
+		n++;
+	while (n-- > seq) {
+		unsigned m = vtl_pool_member_for(c->pool, c->barcode, n);
+		if (pool_seg_path(c->pool, c->barcode, n, path, sizeof path))
+			return VTL_E_INVAL;
+		if (n == seq && torn_first) {
+			uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+			if (unlink(path) != 0)
+				return VTL_E_IO;
+			pool_space_give(c->pool, m, size);
+		} else {
+			char orphan[PATH_MAX + 8];
+			snprintf(orphan, sizeof orphan, "%s.orphan", path);
+			if (rename(path, orphan) != 0)
+				return VTL_E_IO;
+		}
+		c->dir_dirty |= 1ull << m;
+	}
 	return VTL_OK;
+}
+
+/* Adds the segment in fd (already checked) to the table and counts it in the tape. */
+static int cart_add_seg(struct vtl_cart *c, struct seg *s, int fd)
+{
+	struct fdref *f = calloc(1, sizeof *f);
+	if (!f)
+		return VTL_E_NOMEM;
+	f->fd = fd;
+	s->fd = f;
+	c->segs[c->nseg++] = *s;
+	c->nfd++;
+	c->eod += s->n_obj;
+	c->total_fm += s->n_fm;
+	c->stored += s->data_end - SEG_HEADER_LEN;
+	fd_trim(c, c->nseg - 1);
+	return VTL_OK;
+}
+
+/*
+ * Loads a segment without a trustworthy trailer. If the next segment continues
+ * after its records, its footer was damaged in place: its index is rebuilt in
+ * memory. Otherwise it is the last one, left open by a crash: torn records are
+ * cut off (writable) and whatever follows is taken out of the tape.
+ */
+static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t size, bool *last)
+{
+	size_t si = c->nseg; /* seg_scan works on the table entry */
+	c->segs[si] = *s;
+	uint32_t *offs = NULL;
+	size_t cap = 0;
+	int rc = seg_scan(c, si, fd, size, false, &offs, &cap);
+	if (rc) {
+		free(offs);
+		return rc;
+	}
+	struct seg *t = &c->segs[si];
+	if (seg_continues(c, t->seq + 1, c->eod + t->n_obj, c->total_fm + t->n_fm)) {
+		t->sealed = true;
+		t->mem_off = offs ? offs : malloc(sizeof *offs);
+		*s = *t;
+		*last = false;
+		return t->mem_off ? VTL_OK : VTL_E_NOMEM;
+	}
+	free(offs);
+	free(t->fm);
+	t->fm = NULL;
+	t->fm_cap = 0;
+	rc = seg_scan(c, si, fd, size, true, &c->off, &c->offcap);
+	*s = *t;
+	*last = true;
+	if (rc)
+		return rc;
+	if (!c->p.readonly && s->data_end != size) {
+		if (ftruncate(fd, (off_t)s->data_end) != 0 || fdatasync(fd) != 0)
+			return VTL_E_IO;
+		pool_space_give(c->pool, s->member, size - s->data_end);
+		s->acct = s->data_end + footer_size(s->n_obj, s->n_fm);
+	}
+	c->dirty = true; /* close must write the footer this segment lacks */
+	return cart_drop_from(c, s->seq + 1, false);
 }
 
 static int cart_load(struct vtl_cart *c)
@@ -748,75 +984,47 @@ static int cart_load(struct vtl_cart *c)
 		if (fd < 0) {
 			if (errno != ENOENT)
 				return VTL_E_IO;
-			if (seq == 0)
-				return VTL_E_NOTFOUND;
-			break;
+			return seq == 0 ? VTL_E_NOTFOUND : VTL_OK;
 		}
 		struct stat st;
-		if (fstat(fd, &st) != 0) {
-			close(fd);
-			return VTL_E_IO;
-		}
-		char next[PATH_MAX];
-		struct stat nst;
-		bool is_last = pool_seg_path(c->pool, c->barcode, seq + 1, next, sizeof next) == 0 &&
-			       stat(next, &nst) != 0;
+		struct seg_header h;
 		int rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
-		if (rc) {
+		if (rc || fstat(fd, &st) != 0) {
 			close(fd);
+			return rc ? rc : VTL_E_IO;
+		}
+		uint64_t size = (uint64_t)st.st_size;
+		enum seg_hdr hc = seg_header_check(c, fd, size, seq, c->eod, c->total_fm, &h);
+		if (hc != HDR_OK) {
+			close(fd);
+			char next[PATH_MAX];
+			struct stat nst;
+			bool more = !pool_seg_path(c->pool, c->barcode, seq + 1, next, sizeof next) &&
+				    stat(next, &nst) == 0;
+			/* Segment 0 is synced at creation; a torn one in the middle is damage, not a crash. */
+			if (seq == 0 || (hc == HDR_TORN && more))
+				return VTL_E_CORRUPT;
+			return cart_drop_from(c, seq, hc == HDR_TORN);
+		}
+		struct seg s = {.seq = seq, .member = vtl_pool_member_for(c->pool, c->barcode, seq),
+				.first_obj = h.first_object, .first_fm = h.first_filemark,
+				.data_end = SEG_HEADER_LEN};
+		s.acct = size;
+		bool last = false;
+		if (!seg_trailer_load(&s, fd, size))
+			rc = seg_load_open(c, &s, fd, size, &last);
+		if (!rc)
+			rc = cart_add_seg(c, &s, fd);
+		if (rc) {
+			if (!s.fd)
+				close(fd);
+			free(s.fm);
+			free(s.mem_off);
 			return rc;
 		}
-		struct seg *s = &c->segs[c->nseg];
-		memset(s, 0, sizeof *s);
-		s->seq = seq;
-		s->member = vtl_pool_member_for(c->pool, c->barcode, seq);
-		bool sealed;
-		rc = seg_load(c, s, fd, (uint64_t)st.st_size, &sealed);
-		if (rc == VTL_E_CORRUPT && is_last && seq > 0) {
-			/* A segment whose creation was torn by a crash: the one before it is whole. */
-			close(fd);
-			if (!c->p.readonly && unlink(path) != 0)
-				return VTL_E_IO;
-			c->dir_dirty |= 1ull << s->member;
-			break;
-		}
-		if (rc) {
-			close(fd);
-			return rc;
-		}
-		if (!sealed && !is_last) {
-			close(fd);
-			return VTL_E_CORRUPT; /* only the last segment may lack its footer */
-		}
-		s->acct = (uint64_t)st.st_size;
-		c->nseg++;
-		if (!sealed) {
-			rc = seg_scan(c, c->nseg - 1, fd, (uint64_t)st.st_size);
-			if (!rc && !c->p.readonly && s->data_end != (uint64_t)st.st_size) {
-				if (ftruncate(fd, (off_t)s->data_end) != 0 || fdatasync(fd) != 0)
-					rc = VTL_E_IO;
-				if (!rc)
-					pool_space_give(c->pool, s->member, (uint64_t)st.st_size - s->data_end);
-				s->acct = s->data_end;
-			}
-			if (!rc)
-				c->dirty = true; /* close must write the footer this segment lacks */
-		}
-		s->acct = s->acct > s->data_end ? s->acct : s->data_end;
-		struct fdref *f = rc ? NULL : calloc(1, sizeof *f);
-		if (!f) {
-			close(fd);
-			return rc ? rc : VTL_E_NOMEM;
-		}
-		f->fd = fd;
-		s->fd = f;
-		c->nfd++;
-		c->eod += s->n_obj;
-		c->total_fm += s->n_fm;
-		c->stored += s->data_end - SEG_HEADER_LEN;
-		fd_trim(c, c->nseg - 1);
+		if (last)
+			return VTL_OK;
 	}
-	return VTL_OK;
 }
 
 int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
@@ -851,6 +1059,20 @@ int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_c
 	return VTL_OK;
 }
 
+/* Makes segment files created, removed or renamed since the last sync durable in their folders. */
+static int cart_sync_dirs(struct vtl_cart *c)
+{
+	for (unsigned m = 0; c->dir_dirty && m < c->pool->n; m++) {
+		if (!(c->dir_dirty & (1ull << m)))
+			continue;
+		char dir[PATH_MAX];
+		if (pool_cart_dir(c->pool, m, c->barcode, dir, sizeof dir) || fsync_path(dir))
+			return VTL_E_IO;
+		c->dir_dirty &= ~(1ull << m);
+	}
+	return VTL_OK;
+}
+
 int vtl_cart_sync(struct vtl_cart *c)
 {
 	if (c->p.readonly)
@@ -861,15 +1083,7 @@ int vtl_cart_sync(struct vtl_cart *c)
 			return VTL_E_IO;
 		c->need_sync = false;
 	}
-	for (unsigned m = 0; c->dir_dirty && m < c->pool->n; m++) {
-		if (!(c->dir_dirty & (1ull << m)))
-			continue;
-		char dir[PATH_MAX];
-		if (pool_cart_dir(c->pool, m, c->barcode, dir, sizeof dir) || fsync_path(dir))
-			return VTL_E_IO;
-		c->dir_dirty &= ~(1ull << m);
-	}
-	return VTL_OK;
+	return cart_sync_dirs(c);
 }
 
 int vtl_cart_close(struct vtl_cart *c)
@@ -1066,22 +1280,36 @@ int record_payload_decode(const struct rec_header *h, const unsigned char *store
 	return lz4_record_decompress(stored, h->stored_len, dst, h->length) ? VTL_E_MEDIUM : VTL_OK;
 }
 
-/* Reads the record at the cursor, which must be object pos. */
-static int read_direct(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r,
-		       uint64_t *rec_len)
+/* Finds and checks the header of the record of object pos: VTL_E_MEDIUM when it is not there. */
+static int cursor_header(struct vtl_cart *c, int *fd, struct rec_header *h)
 {
 	int rc = cursor_find(c);
 	if (rc)
 		return rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
-	int fd = seg_fd(c, c->cur_seg);
-	if (fd < 0)
+	*fd = seg_fd(c, c->cur_seg);
+	if (*fd < 0)
 		return VTL_E_IO;
 	unsigned char hb[REC_HEADER_LEN];
-	struct rec_header h;
-	rc = read_full(fd, hb, sizeof hb, c->cur_off);
-	if (rc == VTL_E_CORRUPT || (!rc && (rec_header_decode(hb, &h) || h.object != c->pos ||
-					     (h.type != REC_DATA && h.type != REC_FILEMARK))))
+	rc = read_full(*fd, hb, sizeof hb, c->cur_off);
+	if (rc == VTL_E_CORRUPT || (!rc && (rec_header_decode(hb, h) || h->object != c->pos ||
+					     (h->type != REC_DATA && h->type != REC_FILEMARK))))
 		return VTL_E_MEDIUM;
+	return rc;
+}
+
+/* Reads the record at the cursor, which must be object pos. */
+static int read_direct(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r,
+		       uint64_t *rec_len)
+{
+	int fd;
+	struct rec_header h;
+	int rc = cursor_header(c, &fd, &h);
+	size_t si = cart_seg_of(c, c->pos);
+	if (rc == VTL_E_MEDIUM && c->segs[si].sealed && !c->segs[si].mem_off && seg_rebuild(c, si) == VTL_OK) {
+		/* The footer index pointed at the wrong place; the records themselves are fine. */
+		c->cur_valid = false;
+		rc = cursor_header(c, &fd, &h);
+	}
 	if (rc)
 		return rc;
 	*rec_len = REC_HEADER_LEN + (uint64_t)h.stored_len;
@@ -1187,8 +1415,14 @@ static int truncate_at(struct vtl_cart *c, uint64_t obj)
 		seg_forget(c, s);
 		c->nseg--;
 	}
+	/*
+	 * The removals must be on disk before the cut: a cut segment followed by
+	 * the old later segments would not be a tape.
+	 */
+	int rc = cart_sync_dirs(c);
+	if (rc)
+		return rc;
 	struct seg *s = last_seg(c);
-	int rc;
 	if (s->sealed && (rc = seg_unseal(c, si)))
 		return rc;
 	uint32_t rel = (uint32_t)(obj - s->first_obj);

@@ -67,8 +67,8 @@ static uint32_t piece_compress(const unsigned char *src, size_t len, unsigned i,
 	return (n > 0 && (size_t)n < plen) ? (uint32_t)n : (uint32_t)plen | LZ4_PIECE_RAW;
 }
 
-/* Compresses pieces until none is left, then counts them as done. */
-static void batch_work(struct batch *b)
+/* Compresses pieces until none is left, then counts them as done; returns how many it did. */
+static unsigned batch_work(struct batch *b)
 {
 	unsigned mine = 0;
 	for (;;) {
@@ -86,12 +86,13 @@ static void batch_work(struct batch *b)
 			pthread_cond_signal(&b->cond);
 		pthread_mutex_unlock(&b->lock);
 	}
+	return mine;
 }
 
 static void helper_job(struct job *j)
 {
 	struct batch *b = ((struct helper *)j)->b;
-	batch_work(b);
+	(void)batch_work(b);
 	batch_put(b);
 }
 
@@ -102,9 +103,13 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Hands pieces first..n-1 to the workers and the caller; returns the threads used, 0 on failure. */
-static unsigned compress_parallel(struct workers *w, const unsigned char *src, size_t len, unsigned first,
-			     unsigned n, unsigned char *slots, size_t slot_len, int accel, uint32_t *sizes)
+/*
+ * Hands pieces first..n-1 to the workers and the caller; returns 0 on failure.
+ * *own_ns / *own_pieces: the caller's own compression time, with no waiting in it.
+ */
+static int compress_parallel(struct workers *w, const unsigned char *src, size_t len, unsigned first,
+			     unsigned n, unsigned char *slots, size_t slot_len, int accel, uint32_t *sizes,
+			     uint64_t *own_ns, unsigned *own_pieces)
 {
 	struct batch *b = malloc(sizeof *b);
 	if (!b)
@@ -135,13 +140,15 @@ static unsigned compress_parallel(struct workers *w, const unsigned char *src, s
 		b->helpers[i].b = b;
 		workers_submit(w, &b->helpers[i].job);
 	}
-	batch_work(b);
+	uint64_t t0 = mono_ns();
+	*own_pieces = batch_work(b);
+	*own_ns = mono_ns() - t0;
 	pthread_mutex_lock(&b->lock);
 	while (b->done < b->npieces)
 		pthread_cond_wait(&b->cond, &b->lock);
 	pthread_mutex_unlock(&b->lock);
 	batch_put(b);
-	return helpers + 1;
+	return 1;
 }
 
 size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void *dst, int accel, bool *slow)
@@ -158,19 +165,29 @@ size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void 
 	 * on this data. The previous block of the stream tells; without it (or
 	 * when it said fast) the first piece is timed to decide.
 	 */
-	uint64_t t0 = mono_ns();
-	unsigned first = 0, threads = 1;
+	uint64_t t0 = mono_ns(), own_ns = 0;
+	unsigned first = 0, own = 0;
 	if (!(w && n > 1 && slow && *slow)) {
 		sizes[0] = piece_compress(src, len, 0, slots, slot_len, accel);
 		first = 1;
+		own = 1;
+		own_ns = mono_ns() - t0;
 	}
-	bool parallel = w && n > first + 1 && (first == 0 || mono_ns() - t0 > PARALLEL_MIN_NS);
-	if (parallel && (threads = compress_parallel(w, src, len, first, n, slots, slot_len, accel, sizes)))
+	bool parallel = w && n > first + 1 && (first == 0 || own_ns > PARALLEL_MIN_NS);
+	uint64_t par_ns = 0;
+	unsigned par_pieces = 0;
+	if (parallel && compress_parallel(w, src, len, first, n, slots, slot_len, accel, sizes, &par_ns, &par_pieces)) {
 		first = n;
-	for (unsigned i = first; i < n; i++)
+		own += par_pieces;
+		own_ns += par_ns;
+	}
+	uint64_t t1 = mono_ns();
+	for (unsigned i = first; i < n; i++, own++)
 		sizes[i] = piece_compress(src, len, i, slots + (size_t)i * slot_len, slot_len, accel);
-	if (slow)
-		*slow = (mono_ns() - t0) * (threads ? threads : 1) / n > PARALLEL_MIN_NS;
+	own_ns += mono_ns() - t1;
+	/* Judged on the caller's own pieces: waiting for helpers must not make the data look slow. */
+	if (slow && own)
+		*slow = own_ns / own > PARALLEL_MIN_NS;
 	/* Gather: table first, then the pieces moved down next to each other. */
 	size_t total = 4ull * n;
 	for (unsigned i = 0; i < n; i++)

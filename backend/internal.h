@@ -61,6 +61,7 @@ struct seg {
 	bool eod_rec;       /* sealed with an EOD record (clean close) */
 	uint32_t *fm;       /* filemark positions relative to first_obj; NULL until loaded */
 	uint32_t fm_cap;
+	uint32_t *mem_off;  /* sealed, footer damaged: the index rebuilt from the records */
 	struct fdref *fd;   /* NULL when not open */
 };
 

@@ -174,10 +174,10 @@ static uint64_t member_scan_used(const char *path)
 		}
 		struct dirent *s;
 		while ((s = readdir(cd))) {
-			size_t n = strlen(s->d_name);
+			/* Segments and the orphans an interrupted cut left: both take room. */
 			struct stat st;
-			if (n > 4 && strcmp(s->d_name + n - 4, ".seg") == 0 &&
-			    fstatat(dirfd(cd), s->d_name, &st, 0) == 0)
+			if (strstr(s->d_name, ".seg") && fstatat(dirfd(cd), s->d_name, &st, 0) == 0 &&
+			    S_ISREG(st.st_mode))
 				used += (uint64_t)st.st_size;
 		}
 		closedir(cd);

@@ -54,7 +54,7 @@ unsigned vtl_pool_members(const struct vtl_pool *pool);
 /* Fills *out with the space accounting of member i. */
 int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_space *out);
 
-/* Returns 0 if barcode is acceptable (1..32 printable ASCII, no '/', not "." or ".."). */
+/* Returns 0 if barcode is acceptable: 1..32 of ASCII 0x21..0x7E, no / or \\, not starting with ".". */
 int vtl_barcode_check(const char *barcode);
 
 /* Member index that holds segment seq of the cartridge named barcode. */

@@ -100,7 +100,7 @@ uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
 int crc32c_hw(void)
 {
 	pthread_once(&crc_once, crc32c_init);
-	return use_hw;
+	return use_hw != 0;
 }
 
 uint32_t crc32c_portable(uint32_t crc, const void *buf, size_t len)

@@ -18,6 +18,8 @@ LIB         := $(BUILD)/libvtl.a
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+TESTLIB_SRC := tests/unit/testlib.c
+TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
@@ -35,9 +37,10 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB)
+# Every unit test program is linked with the shared test helpers (tests/unit/testlib.h).
+$(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(TEST_LDLIBS)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(TESTLIB_OBJ) $(LIB) $(TEST_LDLIBS)
 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -68,4 +71,4 @@ run: deps all
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)

@@ -31,7 +31,7 @@
 /* Start writeback of this many bytes at a time, so that sync never waits for a whole segment. */
 #define WRITEBACK_STEP (8ull << 20)
 
-static int read_full(int fd, void *buf, size_t len, uint64_t off)
+int read_full(int fd, void *buf, size_t len, uint64_t off)
 {
 	unsigned char *p = buf;
 	while (len) {

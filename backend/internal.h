@@ -117,6 +117,9 @@ void pool_space_give(struct vtl_pool *pool, unsigned m, uint64_t bytes);
 
 /* ---- cartridge.c, for the read-ahead planner ---- */
 
+/* Reads exactly len bytes at off: 0, VTL_E_IO, or VTL_E_CORRUPT when the file ends first. */
+int read_full(int fd, void *buf, size_t len, uint64_t off);
+
 /* Index of the segment that holds object obj (< eod). */
 size_t cart_seg_of(const struct vtl_cart *c, uint64_t obj);
 /* Reads n offsets of segment si from relative object rel on into out. */

@@ -12,7 +12,6 @@
  * (LOCATE, SPACE, a write) marks queued and busy slots stale; the worker that
  * holds one frees it, so nobody waits for a read that is no longer wanted.
  */
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,21 +112,6 @@ void fdref_drop(struct fdref *f)
 
 /* ---- workers ---- */
 
-static int pread_full(int fd, unsigned char *p, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* Reads a chunk and verifies every record in it; a bad record and all after it are marked not ok. */
 static void slot_fill(struct slot *s, size_t dec_limit)
 {
@@ -141,7 +125,7 @@ static void slot_fill(struct slot *s, size_t dec_limit)
 		s->raw = p;
 		s->raw_cap = len;
 	}
-	if (pread_full(s->fd->fd, s->raw, len, s->start))
+	if (read_full(s->fd->fd, s->raw, len, s->start))
 		return;
 	/* First pass: headers, and how much room decompression needs. */
 	size_t at = 0, dec_need = 0;

@@ -7,15 +7,8 @@
  * Every test works in its own temporary directory (mkdtemp under $TMPDIR or
  * /tmp) with 3 member directories, removed by the teardown even on failure.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -31,36 +24,13 @@
 #include "backend/cartridge.h"
 #include "backend/pool.h"
 #include "common/vtl_error.h"
+#include "tests/unit/testlib.h"
 
 #define NMEMB 3
-#define MAXC 4
 #define SEG (64u << 10)
 #define HDR 32u /* record header bytes */
 
-struct fx {
-	char dir[512];
-	char mpath[NMEMB][600];
-	struct vtl_pool_config cfg;
-	struct vtl_pool *pool;
-	struct vtl_cart *cart[MAXC];
-};
-
 /* ---------------------------------------------------------------- helpers */
-
-static const char *es(int e)
-{
-	const char *s = vtl_strerror(e);
-	return s ? s : "(null)";
-}
-
-#define EXPECT_RC(call, want)                                                                  \
-	do {                                                                                   \
-		int rc_ = (call);                                                              \
-		int want_ = (want);                                                            \
-		if (rc_ != want_)                                                              \
-			fail_msg("%s returned %d (%s), expected %d (%s)", #call, rc_, es(rc_), \
-				 want_, es(want_));                                            \
-	} while (0)
 
 #define EQ(line, what, got, want)                                                              \
 	do {                                                                                   \
@@ -70,159 +40,19 @@ static const char *es(int e)
 				 w_);                                                          \
 	} while (0)
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/*
- * Deterministic block content; byte i depends only on (key, comp, i), so a
- * prefix is the same whatever the length. comp: repetitive text that LZ4
- * shrinks a lot (with a marker every 4 KiB so misplaced chunks show).
- */
-static void gen_data(uint8_t *buf, size_t len, uint64_t key, bool comp)
-{
-	uint64_t s = key * 0x2545f4914f6cdd1dull + (comp ? 7 : 1);
-	if (!comp) {
-		size_t i = 0;
-		while (i < len) {
-			uint64_t v = splitmix64(&s);
-			for (int b = 0; b < 8 && i < len; b++, i++)
-				buf[i] = (uint8_t)(v >> (8 * b));
-		}
-		return;
-	}
-	char line[64];
-	for (int i = 0; i < 63; i++)
-		line[i] = (char)('a' + splitmix64(&s) % 26);
-	line[63] = '\n';
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < len; i++) {
-		size_t in = i % 4096;
-		if (in < 8)
-			buf[i] = (uint8_t)hex[((i / 4096) + key) >> (4 * in) & 15];
-		else
-			buf[i] = (uint8_t)line[i % 64];
-	}
-}
-
-/* Memory a test holds: the teardown frees it too, so a failed assertion leaks nothing. */
-#define TMEM_MAX 256
-static void *g_mem[TMEM_MAX];
-
-static void tmem_track(void *old, void *p)
-{
-	for (int i = 0; i < TMEM_MAX; i++)
-		if (g_mem[i] == old) {
-			g_mem[i] = p;
-			return;
-		}
-	free(p);
-	fail_msg("too many test allocations");
-}
-
-static void *talloc(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-	assert_non_null(p);
-	tmem_track(NULL, p);
-	return p;
-}
-
-static void tfree(void *p)
-{
-	if (!p)
-		return;
-	for (int i = 0; i < TMEM_MAX; i++)
-		if (g_mem[i] == p) {
-			g_mem[i] = NULL;
-			break;
-		}
-	free(p);
-}
-
-static void tfree_all(void)
-{
-	for (int i = 0; i < TMEM_MAX; i++) {
-		free(g_mem[i]);
-		g_mem[i] = NULL;
-	}
-}
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	const char *t = getenv("TMPDIR");
-	if (!t || !*t)
-		t = "/tmp";
-	snprintf(f->dir, sizeof(f->dir), "%s/vtl-cart-XXXXXX", t);
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	for (int i = 0; i < NMEMB; i++) {
-		char base[sizeof(f->dir)]; /* a copy: gcc -O1 -fsanitize warns of overlap otherwise */
-		memcpy(base, f->dir, sizeof(base));
-		snprintf(f->mpath[i], sizeof(f->mpath[i]), "%s/m%d", base, i);
-		if (mkdir(f->mpath[i], 0755) != 0) {
-			rm_rf(f->dir);
-			free(f);
-			return -1;
-		}
-	}
-	*state = f;
-	return 0;
-}
-
-static int fx_teardown(void **state)
-{
-	struct fx *f = *state;
-	if (!f)
-		return 0;
-	for (int i = 0; i < MAXC; i++)
-		if (f->cart[i])
-			vtl_cart_close(f->cart[i]);
-	if (f->pool)
-		vtl_pool_close(f->pool);
-	tfree_all();
-	rm_rf(f->dir);
-	free(f);
-	return 0;
+	return fx_setup_dirs(state, "vtl-cart", NMEMB);
 }
 
 static void fx_config(struct fx *f, uint64_t segsize)
 {
-	memset(&f->cfg, 0, sizeof(f->cfg));
-	for (unsigned i = 0; i < NMEMB; i++)
-		f->cfg.members[i] = f->mpath[i];
-	f->cfg.n_members = NMEMB;
-	f->cfg.segment_size = segsize;
+	fx_pool_config(f, NMEMB, segsize);
 }
 
 static void fx_pool_open_cfg(struct fx *f)
 {
-	char err[256] = "";
-	int rc = vtl_pool_open(&f->cfg, &f->pool, err, sizeof(err));
-	if (rc != 0)
-		fail_msg("vtl_pool_open: %d (%s): %s", rc, es(rc), err);
+	tl_pool_open(&f->cfg, &f->pool);
 	assert_non_null(f->pool);
 }
 
@@ -242,12 +72,7 @@ static struct vtl_cart_params params(bool comp)
 
 static struct vtl_cart *open_p(struct fx *f, const char *bc, struct vtl_cart_params p)
 {
-	struct vtl_cart *c = NULL;
-	int rc = vtl_cart_open(f->pool, bc, &p, &c);
-	if (rc != 0)
-		fail_msg("vtl_cart_open(%s): %d (%s)", bc, rc, es(rc));
-	assert_non_null(c);
-	return c;
+	return tl_cart_open(f->pool, bc, &p);
 }
 
 /* Opens slot 0 with default params, creating the cartridge first if create. */
@@ -261,9 +86,7 @@ static struct vtl_cart *fx_cart(struct fx *f, const char *bc, bool create)
 
 static void close_slot(struct fx *f, int slot)
 {
-	struct vtl_cart *c = f->cart[slot];
-	f->cart[slot] = NULL;
-	EXPECT_RC(vtl_cart_close(c), 0);
+	tl_cart_close(&f->cart[slot]);
 }
 
 static struct vtl_cart *reopen_slot(struct fx *f, int slot, const char *bc, struct vtl_cart_params p)
@@ -355,12 +178,6 @@ static void rd_eod_(struct vtl_cart *c, uint64_t eod, int line)
 	struct vtl_position p;
 	vtl_cart_position(c, &p);
 	EQ(line, "position after read at EOD", p.object, eod);
-}
-
-static void get_pos(struct vtl_cart *c, struct vtl_position *p)
-{
-	memset(p, 0xa5, sizeof(*p));
-	vtl_cart_position(c, p);
 }
 
 #define POS(c, obj, file, eod) pos_(c, obj, file, eod, __LINE__)

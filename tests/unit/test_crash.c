@@ -30,16 +30,9 @@
  * VTL_TEST_SEED=<n> repeats the random choices (kill timing done by the
  * parent is still up to the scheduler); VTL_TEST_SCALE=<f> scales the work.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -56,17 +49,7 @@
 #include "backend/cartridge.h"
 #include "backend/pool.h"
 #include "common/vtl_error.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
+#include "tests/unit/testlib.h"
 
 #define NMEMB 3
 #define SEG (64u << 10)
@@ -109,64 +92,7 @@ static void hist_dump(void)
 		fail_msg(__VA_ARGS__);                                                         \
 	} while (0)
 
-struct fx {
-	char dir[512];
-	char mpath[NMEMB][600];
-	struct vtl_pool_config cfg;
-	struct vtl_pool *pool;
-	struct vtl_cart *cart;
-};
-
 /* ---------------------------------------------------------------- helpers */
-
-static const char *es(int e)
-{
-	const char *s = vtl_strerror(e);
-	return s ? s : "(null)";
-}
-
-#define EXPECT_RC(call, want)                                                                  \
-	do {                                                                                   \
-		int rc_ = (call);                                                              \
-		int want_ = (want);                                                            \
-		if (rc_ != want_)                                                              \
-			fail_msg("%s returned %d (%s), expected %d (%s)", #call, rc_, es(rc_), \
-				 want_, es(want_));                                            \
-	} while (0)
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void gen_data(uint8_t *buf, size_t len, uint64_t key, bool comp)
-{
-	uint64_t s = key * 0x2545f4914f6cdd1dull + (comp ? 7 : 1);
-	if (!comp) {
-		size_t i = 0;
-		while (i < len) {
-			uint64_t v = splitmix64(&s);
-			for (int b = 0; b < 8 && i < len; b++, i++)
-				buf[i] = (uint8_t)(v >> (8 * b));
-		}
-		return;
-	}
-	char line[64];
-	for (int i = 0; i < 63; i++)
-		line[i] = (char)('a' + splitmix64(&s) % 26);
-	line[63] = '\n';
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < len; i++) {
-		size_t in = i % 4096;
-		if (in < 8)
-			buf[i] = (uint8_t)hex[((i / 4096) + key) >> (4 * in) & 15];
-		else
-			buf[i] = (uint8_t)line[i % 64];
-	}
-}
 
 /* Object i of generation gen of the sequence seed. */
 struct cobj {
@@ -198,138 +124,24 @@ static struct cobj cdesc(uint64_t seed, uint64_t i, uint32_t gen)
 	return o;
 }
 
-/* Memory a test holds: the teardown frees it too, so a failed assertion leaks nothing. */
-#define TMEM_MAX 256
-static void *g_mem[TMEM_MAX];
-
-static void tmem_track(void *old, void *p)
-{
-	for (int i = 0; i < TMEM_MAX; i++)
-		if (g_mem[i] == old) {
-			g_mem[i] = p;
-			return;
-		}
-	free(p);
-	fail_msg("too many test allocations");
-}
-
-static void *talloc(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-	assert_non_null(p);
-	tmem_track(NULL, p);
-	return p;
-}
-
-static void *trealloc(void *old, size_t n)
-{
-	int slot = -1; /* old's slot (a free one for NULL), found before old may go away */
-	for (int i = 0; i < TMEM_MAX && slot < 0; i++)
-		if (g_mem[i] == old)
-			slot = i;
-	if (slot < 0)
-		fail_msg("too many test allocations");
-	void *p = realloc(old, n ? n : 1);
-	assert_non_null(p);
-	g_mem[slot] = p;
-	return p;
-}
-
-static void tfree(void *p)
-{
-	if (!p)
-		return;
-	for (int i = 0; i < TMEM_MAX; i++)
-		if (g_mem[i] == p) {
-			g_mem[i] = NULL;
-			break;
-		}
-	free(p);
-}
-
-static void tfree_all(void)
-{
-	for (int i = 0; i < TMEM_MAX; i++) {
-		free(g_mem[i]);
-		g_mem[i] = NULL;
-	}
-}
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
+	if (fx_setup_dirs(state, "vtl-crash", NMEMB) != 0)
 		return -1;
-	const char *t = getenv("TMPDIR");
-	if (!t || !*t)
-		t = "/tmp";
-	snprintf(f->dir, sizeof(f->dir), "%s/vtl-crash-XXXXXX", t);
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	for (int i = 0; i < NMEMB; i++) {
-		char base[sizeof(f->dir)]; /* a copy: gcc -O1 -fsanitize warns of overlap otherwise */
-		memcpy(base, f->dir, sizeof(base));
-		snprintf(f->mpath[i], sizeof(f->mpath[i]), "%s/m%d", base, i);
-		if (mkdir(f->mpath[i], 0755) != 0) {
-			rm_rf(f->dir);
-			free(f);
-			return -1;
-		}
-	}
-	memset(&f->cfg, 0, sizeof(f->cfg));
-	for (unsigned i = 0; i < NMEMB; i++)
-		f->cfg.members[i] = f->mpath[i];
-	f->cfg.n_members = NMEMB;
-	f->cfg.segment_size = SEG;
-	*state = f;
-	return 0;
-}
-
-static int fx_teardown(void **state)
-{
 	struct fx *f = *state;
-	if (!f)
-		return 0;
-	if (f->cart)
-		vtl_cart_close(f->cart);
-	if (f->pool)
-		vtl_pool_close(f->pool);
-	tfree_all();
-	rm_rf(f->dir);
-	free(f);
+	fx_pool_config(f, NMEMB, SEG);
 	return 0;
 }
 
 static void pool_open(struct fx *f)
 {
-	char err[256] = "";
-	int rc = vtl_pool_open(&f->cfg, &f->pool, err, sizeof(err));
-	if (rc != 0)
-		fail_msg("vtl_pool_open: %d (%s): %s", rc, es(rc), err);
+	tl_pool_open(&f->cfg, &f->pool);
 }
 
 static void pool_close(struct fx *f)
 {
-	if (f->cart) {
-		struct vtl_cart *c = f->cart;
-		f->cart = NULL;
-		EXPECT_RC(vtl_cart_close(c), 0);
-	}
+	if (f->cart[0])
+		tl_cart_close(&f->cart[0]);
 	vtl_pool_close(f->pool);
 	f->pool = NULL;
 }
@@ -340,14 +152,12 @@ static int cart_open(struct fx *f, const char *bc, bool readonly, bool comp)
 	memset(&p, 0, sizeof(p));
 	p.readonly = readonly;
 	p.compression = comp;
-	return vtl_cart_open(f->pool, bc, &p, &f->cart);
+	return vtl_cart_open(f->pool, bc, &p, &f->cart[0]);
 }
 
 static void cart_close(struct fx *f)
 {
-	struct vtl_cart *c = f->cart;
-	f->cart = NULL;
-	EXPECT_RC(vtl_cart_close(c), 0);
+	tl_cart_close(&f->cart[0]);
 }
 
 /* ------------------------------------------------------------ segment files */
@@ -930,7 +740,7 @@ static uint64_t recover_and_check(struct fx *f, const char *bc, const struct exp
 	if (rc != 0)
 		CFAIL("%s: read-only open: %d (%s)", ctx, rc, es(rc));
 	snprintf(c2, sizeof(c2), "%s, read-only", ctx);
-	uint64_t eod_ro = verify_prefix(f->cart, e, c2);
+	uint64_t eod_ro = verify_prefix(f->cart[0], e, c2);
 	cart_close(f);
 	pool_close(f);
 	if (segs_digest(f, bc) != before)
@@ -941,7 +751,7 @@ static uint64_t recover_and_check(struct fx *f, const char *bc, const struct exp
 	if (rc != 0)
 		CFAIL("%s: writable open: %d (%s)", ctx, rc, es(rc));
 	snprintf(c2, sizeof(c2), "%s, writable", ctx);
-	uint64_t eod = verify_prefix(f->cart, e, c2);
+	uint64_t eod = verify_prefix(f->cart[0], e, c2);
 	if (eod < min_eod)
 		CFAIL("%s: recovered EOD %" PRIu64 ", but %" PRIu64 " objects were synced", ctx, eod,
 			 min_eod);
@@ -956,7 +766,7 @@ static uint64_t recover_and_check(struct fx *f, const char *bc, const struct exp
 	if (rc != 0)
 		CFAIL("%s: second writable open: %d (%s)", ctx, rc, es(rc));
 	struct vtl_position p;
-	vtl_cart_position(f->cart, &p);
+	vtl_cart_position(f->cart[0], &p);
 	if (p.eod != eod)
 		CFAIL("%s: EOD %" PRIu64 " after the repair, %" PRIu64 " on the next open", ctx, eod,
 			 p.eod);
@@ -973,19 +783,19 @@ static uint64_t append_and_verify(struct fx *f, const char *bc, const struct exp
 	assert_non_null(buf);
 	pool_open(f);
 	EXPECT_RC(cart_open(f, bc, false, true), 0);
-	EXPECT_RC(vtl_cart_space_eod(f->cart), 0);
+	EXPECT_RC(vtl_cart_space_eod(f->cart[0]), 0);
 	struct vtl_position p;
-	vtl_cart_position(f->cart, &p);
+	vtl_cart_position(f->cart[0], &p);
 	uint64_t eod = p.eod;
 	for (unsigned i = 0; i < n; i++) {
 		struct cobj o = cdesc(e->seed, eod + i, e->gen[eod + i]);
-		int rc = write_obj(f->cart, &o, buf);
+		int rc = write_obj(f->cart[0], &o, buf);
 		if (rc != 0)
 			CFAIL("%s: append of object %" PRIu64 ": %d (%s)", ctx, eod + i, rc, es(rc));
 	}
 	cart_close(f);
 	EXPECT_RC(cart_open(f, bc, false, false), 0);
-	uint64_t got = verify_prefix(f->cart, e, ctx);
+	uint64_t got = verify_prefix(f->cart[0], e, ctx);
 	if (got != eod + n)
 		CFAIL("%s: EOD %" PRIu64 " after appending %u to %" PRIu64, ctx, got, n, eod);
 	cart_close(f);
@@ -1196,9 +1006,9 @@ static void test_truncate_after_clean_close(void **state)
 	const unsigned n = 150;
 	for (unsigned i = 0; i < n; i++) {
 		struct cobj ob = cdesc(e.seed, i, 0);
-		assert_true(write_obj(f->cart, &ob, buf) >= 0);
+		assert_true(write_obj(f->cart[0], &ob, buf) >= 0);
 	}
-	EXPECT_RC(vtl_cart_sync(f->cart), 0);
+	EXPECT_RC(vtl_cart_sync(f->cart[0]), 0);
 	struct seginfo s1, s2;
 	memset(&s1, 0, sizeof(s1));
 	memset(&s2, 0, sizeof(s2));
@@ -1297,10 +1107,10 @@ static void corr_build(struct fx *f, const char *bc)
 	EXPECT_RC(cart_open(f, bc, false, false), 0);
 	for (unsigned i = 0; i < CN; i++) {
 		if (corr_is_fm(i)) {
-			EXPECT_RC(vtl_cart_write_filemarks(f->cart, 1), 0);
+			EXPECT_RC(vtl_cart_write_filemarks(f->cart[0], 1), 0);
 		} else {
 			corr_block(b, i);
-			EXPECT_RC(vtl_cart_write_block(f->cart, b, sizeof(b)), 0);
+			EXPECT_RC(vtl_cart_write_block(f->cart[0], b, sizeof(b)), 0);
 		}
 	}
 	cart_close(f);
@@ -1347,13 +1157,13 @@ static int corr_read_check(struct vtl_cart *c, unsigned i, uint64_t eod, const c
 static void check_bad_block(struct fx *f, unsigned k, bool header, const char *ctx)
 {
 	struct vtl_position p;
-	vtl_cart_position(f->cart, &p);
+	vtl_cart_position(f->cart[0], &p);
 	if (p.eod != CN)
 		fail_msg("%s: EOD %" PRIu64 ", expected %u (one bad block must not cut the tape)", ctx,
 			 p.eod, CN);
 	/* Sequentially from BOT (read-ahead on). */
 	for (unsigned i = 0; i < CN; i++) {
-		int rc = corr_read_check(f->cart, i, CN, ctx);
+		int rc = corr_read_check(f->cart[0], i, CN, ctx);
 		if (i != k) {
 			if (rc != 0)
 				fail_msg("%s: good object %u: %d (%s)", ctx, i, rc, es(rc));
@@ -1362,7 +1172,7 @@ static void check_bad_block(struct fx *f, unsigned k, bool header, const char *c
 		if (header ? rc >= 0 : rc != VTL_E_MEDIUM)
 			fail_msg("%s: corrupt block %u read gives %d (%s), expected VTL_E_MEDIUM", ctx,
 				 k, rc, es(rc));
-		vtl_cart_position(f->cart, &p);
+		vtl_cart_position(f->cart[0], &p);
 		if (p.object != k)
 			fail_msg("%s: after the bad read the position is %" PRIu64 ", expected %u", ctx,
 				 p.object, k);
@@ -1370,30 +1180,30 @@ static void check_bad_block(struct fx *f, unsigned k, bool header, const char *c
 		uint8_t got[6000];
 		struct vtl_read_result r;
 		memset(&r, 0x5a, sizeof(r));
-		rc = vtl_cart_read(f->cart, got, sizeof(got), &r);
+		rc = vtl_cart_read(f->cart[0], got, sizeof(got), &r);
 		if (rc >= 0 || (!header && rc != VTL_E_MEDIUM))
 			fail_msg("%s: second read of bad block %u: %d (%s)", ctx, k, rc, es(rc));
 		if (rc == VTL_E_MEDIUM && r.object != k)
 			fail_msg("%s: VTL_E_MEDIUM with r.object %" PRIu64 ", expected %u", ctx, r.object,
 				 k);
-		EXPECT_RC(vtl_cart_locate(f->cart, k + 1), 0);
+		EXPECT_RC(vtl_cart_locate(f->cart[0], k + 1), 0);
 	}
-	if (corr_read_check(f->cart, CN, CN, ctx) != 0)
+	if (corr_read_check(f->cart[0], CN, CN, ctx) != 0)
 		fail_msg("%s: read at EOD failed", ctx);
 	/* Random access around it. */
 	for (unsigned i = 0; i < CN; i += 7) {
 		unsigned j = (i * 31 + k) % CN;
-		EXPECT_RC(vtl_cart_locate(f->cart, j), 0);
-		int rc = corr_read_check(f->cart, j, CN, ctx);
+		EXPECT_RC(vtl_cart_locate(f->cart[0], j), 0);
+		int rc = corr_read_check(f->cart[0], j, CN, ctx);
 		if ((j == k) != (rc < 0))
 			fail_msg("%s: locate+read of %u: %d (%s)", ctx, j, rc, es(rc));
 	}
 	if (k > 0) {
-		EXPECT_RC(vtl_cart_locate(f->cart, k - 1), 0);
-		int rc = corr_read_check(f->cart, k - 1, CN, ctx);
+		EXPECT_RC(vtl_cart_locate(f->cart[0], k - 1), 0);
+		int rc = corr_read_check(f->cart[0], k - 1, CN, ctx);
 		if (rc != 0)
 			fail_msg("%s: object before the bad one: %d (%s)", ctx, rc, es(rc));
-		rc = corr_read_check(f->cart, k, CN, ctx);
+		rc = corr_read_check(f->cart[0], k, CN, ctx);
 		if (rc >= 0)
 			fail_msg("%s: bad block %u read fine after its neighbour", ctx, k);
 	}
@@ -1444,24 +1254,24 @@ static void test_corrupt_payload_medium(void **state)
 			fail_msg("%s: writable open: %d (%s)", ctx, rc, es(rc));
 		check_bad_block(f, k, header, ctx);
 		/* Appending still works, and the bad block stays bad (not "repaired" into garbage). */
-		EXPECT_RC(vtl_cart_space_eod(f->cart), 0);
+		EXPECT_RC(vtl_cart_space_eod(f->cart[0]), 0);
 		uint8_t nb[3000];
 		gen_data(nb, sizeof(nb), 4242, false);
-		EXPECT_RC(vtl_cart_write_block(f->cart, nb, sizeof(nb)), 0);
+		EXPECT_RC(vtl_cart_write_block(f->cart[0], nb, sizeof(nb)), 0);
 		cart_close(f);
 		EXPECT_RC(cart_open(f, bc, false, false), 0);
 		struct vtl_position p;
-		vtl_cart_position(f->cart, &p);
+		vtl_cart_position(f->cart[0], &p);
 		if (p.eod != CN + 1)
 			fail_msg("%s: EOD %" PRIu64 " after appending one, expected %u", ctx, p.eod, CN + 1);
-		EXPECT_RC(vtl_cart_locate(f->cart, k), 0);
-		rc = corr_read_check(f->cart, k, CN + 1, ctx);
+		EXPECT_RC(vtl_cart_locate(f->cart[0], k), 0);
+		rc = corr_read_check(f->cart[0], k, CN + 1, ctx);
 		if (rc >= 0 || (!header && rc != VTL_E_MEDIUM))
 			fail_msg("%s: after reopen, bad block %u reads %d (%s)", ctx, k, rc, es(rc));
-		EXPECT_RC(vtl_cart_locate(f->cart, CN), 0);
+		EXPECT_RC(vtl_cart_locate(f->cart[0], CN), 0);
 		uint8_t got[3100];
 		struct vtl_read_result r;
-		EXPECT_RC(vtl_cart_read(f->cart, got, sizeof(got), &r), 0);
+		EXPECT_RC(vtl_cart_read(f->cart[0], got, sizeof(got), &r), 0);
 		assert_int_equal(r.length, sizeof(nb));
 		assert_memory_equal(got, nb, sizeof(nb));
 		cart_close(f);
@@ -1508,22 +1318,22 @@ static void test_random_corruption_never_wrong(void **state)
 			}
 			opened++;
 			struct vtl_position p;
-			vtl_cart_position(f->cart, &p);
+			vtl_cart_position(f->cart[0], &p);
 			uint64_t eod = p.eod;
 			if (eod > CN)
 				fail_msg("%s: EOD %" PRIu64 " > %u written", ctx, eod, CN);
 			for (unsigned i = 0; i <= eod; i++) {
-				rc = corr_read_check(f->cart, i, eod, ctx);
+				rc = corr_read_check(f->cart[0], i, eod, ctx);
 				if (rc < 0) {
 					errors++;
-					if (vtl_cart_locate(f->cart, i + 1) < 0)
+					if (vtl_cart_locate(f->cart[0], i + 1) < 0)
 						break;
 				}
 			}
 			/* And backwards by locate. */
 			for (uint64_t i = eod; i-- > 0;)
-				if (vtl_cart_locate(f->cart, i) == 0)
-					(void)corr_read_check(f->cart, (unsigned)i, eod, ctx);
+				if (vtl_cart_locate(f->cart[0], i) == 0)
+					(void)corr_read_check(f->cart[0], (unsigned)i, eod, ctx);
 			cart_close(f);
 			pool_close(f);
 		}
@@ -1612,13 +1422,13 @@ static void test_damaged_close_markers(void **state)
 	EXPECT_RC(cart_open(f, bc, false, false), 0);
 	for (unsigned i = 0; i < n; i++) {
 		if (mk_fm(i)) {
-			EXPECT_RC(vtl_cart_write_filemarks(f->cart, 1), 0);
+			EXPECT_RC(vtl_cart_write_filemarks(f->cart[0], 1), 0);
 		} else {
 			gen_data(buf, 500 + 137 * i, 9000 + i, false);
-			EXPECT_RC(vtl_cart_write_block(f->cart, buf, 500 + 137 * i), 0);
+			EXPECT_RC(vtl_cart_write_block(f->cart[0], buf, 500 + 137 * i), 0);
 		}
 	}
-	EXPECT_RC(vtl_cart_sync(f->cart), 0);
+	EXPECT_RC(vtl_cart_sync(f->cart[0]), 0);
 	struct seginfo s1, s2;
 	memset(&s1, 0, sizeof(s1));
 	memset(&s2, 0, sizeof(s2));
@@ -1647,16 +1457,16 @@ static void test_damaged_close_markers(void **state)
 				break;
 			}
 			struct vtl_position p;
-			vtl_cart_position(f->cart, &p);
+			vtl_cart_position(f->cart[0], &p);
 			if (p.eod != n)
 				snprintf(why, sizeof(why), "%s open: EOD %" PRIu64 " instead of %u",
 					 mode ? "writable" : "read-only", p.eod, n);
 			else
-				mk_check(f->cart, n, why, sizeof(why));
+				mk_check(f->cart[0], n, why, sizeof(why));
 			if (mode == 1 && !why[0]) {
-				EXPECT_RC(vtl_cart_space_eod(f->cart), 0);
+				EXPECT_RC(vtl_cart_space_eod(f->cart[0]), 0);
 				gen_data(buf, 1000, 77, false);
-				rc = vtl_cart_write_block(f->cart, buf, 1000);
+				rc = vtl_cart_write_block(f->cart[0], buf, 1000);
 				if (rc != 0)
 					snprintf(why, sizeof(why), "append after the open: %d (%s)", rc,
 						 es(rc));
@@ -1666,12 +1476,12 @@ static void test_damaged_close_markers(void **state)
 		if (!why[0]) {
 			EXPECT_RC(cart_open(f, bc, false, false), 0);
 			struct vtl_position p;
-			vtl_cart_position(f->cart, &p);
+			vtl_cart_position(f->cart[0], &p);
 			if (p.eod != n + 1)
 				snprintf(why, sizeof(why), "EOD %" PRIu64 " after appending one to %u", p.eod,
 					 n);
 			else
-				mk_check(f->cart, n, why, sizeof(why));
+				mk_check(f->cart[0], n, why, sizeof(why));
 			cart_close(f);
 		}
 		pool_close(f);
@@ -1727,7 +1537,7 @@ static void stale_segments_case(struct fx *f, const char *bc, bool overwrite)
 	EXPECT_RC(cart_open(f, bc, false, false), 0);
 	for (unsigned i = 0; i < nblk; i++) {
 		gen_data(b, bl, 3000 + i, false);
-		EXPECT_RC(vtl_cart_write_block(f->cart, b, bl), 0);
+		EXPECT_RC(vtl_cart_write_block(f->cart[0], b, bl), 0);
 	}
 	cart_close(f);
 	pool_close(f);
@@ -1799,12 +1609,12 @@ static void stale_segments_case(struct fx *f, const char *bc, bool overwrite)
 			fail_msg("%s at %u, removals lost: %s: %d (%s)", overwrite ? "overwrite" : "erase",
 				 at, mname, rc, es(rc));
 		struct vtl_position p;
-		vtl_cart_position(f->cart, &p);
+		vtl_cart_position(f->cart[0], &p);
 		if (p.eod < at || p.eod > nblk)
 			fail_msg("%s: EOD %" PRIu64 ", expected %u..%u", mname, p.eod, at, nblk);
 		for (uint64_t i = 0; i < p.eod; i++) {
 			struct vtl_read_result r;
-			rc = vtl_cart_read(f->cart, got, sizeof(got), &r);
+			rc = vtl_cart_read(f->cart[0], got, sizeof(got), &r);
 			if (rc != 0)
 				fail_msg("%s: EOD %" PRIu64 ": read of object %" PRIu64 ": %d (%s)", mname,
 					 p.eod, i, rc, es(rc));
@@ -1820,9 +1630,9 @@ static void stale_segments_case(struct fx *f, const char *bc, bool overwrite)
 		if (overwrite && p.eod > at + 1 + (mode == 2))
 			fail_msg("%s: EOD %" PRIu64 " after an overwrite at %u", mname, p.eod, at);
 		if (mode == 1) {
-			EXPECT_RC(vtl_cart_space_eod(f->cart), 0);
+			EXPECT_RC(vtl_cart_space_eod(f->cart[0]), 0);
 			gen_data(b, 3000, 88888, false);
-			EXPECT_RC(vtl_cart_write_block(f->cart, b, 3000), 0);
+			EXPECT_RC(vtl_cart_write_block(f->cart[0], b, 3000), 0);
 		}
 		cart_close(f);
 		pool_close(f);
@@ -1842,19 +1652,8 @@ static void test_stale_segments_after_overwrite(void **state)
 
 int main(void)
 {
-	const char *s = getenv("VTL_TEST_SEED");
-	if (s && *s) {
-		g_seed = strtoull(s, NULL, 0);
-	} else {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t t = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^
-			     ((uint64_t)getpid() << 20);
-		g_seed = splitmix64(&t) % 1000000000000ull;
-	}
-	const char *sc = getenv("VTL_TEST_SCALE");
-	if (sc && *sc && atof(sc) > 0)
-		g_scale = atof(sc);
+	g_seed = tl_env_seed();
+	g_scale = tl_env_scale();
 	printf("test_crash: seed %" PRIu64 " (VTL_TEST_SEED=%" PRIu64 " repeats the random choices)\n",
 	       g_seed, g_seed);
 	fflush(stdout);

@@ -11,14 +11,7 @@
  * failure, with the last operations). VTL_TEST_SCALE=<f> multiplies the
  * number of steps (default 1; halved under AddressSanitizer).
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -33,17 +26,7 @@
 #include "backend/cartridge.h"
 #include "backend/pool.h"
 #include "common/vtl_error.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
+#include "tests/unit/testlib.h"
 
 #define HDR 32u
 #define BLK_MAX_MODEL 300000u
@@ -54,29 +37,7 @@
 static uint64_t g_seed;
 static double g_scale = 1.0;
 
-struct fx {
-	char dir[512];
-	char mpath[3][600];
-	struct vtl_pool_config cfg;
-	struct vtl_pool *pool;
-	struct vtl_cart *cart[2];
-};
-
 /* ---------------------------------------------------------------- helpers */
-
-static const char *es(int e)
-{
-	const char *s = vtl_strerror(e);
-	return s ? s : "(null)";
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /*
  * Block content: byte i depends only on (key, kind, i), so any prefix is the
@@ -84,40 +45,10 @@ static uint64_t splitmix64(uint64_t *s)
  * 20000 bytes alternately random and text (compressed in pieces, some pieces
  * shrink and some do not).
  */
-static void gen_text(uint8_t *buf, size_t from, size_t to, uint64_t key)
+static void gen_kind(uint8_t *buf, size_t len, uint64_t key, unsigned kind)
 {
-	uint64_t s = key * 0x2545f4914f6cdd1dull + 7;
-	char line[64];
-	for (int i = 0; i < 63; i++)
-		line[i] = (char)('a' + splitmix64(&s) % 26);
-	line[63] = '\n';
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = from; i < to; i++) {
-		size_t in = i % 4096;
-		if (in < 8)
-			buf[i] = (uint8_t)hex[((i / 4096) + key) >> (4 * in) & 15];
-		else
-			buf[i] = (uint8_t)line[i % 64];
-	}
-}
-
-static void gen_random(uint8_t *buf, size_t from, size_t to, uint64_t seed)
-{
-	uint64_t s = seed;
-	size_t i = from;
-	while (i < to) {
-		uint64_t v = splitmix64(&s);
-		for (int b = 0; b < 8 && i < to; b++, i++)
-			buf[i] = (uint8_t)(v >> (8 * b));
-	}
-}
-
-static void gen_data(uint8_t *buf, size_t len, uint64_t key, unsigned kind)
-{
-	if (kind == 0) {
-		gen_random(buf, 0, len, key * 0x2545f4914f6cdd1dull + 1);
-	} else if (kind == 1) {
-		gen_text(buf, 0, len, key);
+	if (kind < 2) {
+		gen_data(buf, len, key, kind == 1);
 	} else {
 		for (size_t c = 0; c * 20000 < len; c++) {
 			size_t from = c * 20000, to = from + 20000 < len ? from + 20000 : len;
@@ -129,117 +60,9 @@ static void gen_data(uint8_t *buf, size_t len, uint64_t key, unsigned kind)
 	}
 }
 
-/* Memory a test holds: the teardown frees it too, so a failed assertion leaks nothing. */
-#define TMEM_MAX 256
-static void *g_mem[TMEM_MAX];
-
-static void tmem_track(void *old, void *p)
-{
-	for (int i = 0; i < TMEM_MAX; i++)
-		if (g_mem[i] == old) {
-			g_mem[i] = p;
-			return;
-		}
-	free(p);
-	fail_msg("too many test allocations");
-}
-
-static void *talloc(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-	assert_non_null(p);
-	tmem_track(NULL, p);
-	return p;
-}
-
-static void *trealloc(void *old, size_t n)
-{
-	int slot = -1; /* old's slot (a free one for NULL), found before old may go away */
-	for (int i = 0; i < TMEM_MAX && slot < 0; i++)
-		if (g_mem[i] == old)
-			slot = i;
-	if (slot < 0)
-		fail_msg("too many test allocations");
-	void *p = realloc(old, n ? n : 1);
-	assert_non_null(p);
-	g_mem[slot] = p;
-	return p;
-}
-
-static void tfree(void *p)
-{
-	if (!p)
-		return;
-	for (int i = 0; i < TMEM_MAX; i++)
-		if (g_mem[i] == p) {
-			g_mem[i] = NULL;
-			break;
-		}
-	free(p);
-}
-
-static void tfree_all(void)
-{
-	for (int i = 0; i < TMEM_MAX; i++) {
-		free(g_mem[i]);
-		g_mem[i] = NULL;
-	}
-}
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	const char *t = getenv("TMPDIR");
-	if (!t || !*t)
-		t = "/tmp";
-	snprintf(f->dir, sizeof(f->dir), "%s/vtl-model-XXXXXX", t);
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	for (int i = 0; i < 3; i++) {
-		char base[sizeof(f->dir)]; /* a copy: gcc -O1 -fsanitize warns of overlap otherwise */
-		memcpy(base, f->dir, sizeof(base));
-		snprintf(f->mpath[i], sizeof(f->mpath[i]), "%s/m%d", base, i);
-		if (mkdir(f->mpath[i], 0755) != 0) {
-			rm_rf(f->dir);
-			free(f);
-			return -1;
-		}
-	}
-	*state = f;
-	return 0;
-}
-
-static int fx_teardown(void **state)
-{
-	struct fx *f = *state;
-	if (!f)
-		return 0;
-	for (int i = 0; i < 2; i++)
-		if (f->cart[i])
-			vtl_cart_close(f->cart[i]);
-	if (f->pool)
-		vtl_pool_close(f->pool);
-	tfree_all();
-	rm_rf(f->dir);
-	free(f);
-	return 0;
+	return fx_setup_dirs(state, "vtl-model", 3);
 }
 
 /* ------------------------------------------------------------------ model */
@@ -264,7 +87,7 @@ struct run_cfg {
 
 struct mobj {
 	bool fm;
-	uint8_t kind; /* content kind, see gen_data */
+	uint8_t kind; /* content kind, see gen_kind */
 	bool compressed_session; /* written with compression on */
 	uint32_t len;
 	uint64_t key;
@@ -533,7 +356,7 @@ static void op_write(struct ctx *x)
 	uint64_t kr = below(x, 4);
 	unsigned kind = kr < 2 ? 0 : (unsigned)kr - 1;
 	uint64_t key = rnd(x);
-	gen_data(x->wbuf, len, key, kind);
+	gen_kind(x->wbuf, len, key, kind);
 	bool either;
 	int want = expect_write(x, (uint64_t)len + HDR, &either);
 	/* Compressed with a capacity: the cost is not known before, only bounded by len + HDR. */
@@ -647,7 +470,7 @@ static void op_read(struct ctx *x, size_t buflen)
 		size_t want = buflen < o->len ? buflen : o->len;
 		x->n_short_reads += buflen < o->len;
 		MEQ(x, "r.copied", r.copied, want);
-		gen_data(x->ebuf, want, o->key, o->kind);
+		gen_kind(x->ebuf, want, o->key, o->kind);
 		if (memcmp(x->ebuf, b, want) != 0) {
 			size_t i = 0;
 			while (x->ebuf[i] == b[i])
@@ -1010,19 +833,12 @@ static void do_step(struct ctx *x)
 
 static void run_model(struct fx *f, const struct run_cfg *cfg, uint64_t test_salt)
 {
-	memset(&f->cfg, 0, sizeof(f->cfg));
-	for (unsigned i = 0; i < cfg->members; i++)
-		f->cfg.members[i] = f->mpath[i];
-	f->cfg.n_members = cfg->members;
-	f->cfg.segment_size = cfg->segsize;
+	fx_pool_config(f, cfg->members, cfg->segsize);
 	f->cfg.readahead_depth = cfg->ra_depth;
 	f->cfg.readahead_chunk = cfg->ra_chunk;
 	f->cfg.readahead_memory = cfg->ra_memory;
 	f->cfg.io_threads = cfg->io_threads;
-	char err[256] = "";
-	int rc = vtl_pool_open(&f->cfg, &f->pool, err, sizeof(err));
-	if (rc != 0)
-		fail_msg("vtl_pool_open: %d (%s): %s", rc, es(rc), err);
+	tl_pool_open(&f->cfg, &f->pool);
 
 	const unsigned nc = cfg->carts > 1 ? 2 : 1;
 	struct mlog *lg = talloc((1) * (sizeof(*lg)));
@@ -1066,7 +882,7 @@ static void run_model(struct fx *f, const struct run_cfg *cfg, uint64_t test_sal
 			x->params.capacity = cfg->capacity;
 			x->params.early_warning = cfg->early_warning;
 			x->params.worm = cfg->worm;
-			rc = vtl_cart_create(f->pool, x->barcode);
+			int rc = vtl_cart_create(f->pool, x->barcode);
 			MRC(x, "vtl_cart_create", rc, 0);
 			open_cart(x);
 			check_position(x);
@@ -1237,19 +1053,8 @@ static void test_model_many_short_runs(void **state)
 
 int main(void)
 {
-	const char *s = getenv("VTL_TEST_SEED");
-	if (s && *s) {
-		g_seed = strtoull(s, NULL, 0);
-	} else {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t t = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^
-			     ((uint64_t)getpid() << 20);
-		g_seed = splitmix64(&t) % 1000000000000ull;
-	}
-	const char *sc = getenv("VTL_TEST_SCALE");
-	if (sc && *sc && atof(sc) > 0)
-		g_scale = atof(sc);
+	g_seed = tl_env_seed();
+	g_scale = tl_env_scale();
 	printf("test_model: seed %" PRIu64 " (VTL_TEST_SEED=%" PRIu64 " repeats this run)%s\n", g_seed,
 	       g_seed, UNDER_ASAN ? ", steps halved under ASan" : "");
 	fflush(stdout);

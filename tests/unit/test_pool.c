@@ -7,16 +7,9 @@
  * Every test works in its own temporary directory (mkdtemp under $TMPDIR or
  * /tmp), removed by the teardown even when the test fails.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -32,171 +25,25 @@
 #include "backend/cartridge.h"
 #include "backend/pool.h"
 #include "common/vtl_error.h"
-
-#define MAXM 4
-#define MAXC 4
-
-struct fx {
-	char dir[512];
-	char mpath[MAXM][600];
-	struct vtl_pool_config cfg;
-	struct vtl_pool *pool;
-	struct vtl_cart *cart[MAXC];
-};
+#include "tests/unit/testlib.h"
 
 /* ---------------------------------------------------------------- helpers */
 
-static const char *es(int e)
-{
-	const char *s = vtl_strerror(e);
-	return s ? s : "(null)";
-}
-
-#define EXPECT_RC(call, want)                                                                  \
-	do {                                                                                   \
-		int rc_ = (call);                                                              \
-		int want_ = (want);                                                            \
-		if (rc_ != want_)                                                              \
-			fail_msg("%s returned %d (%s), expected %d (%s)", #call, rc_, es(rc_), \
-				 want_, es(want_));                                            \
-	} while (0)
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Deterministic bytes: byte i depends only on (key, i), so any prefix is stable. */
-static void gen_bytes(uint8_t *buf, size_t len, uint64_t key)
-{
-	size_t i = 0;
-	uint64_t s = key * 0x2545f4914f6cdd1dull + 1;
-	while (i < len) {
-		uint64_t v = splitmix64(&s);
-		for (int b = 0; b < 8 && i < len; b++, i++)
-			buf[i] = (uint8_t)(v >> (8 * b));
-	}
-}
-
-/* Memory a test holds: the teardown frees it too, so a failed assertion leaks nothing. */
-#define TMEM_MAX 256
-static void *g_mem[TMEM_MAX];
-
-static void tmem_track(void *old, void *p)
-{
-	for (int i = 0; i < TMEM_MAX; i++)
-		if (g_mem[i] == old) {
-			g_mem[i] = p;
-			return;
-		}
-	free(p);
-	fail_msg("too many test allocations");
-}
-
-static void *talloc(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-	assert_non_null(p);
-	tmem_track(NULL, p);
-	return p;
-}
-
-static void tfree(void *p)
-{
-	if (!p)
-		return;
-	for (int i = 0; i < TMEM_MAX; i++)
-		if (g_mem[i] == p) {
-			g_mem[i] = NULL;
-			break;
-		}
-	free(p);
-}
-
-static void tfree_all(void)
-{
-	for (int i = 0; i < TMEM_MAX; i++) {
-		free(g_mem[i]);
-		g_mem[i] = NULL;
-	}
-}
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static int fx_setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	const char *t = getenv("TMPDIR");
-	if (!t || !*t)
-		t = "/tmp";
-	snprintf(f->dir, sizeof(f->dir), "%s/vtl-pool-XXXXXX", t);
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	for (int i = 0; i < MAXM; i++) {
-		char base[sizeof(f->dir)]; /* a copy: gcc -O1 -fsanitize warns of overlap otherwise */
-		memcpy(base, f->dir, sizeof(base));
-		snprintf(f->mpath[i], sizeof(f->mpath[i]), "%s/m%d", base, i);
-		if (mkdir(f->mpath[i], 0755) != 0) {
-			rm_rf(f->dir);
-			free(f);
-			return -1;
-		}
-	}
-	*state = f;
-	return 0;
-}
-
-static int fx_teardown(void **state)
-{
-	struct fx *f = *state;
-	if (!f)
-		return 0;
-	for (int i = 0; i < MAXC; i++)
-		if (f->cart[i])
-			vtl_cart_close(f->cart[i]);
-	if (f->pool)
-		vtl_pool_close(f->pool);
-	tfree_all();
-	rm_rf(f->dir);
-	free(f);
-	return 0;
+	return fx_setup_dirs(state, "vtl-pool", TL_MAXM);
 }
 
 static void fx_config(struct fx *f, unsigned n, uint64_t segsize, uint64_t quota)
 {
-	memset(&f->cfg, 0, sizeof(f->cfg));
-	for (unsigned i = 0; i < n; i++)
-		f->cfg.members[i] = f->mpath[i];
-	f->cfg.n_members = n;
-	f->cfg.segment_size = segsize;
+	fx_pool_config(f, n, segsize);
 	f->cfg.member_quota = quota;
 }
 
 static void fx_pool_open(struct fx *f, unsigned n, uint64_t segsize, uint64_t quota)
 {
-	char err[256] = "";
 	fx_config(f, n, segsize, quota);
-	int rc = vtl_pool_open(&f->cfg, &f->pool, err, sizeof(err));
-	if (rc != 0)
-		fail_msg("vtl_pool_open: %d (%s): %s", rc, es(rc), err);
+	tl_pool_open(&f->cfg, &f->pool);
 	assert_non_null(f->pool);
 }
 
@@ -212,21 +59,12 @@ static void fx_pool_reopen(struct fx *f)
 
 static struct vtl_cart *open_cart(struct fx *f, const char *bc, const struct vtl_cart_params *p)
 {
-	struct vtl_cart_params def;
-	memset(&def, 0, sizeof(def));
-	struct vtl_cart *c = NULL;
-	int rc = vtl_cart_open(f->pool, bc, p ? p : &def, &c);
-	if (rc != 0)
-		fail_msg("vtl_cart_open(%s): %d (%s)", bc, rc, es(rc));
-	assert_non_null(c);
-	return c;
+	return tl_cart_open(f->pool, bc, p);
 }
 
 static void close_cart(struct fx *f, int slot)
 {
-	struct vtl_cart *c = f->cart[slot];
-	f->cart[slot] = NULL;
-	EXPECT_RC(vtl_cart_close(c), 0);
+	tl_cart_close(&f->cart[slot]);
 }
 
 static void read_expect_block(struct vtl_cart *c, uint64_t obj, uint64_t key, size_t len)
@@ -234,7 +72,7 @@ static void read_expect_block(struct vtl_cart *c, uint64_t obj, uint64_t key, si
 	uint8_t *want = talloc(len), *got = talloc(len + 16);
 	assert_non_null(want);
 	assert_non_null(got);
-	gen_bytes(want, len, key);
+	gen_data(want, len, key, false);
 	struct vtl_read_result r;
 	memset(&r, 0, sizeof(r));
 	int rc = vtl_cart_read(c, got, len + 16, &r);
@@ -261,12 +99,6 @@ static void read_expect_eod(struct vtl_cart *c, uint64_t eod)
 	assert_int_equal(r.copied, 0);
 }
 
-static void get_pos(struct vtl_cart *c, struct vtl_position *p)
-{
-	memset(p, 0xa5, sizeof(*p));
-	vtl_cart_position(c, p);
-}
-
 static uint64_t sum_used(struct fx *f)
 {
 	uint64_t s = 0;
@@ -284,7 +116,7 @@ static void write_blocks(struct vtl_cart *c, unsigned n, size_t len, uint64_t ba
 	uint8_t *buf = talloc(len);
 	assert_non_null(buf);
 	for (unsigned i = 0; i < n; i++) {
-		gen_bytes(buf, len, base + i);
+		gen_data(buf, len, base + i, false);
 		int rc = vtl_cart_write_block(c, buf, len);
 		if (rc != 0)
 			fail_msg("write of block %u: %d (%s)", i, rc, es(rc));
@@ -702,7 +534,7 @@ static void test_pool_full(void **state)
 	unsigned n = 0;
 	int rc = 0;
 	for (; n < 1000; n++) {
-		gen_bytes(buf, bl, n);
+		gen_data(buf, bl, n, false);
 		rc = vtl_cart_write_block(f->cart[0], buf, bl);
 		if (rc != 0)
 			break;
@@ -719,7 +551,7 @@ static void test_pool_full(void **state)
 	assert_int_equal(pos.eod, n);
 	assert_true(pos.at_eod);
 	/* Still full, still clean. */
-	gen_bytes(buf, bl, n);
+	gen_data(buf, bl, n, false);
 	EXPECT_RC(vtl_cart_write_block(f->cart[0], buf, bl), VTL_E_POOL_FULL);
 	get_pos(f->cart[0], &pos);
 	assert_int_equal(pos.eod, n);
@@ -749,7 +581,7 @@ static void test_pool_full(void **state)
 	f->cart[0] = open_cart(f, "FULL01L8", NULL);
 	EXPECT_RC(vtl_cart_space_eod(f->cart[0]), 0);
 	for (unsigned i = n; i < n + 10; i++) {
-		gen_bytes(buf, bl, i);
+		gen_data(buf, bl, i, false);
 		rc = vtl_cart_write_block(f->cart[0], buf, bl);
 		if (rc != 0)
 			fail_msg("write %u after freeing space: %d (%s)", i, rc, es(rc));
@@ -775,7 +607,7 @@ static void test_pool_full_other_writes(void **state)
 	size_t big = 1u << 20;
 	uint8_t *buf = talloc(big);
 	assert_non_null(buf);
-	gen_bytes(buf, big, 1);
+	gen_data(buf, big, 1, false);
 	EXPECT_RC(vtl_cart_write_block(f->cart[0], buf, big), VTL_E_POOL_FULL);
 	struct vtl_position pos;
 	get_pos(f->cart[0], &pos);
@@ -788,7 +620,7 @@ static void test_pool_full_other_writes(void **state)
 	int rc;
 	for (;; n++) {
 		assert_true(n < 2000);
-		gen_bytes(buf, 1000, 50 + n);
+		gen_data(buf, 1000, 50 + n, false);
 		rc = vtl_cart_write_block(f->cart[0], buf, 1000);
 		if (rc != 0)
 			break;
@@ -797,7 +629,7 @@ static void test_pool_full_other_writes(void **state)
 	/* A second cartridge in the same pool gets the same answer and loses nothing either. */
 	EXPECT_RC(vtl_cart_create(f->pool, "BIG002"), 0);
 	f->cart[1] = open_cart(f, "BIG002", NULL);
-	gen_bytes(buf, 64u << 10, 3);
+	gen_data(buf, 64u << 10, 3, false);
 	EXPECT_RC(vtl_cart_write_block(f->cart[1], buf, 64u << 10), VTL_E_POOL_FULL);
 	close_cart(f, 1);
 	close_cart(f, 0);
@@ -862,7 +694,7 @@ static bool drive_verify(struct drive *d, struct vtl_cart *c, uint8_t *want, uin
 			return r.type == VTL_OBJ_EOD;
 		}
 		size_t len = drive_len(d->idx, i);
-		gen_bytes(want, len, (uint64_t)d->idx * 1000000 + i);
+		gen_data(want, len, (uint64_t)d->idx * 1000000 + i, false);
 		if (r.type != VTL_OBJ_DATA || r.length != len || memcmp(want, got, len) != 0) {
 			snprintf(d->err, sizeof(d->err), "%s %s: block %u reads back wrong", d->bc, when,
 				 i);
@@ -891,7 +723,7 @@ static void *drive_main(void *arg)
 	}
 	for (unsigned i = 0; d->until_full || i < d->nblocks; i++) {
 		size_t len = drive_len(d->idx, i);
-		gen_bytes(want, len, (uint64_t)d->idx * 1000000 + i);
+		gen_data(want, len, (uint64_t)d->idx * 1000000 + i, false);
 		rc = vtl_cart_write_block(c, want, len);
 		if (rc != 0) {
 			if (d->until_full) {

@@ -19,6 +19,7 @@
 
 #include "backend/compress.h"
 #include "backend/internal.h"
+#include "backend/workers.h"
 #include "common/crc32c.h"
 #include "common/vtl_error.h"
 
@@ -28,8 +29,6 @@
 #define FOOTER_FIXED (3 * REC_HEADER_LEN + TRAILER_LEN)
 /* Bytes of a segment the crash scan reads at once. */
 #define SCAN_WINDOW (4u << 20)
-/* Start writeback of this many bytes at a time, so that sync never waits for a whole segment. */
-#define WRITEBACK_STEP (8ull << 20)
 
 int read_full(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -423,29 +422,17 @@ static int seg_append_new(struct vtl_cart *c)
 	return VTL_OK;
 }
 
-/*
- * Writes the footer of the last segment ([EOD] FMARKS INDEX trailer) and makes
- * the segment durable, records before footer: a later segment may exist only
- * after this one is sealed.
- */
-static int seg_seal_last(struct vtl_cart *c, bool with_eod)
+/* Encodes the footer of the last segment ([EOD] FMARKS INDEX trailer) into a new buffer. */
+static unsigned char *footer_build(struct vtl_cart *c, bool with_eod, size_t *len, uint64_t *fm_off,
+				   uint64_t *index_off)
 {
 	struct seg *s = last_seg(c);
-	int fd = seg_fd(c, c->nseg - 1);
-	if (fd < 0)
-		return VTL_E_IO;
-	/*
-	 * The records first: a footer that reached the disk before a record it
-	 * covers would make a torn record look like a sealed one.
-	 */
-	if (fdatasync(fd) != 0)
-		return VTL_E_IO;
 	size_t fmb = 4ull * s->n_fm, ixb = 4ull * s->n_obj;
 	size_t eodb = with_eod ? REC_HEADER_LEN : 0;
 	size_t total = eodb + 2 * REC_HEADER_LEN + fmb + ixb + TRAILER_LEN;
 	unsigned char *buf = malloc(total);
 	if (!buf)
-		return VTL_E_NOMEM;
+		return NULL;
 	unsigned char *p = buf;
 	uint64_t at = s->data_end;
 	struct rec_header h = {0};
@@ -456,7 +443,7 @@ static int seg_seal_last(struct vtl_cart *c, bool with_eod)
 		rec_header_encode(&h, p);
 		p += REC_HEADER_LEN;
 	}
-	uint64_t fm_off = at + (uint64_t)(p - buf);
+	*fm_off = at + (uint64_t)(p - buf);
 	unsigned char *fp = p + REC_HEADER_LEN;
 	for (uint32_t i = 0; i < s->n_fm; i++)
 		put_le32(fp + 4ull * i, s->fm[i]);
@@ -464,7 +451,7 @@ static int seg_seal_last(struct vtl_cart *c, bool with_eod)
 				.object = c->eod, .payload_crc = crc32c(0, fp, fmb)};
 	rec_header_encode(&h, p);
 	p = fp + fmb;
-	uint64_t index_off = at + (uint64_t)(p - buf);
+	*index_off = at + (uint64_t)(p - buf);
 	unsigned char *ip = p + REC_HEADER_LEN;
 	for (uint32_t i = 0; i < s->n_obj; i++)
 		put_le32(ip + 4ull * i, c->off[i]);
@@ -472,19 +459,134 @@ static int seg_seal_last(struct vtl_cart *c, bool with_eod)
 				.object = c->eod, .payload_crc = crc32c(0, ip, ixb)};
 	rec_header_encode(&h, p);
 	p = ip + ixb;
-	struct seg_trailer t = {.data_end = s->data_end, .fm_off = fm_off, .index_off = index_off,
+	struct seg_trailer t = {.data_end = s->data_end, .fm_off = *fm_off, .index_off = *index_off,
 				.n_objects = s->n_obj, .n_filemarks = s->n_fm,
 				.flags = with_eod ? TRAILER_FLAG_EOD : 0};
 	seg_trailer_encode(&t, p);
-	struct iovec iov = {buf, total};
-	int rc = write_fullv(fd, &iov, 1, at);
-	free(buf);
-	if (rc == VTL_OK && fdatasync(fd) != 0)
-		rc = VTL_E_IO;
-	if (rc) {
-		if (ftruncate(fd, (off_t)s->data_end) != 0)
-			return VTL_E_IO;
+	*len = total;
+	return buf;
+}
+
+/*
+ * Makes a segment's records durable, then writes its footer after them: a
+ * footer that reached the disk before a record it covers would make a torn
+ * record look like a sealed one.
+ */
+static int footer_commit(int fd, unsigned char *footer, size_t len, uint64_t at)
+{
+	if (fdatasync(fd) != 0)
+		return VTL_E_IO;
+	struct iovec iov = {footer, len};
+	return write_fullv(fd, &iov, 1, at);
+}
+
+/* The seal of a full segment, done by a worker while the host writes on into the next one. */
+struct seal_job {
+	struct job job; /* first: the worker hands back this pointer */
+	struct fdref *fd;
+	unsigned char *footer;
+	size_t len;
+	uint64_t at;
+	uint32_t seq;
+	int rc;
+	bool done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void seal_job_run(struct job *j)
+{
+	struct seal_job *sj = (struct seal_job *)j;
+	int rc = footer_commit(sj->fd->fd, sj->footer, sj->len, sj->at);
+	fdref_put(sj->fd);
+	pthread_mutex_lock(&sj->lock);
+	sj->rc = rc;
+	sj->done = true;
+	pthread_cond_signal(&sj->cond);
+	pthread_mutex_unlock(&sj->lock);
+}
+
+/*
+ * Waits for the seal in flight, if any. Its segment keeps its in-memory index
+ * until then; after a failure it keeps it for good (the footer on disk is
+ * missing or torn, which the next open repairs) and the error is returned.
+ */
+static int seal_wait(struct vtl_cart *c)
+{
+	struct seal_job *sj = c->seal;
+	if (!sj)
+		return VTL_OK;
+	pthread_mutex_lock(&sj->lock);
+	while (!sj->done)
+		pthread_cond_wait(&sj->cond, &sj->lock);
+	pthread_mutex_unlock(&sj->lock);
+	int rc = sj->rc;
+	for (size_t i = 0; !rc && i < c->nseg; i++) {
+		struct seg *s = &c->segs[i];
+		if (s->seq == sj->seq && s->sealed && s->mem_off && s->index_off) {
+			free(s->mem_off);
+			s->mem_off = NULL;
+		}
+	}
+	pthread_mutex_destroy(&sj->lock);
+	pthread_cond_destroy(&sj->cond);
+	free(sj->footer);
+	free(sj);
+	c->seal = NULL;
+	return rc;
+}
+
+/*
+ * Seals the last segment. Synchronous (close) or, at a segment change, on a
+ * worker: the records' fdatasync takes as long as the disk needs to catch up,
+ * and the host should keep the disk busy meanwhile. Until the worker is done
+ * the segment is read through a copy of its index in memory.
+ */
+static int seg_seal_last(struct vtl_cart *c, bool with_eod, bool async)
+{
+	int rc = seal_wait(c);
+	if (rc)
 		return rc;
+	struct seg *s = last_seg(c);
+	struct fdref *f = cart_seg_fd(c, c->nseg - 1);
+	if (!f)
+		return VTL_E_IO;
+	size_t len;
+	uint64_t fm_off, index_off;
+	unsigned char *footer = footer_build(c, with_eod, &len, &fm_off, &index_off);
+	if (!footer)
+		return VTL_E_NOMEM;
+	struct seal_job *sj = async ? calloc(1, sizeof *sj) : NULL;
+	uint32_t *copy = async ? malloc(4ull * s->n_obj + 4) : NULL;
+	if (async && (!sj || !copy)) {
+		free(sj);
+		free(copy);
+		async = false;
+	}
+	if (!async) {
+		rc = footer_commit(f->fd, footer, len, s->data_end);
+		if (rc == VTL_OK && fdatasync(f->fd) != 0)
+			rc = VTL_E_IO;
+		free(footer);
+		if (rc) {
+			if (ftruncate(f->fd, (off_t)s->data_end) != 0)
+				return VTL_E_IO;
+			return rc;
+		}
+	} else {
+		memcpy(copy, c->off, 4ull * s->n_obj);
+		s->mem_off = copy;
+		fdref_get(f);
+		sj->job.run = seal_job_run;
+		sj->fd = f;
+		sj->footer = footer;
+		sj->len = len;
+		sj->at = s->data_end;
+		sj->seq = s->seq;
+		pthread_mutex_init(&sj->lock, NULL);
+		pthread_cond_init(&sj->cond, NULL);
+		c->seal = sj;
+		workers_submit(c->pool->workers, &sj->job);
 	}
 	s->sealed = true;
 	s->eod_rec = with_eod;
@@ -687,6 +789,7 @@ static int seg_rebuild(struct vtl_cart *c, size_t si)
 
 static void cart_free(struct vtl_cart *c)
 {
+	(void)seal_wait(c); /* an error here was already lost with the session */
 	if (c->ra)
 		ra_destroy(c->ra);
 	for (size_t i = 0; i < c->nseg; i++)
@@ -931,10 +1034,12 @@ static int cart_add_seg(struct vtl_cart *c, struct seg *s, int fd)
 }
 
 /*
- * Loads a segment without a trustworthy trailer. If the next segment continues
- * after its records, its footer was damaged in place: its index is rebuilt in
- * memory. Otherwise it is the last one, left open by a crash: torn records are
- * cut off (writable) and whatever follows is taken out of the tape.
+ * Loads a segment without a trustworthy trailer, walking its records with
+ * their payload CRCs. If the next segment continues right after the last whole
+ * record, the footer was lost (a crash before an asynchronous seal wrote it,
+ * or damage): the index is kept in memory. Otherwise this is the last segment,
+ * left open by a crash: torn records are cut off (writable) and whatever
+ * follows it is taken out of the tape.
  */
 static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t size, bool *last)
 {
@@ -942,28 +1047,23 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 	c->segs[si] = *s;
 	uint32_t *offs = NULL;
 	size_t cap = 0;
-	int rc = seg_scan(c, si, fd, size, false, &offs, &cap);
+	int rc = seg_scan(c, si, fd, size, true, &offs, &cap);
+	struct seg *t = &c->segs[si];
+	*s = *t;
 	if (rc) {
 		free(offs);
 		return rc;
 	}
-	struct seg *t = &c->segs[si];
 	if (seg_continues(c, t->seq + 1, c->eod + t->n_obj, c->total_fm + t->n_fm)) {
-		t->sealed = true;
-		t->mem_off = offs ? offs : malloc(sizeof *offs);
-		*s = *t;
+		s->sealed = true;
+		s->mem_off = offs ? offs : malloc(sizeof *offs);
 		*last = false;
-		return t->mem_off ? VTL_OK : VTL_E_NOMEM;
+		return s->mem_off ? VTL_OK : VTL_E_NOMEM;
 	}
-	free(offs);
-	free(t->fm);
-	t->fm = NULL;
-	t->fm_cap = 0;
-	rc = seg_scan(c, si, fd, size, true, &c->off, &c->offcap);
-	*s = *t;
+	free(c->off);
+	c->off = offs;
+	c->offcap = cap;
 	*last = true;
-	if (rc)
-		return rc;
 	if (!c->p.readonly && s->data_end != size) {
 		if (ftruncate(fd, (off_t)s->data_end) != 0 || fdatasync(fd) != 0)
 			return VTL_E_IO;
@@ -1077,6 +1177,9 @@ int vtl_cart_sync(struct vtl_cart *c)
 {
 	if (c->p.readonly)
 		return VTL_OK;
+	int rc = seal_wait(c);
+	if (rc)
+		return rc;
 	if (c->need_sync && c->nseg) {
 		int fd = seg_fd(c, c->nseg - 1);
 		if (fd < 0 || fdatasync(fd) != 0)
@@ -1094,7 +1197,7 @@ int vtl_cart_close(struct vtl_cart *c)
 	if (!c->p.readonly) {
 		ra_reset(c->ra);
 		if (c->dirty && c->nseg && !last_seg(c)->sealed)
-			rc = seg_seal_last(c, true);
+			rc = seg_seal_last(c, true, false);
 		int rc2 = vtl_cart_sync(c);
 		if (!rc)
 			rc = rc2;
@@ -1400,6 +1503,9 @@ static int truncate_at(struct vtl_cart *c, uint64_t obj)
 	if (c->p.worm)
 		return VTL_E_WORM;
 	ra_reset(c->ra);
+	int rc = seal_wait(c);
+	if (rc)
+		return rc;
 	size_t si = cart_seg_of(c, obj);
 	/* Highest segment first, so that a crash leaves a shorter but consistent tape. */
 	while (c->nseg - 1 > si) {
@@ -1419,8 +1525,7 @@ static int truncate_at(struct vtl_cart *c, uint64_t obj)
 	 * The removals must be on disk before the cut: a cut segment followed by
 	 * the old later segments would not be a tape.
 	 */
-	int rc = cart_sync_dirs(c);
-	if (rc)
+	if ((rc = cart_sync_dirs(c)))
 		return rc;
 	struct seg *s = last_seg(c);
 	if (s->sealed && (rc = seg_unseal(c, si)))
@@ -1471,7 +1576,7 @@ static int prepare_append(struct vtl_cart *c, uint64_t rec)
 		return rc;
 	s = last_seg(c);
 	if (s->n_obj > 0 && s->data_end - SEG_HEADER_LEN + rec > c->pool->segment_size) {
-		if ((rc = seg_seal_last(c, false)))
+		if ((rc = seg_seal_last(c, false, true)))
 			return rc;
 		if ((rc = seg_append_new(c)))
 			return rc;
@@ -1510,7 +1615,6 @@ static int append_record(struct vtl_cart *c, struct rec_header *h, const void *p
 		pool_space_give(c->pool, s->member, take);
 		return full ? VTL_E_POOL_FULL : VTL_E_IO;
 	}
-	uint64_t old_end = s->data_end;
 	c->off[s->n_obj] = (uint32_t)s->data_end;
 	if (h->type == REC_FILEMARK) {
 		s->fm[s->n_fm++] = s->n_obj;
@@ -1525,10 +1629,6 @@ static int append_record(struct vtl_cart *c, struct rec_header *h, const void *p
 	c->cur_valid = false;
 	c->dirty = true;
 	c->need_sync = true;
-	if (old_end / WRITEBACK_STEP != s->data_end / WRITEBACK_STEP) {
-		uint64_t start = (old_end / WRITEBACK_STEP) * WRITEBACK_STEP;
-		sync_file_range(fd, (off_t)start, (off_t)(s->data_end - start), SYNC_FILE_RANGE_WRITE);
-	}
 	return VTL_OK;
 }
 

@@ -16,6 +16,7 @@
 #include "backend/pool.h"
 
 struct ra;
+struct seal_job;
 struct workers;
 
 struct pool_member {
@@ -102,6 +103,7 @@ struct vtl_cart {
 
 	struct vtl_cart_stats st;
 	struct ra *ra;
+	struct seal_job *seal; /* the seal of a full segment still in flight on a worker */
 };
 
 /* ---- pool.c ---- */
@@ -147,7 +149,9 @@ bool ra_active(const struct ra *ra);
  * 0 when it cannot (the caller reads from disk).
  */
 int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_read_result *r);
-/* Releases one reference on f (read-ahead lock held by the caller or not, see readahead.c). */
+/* Takes one reference on f for a job in flight. */
+void fdref_get(struct fdref *f);
+/* Releases one reference on f. */
 void fdref_put(struct fdref *f);
 /* Drops the segment's reference on f: closes now, or when the last job ends. */
 void fdref_drop(struct fdref *f);

@@ -80,7 +80,7 @@ struct ra {
 
 static pthread_mutex_t fdref_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void fdref_get(struct fdref *f)
+void fdref_get(struct fdref *f)
 {
 	pthread_mutex_lock(&fdref_lock);
 	f->refs++;

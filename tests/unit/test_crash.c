@@ -1650,6 +1650,89 @@ static void test_stale_segments_after_overwrite(void **state)
 	stale_segments_case(*state, "STALE2", true);
 }
 
+/*
+ * The seal of a full segment runs on a worker while the host writes on, so a
+ * crash can leave a middle segment whose records are on disk but whose footer
+ * never arrived. Modelled by cutting the footer off middle segments of a
+ * closed cartridge: every object must still read back, read-only and
+ * writable, and the tape must take appends.
+ */
+static void test_middle_segment_without_footer(void **state)
+{
+	struct fx *f = *state;
+	const char *bc = "NOFOOT1";
+	const unsigned nblk = 60;
+	const size_t bl = 10000;
+	uint8_t b[10000], got[10100];
+	pool_open(f);
+	EXPECT_RC(vtl_cart_create(f->pool, bc), 0);
+	EXPECT_RC(cart_open(f, bc, false, false), 0);
+	for (unsigned i = 0; i < nblk; i++) {
+		gen_data(b, bl, 4400 + i, false);
+		EXPECT_RC(vtl_cart_write_block(f->cart[0], b, bl), 0);
+		if (i % 17 == 16)
+			EXPECT_RC(vtl_cart_write_filemarks(f->cart[0], 1), 0);
+	}
+	cart_close(f);
+	pool_close(f);
+	static struct seginfo segs[MAXSEG];
+	int n = list_segs(f, bc, segs, MAXSEG);
+	assert_true(n >= 4);
+	/* Segments 1 and n-2: cut everything after the last record (footer and trailer). */
+	int cut[2] = {1, n - 2};
+	for (int k = 0; k < 2; k++) {
+		size_t len;
+		uint8_t *data = read_file(segs[cut[k]].path, &len);
+		assert_non_null(data);
+		/* The FMARKS record starts right after the last object: find it by its type byte. */
+		uint64_t at = 128;
+		while (at + 32 <= len && data[at + 2] != 4) {
+			uint32_t stored = (uint32_t)data[at + 4] | (uint32_t)data[at + 5] << 8 |
+					  (uint32_t)data[at + 6] << 16 | (uint32_t)data[at + 7] << 24;
+			at += 32 + stored;
+		}
+		tfree(data);
+		assert_true(at < len);
+		assert_int_equal(truncate(segs[cut[k]].path, (off_t)at), 0);
+	}
+	uint64_t expect_eod = nblk + (nblk / 17);
+	for (int mode = 0; mode < 3; mode++) {
+		pool_open(f);
+		EXPECT_RC(cart_open(f, bc, mode == 0, false), 0);
+		struct vtl_position p;
+		get_pos(f->cart[0], &p);
+		if (p.eod != expect_eod + (mode == 2))
+			fail_msg("mode %d: EOD %" PRIu64 ", expected %" PRIu64, mode, p.eod, expect_eod + (mode == 2));
+		unsigned blk = 0;
+		for (uint64_t i = 0; i < p.eod; i++) {
+			struct vtl_read_result r;
+			EXPECT_RC(vtl_cart_read(f->cart[0], got, sizeof(got), &r), 0);
+			if (r.type == VTL_OBJ_FILEMARK)
+				continue;
+			bool appended = mode == 2 && i == p.eod - 1;
+			gen_data(b, appended ? 3000 : bl, appended ? 99 : 4400 + blk, false);
+			if (r.type != VTL_OBJ_DATA || r.length != (appended ? 3000 : bl) ||
+			    memcmp(b, got, r.length) != 0)
+				fail_msg("mode %d: object %" PRIu64 " reads back wrong", mode, i);
+			blk++;
+		}
+		/* Positioning goes through the rebuilt index too. */
+		struct vtl_space_result sr;
+		EXPECT_RC(vtl_cart_rewind(f->cart[0]), 0);
+		EXPECT_RC(vtl_cart_space_filemarks(f->cart[0], 2, &sr), 0);
+		get_pos(f->cart[0], &p);
+		assert_int_equal(p.object, 2 * 17 + 2);
+		assert_int_equal(p.file, 2);
+		if (mode == 1) {
+			EXPECT_RC(vtl_cart_space_eod(f->cart[0]), 0);
+			gen_data(b, 3000, 99, false);
+			EXPECT_RC(vtl_cart_write_block(f->cart[0], b, 3000), 0);
+		}
+		cart_close(f);
+		pool_close(f);
+	}
+}
+
 int main(void)
 {
 	g_seed = tl_env_seed();
@@ -1664,6 +1747,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_truncate_after_clean_close, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_close_markers, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_segments_after_erase, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_middle_segment_without_footer, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_segments_after_overwrite, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_payload_medium, fx_setup, fx_teardown),

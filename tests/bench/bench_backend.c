@@ -53,7 +53,7 @@
 #define ROUNDS_MAX 16 /* append rounds (VTL_BENCH_ROUNDS) */
 enum { W_DIRECT, W_BUF, W_STREAM, W_A, W_B, W_C, W_KINDS }; /* the append runs of a round, in order */
 enum raw_mode { RAW_DIRECT, RAW_BUFFERED, RAW_STREAMED };
-#define WRITEBACK_STEP ((uint64_t)8 << 20) /* as backend/cartridge.c starts writeback */
+#define WRITEBACK_STEP ((uint64_t)8 << 20) /* the "streamed" baseline starts writeback this often */
 
 #define TARGET_INCOMP 0.90 /* incompressible append >= 0.9 x raw disk write */
 #define TARGET_COMP 1.00   /* compressible append faster than the disk */
@@ -1160,7 +1160,7 @@ static int section_throughput(const struct cfg *cf, unsigned char *rnd, unsigned
 	printf("\n  raw O_DIRECT:  like dd oflag=direct (one 256 KiB write at a time, aligned buffer), then one fdatasync\n"
 	       "  raw buffered:  like dd conv=fdatasync (every write into the page cache, then one fdatasync)\n"
 	       "  raw streamed:  buffered writes that start the writeback of every 8 MiB as it fills\n"
-	       "                 (sync_file_range), then one fdatasync: the cartridge's own I/O pattern, no format\n"
+	       "                 (sync_file_range), then one fdatasync: the fastest plain-file pattern found\n"
 	       "  sync s: the final fdatasync / vtl_cart_sync alone, inside the timed span; CPU s: user+system of\n"
 	       "  the whole process (with the backend's worker threads); vtl_cart_close after the timed span:\n"
 	       "  (a) %.1f ms, (b) %.1f ms, (c) %.1f ms\n",

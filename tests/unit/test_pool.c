@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -595,6 +598,103 @@ static void test_pool_full(void **state)
 	tfree(buf);
 }
 
+/*
+ * The file system itself refuses a write (here EFBIG from RLIMIT_FSIZE, as
+ * ENOSPC would): the write reports a full pool, the partial record is cut off,
+ * and everything before it stays readable, in the same session and after a
+ * reopen. Runs in a child so that the limit does not touch the test runner.
+ */
+static void test_filesystem_refuses_write(void **state)
+{
+	struct fx *f = *state;
+	fx_pool_open(f, 2, 0, 0);
+	EXPECT_RC(vtl_cart_create(f->pool, "EFBIG1"), 0);
+	enum { BL = 65536, LIMIT = 600000 };
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		static uint8_t b[BL];
+		/* The parent's worker threads did not come through fork: a pool of its own. */
+		struct vtl_pool *pool = NULL;
+		char err[256];
+		struct vtl_cart_params p = {0};
+		struct vtl_cart *c = NULL;
+		if (vtl_pool_open(&f->cfg, &pool, err, sizeof err) || vtl_cart_open(pool, "EFBIG1", &p, &c))
+			_exit(10);
+		signal(SIGXFSZ, SIG_IGN);
+		/* Only the soft limit: raising it back needs no privilege. */
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_FSIZE, &rl))
+			_exit(11);
+		rlim_t hard = rl.rlim_max;
+		rl.rlim_cur = LIMIT;
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(11);
+		uint32_t n = 0;
+		int rc;
+		for (;;) {
+			gen_data(b, BL, 500 + n, false);
+			if ((rc = vtl_cart_write_block(c, b, BL)) != 0)
+				break;
+			n++;
+		}
+		if (rc != VTL_E_POOL_FULL)
+			_exit(12);
+		/* Same session: everything before reads back, EOD did not move. */
+		struct vtl_position pos;
+		vtl_cart_position(c, &pos);
+		if (pos.eod != n || vtl_cart_rewind(c))
+			_exit(13);
+		for (uint32_t i = 0; i < n; i++) {
+			static uint8_t got[BL], want[BL];
+			struct vtl_read_result r;
+			gen_data(want, BL, 500 + i, false);
+			if (vtl_cart_read(c, got, BL, &r) || r.length != BL || memcmp(got, want, BL))
+				_exit(14);
+		}
+		rl.rlim_cur = hard;
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(15);
+		if (vtl_cart_close(c))
+			_exit(17);
+		vtl_pool_close(pool);
+		if (write(fds[1], &n, sizeof n) != (ssize_t)sizeof n)
+			_exit(16);
+		_exit(0);
+	}
+	close(fds[1]);
+	uint32_t n = 0;
+	ssize_t got = read(fds[0], &n, sizeof n);
+	close(fds[0]);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("child failed at step %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	assert_int_equal(got, sizeof n);
+	assert_true(n >= 1 && n <= LIMIT / BL);
+	print_message("  %u blocks of %u bytes written before the file system refused one\n", n, BL);
+	struct vtl_cart_params p = {0};
+	struct vtl_cart *c = NULL;
+	EXPECT_RC(vtl_cart_open(f->pool, "EFBIG1", &p, &c), 0);
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
+	assert_int_equal(pos.eod, n);
+	static uint8_t gotb[BL], want[BL];
+	for (uint32_t i = 0; i < n; i++) {
+		struct vtl_read_result r;
+		gen_data(want, BL, 500 + i, false);
+		EXPECT_RC(vtl_cart_read(c, gotb, BL, &r), 0);
+		assert_int_equal(r.length, BL);
+		assert_memory_equal(gotb, want, BL);
+	}
+	EXPECT_RC(vtl_cart_write_block(c, want, 100), 0);
+	EXPECT_RC(vtl_cart_close(c), 0);
+}
+
 /* A full pool refuses a large block and a filemark run cleanly too, and other cartridges. */
 static void test_pool_full_other_writes(void **state)
 {
@@ -857,6 +957,7 @@ int main(void)
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_pool_full, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_pool_full_other_writes, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_filesystem_refuses_write, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_drives, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_fill, fx_setup, fx_teardown),
 	};

@@ -7,12 +7,14 @@ OPT     ?= -O2
 CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE -I. -pthread
 CFLAGS_EXTRA ?=
 CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
-LDLIBS  := -llz4 -lpthread
+LDLIBS  := -lsqlite3 -llz4 -lpthread
 TEST_LDLIBS := -lcmocka $(LDLIBS)
 
 COMMON_SRC  := $(wildcard common/*.c)
 BACKEND_SRC := $(wildcard backend/*.c)
-LIB_SRC     := $(COMMON_SRC) $(BACKEND_SRC)
+CATALOG_SRC := $(wildcard catalog/*.c)
+VTL_SRC     := $(wildcard vtl/*.c)
+LIB_SRC     := $(COMMON_SRC) $(BACKEND_SRC) $(CATALOG_SRC) $(VTL_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB         := $(BUILD)/libvtl.a
 
@@ -20,11 +22,15 @@ UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 TESTLIB_SRC := tests/unit/testlib.c
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
+VTLCTL_SRC  := $(wildcard vtl/ctl/*.c)
+VTLCTL      := $(BUILD)/vtlctl
+INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
-.PHONY: all deps check unit asan bench run clean
-all: $(LIB) $(UNIT_BIN) $(BENCH_BIN)
+.PHONY: all deps check unit integration asan bench run clean
+PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL))
+all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN)
 
 deps:
 	@scripts/install-deps
@@ -42,14 +48,21 @@ $(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(TESTLIB_OBJ) $(LIB) $(TEST_LDLIBS)
 
+$(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
+
 $(BUILD)/tests/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
 
-# Every tier this machine can run. Today: unit (cmocka).
+# Every tier this machine can run. Today: unit (cmocka) and integration (the programs, end to end).
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory integration
+
+integration: $(PROGRAMS)
+	@tests/run-integration $(BUILD) $(INTEG_TESTS)
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
@@ -57,7 +70,7 @@ unit: $(UNIT_BIN)
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
 		CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDLIBS="-fsanitize=address,undefined -llz4 -lpthread" unit
+		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -lpthread" unit integration
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
@@ -71,4 +84,4 @@ run: deps all
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)
+-include $(VTLCTL_SRC:%.c=$(BUILD)/%.d) $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)

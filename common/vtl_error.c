@@ -20,6 +20,8 @@ const char *vtl_strerror(int err)
 	case VTL_E_CORRUPT: return "on-disk structure is corrupt";
 	case VTL_E_CONFIG: return "configuration error";
 	case VTL_E_EOD: return "end of data";
+	case VTL_E_SRC_EMPTY: return "the source element is empty";
+	case VTL_E_DST_FULL: return "the destination element is full";
 	}
 	return "unknown error";
 }

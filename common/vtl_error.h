@@ -26,6 +26,8 @@ enum vtl_err {
 	VTL_E_CORRUPT = -12,  /* on-disk structure inconsistent beyond automatic repair */
 	VTL_E_CONFIG = -13,   /* a configuration value is missing or wrong */
 	VTL_E_EOD = -14,      /* end of data reached before the target (blank check) */
+	VTL_E_SRC_EMPTY = -15, /* a move from an element that holds nothing */
+	VTL_E_DST_FULL = -16,  /* a move into an element that is already full */
 };
 
 /* Positive warnings (the operation completed). */

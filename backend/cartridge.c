@@ -1720,3 +1720,61 @@ void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
 {
 	*st = c->st;
 }
+
+/* ---- pool inventory ---- */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int vtl_pool_list_cartridges(struct vtl_pool *pool, int (*fn)(const char *barcode, void *arg), void *arg)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = VTL_OK;
+	for (unsigned m = 0; !rc && m < pool->n; m++) {
+		DIR *d = opendir(pool->m[m].path);
+		if (!d) {
+			rc = VTL_E_IO;
+			break;
+		}
+		struct dirent *e;
+		while (!rc && (e = readdir(d))) {
+			/* Only on its home member, so each cartridge is named once. */
+			if (vtl_barcode_check(e->d_name) || vtl_pool_member_for(pool, e->d_name, 0) != m ||
+			    vtl_cart_exists(pool, e->d_name) != 1)
+				continue;
+			if ((rc = grow((void **)&names, &cap, n + 1, sizeof *names)))
+				break;
+			if (!(names[n] = strdup(e->d_name)))
+				rc = VTL_E_NOMEM;
+			else
+				n++;
+		}
+		closedir(d);
+	}
+	if (!rc)
+		qsort(names, n, sizeof *names, cmp_names);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = fn(names[i], arg);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+int vtl_cart_info(struct vtl_pool *pool, const char *barcode, struct vtl_cart_info *out)
+{
+	struct vtl_cart_params p = {.readonly = true};
+	struct vtl_cart *c;
+	int rc = vtl_cart_open(pool, barcode, &p, &c);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof *out);
+	out->eod = c->eod;
+	out->filemarks = c->total_fm;
+	out->stored_bytes = c->stored;
+	out->segments = (uint32_t)c->nseg;
+	return vtl_cart_close(c);
+}

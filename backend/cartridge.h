@@ -77,6 +77,23 @@ struct vtl_cart_stats {
 	uint64_t readahead_misses;   /* reads that had to go to disk themselves */
 };
 
+struct vtl_cart_info {
+	uint64_t eod;          /* objects on the tape */
+	uint64_t filemarks;    /* filemarks among them */
+	uint64_t stored_bytes; /* bytes on the medium (record headers + stored payloads) */
+	uint32_t segments;     /* segment files */
+};
+
+/*
+ * Calls fn with the barcode of every cartridge in the pool, in byte order
+ * (a cartridge is a folder on its home member holding segment 0); fn
+ * returning non-zero stops the walk and is returned.
+ */
+int vtl_pool_list_cartridges(struct vtl_pool *pool, int (*fn)(const char *barcode, void *arg), void *arg);
+
+/* Reads what a cartridge holds, read-only (VTL_E_BUSY while a writer has it open). */
+int vtl_cart_info(struct vtl_pool *pool, const char *barcode, struct vtl_cart_info *out);
+
 /* Creates an empty (blank) cartridge; VTL_E_EXISTS if one is there already. */
 int vtl_cart_create(struct vtl_pool *pool, const char *barcode);
 

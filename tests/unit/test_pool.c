@@ -598,6 +598,68 @@ static void test_pool_full(void **state)
 	tfree(buf);
 }
 
+struct names {
+	char v[8][VTL_BARCODE_MAX + 1];
+	int n;
+};
+
+static int collect_name(const char *barcode, void *arg)
+{
+	struct names *ns = arg;
+	if (ns->n >= 8)
+		return 99;
+	snprintf(ns->v[ns->n++], sizeof ns->v[0], "%s", barcode);
+	return 0;
+}
+
+/* The inventory names each cartridge once, sorted, whatever member it starts on; info matches the tape. */
+static void test_pool_inventory(void **state)
+{
+	struct fx *f = *state;
+	fx_pool_open(f, 3, VTL_SEGMENT_SIZE_MIN, 0);
+	static const char *const bcs[] = {"ZZ0001L8", "AA0001L8", "MM0001L8", "AA0002L8"};
+	for (int i = 0; i < 4; i++)
+		EXPECT_RC(vtl_cart_create(f->pool, bcs[i]), 0);
+	struct vtl_cart_params p = {0};
+	struct vtl_cart *c = NULL;
+	EXPECT_RC(vtl_cart_open(f->pool, "MM0001L8", &p, &c), 0);
+	static uint8_t b[40000];
+	for (int i = 0; i < 5; i++) {
+		gen_data(b, sizeof b, 70 + i, false);
+		EXPECT_RC(vtl_cart_write_block(c, b, sizeof b), 0);
+		EXPECT_RC(vtl_cart_write_filemarks(c, 1), 0);
+	}
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
+	/* A writer holds it: info must not read under it. */
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(f->pool, "MM0001L8", &info), VTL_E_BUSY);
+	EXPECT_RC(vtl_cart_close(c), 0);
+	struct names ns = {.n = 0};
+	EXPECT_RC(vtl_pool_list_cartridges(f->pool, collect_name, &ns), 0);
+	assert_int_equal(ns.n, 4);
+	assert_string_equal(ns.v[0], "AA0001L8");
+	assert_string_equal(ns.v[1], "AA0002L8");
+	assert_string_equal(ns.v[2], "MM0001L8");
+	assert_string_equal(ns.v[3], "ZZ0001L8");
+	EXPECT_RC(vtl_cart_info(f->pool, "MM0001L8", &info), 0);
+	assert_int_equal(info.eod, 10);
+	assert_int_equal(info.filemarks, 5);
+	assert_int_equal(info.stored_bytes, pos.stored_bytes);
+	assert_true(info.segments >= 3); /* 200 KB over 64 KiB segments */
+	EXPECT_RC(vtl_cart_info(f->pool, "AA0001L8", &info), 0);
+	assert_int_equal(info.eod, 0);
+	assert_int_equal(info.segments, 1);
+	EXPECT_RC(vtl_cart_info(f->pool, "NOPE01L8", &info), VTL_E_NOTFOUND);
+	/* A callback's non-zero answer stops the walk and comes back. */
+	struct names few = {.n = 6};
+	EXPECT_RC(vtl_pool_list_cartridges(f->pool, collect_name, &few), 99);
+	EXPECT_RC(vtl_cart_delete(f->pool, "AA0002L8"), 0);
+	ns.n = 0;
+	EXPECT_RC(vtl_pool_list_cartridges(f->pool, collect_name, &ns), 0);
+	assert_int_equal(ns.n, 3);
+}
+
 /*
  * The file system itself refuses a write (here EFBIG from RLIMIT_FSIZE, as
  * ENOSPC would): the write reports a full pool, the partial record is cut off,
@@ -958,6 +1020,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pool_full, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_pool_full_other_writes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_filesystem_refuses_write, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_pool_inventory, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_drives, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_fill, fx_setup, fx_teardown),
 	};

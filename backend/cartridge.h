@@ -122,7 +122,11 @@ int vtl_cart_close(struct vtl_cart *c);
  */
 int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len);
 
-/* Writes count filemarks at the current position; returns like write_block. */
+/*
+ * Writes count filemarks at the current position; returns like write_block.
+ * EOM is checked for the whole count first; a pool that fills part way stops
+ * it with some written (the position tells how many).
+ */
 int vtl_cart_write_filemarks(struct vtl_cart *c, uint32_t count);
 
 /* Discards everything from the current position on (the position becomes EOD). */
@@ -155,7 +159,10 @@ int vtl_cart_space_eod(struct vtl_cart *c);
 /* Positions at BOT. */
 int vtl_cart_rewind(struct vtl_cart *c);
 
-/* Makes everything written so far survive a crash or power loss. */
+/*
+ * Makes everything written so far survive a crash or power loss. Also returns
+ * a failure of an earlier segment's seal that ran in the background.
+ */
 int vtl_cart_sync(struct vtl_cart *c);
 
 /* Fills *pos with the current position. */

@@ -25,10 +25,13 @@ TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 VTLCTL_SRC  := $(wildcard vtl/ctl/*.c)
 VTLCTL      := $(BUILD)/vtlctl
 INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
+FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_SECONDS ?= 15
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
-.PHONY: all deps check unit integration asan bench run clean
+.PHONY: all deps check unit integration fuzz asan bench run clean
 PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL))
 all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN)
 
@@ -51,15 +54,27 @@ $(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIB)
 $(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
+# libFuzzer needs clang; each target is built with the library sources under ASan + UBSan.
+FUZZ_LIB_SRC := $(COMMON_SRC) $(BACKEND_SRC)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
+	@mkdir -p $(dir $@)
+	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$< $(FUZZ_LIB_SRC) -o $@ $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+	@tests/run-fuzz $(BUILD) $(FUZZ_SECONDS) $(FUZZ_BIN)
+
 $(BUILD)/tests/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
 
-# Every tier this machine can run. Today: unit (cmocka) and integration (the programs, end to end).
+# Every tier this machine can run. Today: unit (cmocka), integration (the programs, end to end)
+# and fuzz (libFuzzer, FUZZ_SECONDS per target).
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory fuzz
 
 integration: $(PROGRAMS)
 	@tests/run-integration $(BUILD) $(INTEG_TESTS)

@@ -682,7 +682,8 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 		    size_t *cap)
 {
 	struct seg *s = &c->segs[si];
-	unsigned char *win = malloc(SCAN_WINDOW);
+	uint64_t win_size = size < SCAN_WINDOW ? (size ? size : 1) : SCAN_WINDOW;
+	unsigned char *win = malloc(win_size);
 	if (!win)
 		return VTL_E_NOMEM;
 	uint64_t wstart = 0, wlen = 0; /* window [wstart, wstart + wlen) of the file */
@@ -694,7 +695,7 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 			break;
 		if (at < wstart || at + REC_HEADER_LEN > wstart + wlen) {
 			wstart = at;
-			wlen = size - at < SCAN_WINDOW ? size - at : SCAN_WINDOW;
+			wlen = size - at < win_size ? size - at : win_size;
 			if ((rc = read_full(fd, win, wlen, wstart)))
 				break;
 		}

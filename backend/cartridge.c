@@ -1075,6 +1075,22 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 	return cart_drop_from(c, s->seq + 1, false);
 }
 
+/* Makes segment 0 a blank tape again (writable) or just describes it so (read-only). */
+static int seg0_rewrite(struct vtl_cart *c, int fd, struct seg_header *h)
+{
+	memset(h, 0, sizeof *h);
+	snprintf(h->barcode, sizeof h->barcode, "%s", c->barcode);
+	if (c->p.readonly)
+		return VTL_OK;
+	h->created_ns = now_ns();
+	unsigned char hb[SEG_HEADER_LEN];
+	seg_header_encode(h, hb);
+	struct iovec iov = {hb, sizeof hb};
+	if (ftruncate(fd, 0) != 0 || write_fullv(fd, &iov, 1, 0) != VTL_OK || fdatasync(fd) != 0)
+		return VTL_E_IO;
+	return VTL_OK;
+}
+
 static int cart_load(struct vtl_cart *c)
 {
 	for (uint32_t seq = 0;; seq++) {
@@ -1096,12 +1112,24 @@ static int cart_load(struct vtl_cart *c)
 		}
 		uint64_t size = (uint64_t)st.st_size;
 		enum seg_hdr hc = seg_header_check(c, fd, size, seq, c->eod, c->total_fm, &h);
+		char next[PATH_MAX];
+		struct stat nst;
+		bool more = !pool_seg_path(c->pool, c->barcode, seq + 1, next, sizeof next) && stat(next, &nst) == 0;
+		if (hc == HDR_TORN && seq == 0 && size < SEG_HEADER_LEN && !more) {
+			/*
+			 * The only segment, cut inside its header: nothing of the tape is
+			 * left to read, so it is a blank tape. A writable open writes the
+			 * header again.
+			 */
+			if ((rc = seg0_rewrite(c, fd, &h))) {
+				close(fd);
+				return rc;
+			}
+			hc = HDR_OK;
+			size = c->p.readonly ? size : SEG_HEADER_LEN;
+		}
 		if (hc != HDR_OK) {
 			close(fd);
-			char next[PATH_MAX];
-			struct stat nst;
-			bool more = !pool_seg_path(c->pool, c->barcode, seq + 1, next, sizeof next) &&
-				    stat(next, &nst) == 0;
 			/* Segment 0 is synced at creation; a torn one in the middle is damage, not a crash. */
 			if (seq == 0 || (hc == HDR_TORN && more))
 				return VTL_E_CORRUPT;

@@ -155,4 +155,144 @@ int catalog_event(struct vtl_catalog *cat, const char *actor, const char *what);
 int catalog_event_list(struct vtl_catalog *cat, int64_t after_id, unsigned limit,
 		       int (*fn)(const struct cat_event *ev, void *arg), void *arg);
 
+/* ------------------------------------------------------------------------
+ * Added with the implementation in catalog/. Notes on the functions above:
+ *
+ * - A struct vtl_catalog may be shared by the threads of one process (calls
+ *   on it are serialized); every process, and each side of a fork, opens its
+ *   own. Writes start with BEGIN IMMEDIATE and wait up to CAT_BUSY_TIMEOUT_MS
+ *   for writers of other handles and processes, so callers never retry;
+ *   VTL_E_BUSY only after that. A failed call leaves no transaction open and
+ *   changes nothing.
+ * - catalog_open: VTL_E_NOTFOUND if path is missing (or holds no catalog)
+ *   and !create; VTL_E_CORRUPT if it is not an SQLite database or one that
+ *   is not a catalog; VTL_E_INVAL if its schema is newer than
+ *   CAT_SCHEMA_VERSION. err (may be NULL) gets the reason.
+ * - Strings longer than their field (barcode: CAT_BARCODE_MAX, name:
+ *   CAT_NAME_MAX, the char arrays of the structs: their size - 1), NULL
+ *   strings and empty names and barcodes are VTL_E_INVAL.
+ * - List functions call fn with no lock or transaction held, so fn may call
+ *   the catalog; each list is one consistent snapshot (events: read in
+ *   batches by id). If fn returns non-zero the walk stops, and the list
+ *   function returns that value if it is negative, else 0. VTL_E_NOTFOUND for
+ *   a library (or cartridge) that does not exist.
+ * - catalog_library_create: VTL_E_INVAL unless transports >= 1, every range
+ *   ends at or below 0xFFFE and no two non-empty ranges overlap.
+ * - catalog_drive_set: VTL_E_NOTFOUND if the library has no element at
+ *   d->address, VTL_E_INVAL if it is not a data transfer element.
+ * - catalog_cartridge_add: VTL_E_INVAL for a media or cache value outside the
+ *   enums or an element without a library_id; VTL_E_NOTFOUND for an unknown
+ *   library or element. The element's source becomes CAT_NO_ELEMENT.
+ * - catalog_cartridge_usage sets the totals given (not increments); mounted
+ *   adds one to mounts and sets last_mounted to now.
+ * - Unknown barcodes are VTL_E_NOTFOUND everywhere.
+ * - catalog_cartridge_remove also removes the cartridge's copies (below).
+ * - catalog_move sets the destination's source to from, clears the source
+ *   element's, leaves the cartridge's state alone and records the event
+ *   "move <barcode> from <from> to <to>" in the same transaction.
+ * - catalog_mam_set: VTL_E_INVAL if len > 65535 (or val NULL with len > 0).
+ * - catalog_event: actor up to 31 characters, what up to 255.
+ */
+
+#define CAT_SCHEMA_VERSION 2     /* the schema catalog_open upgrades every catalog to */
+#define CAT_BUSY_TIMEOUT_MS 5000 /* how long a call waits for other writers */
+#define CAT_DIGEST_MAX 128       /* a copy's digest: text, e.g. "sha256:<hex>" */
+
+/*
+ * For tests: like catalog_open with create, but upgrades the schema only up
+ * to version (1..CAT_SCHEMA_VERSION; never downgrades). Functions that need
+ * tables of a later version fail with VTL_E_IO on such a handle.
+ */
+int catalog_open_at_version(const char *path, int version, struct vtl_catalog **out, char *err,
+			    size_t errlen);
+
+/* The reason for the last failure on cat (any thread), or "". */
+const char *catalog_last_error(struct vtl_catalog *cat);
+
+/*
+ * Checks SQLite's integrity and foreign keys and the catalog's own
+ * invariant: an element holds a cartridge exactly when that cartridge's
+ * library and element point back at it. 0, or VTL_E_CORRUPT with the first
+ * problem in err (may be NULL).
+ */
+int catalog_check(struct vtl_catalog *cat, char *err, size_t errlen);
+
+/* ---- Physical tapes (schema version 2): the real cartridges copies go to. */
+
+struct cat_ptape {
+	int64_t id; /* set by catalog_ptape_add */
+	char barcode[CAT_BARCODE_MAX + 1];
+	char library[CAT_NAME_MAX + 1]; /* the physical library that holds it */
+	int32_t slot;                   /* its slot there, -1 if none */
+	uint64_t capacity, used;        /* bytes */
+	char state[16];                 /* e.g. "scratch", "filling", "full", "offline" */
+};
+
+/* Adds a physical tape; sets t->id. VTL_E_EXISTS on a duplicate barcode. */
+int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t);
+/* Reads a physical tape by barcode. */
+int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_ptape *out);
+/* Calls fn for each physical tape in barcode order. */
+int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape *t, void *arg), void *arg);
+/* Sets a physical tape's used bytes and (state not NULL) its state. */
+int catalog_ptape_update(struct vtl_catalog *cat, const char *barcode, uint64_t used, const char *state);
+
+/* ---- Copies: where a cartridge's data lies on a physical tape. */
+
+struct cat_copy {
+	int64_t id;                        /* set by catalog_copy_add */
+	char barcode[CAT_BARCODE_MAX + 1]; /* the (virtual) cartridge */
+	char tape[CAT_BARCODE_MAX + 1];    /* the physical tape */
+	uint32_t file;                     /* file number on that tape */
+	uint64_t block;                    /* its first block */
+	uint64_t length;                   /* bytes */
+	char digest[CAT_DIGEST_MAX + 1];
+	int64_t verified_at; /* Unix seconds, 0 = never */
+	char state[16];      /* e.g. "writing", "valid", "invalid" */
+};
+
+/* Adds a copy (verified_at as given); sets c->id. VTL_E_NOTFOUND for an unknown cartridge or tape. */
+int catalog_copy_add(struct vtl_catalog *cat, struct cat_copy *c);
+/* Calls fn for each copy of the cartridge, oldest first. */
+int catalog_copy_list(struct vtl_catalog *cat, const char *barcode, int (*fn)(const struct cat_copy *c, void *arg),
+		      void *arg);
+/* Sets a copy's state. VTL_E_NOTFOUND for an unknown id. */
+int catalog_copy_set_state(struct vtl_catalog *cat, int64_t id, const char *state);
+/* Records that a copy was verified at time when (Unix seconds). VTL_E_NOTFOUND for an unknown id. */
+int catalog_copy_verified(struct vtl_catalog *cat, int64_t id, int64_t when);
+
+/* ---- Jobs of the migrator. */
+
+enum cat_job_kind { CAT_JOB_MIGRATE = 1, CAT_JOB_RECALL = 2, CAT_JOB_VERIFY = 3 };
+
+enum cat_job_state {
+	CAT_JOB_ANY = 0, /* catalog_job_list: every state */
+	CAT_JOB_QUEUED = 1, CAT_JOB_RUNNING = 2, CAT_JOB_DONE = 3, CAT_JOB_FAILED = 4,
+};
+
+struct cat_job {
+	int64_t id;
+	enum cat_job_kind kind;
+	char barcode[CAT_BARCODE_MAX + 1]; /* kept when the cartridge is removed */
+	enum cat_job_state state;
+	uint64_t bytes_done;
+	int64_t started, finished; /* Unix seconds, 0 = not yet */
+	char error[256];
+};
+
+/* Queues a job for the cartridge; *id = its id (ids only grow). VTL_E_NOTFOUND for an unknown cartridge. */
+int catalog_job_add(struct vtl_catalog *cat, enum cat_job_kind kind, const char *barcode, int64_t *id);
+/*
+ * Sets a job's state and bytes done, and (error not NULL) its error text.
+ * RUNNING sets started to now if it was 0, DONE and FAILED set finished to
+ * now, QUEUED clears both. VTL_E_NOTFOUND for an unknown id.
+ */
+int catalog_job_update(struct vtl_catalog *cat, int64_t id, enum cat_job_state state, uint64_t bytes_done,
+		       const char *error);
+/* Reads a job. */
+int catalog_job_get(struct vtl_catalog *cat, int64_t id, struct cat_job *out);
+/* Calls fn for each job in state (CAT_JOB_ANY: all), oldest first. */
+int catalog_job_list(struct vtl_catalog *cat, enum cat_job_state state, int (*fn)(const struct cat_job *j, void *arg),
+		     void *arg);
+
 #endif

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The tiers behind the disk cache (schema version 2): physical tapes, the
+ * copies of cartridges on them and the migrator's jobs. The contracts are
+ * in catalog.h; the conventions in cat_internal.h.
+ */
+#include "catalog/cat_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/vtl_error.h"
+
+#define BARCODE_OK(s) cat_str_ok((s), CAT_BARCODE_MAX + 1, true)
+#define STATE_OK(s) cat_str_ok((s), sizeof(((struct cat_ptape *)0)->state), false)
+
+/* ---------------------------------------------------------- physical tapes */
+
+int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t)
+{
+	if (!cat || !t)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!cat_str_ok(t->barcode, sizeof(t->barcode), true) || !cat_str_ok(t->library, sizeof(t->library), false) ||
+	    !STATE_OK(t->state))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "physical tape: barcode empty or a string too long"));
+	int rc = cat_exec(cat,
+			  "INSERT INTO ptape (barcode, library, slot, capacity, used, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+			  "ttiUUt", t->barcode, t->library, (int)t->slot, t->capacity, t->used, t->state);
+	if (rc == 0)
+		t->id = sqlite3_last_insert_rowid(cat->db);
+	else if (rc == VTL_E_EXISTS)
+		cat_fail(cat, rc, "a physical tape %s exists", t->barcode);
+	return cat_unlock(cat, rc);
+}
+
+#define PTAPE_COLS "id, barcode, library, slot, capacity, used, state"
+
+static void ptape_read(sqlite3_stmt *st, struct cat_ptape *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->id = sqlite3_column_int64(st, 0);
+	cat_col_text(st, 1, o->barcode, sizeof(o->barcode));
+	cat_col_text(st, 2, o->library, sizeof(o->library));
+	o->slot = (int32_t)sqlite3_column_int(st, 3);
+	o->capacity = (uint64_t)sqlite3_column_int64(st, 4);
+	o->used = (uint64_t)sqlite3_column_int64(st, 5);
+	cat_col_text(st, 6, o->state, sizeof(o->state));
+}
+
+int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_ptape *out)
+{
+	if (!cat || !out)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "barcode empty or too long"));
+	sqlite3_stmt *st;
+	int rc = cat_row(cat, "SELECT " PTAPE_COLS " FROM ptape WHERE barcode = ?1", &st, "t", barcode);
+	if (rc == 0) {
+		ptape_read(st, out);
+		sqlite3_reset(st);
+	} else if (rc == VTL_E_NOTFOUND) {
+		cat_fail(cat, rc, "no physical tape %s", barcode);
+	}
+	return cat_unlock(cat, rc);
+}
+
+int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape *t, void *arg), void *arg)
+{
+	if (!cat || !fn)
+		return VTL_E_INVAL;
+	struct cat_ptape *arr = NULL;
+	size_t n = 0, cap = 0;
+	cat_lock(cat);
+	sqlite3_stmt *st;
+	int rc = cat_query(cat, "SELECT " PTAPE_COLS " FROM ptape ORDER BY barcode", &st, "");
+	while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
+		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		if (rc == 0)
+			ptape_read(st, &arr[n++]);
+	}
+	rc = cat_unlock(cat, rc);
+	if (rc == 0)
+		CAT_WALK(rc, arr, n, fn, arg);
+	free(arr);
+	return rc;
+}
+
+int catalog_ptape_update(struct vtl_catalog *cat, const char *barcode, uint64_t used, const char *state)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode) || (state && !STATE_OK(state)))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "physical tape: bad barcode or state"));
+	int rc = cat_exec(cat, "UPDATE ptape SET used = ?2, state = COALESCE(?3, state) WHERE barcode = ?1", "tUt",
+			  barcode, used, state);
+	if (rc == 0 && cat_changes(cat) == 0)
+		rc = cat_fail(cat, VTL_E_NOTFOUND, "no physical tape %s", barcode);
+	return cat_unlock(cat, rc);
+}
+
+/* ------------------------------------------------------------------ copies */
+
+int catalog_copy_add(struct vtl_catalog *cat, struct cat_copy *c)
+{
+	if (!cat || !c)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!cat_str_ok(c->barcode, sizeof(c->barcode), true) || !cat_str_ok(c->tape, sizeof(c->tape), true) ||
+	    !cat_str_ok(c->digest, sizeof(c->digest), false) || !STATE_OK(c->state))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "copy: barcode empty or a string too long"));
+	/* One statement: it inserts nothing unless both the cartridge and the tape exist. */
+	int rc = cat_exec(cat,
+			  "INSERT INTO copy (cartridge_id, ptape_id, file, block, length, digest, verified_at, state)"
+			  " SELECT c.id, t.id, ?3, ?4, ?5, ?6, ?7, ?8 FROM cartridge c, ptape t"
+			  " WHERE c.barcode = ?1 AND t.barcode = ?2",
+			  "ttIUUtIt", c->barcode, c->tape, (int64_t)c->file, c->block, c->length, c->digest,
+			  c->verified_at, c->state);
+	if (rc == 0 && cat_changes(cat) == 0)
+		rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s or no physical tape %s", c->barcode, c->tape);
+	if (rc == 0)
+		c->id = sqlite3_last_insert_rowid(cat->db);
+	return cat_unlock(cat, rc);
+}
+
+static void copy_read(sqlite3_stmt *st, struct cat_copy *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->id = sqlite3_column_int64(st, 0);
+	cat_col_text(st, 1, o->barcode, sizeof(o->barcode));
+	cat_col_text(st, 2, o->tape, sizeof(o->tape));
+	o->file = (uint32_t)sqlite3_column_int64(st, 3);
+	o->block = (uint64_t)sqlite3_column_int64(st, 4);
+	o->length = (uint64_t)sqlite3_column_int64(st, 5);
+	cat_col_text(st, 6, o->digest, sizeof(o->digest));
+	o->verified_at = sqlite3_column_int64(st, 7);
+	cat_col_text(st, 8, o->state, sizeof(o->state));
+}
+
+int catalog_copy_list(struct vtl_catalog *cat, const char *barcode, int (*fn)(const struct cat_copy *c, void *arg),
+		      void *arg)
+{
+	if (!cat || !fn)
+		return VTL_E_INVAL;
+	struct cat_copy *arr = NULL;
+	size_t n = 0, cap = 0;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "barcode empty or too long"));
+	sqlite3_stmt *st;
+	/* The LEFT JOIN yields one row of NULLs for a cartridge without copies, none for an unknown one. */
+	int rc = cat_query(cat,
+			   "SELECT p.id, c.barcode, t.barcode, p.file, p.block, p.length, p.digest, p.verified_at,"
+			   " p.state FROM cartridge c LEFT JOIN copy p ON p.cartridge_id = c.id"
+			   " LEFT JOIN ptape t ON t.id = p.ptape_id WHERE c.barcode = ?1 ORDER BY p.id",
+			   &st, "t", barcode);
+	bool found = false;
+	while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
+		found = true;
+		rc = 0;
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
+		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		if (rc == 0)
+			copy_read(st, &arr[n++]);
+	}
+	if (rc == 0 && !found)
+		rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s", barcode);
+	rc = cat_unlock(cat, rc);
+	if (rc == 0)
+		CAT_WALK(rc, arr, n, fn, arg);
+	free(arr);
+	return rc;
+}
+
+static int copy_update(struct vtl_catalog *cat, int64_t id, int rc)
+{
+	if (rc == 0 && cat_changes(cat) == 0)
+		rc = cat_fail(cat, VTL_E_NOTFOUND, "no copy %lld", (long long)id);
+	return cat_unlock(cat, rc);
+}
+
+int catalog_copy_set_state(struct vtl_catalog *cat, int64_t id, const char *state)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!STATE_OK(state))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "copy state missing or too long"));
+	return copy_update(cat, id, cat_exec(cat, "UPDATE copy SET state = ?2 WHERE id = ?1", "It", id, state));
+}
+
+int catalog_copy_verified(struct vtl_catalog *cat, int64_t id, int64_t when)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	return copy_update(cat, id, cat_exec(cat, "UPDATE copy SET verified_at = ?2 WHERE id = ?1", "II", id, when));
+}
+
+/* -------------------------------------------------------------------- jobs */
+
+int catalog_job_add(struct vtl_catalog *cat, enum cat_job_kind kind, const char *barcode, int64_t *id)
+{
+	if (!cat || !id)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode) || kind < CAT_JOB_MIGRATE || kind > CAT_JOB_VERIFY)
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "job: bad barcode or kind %d", (int)kind));
+	int rc = cat_exec(cat, "INSERT INTO job (kind, barcode, state) SELECT ?2, barcode, ?3 FROM cartridge WHERE barcode = ?1",
+			  "tii", barcode, (int)kind, (int)CAT_JOB_QUEUED);
+	if (rc == 0 && cat_changes(cat) == 0)
+		rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s", barcode);
+	if (rc == 0)
+		*id = sqlite3_last_insert_rowid(cat->db);
+	return cat_unlock(cat, rc);
+}
+
+int catalog_job_update(struct vtl_catalog *cat, int64_t id, enum cat_job_state state, uint64_t bytes_done,
+		       const char *error)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (state < CAT_JOB_QUEUED || state > CAT_JOB_FAILED ||
+	    (error && !cat_str_ok(error, sizeof(((struct cat_job *)0)->error), false)))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "job: bad state %d or error text too long", (int)state));
+	int rc = cat_exec(cat,
+			  "UPDATE job SET state = ?2, bytes_done = ?3, error = COALESCE(?4, error),"
+			  " started = CASE WHEN ?2 = 1 THEN 0 WHEN ?2 = 2 AND started = 0 THEN ?5 ELSE started END,"
+			  " finished = CASE WHEN ?2 >= 3 THEN ?5 ELSE 0 END WHERE id = ?1",
+			  "IiUtI", id, (int)state, bytes_done, error, (int64_t)time(NULL));
+	if (rc == 0 && cat_changes(cat) == 0)
+		rc = cat_fail(cat, VTL_E_NOTFOUND, "no job %lld", (long long)id);
+	return cat_unlock(cat, rc);
+}
+
+#define JOB_COLS "id, kind, barcode, state, bytes_done, started, finished, error"
+
+static void job_read(sqlite3_stmt *st, struct cat_job *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->id = sqlite3_column_int64(st, 0);
+	o->kind = (enum cat_job_kind)sqlite3_column_int(st, 1);
+	cat_col_text(st, 2, o->barcode, sizeof(o->barcode));
+	o->state = (enum cat_job_state)sqlite3_column_int(st, 3);
+	o->bytes_done = (uint64_t)sqlite3_column_int64(st, 4);
+	o->started = sqlite3_column_int64(st, 5);
+	o->finished = sqlite3_column_int64(st, 6);
+	cat_col_text(st, 7, o->error, sizeof(o->error));
+}
+
+int catalog_job_get(struct vtl_catalog *cat, int64_t id, struct cat_job *out)
+{
+	if (!cat || !out)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	sqlite3_stmt *st;
+	int rc = cat_row(cat, "SELECT " JOB_COLS " FROM job WHERE id = ?1", &st, "I", id);
+	if (rc == 0) {
+		job_read(st, out);
+		sqlite3_reset(st);
+	} else if (rc == VTL_E_NOTFOUND) {
+		cat_fail(cat, rc, "no job %lld", (long long)id);
+	}
+	return cat_unlock(cat, rc);
+}
+
+int catalog_job_list(struct vtl_catalog *cat, enum cat_job_state state, int (*fn)(const struct cat_job *j, void *arg),
+		     void *arg)
+{
+	if (!cat || !fn || (int)state < CAT_JOB_ANY || state > CAT_JOB_FAILED)
+		return VTL_E_INVAL;
+	struct cat_job *arr = NULL;
+	size_t n = 0, cap = 0;
+	cat_lock(cat);
+	sqlite3_stmt *st;
+	int rc = cat_query(cat, "SELECT " JOB_COLS " FROM job WHERE ?1 = 0 OR state = ?1 ORDER BY id", &st, "i",
+			   (int)state);
+	while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
+		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		if (rc == 0)
+			job_read(st, &arr[n++]);
+	}
+	rc = cat_unlock(cat, rc);
+	if (rc == 0)
+		CAT_WALK(rc, arr, n, fn, arg);
+	free(arr);
+	return rc;
+}

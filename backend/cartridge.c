@@ -1783,7 +1783,7 @@ int vtl_pool_list_cartridges(struct vtl_pool *pool, int (*fn)(const char *barcod
 		}
 		closedir(d);
 	}
-	if (!rc)
+	if (!rc && n)
 		qsort(names, n, sizeof *names, cmp_names);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = fn(names[i], arg);

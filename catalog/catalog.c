@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "common/vtl_error.h"
@@ -452,7 +453,18 @@ static int open_db(const char *path, bool create, int target, struct vtl_catalog
 
 	/* Settings of this connection; journal_mode=WAL is stored in the file and returns the mode now in force. */
 	sqlite3_stmt *st;
-	rc = cat_row(cat, "PRAGMA journal_mode = WAL", &st, "");
+	/*
+	 * Switching a new file to WAL needs an exclusive lock, and SQLite does not
+	 * call the busy handler for it when another opener holds a shared one
+	 * (seen as "database is locked" with several processes creating the
+	 * catalog at once): wait here, within the same busy timeout.
+	 */
+	for (int waited = 0;; waited += 10) {
+		rc = cat_row(cat, "PRAGMA journal_mode = WAL", &st, "");
+		if (rc != VTL_E_BUSY || waited >= CAT_BUSY_TIMEOUT_MS)
+			break;
+		usleep(10000);
+	}
 	if (rc)
 		goto fail;
 	char mode[16];

@@ -133,6 +133,16 @@ int catalog_cartridge_usage(struct vtl_catalog *cat, const char *barcode, uint64
 			    uint64_t bytes_stored, uint64_t eod, bool mounted);
 /* Sets the cache state. */
 int catalog_cartridge_set_cache(struct vtl_catalog *cat, const char *barcode, enum cat_cache_state st);
+/*
+ * Puts a cartridge into element (of library_id), or out of every element and
+ * library (element CAT_NO_ELEMENT, library_id ignored), and sets its state, in
+ * one transaction with an event naming actor: how an operator imports a
+ * cartridge from outside the library into a mail slot, or takes one out.
+ * VTL_E_NOTFOUND (cartridge or element), VTL_E_DST_FULL.
+ */
+int catalog_cartridge_place(struct vtl_catalog *cat, const char *barcode, int64_t library_id, uint16_t element,
+			    const char *state, const char *actor);
+
 /* Removes a cartridge (and its MAM attributes), emptying its element. */
 int catalog_cartridge_remove(struct vtl_catalog *cat, const char *barcode);
 

@@ -572,6 +572,63 @@ int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uin
 	return cat_unlock(cat, rc);
 }
 
+static int place_locked(struct vtl_catalog *cat, const char *barcode, int64_t library_id, uint16_t element,
+			const char *state, const char *actor)
+{
+	sqlite3_stmt *st;
+	int rc = cat_row(cat, "SELECT id, element FROM cartridge WHERE barcode = ?1", &st, "t", barcode);
+	if (rc == VTL_E_NOTFOUND)
+		return cat_fail(cat, rc, "no cartridge %s", barcode);
+	if (rc)
+		return rc;
+	int64_t id = sqlite3_column_int64(st, 0);
+	bool was_in = sqlite3_column_type(st, 1) != SQLITE_NULL;
+	unsigned was = was_in ? (unsigned)sqlite3_column_int(st, 1) : 0;
+	sqlite3_reset(st);
+	if (element != CAT_NO_ELEMENT) {
+		int64_t holder;
+		if ((rc = element_holder(cat, library_id, element, &holder)))
+			return rc;
+		if (holder)
+			return cat_fail(cat, VTL_E_DST_FULL, "element %u is full", element);
+	}
+	/* Out of its element first: a cartridge is in at most one element (UNIQUE cartridge_id). */
+	rc = cat_exec(cat, "UPDATE element SET cartridge_id = NULL, source = NULL WHERE cartridge_id = ?1", "I", id);
+	if (rc == 0)
+		rc = cat_exec(cat, "UPDATE cartridge SET library_id = ?2, element = ?3, state = ?4 WHERE id = ?1", "ILet",
+			      id, element == CAT_NO_ELEMENT ? (int64_t)0 : library_id, (int)element, state);
+	if (rc == 0 && element != CAT_NO_ELEMENT)
+		rc = cat_exec(cat, "UPDATE element SET cartridge_id = ?3 WHERE library_id = ?1 AND address = ?2", "IiI",
+			      library_id, (int)element, id);
+	if (rc == 0) {
+		char what[128];
+		if (element == CAT_NO_ELEMENT)
+			snprintf(what, sizeof(what), "%s taken out of the library%s%u", barcode, was_in ? " from " : "",
+				 was);
+		else
+			snprintf(what, sizeof(what), "%s placed into %u", barcode, element);
+		if (element == CAT_NO_ELEMENT && !was_in)
+			snprintf(what, sizeof(what), "%s taken out of the library", barcode);
+		rc = event_add(cat, actor, what);
+	}
+	return rc;
+}
+
+int catalog_cartridge_place(struct vtl_catalog *cat, const char *barcode, int64_t library_id, uint16_t element,
+			    const char *state, const char *actor)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode) || !cat_str_ok(state, sizeof(((struct cat_cartridge *)0)->state), true) ||
+	    !cat_str_ok(actor, sizeof(((struct cat_event *)0)->actor), false))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "place: bad barcode, state or actor"));
+	int rc = cat_begin(cat);
+	if (rc == 0)
+		rc = cat_end(cat, place_locked(cat, barcode, library_id, element, state, actor));
+	return cat_unlock(cat, rc);
+}
+
 /* --------------------------------------------------------------------- MAM */
 
 int catalog_mam_set(struct vtl_catalog *cat, const char *barcode, uint16_t id, const void *val, size_t len)

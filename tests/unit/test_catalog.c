@@ -1033,6 +1033,46 @@ static void test_move(void **state)
 	assert_check_ok(c->cat);
 }
 
+/* An operator puts a cartridge from outside into a mail slot, and takes one out of the library. */
+static void test_cartridge_place(void **state)
+{
+	struct cfx *c = *state;
+	int64_t lib = c->lib.id;
+	add_cart(c->cat, "A00001L8", lib, SLOT0);
+	add_cart(c->cat, "A00002L8", lib, IE0);
+	int events = count_events(c->cat);
+
+	EXPECT_RC(catalog_cartridge_place(c->cat, "A00001L8", lib, CAT_NO_ELEMENT, "exported", "vtlctl"), 0);
+	assert_empty_elem(c->cat, lib, SLOT0);
+	struct cat_cartridge k;
+	EXPECT_RC(catalog_cartridge_get(c->cat, "A00001L8", &k), 0);
+	assert_int_equal(k.element, CAT_NO_ELEMENT);
+	assert_int_equal(k.library_id, 0);
+	assert_string_equal(k.state, "exported");
+	assert_check_ok(c->cat);
+
+	/* Back in through a mail slot: a full one is refused, an unknown one too, nothing changes. */
+	EXPECT_RC(catalog_cartridge_place(c->cat, "A00001L8", lib, IE0, "available", "vtlctl"), VTL_E_DST_FULL);
+	EXPECT_RC(catalog_cartridge_place(c->cat, "A00001L8", lib, 999, "available", "vtlctl"), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_cartridge_place(c->cat, "NOPE01L8", lib, IE0 + 1, "available", "vtlctl"), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_cartridge_get(c->cat, "A00001L8", &k), 0);
+	assert_int_equal(k.element, CAT_NO_ELEMENT);
+	assert_int_equal(count_events(c->cat), events + 1);
+	EXPECT_RC(catalog_cartridge_place(c->cat, "A00001L8", lib, IE0 + 1, "available", "vtlctl"), 0);
+	EXPECT_RC(catalog_cartridge_get(c->cat, "A00001L8", &k), 0);
+	assert_int_equal(k.element, IE0 + 1);
+	assert_int_equal(k.library_id, lib);
+	struct cat_element e;
+	EXPECT_RC(catalog_element_get(c->cat, lib, IE0 + 1, &e), 0);
+	assert_true(e.full);
+	assert_string_equal(e.barcode, "A00001L8");
+	/* Placing it elsewhere directly also empties where it was. */
+	EXPECT_RC(catalog_cartridge_place(c->cat, "A00001L8", lib, SLOT0 + 3, "available", "vtlctl"), 0);
+	assert_empty_elem(c->cat, lib, IE0 + 1);
+	assert_int_equal(count_events(c->cat), events + 3);
+	assert_check_ok(c->cat);
+}
+
 static void test_move_errors(void **state)
 {
 	struct cfx *c = *state;
@@ -1910,6 +1950,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cartridge_usage_and_cache, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_cartridge_remove, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_move, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_cartridge_place, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_move_errors, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_mam, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup_empty, teardown),

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests of the configuration file parser (vtl/config): a full file and
+ * a minimal one parse into the expected settings and defaults; every kind of
+ * mistake is refused with its "FILE:LINE: ..." message; sizes; relative
+ * paths against the file's folder; the pool and library views.
+ */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/vtl_error.h"
+#include "tests/unit/testlib.h"
+#include "vtl/config.h"
+
+static struct vtl_config *parse_ok(const char *text)
+{
+	struct vtl_config *c = NULL;
+	char err[VTL_CFG_ERR_LEN] = "";
+	int rc = vtl_config_parse("/etc/vtl/t.conf", text, strlen(text), &c, err, sizeof err);
+	if (rc)
+		fail_msg("config refused (%d): %s\n--- text:\n%s", rc, err, text);
+	assert_non_null(c);
+	return c;
+}
+
+/* The text is refused with VTL_E_CONFIG and a message that contains want. */
+static void expect_error(const char *text, const char *want)
+{
+	struct vtl_config *c = (struct vtl_config *)1;
+	char err[VTL_CFG_ERR_LEN] = "";
+	int rc = vtl_config_parse("t.conf", text, strlen(text), &c, err, sizeof err);
+	if (rc != VTL_E_CONFIG)
+		fail_msg("config accepted or wrong code %d (%s)\n--- text:\n%s", rc, err, text);
+	assert_null(c);
+	if (!strstr(err, want))
+		fail_msg("message \"%s\" does not contain \"%s\"\n--- text:\n%s", err, want, text);
+}
+
+#define POOL "[pool]\nmember = /srv/vtl/m0\n"
+
+static const char full_text[] =
+	"# a library\n"                                  /* 1 */
+	"[library]\n"                                    /* 2 */
+	"name = vtl1\n"                                  /* 3 */
+	"vendor = IBM\n"                                 /* 4 */
+	"product = 03584L32   # the TS3500\n"            /* 5 */
+	"revision = 0402\n"                              /* 6 */
+	"serial = 78A0001\n"                             /* 7 */
+	"slots = 40\n"                                   /* 8 */
+	"mail_slots = 4\n"                               /* 9 */
+	"drives = 4\n"                                   /* 10 */
+	"\n"                                             /* 11 */
+	"[drive 2]\n"                                    /* 12 */
+	"vendor = HP\n"                                  /* 13 */
+	"model = \"Ultrium 8-SCSI\"\n"                   /* 14 */
+	"serial = HU1234ABCD\n"                          /* 15 */
+	"lun = 7\n"                                      /* 16 */
+	"\n"                                             /* 17 */
+	"[DRIVE 4]\n"                                    /* 18 */
+	"Model = ULT3580-TD9\n"                          /* 19 */
+	"\r\n"                                           /* 20 */
+	"[pool]\r\n"                                     /* 21 */
+	"member = disk0\n"                               /* 22 */
+	"member = /srv/disk1/vtl/\n"                     /* 23 */
+	"member = ../other//./disk2\n"                   /* 24 */
+	"segment_size = 64M\n"                           /* 25 */
+	"member_quota = 2T\n"                            /* 26 */
+	"reserve = 1G\n"                                 /* 27 */
+	"readahead_depth = 4\n"                          /* 28 */
+	"readahead_chunk = 512K\n"                       /* 29 */
+	"readahead_memory = 32 MiB\n"                    /* 30 */
+	"lz4_acceleration = 1\n"                         /* 31 */
+	"io_threads = 8\n"                               /* 32 */
+	"; another comment style\n"                      /* 33 */
+	"[catalog]\n"                                    /* 34 */
+	"path = \"db/cat#1.db\"\n"                       /* 35 */
+	"[iscsi]\n"                                      /* 36 */
+	"listen = 192.0.2.10\n"                          /* 37 */
+	"port = 3261\n"                                  /* 38 */
+	"target_iqn = iqn.2026-01.com.example:vtl1\n"    /* 39 */
+	"[daemon]\n"                                     /* 40 */
+	"control_socket = /run/vtl/vtld.sock\n"          /* 41 */
+	"log_level = debug\n";                           /* 42 */
+
+static void full_config(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok(full_text);
+	assert_string_equal(c->dir, "/etc/vtl");
+	assert_string_equal(c->library.name, "vtl1");
+	assert_string_equal(c->library.vendor, "IBM");
+	assert_string_equal(c->library.product, "03584L32");
+	assert_string_equal(c->library.revision, "0402");
+	assert_string_equal(c->library.serial, "78A0001");
+	assert_int_equal(c->library.slots, 40);
+	assert_int_equal(c->library.mail_slots, 4);
+	assert_int_equal(c->library.drives, 4);
+	assert_int_equal(c->library.transport_first, 1);
+	assert_int_equal(c->library.drive_first, 257);
+	assert_int_equal(c->library.mail_slot_first, 769);
+	assert_int_equal(c->library.slot_first, 1025);
+	assert_int_equal(c->library.lun, 0);
+
+	/* Drive 1 and 3: every default; 2 and 4 from their sections. */
+	assert_string_equal(c->drive[0].vendor, "IBM");
+	assert_string_equal(c->drive[0].model, "ULT3580-TD8");
+	assert_int_equal(c->drive[0].generation, 8);
+	assert_int_equal(c->drive[0].lun, 1);
+	assert_string_equal(c->drive[0].serial, "78A0001D01");
+	assert_int_equal(c->drive[0].line, 0);
+	assert_string_equal(c->drive[1].vendor, "HP");
+	assert_string_equal(c->drive[1].model, "Ultrium 8-SCSI");
+	assert_string_equal(c->drive[1].serial, "HU1234ABCD");
+	assert_int_equal(c->drive[1].lun, 7);
+	assert_int_equal(c->drive[1].generation, 8);
+	assert_int_equal(c->drive[1].line, 12);
+	assert_string_equal(c->drive[2].serial, "78A0001D03");
+	assert_int_equal(c->drive[2].lun, 3);
+	assert_string_equal(c->drive[3].model, "ULT3580-TD9");
+	assert_int_equal(c->drive[3].generation, 9);
+	assert_int_equal(c->drive[3].number, 4);
+
+	assert_int_equal(c->pool.members, 3);
+	assert_string_equal(c->pool.member[0], "/etc/vtl/disk0");
+	assert_string_equal(c->pool.member[1], "/srv/disk1/vtl");
+	assert_string_equal(c->pool.member[2], "/etc/other/disk2");
+	assert_true(c->pool.segment_size == 64ull << 20);
+	assert_true(c->pool.member_quota == 2ull << 40);
+	assert_true(c->pool.reserve == 1ull << 30);
+	assert_int_equal(c->pool.readahead_depth, 4);
+	assert_true(c->pool.readahead_chunk == 512u << 10);
+	assert_true(c->pool.readahead_memory == 32u << 20);
+	assert_int_equal(c->pool.lz4_acceleration, 1);
+	assert_int_equal(c->pool.io_threads, 8);
+	assert_string_equal(c->catalog.path, "/etc/vtl/db/cat#1.db");
+	assert_string_equal(c->iscsi.listen, "192.0.2.10");
+	assert_int_equal(c->iscsi.port, 3261);
+	assert_string_equal(c->iscsi.target_iqn, "iqn.2026-01.com.example:vtl1");
+	assert_string_equal(c->daemon.control_socket, "/run/vtl/vtld.sock");
+	assert_string_equal(c->daemon.log_level, "debug");
+
+	struct vtl_pool_config pc;
+	vtl_config_pool(c, &pc);
+	assert_int_equal(pc.n_members, 3);
+	assert_string_equal(pc.members[2], "/etc/other/disk2");
+	assert_true(pc.segment_size == 64ull << 20);
+	assert_true(pc.member_quota == 2ull << 40);
+	assert_true(pc.reserve_bytes == 1ull << 30);
+	assert_int_equal(pc.readahead_depth, 4);
+	assert_int_equal(pc.readahead_chunk, 512u << 10);
+	assert_int_equal(pc.readahead_memory, 32u << 20);
+	assert_int_equal(pc.lz4_acceleration, 1);
+	assert_int_equal(pc.io_threads, 8);
+
+	struct cat_library lib;
+	vtl_config_library(c, &lib);
+	assert_string_equal(lib.name, "vtl1");
+	assert_string_equal(lib.serial, "78A0001");
+	assert_int_equal(lib.transports, 1);
+	assert_int_equal(lib.transport_first, 1);
+	assert_int_equal(lib.slots, 40);
+	assert_int_equal(lib.slot_first, 1025);
+	assert_int_equal(lib.ies, 4);
+	assert_int_equal(lib.ie_first, 769);
+	assert_int_equal(lib.drives, 4);
+	assert_int_equal(lib.drive_first, 257);
+	vtl_config_free(c);
+}
+
+static void minimal_config_defaults(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nslots = 10\n" POOL);
+	assert_string_equal(c->library.name, "vtl");
+	assert_string_equal(c->library.vendor, "IBM");
+	assert_string_equal(c->library.product, "03584L32");
+	assert_int_equal(strlen(c->library.serial), 10);
+	assert_memory_equal(c->library.serial, "VTL", 3);
+	assert_int_equal(c->library.drives, 0);
+	assert_int_equal(c->library.mail_slots, 0);
+	assert_int_equal(c->pool.members, 1);
+	assert_true(c->pool.segment_size == 0);
+	assert_string_equal(c->catalog.path, "/etc/vtl/catalog.db");
+	assert_string_equal(c->daemon.control_socket, "/etc/vtl/vtld.sock");
+	assert_string_equal(c->daemon.log_level, "info");
+	assert_string_equal(c->iscsi.listen, "0.0.0.0");
+	assert_int_equal(c->iscsi.port, 3260);
+	assert_string_equal(c->iscsi.target_iqn, "iqn.2026-01.org.vtl:vtl");
+	vtl_config_free(c);
+
+	/* The default serial depends only on the name; the IQN is the name in lower case. */
+	c = parse_ok("[library]\nname = Lib_A\nslots = 1\n" POOL);
+	char s1[40];
+	snprintf(s1, sizeof s1, "%s", c->library.serial);
+	assert_string_equal(c->iscsi.target_iqn, "iqn.2026-01.org.vtl:lib-a");
+	vtl_config_free(c);
+	c = parse_ok(POOL "[library]\nslots = 2\nname = Lib_A\n");
+	assert_string_equal(c->library.serial, s1);
+	vtl_config_free(c);
+
+	/* Empty ranges do not overlap anything. */
+	c = parse_ok("[library]\nslots = 5\nmail_slots = 0\nmail_slot_first = 1026\ndrives = 0\ndrive_first = 1\n"
+		     "transport_first = 0\n" POOL);
+	assert_int_equal(c->library.transport_first, 0);
+	vtl_config_free(c);
+
+	/* Element ranges may end at 0xFFFE exactly. */
+	c = parse_ok("[library]\nslots = 10\nslot_first = 65525\n" POOL);
+	assert_int_equal(c->library.slot_first, 65525);
+	vtl_config_free(c);
+}
+
+static void syntax_errors(void **state)
+{
+	(void)state;
+	expect_error("[librar]\n", "t.conf:1: unknown section [librar]");
+	expect_error("\n[library\n", "t.conf:2: section header '[library' has no closing ']'");
+	expect_error("[library] x\n", "t.conf:1: unexpected text 'x' after the section header");
+	expect_error("[library 2]\n", "t.conf:1: [library 2]: section [library] takes no argument");
+	expect_error("[]\n", "t.conf:1: section header []");
+	expect_error("slots = 4\n", "t.conf:1: key 'slots' is outside any section");
+	expect_error("[library]\nslots 4\n", "t.conf:2: expected 'key = value' or a [section] header, got 'slots 4'");
+	expect_error("[library]\n= 4\n", "t.conf:2: a line starts with '='");
+	expect_error("[library]\nslots =\n", "t.conf:2: [library] slots has no value");
+	expect_error("[library]\nslots = # nothing\n", "t.conf:2: [library] slots has no value");
+	expect_error("[library]\nname = \"vtl\n", "t.conf:2: a quoted value has no closing '\"'");
+	expect_error("[library]\nname = \"vtl\" x\n", "t.conf:2: unexpected text 'x' after the quoted value");
+	expect_error("[library]\nslots = 4\n[pool]\n[library]\n",
+		     "t.conf:4: section [library] appears twice (first at line 1)");
+	expect_error("[library]\nslots = 4\nslots = 5\n", "t.conf:3: [library] slots is set twice (first at line 2)");
+	expect_error("[library]\nslot = 4\n", "t.conf:2: unknown key 'slot' in [library]; did you mean 'slots'?");
+	expect_error("[library]\nmailslots = 4\n", "did you mean 'mail_slots'?");
+	expect_error("[pool]\nsize = 4\n", "t.conf:2: unknown key 'size' in [pool]; the keys of [pool] are: member, "
+					   "segment_size");
+	expect_error("[drive 1]\ncolour = red\n", "t.conf:2: unknown key 'colour' in [drive 1]");
+	expect_error("[drive 1]\nvendor = IBM\nvendor = HP\n", "t.conf:3: [drive 1] vendor is set twice");
+	expect_error("[drive 1]\n[drive 1]\n", "t.conf:2: [drive 1] appears twice (first at line 1)");
+	expect_error("[drive 0]\n", "t.conf:1: [drive 0]: a drive section is [drive N]");
+	expect_error("[drive x]\n", "a drive section is [drive N]");
+	expect_error("[drive]\n", "a drive section is [drive N]");
+	const char nul[] = "[library]\nslots = 4\0\n";
+	struct vtl_config *c = NULL;
+	char err[VTL_CFG_ERR_LEN];
+	EXPECT_RC(vtl_config_parse("t.conf", nul, sizeof nul - 1, &c, err, sizeof err), VTL_E_CONFIG);
+	assert_non_null(strstr(err, "t.conf:2: the line holds a NUL byte"));
+	char *lng = malloc(5000);
+	assert_non_null(lng);
+	memset(lng, '#', 4999);
+	lng[4999] = 0;
+	expect_error(lng, "t.conf:1: the line is longer than 4096 bytes");
+	free(lng);
+}
+
+static void value_errors(void **state)
+{
+	(void)state;
+	expect_error("[library]\nslots = -1\n", "t.conf:2: [library] slots = -1: give a whole number from 1 to 65534");
+	expect_error("[library]\nslots = 0\n", "[library] slots = 0: give a whole number from 1");
+	expect_error("[library]\nslots = 4x\n", "t.conf:2: [library] slots = 4x");
+	expect_error("[library]\nslots = 99999999999999999999999\n", "give a whole number");
+	expect_error("[library]\ndrives = 300\n", "[library] drives = 300: give a whole number from 0 to 256");
+	expect_error("[library]\nslot_first = 65535\n", "slot_first = 65535: give a whole number from 0 to 65534");
+	expect_error("[library]\nlun = 256\n", "lun = 256");
+	expect_error("[library]\nname = my lib\n", "t.conf:2: name 'my lib': use 1 to 64 letters, digits, '.', '_' or '-'");
+	expect_error("[library]\nvendor = TOOLONGVENDOR\n",
+		     "t.conf:2: vendor 'TOOLONGVENDOR': use 1 to 8 printable ASCII characters");
+	expect_error("[library]\nrevision = 12345\n", "revision '12345': use 1 to 4");
+	expect_error("[library]\nserial = A/B\n", "serial 'A/B'");
+	expect_error("[drive 1]\nmodel = ULT3580-TD8-EXTRA-LONG\n", "t.conf:2: model 'ULT3580-TD8-EXTRA-LONG': use 1 to 16");
+	expect_error("[drive 1]\ngeneration = 4\n", "[drive 1] generation = 4: give a whole number from 5 to 9");
+	expect_error("[pool]\nsegment_size = 10X\n", "t.conf:2: [pool] segment_size = 10X: give a size such as 256M");
+	expect_error("[pool]\nsegment_size = 1K\n", "t.conf:2: [pool] segment_size = 1K is out of range: use 64 KiB to 2048 MiB");
+	expect_error("[pool]\nsegment_size = 4G\n", "is out of range");
+	expect_error("[pool]\nreadahead_chunk = 1\n", "readahead_chunk = 1 is out of range");
+	expect_error("[pool]\nio_threads = 0\n", "[pool] io_threads = 0: give a whole number from 1 to 256");
+	expect_error("[pool]\nmember_quota = 0\n", "member_quota = 0: must be at least 1 bytes");
+	expect_error("[iscsi]\nport = 0\n", "[iscsi] port = 0");
+	expect_error("[iscsi]\nport = 70000\n", "[iscsi] port = 70000");
+	expect_error("[iscsi]\ntarget_iqn = IQN.2026-01.com.example:x\n", "t.conf:2: target_iqn 'IQN.2026-01.com.example:x' "
+									  "is not an iSCSI name");
+	expect_error("[iscsi]\ntarget_iqn = iqn.26-01.com.example\n", "is not an iSCSI name");
+	expect_error("[iscsi]\ntarget_iqn = eui.12345\n", "is not an iSCSI name");
+	expect_error("[iscsi]\nlisten = a b\n", "listen 'a b': give an IP address or host name");
+	expect_error("[daemon]\nlog_level = verbose\n", "t.conf:2: log_level 'verbose': use error, warn, info or debug");
+	char sock[300] = "[daemon]\ncontrol_socket = /";
+	memset(sock + strlen(sock), 'x', 150);
+	strcat(sock, "\n");
+	expect_error(sock, "t.conf:2: control_socket '/xxx");
+
+	/* Values that are fine. */
+	struct vtl_config *c = parse_ok("[library]\nslots=3\n[iscsi]\ntarget_iqn = eui.02004567A425678D\n" POOL);
+	vtl_config_free(c);
+	c = parse_ok("[library]\nslots=3\nname=x\n[iscsi]\ntarget_iqn = naa.52004567BA64678D52004567BA64678D\n" POOL);
+	vtl_config_free(c);
+}
+
+static void whole_file_errors(void **state)
+{
+	(void)state;
+	expect_error(POOL, "t.conf: there is no [library] section");
+	expect_error("[library]\nname = x\n" POOL, "t.conf:1: [library] has no slots = N");
+	expect_error("[library]\nslots = 4\n", "t.conf: the pool has no member; add [pool]");
+	expect_error("[library]\nslots = 4\n[pool]\nsegment_size = 1M\n", "t.conf:3: the pool has no member");
+	expect_error("[library]\nslots = 4\n[pool]\nmember = /a\nmember = /b\nmember = /a/\n",
+		     "t.conf:6: pool member /a is listed twice (first at line 4)");
+	expect_error("[library]\nslots = 4\n[pool]\nmember = /a\nmember = /x/../a\n", "t.conf:5: pool member /a is "
+												 "listed twice");
+	expect_error("[library]\nslots = 4\n[catalog]\npath = /a\n[pool]\nmember = /a\n",
+		     "t.conf:6: pool member /a is also the catalog path");
+
+	/* Element ranges. */
+	expect_error("[library]\nslots = 40\ndrives = 4\nslot_first = 258\n" POOL,
+		     "t.conf:4: the drives (element addresses 257..260) overlap the storage slots (258..297); move "
+		     "one of them with drive_first or slot_first");
+	expect_error("[library]\nslots = 40\nmail_slots = 4\nmail_slot_first = 1060\n" POOL,
+		     "t.conf:4: the storage slots (element addresses 1025..1064) overlap the mail slots (1060..1063)");
+	expect_error("[library]\ndrives = 2\nslots = 4\ntransport_first = 258\n" POOL,
+		     "t.conf:4: the transport (robot) (element addresses 258..258) overlap the drives");
+	expect_error("[library]\nslot_first = 65530\nslots = 10\n" POOL,
+		     "t.conf:3: the storage slots would take element addresses 65530..65539, past 65534; lower slot_first");
+
+	/* Drives. */
+	expect_error("[library]\nslots = 4\ndrives = 2\n[drive 3]\n" POOL,
+		     "t.conf:4: [drive 3]: the library has 2 drives (drives = 2), so drive sections are [drive 1] to "
+		     "[drive 2]");
+	expect_error("[drive 1]\n[library]\nslots = 4\n" POOL, "t.conf:1: [drive 1]: the library has 0 drives");
+	expect_error("[library]\nslots = 4\ndrives = 1\n[drive 1]\nvendor = ACME\nmodel = TAPE-X\n" POOL,
+		     "t.conf:6: [drive 1]: cannot tell which LTO generation ACME 'TAPE-X' emulates");
+	expect_error("[library]\nslots = 4\ndrives = 1\n[drive 1]\nmodel = ULT3580-TD8\ngeneration = 9\n" POOL,
+		     "t.conf:6: [drive 1] generation = 9, but IBM ULT3580-TD8 is an LTO-8 drive");
+	expect_error("[library]\nslots = 4\ndrives = 2\n[drive 2]\nlun = 1\n" POOL,
+		     "t.conf:5: [drive 2] lun 1 is also drive 1's LUN");
+	expect_error("[library]\nslots = 4\ndrives = 2\n[drive 1]\nlun = 0\n" POOL,
+		     "t.conf:5: [drive 1] lun 0 is the changer's LUN");
+	expect_error("[library]\nslots = 4\ndrives = 2\n[drive 2]\nserial = S1\n[drive 1]\nserial = S1\n" POOL,
+		     "t.conf:7: [drive 1] serial S1 is also drive 2's serial");
+	expect_error("[library]\nslots = 4\ndrives = 1\nserial = S1\n[drive 1]\nserial = S1\n" POOL,
+		     "t.conf:6: [drive 1] serial S1 is the library's serial");
+	expect_error("[library]\nslots = 4\n" POOL "[pool]\nreadahead_chunk = 1M\nreadahead_memory = 64K\n",
+		     "section [pool] appears twice");
+	expect_error("[library]\nslots = 4\n" POOL "readahead_chunk = 1M\nreadahead_memory = 64K\n",
+		     "t.conf:6: [pool] readahead_memory (65536) is smaller than readahead_chunk (1048576)");
+
+	/* An unknown drive model is fine with a generation. */
+	struct vtl_config *c = parse_ok("[library]\nslots = 4\ndrives = 1\n[drive 1]\nvendor = ACME\nmodel = X\n"
+					"generation = 6\n" POOL);
+	assert_int_equal(c->drive[0].generation, 6);
+	vtl_config_free(c);
+}
+
+static void sizes(void **state)
+{
+	(void)state;
+	uint64_t v;
+	EXPECT_RC(vtl_parse_size("0", true, &v), VTL_OK);
+	assert_true(v == 0);
+	EXPECT_RC(vtl_parse_size("65536", true, &v), VTL_OK);
+	assert_true(v == 65536);
+	EXPECT_RC(vtl_parse_size("256M", true, &v), VTL_OK);
+	assert_true(v == 256ull << 20);
+	EXPECT_RC(vtl_parse_size("256M", false, &v), VTL_OK);
+	assert_true(v == 256000000ull);
+	EXPECT_RC(vtl_parse_size("12T", false, &v), VTL_OK);
+	assert_true(v == 12000000000000ull);
+	EXPECT_RC(vtl_parse_size("2.5T", false, &v), VTL_OK);
+	assert_true(v == 2500000000000ull);
+	EXPECT_RC(vtl_parse_size("1.5k", true, &v), VTL_OK);
+	assert_true(v == 1536);
+	EXPECT_RC(vtl_parse_size("1 GiB", false, &v), VTL_OK);
+	assert_true(v == 1ull << 30);
+	EXPECT_RC(vtl_parse_size("1gb", true, &v), VTL_OK);
+	assert_true(v == 1000000000ull);
+	EXPECT_RC(vtl_parse_size("16E", true, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_size("17179869184G", true, &v), VTL_E_INVAL); /* 2^64 */
+	EXPECT_RC(vtl_parse_size("0.3", true, &v), VTL_E_INVAL);          /* not whole bytes */
+	EXPECT_RC(vtl_parse_size("1.", true, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_size(".5K", true, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_size("1.0000000001T", false, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_size("-1", true, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_size("1KX", true, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_size("1Mi", true, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_size("", true, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_size(NULL, true, &v), VTL_E_INVAL);
+
+	EXPECT_RC(vtl_parse_uint("18446744073709551615", UINT64_MAX, &v), VTL_OK);
+	assert_true(v == UINT64_MAX);
+	EXPECT_RC(vtl_parse_uint("18446744073709551616", UINT64_MAX, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_uint("10", 9, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_uint("+1", 9, &v), VTL_E_INVAL);
+	EXPECT_RC(vtl_parse_uint(" 1", 9, &v), VTL_E_INVAL);
+}
+
+/* Loading a real file: relative paths resolve against its folder, wherever the program runs. */
+static void load_file(void **state)
+{
+	(void)state;
+	const char *t = getenv("TMPDIR");
+	char tmpl[PATH_MAX];
+	snprintf(tmpl, sizeof tmpl, "%s/vtl-config-XXXXXX", t && *t ? t : "/tmp");
+	char *d = mkdtemp(tmpl);
+	assert_non_null(d);
+	char sub[PATH_MAX], path[PATH_MAX + 16];
+	snprintf(sub, sizeof sub, "%s/etc", d);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(path, sizeof path, "%s/vtl.conf", sub);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("[library]\nslots = 8\n[pool]\nmember = ../pool/m0\nmember = m1\n", f);
+	fclose(f);
+
+	/* Through a relative path from another working directory. */
+	char cwd[PATH_MAX];
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	assert_int_equal(chdir(d), 0);
+	struct vtl_config *c = NULL;
+	char err[VTL_CFG_ERR_LEN] = "";
+	int rc = vtl_config_load("etc/vtl.conf", &c, err, sizeof err);
+	if (rc)
+		fail_msg("load: %d %s", rc, err);
+	char want[PATH_MAX + 32];
+	snprintf(want, sizeof want, "%s/pool/m0", d);
+	assert_string_equal(c->pool.member[0], want);
+	snprintf(want, sizeof want, "%s/etc/m1", d);
+	assert_string_equal(c->pool.member[1], want);
+	snprintf(want, sizeof want, "%s/etc/catalog.db", d);
+	assert_string_equal(c->catalog.path, want);
+	assert_string_equal(c->path, "etc/vtl.conf");
+	vtl_config_free(c);
+
+	/* Errors name the file as given. */
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("bogus = 1\n", f);
+	fclose(f);
+	EXPECT_RC(vtl_config_load("etc/vtl.conf", &c, err, sizeof err), VTL_E_CONFIG);
+	assert_null(c);
+	assert_string_equal(err, "etc/vtl.conf:6: unknown key 'bogus' in [pool]; the keys of [pool] are: member, "
+				 "segment_size, member_quota, reserve, readahead_depth, readahead_chunk, readahead_memory, "
+				 "lz4_acceleration, io_threads");
+	assert_int_equal(chdir(cwd), 0);
+
+	/* A missing file. */
+	snprintf(path, sizeof path, "%s/none.conf", d);
+	EXPECT_RC(vtl_config_load(path, &c, err, sizeof err), VTL_E_IO);
+	assert_non_null(strstr(err, "cannot read the configuration file"));
+	assert_non_null(strstr(err, "No such file or directory"));
+	rm_rf(d);
+	vtl_config_free(NULL);
+}
+
+/* The example shipped in etc/ parses (the tests run from the top of the tree; elsewhere it is skipped). */
+static void shipped_example(void **state)
+{
+	(void)state;
+	struct vtl_config *c = NULL;
+	char err[VTL_CFG_ERR_LEN] = "";
+	int rc = vtl_config_load("etc/vtl.conf.example", &c, err, sizeof err);
+	if (rc == VTL_E_IO && access("etc/vtl.conf.example", F_OK) != 0) {
+		print_message("  etc/vtl.conf.example not found from here: skipped\n");
+		skip();
+	}
+	if (rc)
+		fail_msg("etc/vtl.conf.example: %s", err);
+	assert_int_equal(c->library.drives, 4);
+	assert_int_equal(c->library.slots, 40);
+	assert_int_equal(c->library.mail_slots, 4);
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(c->drive[i].generation, 8);
+	assert_int_equal(c->pool.members, 2);
+	vtl_config_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(full_config),
+		cmocka_unit_test(minimal_config_defaults),
+		cmocka_unit_test(syntax_errors),
+		cmocka_unit_test(value_errors),
+		cmocka_unit_test(whole_file_errors),
+		cmocka_unit_test(sizes),
+		cmocka_unit_test(load_file),
+		cmocka_unit_test(shipped_example),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,970 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "vtl/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/vtl_error.h"
+#include "vtl/media.h"
+
+#define LINE_MAX_LEN 4096
+#define ADDR_MAX 0xFFFEu /* 0xFFFF is CAT_NO_ELEMENT */
+
+/* ------------------------------------------------------------------ sizes */
+
+int vtl_parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	if (!s || !*s)
+		return VTL_E_INVAL;
+	uint64_t v = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return VTL_E_INVAL;
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return VTL_E_INVAL;
+		v = v * 10 + d;
+	}
+	if (v > max)
+		return VTL_E_INVAL;
+	*out = v;
+	return VTL_OK;
+}
+
+int vtl_parse_size(const char *s, bool binary, uint64_t *out)
+{
+	if (!s)
+		return VTL_E_INVAL;
+	const char *p = s;
+	uint64_t v = 0, frac = 0, fdiv = 1;
+	if (*p < '0' || *p > '9')
+		return VTL_E_INVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return VTL_E_INVAL;
+		v = v * 10 + d;
+	}
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return VTL_E_INVAL;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (fdiv >= 1000000000ull)
+				return VTL_E_INVAL; /* more than 9 decimals */
+			frac = frac * 10 + (unsigned)(*p - '0');
+			fdiv *= 10;
+		}
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	unsigned exp = 0;
+	switch (*p) {
+	case 0: break;
+	case 'k': case 'K': exp = 1; break;
+	case 'm': case 'M': exp = 2; break;
+	case 'g': case 'G': exp = 3; break;
+	case 't': case 'T': exp = 4; break;
+	case 'p': case 'P': exp = 5; break;
+	default: return VTL_E_INVAL;
+	}
+	uint64_t base = binary ? 1024 : 1000;
+	if (exp) {
+		p++;
+		if ((p[0] == 'i' || p[0] == 'I') && (p[1] == 'b' || p[1] == 'B') && !p[2])
+			base = 1024;
+		else if ((p[0] == 'b' || p[0] == 'B') && !p[1])
+			base = 1000;
+		else if (*p)
+			return VTL_E_INVAL;
+	}
+	uint64_t mult = 1;
+	for (unsigned i = 0; i < exp; i++)
+		mult *= base;
+	if (v > UINT64_MAX / mult)
+		return VTL_E_INVAL;
+	v *= mult;
+	/* The fraction must come to whole bytes: 1.5K is 1536 (or 1500), 0.3 bytes is refused. */
+	unsigned __int128 f = (unsigned __int128)frac * mult;
+	if (f % fdiv)
+		return VTL_E_INVAL;
+	f /= fdiv;
+	if (f > UINT64_MAX - v)
+		return VTL_E_INVAL;
+	*out = v + (uint64_t)f;
+	return VTL_OK;
+}
+
+/* ------------------------------------------------------------------ paths */
+
+/* Lexically normalizes an absolute path in place: no //, no /./, no /../, no trailing /. */
+static void path_normalize(char *p)
+{
+	char *out = p;
+	const char *in = p;
+	size_t n = strlen(p);
+	char *end = p + n;
+	*out++ = '/';
+	while (in < end) {
+		while (in < end && *in == '/')
+			in++;
+		const char *seg = in;
+		while (in < end && *in != '/')
+			in++;
+		size_t len = (size_t)(in - seg);
+		if (len == 0 || (len == 1 && seg[0] == '.'))
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			if (out > p + 1) {
+				out--; /* the '/' after the last kept segment */
+				while (out > p + 1 && out[-1] != '/')
+					out--;
+			}
+			continue;
+		}
+		memmove(out, seg, len);
+		out += len;
+		*out++ = '/';
+	}
+	if (out > p + 1)
+		out--;
+	*out = 0;
+}
+
+/* dir + "/" + rel (or rel if absolute), normalized, malloc'ed; NULL if out of memory. */
+static char *path_resolve(const char *dir, const char *rel)
+{
+	size_t n = (rel[0] == '/' ? 0 : strlen(dir) + 1) + strlen(rel) + 2;
+	char *p = malloc(n);
+	if (!p)
+		return NULL;
+	if (rel[0] == '/')
+		snprintf(p, n, "%s", rel);
+	else
+		snprintf(p, n, "%s/%s", dir, rel);
+	path_normalize(p);
+	return p;
+}
+
+/* ----------------------------------------------------------------- parser */
+
+enum section { SEC_NONE, SEC_LIBRARY, SEC_DRIVE, SEC_POOL, SEC_CATALOG, SEC_ISCSI, SEC_DAEMON, SEC_COUNT };
+
+static const char *const section_names[SEC_COUNT] = {
+	"", "library", "drive", "pool", "catalog", "iscsi", "daemon",
+};
+
+enum ktype {
+	K_NAME,   /* [A-Za-z0-9._-], 1..cap-1 */
+	K_T10,    /* printable ASCII (INQUIRY fields), 1..cap-1 */
+	K_SERIAL, /* [A-Za-z0-9._-], 1..cap-1 */
+	K_UINT,   /* unsigned, min..max */
+	K_ADDR,   /* uint16_t element address, 0..ADDR_MAX */
+	K_SIZE,   /* uint64_t size with a binary unit, min..max (0 max: no limit) */
+	K_INT,    /* int, min..max */
+	K_PATH,   /* char *, absolute */
+	K_MEMBER, /* pool member: appended */
+	K_HOST,   /* listen address: no blanks */
+	K_IQN,    /* iSCSI qualified name */
+	K_LEVEL,  /* log level */
+};
+
+struct keydef {
+	enum section sec;
+	const char *name;
+	enum ktype type;
+	size_t off; /* into struct vtl_config, or struct vtl_drive_config for SEC_DRIVE */
+	size_t cap; /* string capacity including the NUL */
+	uint64_t min, max;
+};
+
+#define CF(f) offsetof(struct vtl_config, f)
+#define DF(f) offsetof(struct vtl_drive_config, f)
+#define CAP(f) sizeof(((struct vtl_config *)0)->f)
+#define DCAP(f) sizeof(((struct vtl_drive_config *)0)->f)
+
+static const struct keydef keys[] = {
+	{SEC_LIBRARY, "name", K_NAME, CF(library.name), CAP(library.name), 0, 0},
+	{SEC_LIBRARY, "vendor", K_T10, CF(library.vendor), CAP(library.vendor), 0, 0},
+	{SEC_LIBRARY, "product", K_T10, CF(library.product), CAP(library.product), 0, 0},
+	{SEC_LIBRARY, "revision", K_T10, CF(library.revision), CAP(library.revision), 0, 0},
+	{SEC_LIBRARY, "serial", K_SERIAL, CF(library.serial), CAP(library.serial), 0, 0},
+	{SEC_LIBRARY, "lun", K_UINT, CF(library.lun), 0, 0, VTL_CFG_MAX_LUN},
+	{SEC_LIBRARY, "slots", K_UINT, CF(library.slots), 0, 1, ADDR_MAX},
+	{SEC_LIBRARY, "mail_slots", K_UINT, CF(library.mail_slots), 0, 0, ADDR_MAX},
+	{SEC_LIBRARY, "drives", K_UINT, CF(library.drives), 0, 0, VTL_CFG_MAX_DRIVES},
+	{SEC_LIBRARY, "transport_first", K_ADDR, CF(library.transport_first), 0, 0, ADDR_MAX},
+	{SEC_LIBRARY, "slot_first", K_ADDR, CF(library.slot_first), 0, 0, ADDR_MAX},
+	{SEC_LIBRARY, "mail_slot_first", K_ADDR, CF(library.mail_slot_first), 0, 0, ADDR_MAX},
+	{SEC_LIBRARY, "drive_first", K_ADDR, CF(library.drive_first), 0, 0, ADDR_MAX},
+	{SEC_DRIVE, "vendor", K_T10, DF(vendor), DCAP(vendor), 0, 0},
+	{SEC_DRIVE, "model", K_T10, DF(model), DCAP(model), 0, 0},
+	{SEC_DRIVE, "revision", K_T10, DF(revision), DCAP(revision), 0, 0},
+	{SEC_DRIVE, "serial", K_SERIAL, DF(serial), DCAP(serial), 0, 0},
+	{SEC_DRIVE, "lun", K_UINT, DF(lun), 0, 0, VTL_CFG_MAX_LUN},
+	{SEC_DRIVE, "generation", K_UINT, DF(generation), 0, 5, 9},
+	{SEC_POOL, "member", K_MEMBER, 0, 0, 0, 0},
+	{SEC_POOL, "segment_size", K_SIZE, CF(pool.segment_size), 0, VTL_SEGMENT_SIZE_MIN, VTL_SEGMENT_SIZE_MAX},
+	{SEC_POOL, "member_quota", K_SIZE, CF(pool.member_quota), 0, 1, 0},
+	{SEC_POOL, "reserve", K_SIZE, CF(pool.reserve), 0, 1, 0},
+	{SEC_POOL, "readahead_depth", K_UINT, CF(pool.readahead_depth), 0, 1, 1024},
+	{SEC_POOL, "readahead_chunk", K_SIZE, CF(pool.readahead_chunk), 0, 4096, 64ull << 20},
+	{SEC_POOL, "readahead_memory", K_SIZE, CF(pool.readahead_memory), 0, 4096, 64ull << 30},
+	{SEC_POOL, "lz4_acceleration", K_INT, CF(pool.lz4_acceleration), 0, 1, 65537},
+	{SEC_POOL, "io_threads", K_UINT, CF(pool.io_threads), 0, 1, 256},
+	{SEC_CATALOG, "path", K_PATH, CF(catalog.path), 0, 0, 0},
+	{SEC_ISCSI, "listen", K_HOST, CF(iscsi.listen), CAP(iscsi.listen), 0, 0},
+	{SEC_ISCSI, "port", K_UINT, CF(iscsi.port), 0, 1, 65535},
+	{SEC_ISCSI, "target_iqn", K_IQN, CF(iscsi.target_iqn), CAP(iscsi.target_iqn), 0, 0},
+	{SEC_DAEMON, "control_socket", K_PATH, CF(daemon.control_socket), 0, 0, 0},
+	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+struct parser {
+	const char *name; /* file name for messages */
+	struct vtl_config *c;
+	char *err;
+	size_t errlen;
+	unsigned line;
+	enum section sec;
+	struct vtl_drive_config *drive;     /* current [drive N] */
+	unsigned sec_line[SEC_COUNT];       /* header line of each (non-drive) section seen */
+	unsigned key_line[NKEYS];           /* line of each key in non-drive sections */
+	unsigned drive_key_line[VTL_CFG_MAX_DRIVES][NKEYS];
+	unsigned member_line[VTL_POOL_MAX_MEMBERS];
+};
+
+static int perr(struct parser *ps, unsigned line, const char *fmt, ...)
+{
+	if (ps->err && ps->errlen) {
+		int n = line ? snprintf(ps->err, ps->errlen, "%s:%u: ", ps->name, line)
+			     : snprintf(ps->err, ps->errlen, "%s: ", ps->name);
+		if (n >= 0 && (size_t)n < ps->errlen) {
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return VTL_E_CONFIG;
+}
+
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 31 || lb > 31)
+		return 99;
+	unsigned d[32][32];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned sub = d[i - 1][j - 1] + (tolower((unsigned char)a[i - 1]) != b[j - 1]);
+			unsigned del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+	return d[la][lb];
+}
+
+/* ", did you mean 'x'?" for the closest known key of the section, or "" */
+static void suggest(enum section sec, const char *key, char *buf, size_t len)
+{
+	const char *best = NULL;
+	unsigned bd = 3;
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].sec != sec)
+			continue;
+		unsigned d = edit_distance(key, keys[i].name);
+		if (d < bd) {
+			bd = d;
+			best = keys[i].name;
+		}
+	}
+	if (best)
+		snprintf(buf, len, "; did you mean '%s'?", best);
+	else
+		buf[0] = 0;
+}
+
+static void known_keys(enum section sec, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].sec != sec)
+			continue;
+		int w = snprintf(buf + n, len - n, "%s%s", n ? ", " : "", keys[i].name);
+		if (w < 0 || (size_t)w >= len - n)
+			break;
+		n += (size_t)w;
+	}
+}
+
+static bool all_in(const char *v, bool (*ok)(unsigned char))
+{
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		if (!ok(*p))
+			return false;
+	return true;
+}
+
+static bool name_char(unsigned char c)
+{
+	return isalnum(c) || c == '.' || c == '_' || c == '-';
+}
+
+static bool t10_char(unsigned char c)
+{
+	return c >= 0x20 && c <= 0x7e;
+}
+
+static bool host_char(unsigned char c)
+{
+	return c > 0x20 && c <= 0x7e;
+}
+
+static bool iqn_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == ':';
+}
+
+/* Checks an iSCSI name: iqn.YYYY-MM.reversed.domain[:anything], eui.<16 hex>, naa.<16 or 32 hex>. */
+static bool iqn_valid(const char *v)
+{
+	size_t n = strlen(v);
+	if (n > 223)
+		return false;
+	if (strncmp(v, "eui.", 4) == 0 || strncmp(v, "naa.", 4) == 0) {
+		size_t h = n - 4;
+		if (!(h == 16 || (v[0] == 'n' && h == 32)))
+			return false;
+		for (size_t i = 4; i < n; i++)
+			if (!isxdigit((unsigned char)v[i]))
+				return false;
+		return true;
+	}
+	if (strncmp(v, "iqn.", 4) != 0 || n < 13 || !all_in(v, iqn_char))
+		return false;
+	for (int i = 4; i < 11; i++)
+		if (i == 8 ? v[i] != '-' : !isdigit((unsigned char)v[i]))
+			return false;
+	return v[11] == '.' && v[12] && v[12] != '.' && v[12] != ':';
+}
+
+static int set_value(struct parser *ps, size_t ki, const char *sec, const char *v)
+{
+	const struct keydef *k = &keys[ki];
+	char *base = ps->sec == SEC_DRIVE ? (char *)ps->drive : (char *)ps->c;
+	void *field = base + k->off;
+	const char *key = k->name;
+	uint64_t u;
+	switch (k->type) {
+	case K_NAME:
+	case K_SERIAL:
+		if (strlen(v) >= k->cap || !all_in(v, name_char))
+			return perr(ps, ps->line, "%s '%s': use 1 to %zu letters, digits, '.', '_' or '-'", key, v,
+				    k->cap - 1);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	case K_T10:
+		if (strlen(v) >= k->cap || !all_in(v, t10_char))
+			return perr(ps, ps->line, "%s '%s': use 1 to %zu printable ASCII characters (a SCSI INQUIRY field)",
+				    key, v, k->cap - 1);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	case K_HOST:
+		if (strlen(v) >= k->cap || !all_in(v, host_char))
+			return perr(ps, ps->line, "%s '%s': give an IP address or host name, without blanks", key, v);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	case K_IQN:
+		if (!iqn_valid(v))
+			return perr(ps, ps->line, "%s '%s' is not an iSCSI name: use lower-case "
+				    "iqn.YYYY-MM.reversed.domain:name (e.g. iqn.2026-01.com.example:vtl1)", key, v);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	case K_LEVEL:
+		if (strcmp(v, "error") && strcmp(v, "warn") && strcmp(v, "info") && strcmp(v, "debug"))
+			return perr(ps, ps->line, "%s '%s': use error, warn, info or debug", key, v);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	case K_UINT:
+	case K_ADDR:
+	case K_INT:
+		if (vtl_parse_uint(v, UINT64_MAX, &u) || u < k->min || u > k->max)
+			return perr(ps, ps->line, "[%s] %s = %s: give a whole number from %llu to %llu", sec, key, v,
+				    (unsigned long long)k->min, (unsigned long long)k->max);
+		if (k->type == K_UINT)
+			*(unsigned *)field = (unsigned)u;
+		else if (k->type == K_ADDR)
+			*(uint16_t *)field = (uint16_t)u;
+		else
+			*(int *)field = (int)u;
+		return VTL_OK;
+	case K_SIZE:
+		if (vtl_parse_size(v, true, &u))
+			return perr(ps, ps->line, "[%s] %s = %s: give a size such as 256M, 1G or 65536 (K, M, G, T are "
+				    "powers of 1024)", sec, key, v);
+		if (u < k->min || (k->max && u > k->max)) {
+			if (k->max)
+				return perr(ps, ps->line, "[%s] %s = %s is out of range: use %llu KiB to %llu MiB", sec,
+					    key, v, (unsigned long long)(k->min >> 10), (unsigned long long)(k->max >> 20));
+			return perr(ps, ps->line, "[%s] %s = %s: must be at least %llu bytes", sec, key, v,
+				    (unsigned long long)k->min);
+		}
+		*(uint64_t *)field = u;
+		return VTL_OK;
+	case K_PATH: {
+		char *p = path_resolve(ps->c->dir, v);
+		if (!p)
+			return VTL_E_NOMEM;
+		if (k->off == CF(daemon.control_socket) && strlen(p) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			int rc = perr(ps, ps->line, "control_socket '%s' is %zu bytes long; a Unix socket path must be "
+				      "under %zu: choose a shorter path", p, strlen(p),
+				      sizeof(((struct sockaddr_un *)0)->sun_path));
+			free(p);
+			return rc;
+		}
+		free(*(char **)field);
+		*(char **)field = p;
+		return VTL_OK;
+	}
+	case K_MEMBER: {
+		struct vtl_config *c = ps->c;
+		if (c->pool.members >= VTL_POOL_MAX_MEMBERS)
+			return perr(ps, ps->line, "too many pool members: at most %d", VTL_POOL_MAX_MEMBERS);
+		char *p = path_resolve(c->dir, v);
+		if (!p)
+			return VTL_E_NOMEM;
+		for (unsigned i = 0; i < c->pool.members; i++)
+			if (strcmp(c->pool.member[i], p) == 0) {
+				int rc = perr(ps, ps->line, "pool member %s is listed twice (first at line %u); "
+					      "each member must be a different folder", p, ps->member_line[i]);
+				free(p);
+				return rc;
+			}
+		ps->member_line[c->pool.members] = ps->line;
+		c->pool.member[c->pool.members++] = p;
+		return VTL_OK;
+	}
+	}
+	return VTL_E_INVAL;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		s[--n] = 0;
+	return s;
+}
+
+static int parse_section(struct parser *ps, char *s)
+{
+	char *close = strchr(s, ']');
+	if (!close)
+		return perr(ps, ps->line, "section header '%s' has no closing ']'", s);
+	char *rest = trim(close + 1);
+	if (*rest && *rest != '#' && *rest != ';')
+		return perr(ps, ps->line, "unexpected text '%s' after the section header", rest);
+	*close = 0;
+	char *name = trim(s + 1);
+	char word[32];
+	size_t wl = strcspn(name, " \t");
+	if (wl == 0 || wl >= sizeof word)
+		return perr(ps, ps->line, "section header [%s]: expected [library], [drive N], [pool], [catalog], "
+			    "[iscsi] or [daemon]", name);
+	memcpy(word, name, wl);
+	word[wl] = 0;
+	char *arg = trim(name + wl);
+	enum section sec = SEC_NONE;
+	for (int i = 1; i < SEC_COUNT; i++)
+		if (strcasecmp(word, section_names[i]) == 0)
+			sec = (enum section)i;
+	if (sec == SEC_NONE)
+		return perr(ps, ps->line, "unknown section [%s]: expected [library], [drive N], [pool], [catalog], "
+			    "[iscsi] or [daemon]", name);
+	if (sec == SEC_DRIVE) {
+		uint64_t n;
+		if (vtl_parse_uint(arg, VTL_CFG_MAX_DRIVES, &n) || n == 0)
+			return perr(ps, ps->line, "[%s]: a drive section is [drive N] with N from 1 to the number of "
+				    "drives", name);
+		struct vtl_drive_config *d = &ps->c->drive[n - 1];
+		if (d->line)
+			return perr(ps, ps->line, "[drive %u] appears twice (first at line %u)", (unsigned)n, d->line);
+		d->line = ps->line;
+		ps->drive = d;
+	} else {
+		if (*arg)
+			return perr(ps, ps->line, "[%s]: section [%s] takes no argument", name, word);
+		if (ps->sec_line[sec])
+			return perr(ps, ps->line, "section [%s] appears twice (first at line %u); put all its keys in one",
+				    section_names[sec], ps->sec_line[sec]);
+		ps->sec_line[sec] = ps->line;
+	}
+	ps->sec = sec;
+	return VTL_OK;
+}
+
+/* Splits off the value of "key = value", handling quotes and comments; returns NULL (with err) if malformed. */
+static char *parse_value(struct parser *ps, char *v, int *rc)
+{
+	v = trim(v);
+	if (*v == '"') {
+		char *o = v, *i = v + 1;
+		for (;;) {
+			if (!*i) {
+				*rc = perr(ps, ps->line, "a quoted value has no closing '\"'");
+				return NULL;
+			}
+			if (*i == '"')
+				break;
+			if (*i == '\\' && (i[1] == '"' || i[1] == '\\'))
+				i++;
+			*o++ = *i++;
+		}
+		*o = 0;
+		char *rest = trim(i + 1);
+		if (*rest && *rest != '#' && *rest != ';') {
+			*rc = perr(ps, ps->line, "unexpected text '%s' after the quoted value", rest);
+			return NULL;
+		}
+		return v;
+	}
+	/* A # at the start of the value or after a blank begins a comment. */
+	for (char *p = v; *p; p++)
+		if (*p == '#' && (p == v || p[-1] == ' ' || p[-1] == '\t')) {
+			*p = 0;
+			break;
+		}
+	return trim(v);
+}
+
+static int parse_line(struct parser *ps, char *line)
+{
+	char *s = trim(line);
+	if (!*s || *s == '#' || *s == ';')
+		return VTL_OK;
+	if (*s == '[')
+		return parse_section(ps, s);
+	char *eq = strchr(s, '=');
+	if (!eq)
+		return perr(ps, ps->line, "expected 'key = value' or a [section] header, got '%s'", s);
+	*eq = 0;
+	char *key = trim(s);
+	if (!*key)
+		return perr(ps, ps->line, "a line starts with '=': the key is missing");
+	if (ps->sec == SEC_NONE)
+		return perr(ps, ps->line, "key '%s' is outside any section; put it under [library], [pool], ...", key);
+	int rc = VTL_OK;
+	char *val = parse_value(ps, eq + 1, &rc);
+	if (!val)
+		return rc;
+	size_t ki = NKEYS;
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].sec == ps->sec && strcasecmp(keys[i].name, key) == 0)
+			ki = i;
+	const char *sname = section_names[ps->sec];
+	char secname[24];
+	if (ps->sec == SEC_DRIVE)
+		snprintf(secname, sizeof secname, "drive %u", ps->drive->number);
+	else
+		snprintf(secname, sizeof secname, "%s", sname);
+	if (ki == NKEYS) {
+		char hint[64], known[512];
+		suggest(ps->sec, key, hint, sizeof hint);
+		if (hint[0])
+			return perr(ps, ps->line, "unknown key '%s' in [%s]%s", key, secname, hint);
+		known_keys(ps->sec, known, sizeof known);
+		return perr(ps, ps->line, "unknown key '%s' in [%s]; the keys of [%s] are: %s", key, secname, sname,
+			    known);
+	}
+	if (!*val)
+		return perr(ps, ps->line, "[%s] %s has no value", secname, keys[ki].name);
+	if (keys[ki].type != K_MEMBER) {
+		unsigned *seen = ps->sec == SEC_DRIVE ? &ps->drive_key_line[ps->drive->number - 1][ki] : &ps->key_line[ki];
+		if (*seen)
+			return perr(ps, ps->line, "[%s] %s is set twice (first at line %u)", secname, keys[ki].name, *seen);
+		*seen = ps->line;
+	}
+	return set_value(ps, ki, secname, val);
+}
+
+static size_t key_index(enum section sec, const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].sec == sec && strcmp(keys[i].name, name) == 0)
+			return i;
+	return 0;
+}
+
+/* Line where a library key was set, else the [library] header, else 0. */
+static unsigned lib_line(const struct parser *ps, const char *key)
+{
+	unsigned l = ps->key_line[key_index(SEC_LIBRARY, key)];
+	return l ? l : ps->sec_line[SEC_LIBRARY];
+}
+
+static unsigned max_u(unsigned a, unsigned b)
+{
+	return a > b ? a : b;
+}
+
+struct range {
+	const char *what, *first_key, *count_key;
+	unsigned first, count;
+};
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+/* Checks what no single line can: element ranges, drive sections, LUNs, serials; fills the defaults that depend on others. */
+static int validate(struct parser *ps)
+{
+	struct vtl_config *c = ps->c;
+	if (!ps->sec_line[SEC_LIBRARY])
+		return perr(ps, 0, "there is no [library] section; it needs at least slots = N (see "
+			    "docs/configuration.md)");
+	if (!ps->key_line[key_index(SEC_LIBRARY, "slots")])
+		return perr(ps, ps->sec_line[SEC_LIBRARY], "[library] has no slots = N (the number of storage slots)");
+	if (!ps->sec_line[SEC_POOL] || c->pool.members == 0)
+		return perr(ps, ps->sec_line[SEC_POOL], "the pool has no member; add [pool] with one member = DIR line "
+			    "per disk");
+
+	/* Element address ranges: inside 0..0xFFFE, and apart. */
+	struct range r[4] = {
+		{"the transport (robot)", "transport_first", NULL, c->library.transport_first, 1},
+		{"the drives", "drive_first", "drives", c->library.drive_first, c->library.drives},
+		{"the storage slots", "slot_first", "slots", c->library.slot_first, c->library.slots},
+		{"the mail slots", "mail_slot_first", "mail_slots", c->library.mail_slot_first, c->library.mail_slots},
+	};
+	for (int i = 0; i < 4; i++) {
+		unsigned li = max_u(lib_line(ps, r[i].first_key), r[i].count_key ? lib_line(ps, r[i].count_key) : 0);
+		if (r[i].count && r[i].first + r[i].count - 1 > ADDR_MAX)
+			return perr(ps, li, "%s would take element addresses %u..%u, past %u; lower %s", r[i].what,
+				    r[i].first, r[i].first + r[i].count - 1, ADDR_MAX, r[i].first_key);
+	}
+	for (int i = 0; i < 4; i++)
+		for (int j = i + 1; j < 4; j++) {
+			if (!r[i].count || !r[j].count)
+				continue;
+			unsigned ai = r[i].first, bi = r[i].first + r[i].count - 1;
+			unsigned aj = r[j].first, bj = r[j].first + r[j].count - 1;
+			if (ai > bj || aj > bi)
+				continue;
+			unsigned li = max_u(max_u(lib_line(ps, r[i].first_key),
+						  r[i].count_key ? lib_line(ps, r[i].count_key) : 0),
+					    max_u(lib_line(ps, r[j].first_key),
+						  r[j].count_key ? lib_line(ps, r[j].count_key) : 0));
+			return perr(ps, li, "%s (element addresses %u..%u) overlap %s (%u..%u); move one of them with "
+				    "%s or %s", r[i].what, ai, bi, r[j].what, aj, bj, r[i].first_key, r[j].first_key);
+		}
+
+	/* Library serial default: stable for a name, so that hosts see the same library after a restart. */
+	if (!c->library.serial[0])
+		snprintf(c->library.serial, sizeof c->library.serial, "VTL%07u", (unsigned)(fnv1a(c->library.name) % 10000000u));
+
+	/* Drives: sections inside 1..drives, defaults, generation, unique LUNs and serials. */
+	for (unsigned i = 0; i < VTL_CFG_MAX_DRIVES; i++) {
+		struct vtl_drive_config *d = &c->drive[i];
+		if (i >= c->library.drives) {
+			if (d->line)
+				return perr(ps, d->line, "[drive %u]: the library has %u drive%s (drives = %u), so drive "
+					    "sections are [drive 1] to [drive %u]; raise drives or remove this section",
+					    i + 1, c->library.drives, c->library.drives == 1 ? "" : "s", c->library.drives,
+					    c->library.drives);
+			continue;
+		}
+		unsigned *kl = ps->drive_key_line[i];
+		unsigned hl = d->line ? d->line : lib_line(ps, "drives");
+		if (!kl[key_index(SEC_DRIVE, "serial")])
+			snprintf(d->serial, sizeof d->serial, "%.*sD%02u", (int)(sizeof d->serial - 5), c->library.serial,
+				 i + 1);
+		if (!kl[key_index(SEC_DRIVE, "lun")])
+			d->lun = i + 1;
+		unsigned g = vtl_drive_generation(d->vendor, d->model);
+		unsigned gl = kl[key_index(SEC_DRIVE, "generation")];
+		if (gl) {
+			if (g && g != d->generation)
+				return perr(ps, gl, "[drive %u] generation = %u, but %s %s is an LTO-%u drive; remove "
+					    "generation or correct it", i + 1, d->generation, d->vendor, d->model, g);
+		} else if (g) {
+			d->generation = g;
+		} else {
+			unsigned ml = max_u(kl[key_index(SEC_DRIVE, "vendor")], kl[key_index(SEC_DRIVE, "model")]);
+			return perr(ps, ml ? ml : hl, "[drive %u]: cannot tell which LTO generation %s '%s' emulates "
+				    "(known: IBM ULT3580-TD5..TD9, HP Ultrium 5-SCSI..9-SCSI); add generation = 5..9",
+				    i + 1, d->vendor, d->model);
+		}
+		unsigned ll = kl[key_index(SEC_DRIVE, "lun")] ? kl[key_index(SEC_DRIVE, "lun")] : hl;
+		if (d->lun == c->library.lun)
+			return perr(ps, ll, "[drive %u] lun %u is the changer's LUN (library lun = %u); give each device "
+				    "its own LUN", i + 1, d->lun, c->library.lun);
+		unsigned sl = kl[key_index(SEC_DRIVE, "serial")] ? kl[key_index(SEC_DRIVE, "serial")] : hl;
+		if (strcmp(d->serial, c->library.serial) == 0)
+			return perr(ps, sl, "[drive %u] serial %s is the library's serial; serial numbers must differ",
+				    i + 1, d->serial);
+		for (unsigned j = 0; j < i; j++) {
+			/* Name the one written later in the file, at its line. */
+			unsigned *kj = ps->drive_key_line[j];
+			unsigned hj = c->drive[j].line ? c->drive[j].line : lib_line(ps, "drives");
+			unsigned llj = kj[key_index(SEC_DRIVE, "lun")] ? kj[key_index(SEC_DRIVE, "lun")] : hj;
+			unsigned slj = kj[key_index(SEC_DRIVE, "serial")] ? kj[key_index(SEC_DRIVE, "serial")] : hj;
+			bool later = llj > ll;
+			if (c->drive[j].lun == d->lun)
+				return perr(ps, later ? llj : ll, "[drive %u] lun %u is also drive %u's LUN; give each device "
+					    "its own LUN", later ? j + 1 : i + 1, d->lun, later ? i + 1 : j + 1);
+			later = slj > sl;
+			if (strcmp(c->drive[j].serial, d->serial) == 0)
+				return perr(ps, later ? slj : sl, "[drive %u] serial %s is also drive %u's serial; serial "
+					    "numbers must differ", later ? j + 1 : i + 1, d->serial, later ? i + 1 : j + 1);
+		}
+	}
+
+	/* Pool sizes that only make sense together. */
+	if (c->pool.readahead_memory && c->pool.readahead_chunk && c->pool.readahead_memory < c->pool.readahead_chunk)
+		return perr(ps, ps->key_line[key_index(SEC_POOL, "readahead_memory")],
+			    "[pool] readahead_memory (%llu) is smaller than readahead_chunk (%llu)",
+			    (unsigned long long)c->pool.readahead_memory, (unsigned long long)c->pool.readahead_chunk);
+
+	/* Defaults that are paths or derived from the name. */
+	if (!c->catalog.path && !(c->catalog.path = path_resolve(c->dir, "catalog.db")))
+		return VTL_E_NOMEM;
+	if (!c->daemon.control_socket) {
+		if (!(c->daemon.control_socket = path_resolve(c->dir, "vtld.sock")))
+			return VTL_E_NOMEM;
+		if (strlen(c->daemon.control_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return perr(ps, 0, "the default control socket %s is too long for a Unix socket path; set "
+				    "[daemon] control_socket to a shorter path", c->daemon.control_socket);
+	}
+	for (unsigned i = 0; i < c->pool.members; i++)
+		if (strcmp(c->pool.member[i], c->catalog.path) == 0)
+			return perr(ps, ps->member_line[i], "pool member %s is also the catalog path", c->catalog.path);
+	if (!c->iscsi.target_iqn[0]) {
+		int n = snprintf(c->iscsi.target_iqn, sizeof c->iscsi.target_iqn, "iqn.2026-01.org.vtl:%s", c->library.name);
+		for (int i = 0; i < n && i < (int)sizeof c->iscsi.target_iqn; i++)
+			c->iscsi.target_iqn[i] = (char)tolower((unsigned char)c->iscsi.target_iqn[i]);
+		for (char *p = c->iscsi.target_iqn; *p; p++)
+			if (*p == '_')
+				*p = '-';
+	}
+	return VTL_OK;
+}
+
+static void set_defaults(struct vtl_config *c)
+{
+	snprintf(c->library.name, sizeof c->library.name, "vtl");
+	snprintf(c->library.vendor, sizeof c->library.vendor, "IBM");
+	snprintf(c->library.product, sizeof c->library.product, "03584L32");
+	snprintf(c->library.revision, sizeof c->library.revision, "0100");
+	c->library.lun = 0;
+	c->library.drives = 0;
+	c->library.mail_slots = 0;
+	c->library.transport_first = 1;
+	c->library.drive_first = 257;
+	c->library.mail_slot_first = 769;
+	c->library.slot_first = 1025;
+	for (unsigned i = 0; i < VTL_CFG_MAX_DRIVES; i++) {
+		struct vtl_drive_config *d = &c->drive[i];
+		d->number = i + 1;
+		snprintf(d->vendor, sizeof d->vendor, "IBM");
+		snprintf(d->model, sizeof d->model, "ULT3580-TD8");
+		snprintf(d->revision, sizeof d->revision, "0100");
+	}
+	snprintf(c->iscsi.listen, sizeof c->iscsi.listen, "0.0.0.0");
+	c->iscsi.port = 3260;
+	snprintf(c->daemon.log_level, sizeof c->daemon.log_level, "info");
+}
+
+/* Absolute folder of the file name: its dirname, made absolute against the working directory. */
+static char *dir_of(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	char *d;
+	if (name[0] == '/') {
+		d = strndup(name, slash == name ? 1 : (size_t)(slash - name));
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof cwd))
+			return NULL;
+		size_t dl = slash ? (size_t)(slash - name) : 0;
+		size_t n = strlen(cwd) + dl + 2;
+		d = malloc(n);
+		if (d)
+			snprintf(d, n, "%s/%.*s", cwd, (int)dl, name);
+	}
+	if (d)
+		path_normalize(d);
+	return d;
+}
+
+void vtl_config_free(struct vtl_config *c)
+{
+	if (!c)
+		return;
+	free(c->path);
+	free(c->dir);
+	for (unsigned i = 0; i < c->pool.members; i++)
+		free(c->pool.member[i]);
+	free(c->catalog.path);
+	free(c->daemon.control_socket);
+	free(c);
+}
+
+int vtl_config_parse(const char *name, const char *text, size_t len, struct vtl_config **out, char *err,
+		     size_t errlen)
+{
+	*out = NULL;
+	if (err && errlen)
+		err[0] = 0;
+	struct vtl_config *c = calloc(1, sizeof *c);
+	struct parser *ps = calloc(1, sizeof *ps);
+	char *buf = malloc(LINE_MAX_LEN + 1);
+	int rc = VTL_OK;
+	if (!c || !ps || !buf || !(c->path = strdup(name)) || !(c->dir = dir_of(name))) {
+		rc = VTL_E_NOMEM;
+		goto out;
+	}
+	set_defaults(c);
+	ps->name = name;
+	ps->c = c;
+	ps->err = err;
+	ps->errlen = errlen;
+	size_t pos = 0;
+	while (pos < len) {
+		ps->line++;
+		size_t end = pos;
+		while (end < len && text[end] != '\n')
+			end++;
+		size_t n = end - pos;
+		if (n && text[end - 1] == '\r')
+			n--;
+		if (n > LINE_MAX_LEN) {
+			rc = perr(ps, ps->line, "the line is longer than %d bytes", LINE_MAX_LEN);
+			goto out;
+		}
+		memcpy(buf, text + pos, n);
+		buf[n] = 0;
+		if (strlen(buf) != n) {
+			rc = perr(ps, ps->line, "the line holds a NUL byte; is this a text file?");
+			goto out;
+		}
+		if ((rc = parse_line(ps, buf)))
+			goto out;
+		pos = end + 1;
+	}
+	rc = validate(ps);
+out:
+	if (rc == VTL_E_NOMEM && err && errlen)
+		snprintf(err, errlen, "%s: out of memory", name);
+	free(buf);
+	free(ps);
+	if (rc) {
+		vtl_config_free(c);
+		return rc;
+	}
+	*out = c;
+	return VTL_OK;
+}
+
+int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		if (err && errlen)
+			snprintf(err, errlen, "cannot read the configuration file %s: %s", path, strerror(errno));
+		return VTL_E_IO;
+	}
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	int rc = VTL_OK;
+	for (;;) {
+		if (cap - len < 65536) {
+			if (cap > (16u << 20)) {
+				if (err && errlen)
+					snprintf(err, errlen, "%s: larger than 16 MiB; is this the configuration file?", path);
+				rc = VTL_E_CONFIG;
+				break;
+			}
+			char *t = realloc(text, cap + 65536);
+			if (!t) {
+				rc = VTL_E_NOMEM;
+				break;
+			}
+			text = t;
+			cap += 65536;
+		}
+		size_t r = fread(text + len, 1, cap - len, f);
+		len += r;
+		if (r == 0) {
+			if (ferror(f)) {
+				if (err && errlen)
+					snprintf(err, errlen, "cannot read the configuration file %s: %s", path,
+						 strerror(errno));
+				rc = VTL_E_IO;
+			}
+			break;
+		}
+	}
+	fclose(f);
+	if (!rc)
+		rc = vtl_config_parse(path, text, len, out, err, errlen);
+	else if (rc == VTL_E_NOMEM && err && errlen)
+		snprintf(err, errlen, "%s: out of memory", path);
+	free(text);
+	return rc;
+}
+
+void vtl_config_pool(const struct vtl_config *c, struct vtl_pool_config *pc)
+{
+	memset(pc, 0, sizeof *pc);
+	for (unsigned i = 0; i < c->pool.members; i++)
+		pc->members[i] = c->pool.member[i];
+	pc->n_members = c->pool.members;
+	pc->segment_size = c->pool.segment_size;
+	pc->member_quota = c->pool.member_quota;
+	pc->reserve_bytes = c->pool.reserve;
+	pc->readahead_depth = c->pool.readahead_depth;
+	pc->readahead_chunk = (size_t)c->pool.readahead_chunk;
+	pc->readahead_memory = (size_t)c->pool.readahead_memory;
+	pc->lz4_acceleration = c->pool.lz4_acceleration;
+	pc->io_threads = c->pool.io_threads;
+}
+
+void vtl_config_library(const struct vtl_config *c, struct cat_library *lib)
+{
+	memset(lib, 0, sizeof *lib);
+	snprintf(lib->name, sizeof lib->name, "%s", c->library.name);
+	snprintf(lib->vendor, sizeof lib->vendor, "%s", c->library.vendor);
+	snprintf(lib->product, sizeof lib->product, "%s", c->library.product);
+	snprintf(lib->revision, sizeof lib->revision, "%s", c->library.revision);
+	snprintf(lib->serial, sizeof lib->serial, "%s", c->library.serial);
+	lib->transport_first = c->library.transport_first;
+	lib->transports = 1;
+	lib->slot_first = c->library.slot_first;
+	lib->slots = (uint16_t)c->library.slots;
+	lib->ie_first = c->library.mail_slot_first;
+	lib->ies = (uint16_t)c->library.mail_slots;
+	lib->drive_first = c->library.drive_first;
+	lib->drives = (uint16_t)c->library.drives;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The library configuration file, read by vtlctl now and by vtld later
+ * (docs/configuration.md is its reference).
+ *
+ * INI style: "[section]" or "[drive N]" headers, "key = value" lines, blank
+ * lines, and comments: a line whose first non-blank character is # or ;, or
+ * the rest of a line from a # that follows a blank. Keys and section names
+ * are case-insensitive; values keep their case. A value may be written in
+ * double quotes (to keep a # or leading blanks). Every unknown section or
+ * key, every repeated key (but pool "member") and every out-of-range value
+ * is an error "FILE:LINE: ...", so that a typo never goes unnoticed.
+ *
+ * Relative paths resolve against the folder of the configuration file.
+ */
+#ifndef VTL_VTL_CONFIG_H
+#define VTL_VTL_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/pool.h"
+#include "catalog/catalog.h"
+
+#define VTL_CFG_MAX_DRIVES 256
+#define VTL_CFG_MAX_LUN 255
+#define VTL_CFG_ERR_LEN 512 /* a big enough err buffer for every message */
+
+struct vtl_drive_config {
+	unsigned number;             /* 1..drives: the N of [drive N] */
+	unsigned line;               /* line of its [drive N] header; 0 if it has none (all defaults) */
+	char vendor[9], model[17], revision[5], serial[CAT_BARCODE_MAX + 1];
+	unsigned lun;
+	unsigned generation;         /* LTO generation it emulates, 5..9 */
+};
+
+struct vtl_config {
+	char *path; /* the file, as given */
+	char *dir;  /* its folder, absolute: the base of relative paths */
+
+	struct {
+		char name[CAT_NAME_MAX + 1];
+		char vendor[9], product[17], revision[5], serial[CAT_BARCODE_MAX + 1];
+		unsigned lun;
+		unsigned slots, mail_slots, drives;
+		uint16_t transport_first, slot_first, mail_slot_first, drive_first;
+	} library;
+
+	struct vtl_drive_config drive[VTL_CFG_MAX_DRIVES]; /* drive[i] is [drive i+1]; library.drives are valid */
+
+	struct {
+		char *member[VTL_POOL_MAX_MEMBERS]; /* absolute paths, in the order of the file */
+		unsigned members;
+		uint64_t segment_size, member_quota, reserve; /* 0 = the pool's default */
+		unsigned readahead_depth;
+		uint64_t readahead_chunk, readahead_memory;
+		int lz4_acceleration;
+		unsigned io_threads;
+	} pool;
+
+	struct {
+		char *path; /* absolute */
+	} catalog;
+
+	/* Read by vtld (not yet written); vtlctl only checks them. */
+	struct {
+		char listen[256];
+		unsigned port;
+		char target_iqn[224];
+	} iscsi;
+	struct {
+		char *control_socket; /* absolute */
+		char log_level[8];    /* error, warn, info, debug */
+	} daemon;
+};
+
+/*
+ * Reads and checks the configuration file at path. On success *out is a
+ * configuration to free with vtl_config_free. On failure returns
+ * VTL_E_CONFIG (a wrong file; err says "FILE:LINE: what is wrong"),
+ * VTL_E_IO (cannot read it; err says why) or VTL_E_NOMEM.
+ */
+int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t errlen);
+
+/* The same from text in memory: name is the file name used in messages and for relative paths. */
+int vtl_config_parse(const char *name, const char *text, size_t len, struct vtl_config **out, char *err,
+		     size_t errlen);
+
+/* Frees a configuration (NULL is fine). */
+void vtl_config_free(struct vtl_config *cfg);
+
+/* Fills *pc with the pool settings of cfg (its strings point into cfg). */
+void vtl_config_pool(const struct vtl_config *cfg, struct vtl_pool_config *pc);
+
+/* Fills *lib with the library of cfg (id 0), as catalog_library_create takes it. */
+void vtl_config_library(const struct vtl_config *cfg, struct cat_library *lib);
+
+/*
+ * Parses a size: digits with an optional decimal fraction (up to 9 digits;
+ * the result must be whole bytes: 2.5T, 1.5K), then optionally a unit. K, M, G, T (any case) are
+ * powers of 1024 when binary, else of 1000; KB, MB, GB, TB are always powers
+ * of 1000 and KiB, MiB, GiB, TiB always of 1024. Blanks between the number
+ * and the unit are allowed. Returns 0 or VTL_E_INVAL (garbage, overflow).
+ */
+int vtl_parse_size(const char *s, bool binary, uint64_t *out);
+
+/* Parses a whole unsigned decimal number (no sign, no blanks) up to max. Returns 0 or VTL_E_INVAL. */
+int vtl_parse_uint(const char *s, uint64_t max, uint64_t *out);
+
+#endif

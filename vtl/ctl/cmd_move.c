@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vtlctl move, import, export: the operator's hands and the robot, offline.
+ * Every move between two elements goes through catalog_move, the path the
+ * changer will use; putting a cartridge in from outside or taking it out of
+ * the library goes through ctl_place.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/vtl_error.h"
+#include "vtl/ctl/ctl.h"
+#include "vtl/media.h"
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static void json_elem(struct json *j, const char *key, const struct cat_library *lib, uint16_t a)
+{
+	if (a == CAT_NO_ELEMENT) {
+		json_null(j, key);
+		return;
+	}
+	json_obj(j, key);
+	json_str(j, "type", ctl_elem_type_name(ctl_elem_type(lib, a)));
+	json_u64(j, "address", a);
+	json_obj_end(j);
+}
+
+/* "slot 1025", "mail slot 769", "outside the library" */
+static void where_words(const struct cat_library *lib, uint16_t a, char *buf, size_t len)
+{
+	if (a == CAT_NO_ELEMENT)
+		snprintf(buf, len, "outside the library");
+	else
+		snprintf(buf, len, "%s %u", ctl_elem_type_words(ctl_elem_type(lib, a)), a);
+}
+
+static void print_moved(struct ctl *ctl, const char *verb, const char *barcode, uint16_t from, uint16_t to,
+			const char *hint)
+{
+	if (ctl->json) {
+		struct json j;
+		json_init(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "action", verb);
+		json_str(&j, "barcode", barcode);
+		json_elem(&j, "from", &ctl->lib, from);
+		json_elem(&j, "to", &ctl->lib, to);
+		json_obj_end(&j);
+		json_end(&j);
+		return;
+	}
+	char f[64], t[64];
+	where_words(&ctl->lib, from, f, sizeof f);
+	where_words(&ctl->lib, to, t, sizeof t);
+	printf("%s %s: %s -> %s\n", verb, barcode, f, t);
+	if (hint)
+		printf("%s\n", hint);
+}
+
+/* Explains why a move from -> to failed (rc from catalog_move or ctl_place). */
+static int move_err(struct ctl *ctl, int rc, const char *barcode, uint16_t from, uint16_t to)
+{
+	struct cat_element e;
+	char ranges[256];
+	switch (rc) {
+	case VTL_E_SRC_EMPTY:
+		return ctl_err(ctl, VTLCTL_FAIL, "%s %u is empty; see 'vtlctl slot list --full'",
+			       ctl_elem_type_words(ctl_elem_type(&ctl->lib, from)), from);
+	case VTL_E_DST_FULL:
+		if (catalog_element_get(ctl->cat, ctl->lib.id, to, &e) == 0 && e.full)
+			return ctl_err(ctl, VTLCTL_FAIL, "%s %u already holds %s; choose an empty one ('vtlctl slot list "
+				       "--empty')", ctl_elem_type_words(e.type), to, e.barcode);
+		return ctl_err(ctl, VTLCTL_FAIL, "element %u is full", to);
+	case VTL_E_NOTFOUND:
+		ctl_elem_ranges(&ctl->lib, ranges, sizeof ranges);
+		if (from != CAT_NO_ELEMENT && catalog_element_get(ctl->cat, ctl->lib.id, from, &e) == VTL_E_NOTFOUND)
+			return ctl_err(ctl, VTLCTL_FAIL, "the library has no element %u (%s)", from, ranges);
+		if (to != CAT_NO_ELEMENT && catalog_element_get(ctl->cat, ctl->lib.id, to, &e) == VTL_E_NOTFOUND)
+			return ctl_err(ctl, VTLCTL_FAIL, "the library has no element %u (%s)", to, ranges);
+		break;
+	}
+	return ctl_cat_err(ctl, rc, "moving %s", barcode ? barcode : "the cartridge");
+}
+
+/* Refuses a move of a cartridge into a drive that cannot load it. */
+struct drive_find {
+	uint16_t addr;
+	struct cat_drive d;
+	bool found;
+};
+
+static int find_drive(const struct cat_drive *d, void *arg)
+{
+	struct drive_find *f = arg;
+	if (d->address == f->addr) {
+		f->d = *d;
+		f->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+static int check_drive_load(struct ctl *ctl, const char *barcode, uint16_t to)
+{
+	if (ctl_elem_type(&ctl->lib, to) != CAT_ELEM_DRIVE)
+		return 0;
+	struct drive_find f;
+	memset(&f, 0, sizeof f);
+	f.addr = to;
+	if (catalog_drive_list(ctl->cat, ctl->lib.id, find_drive, &f) != 0 || !f.found)
+		return 0;
+	unsigned gen = vtl_drive_generation(f.d.vendor, f.d.model);
+	struct vtl_label l;
+	if (!gen || vtl_label_parse(barcode, &l, NULL, 0) != 0)
+		return 0;
+	if (!vtl_drive_accepts(gen, &l, NULL))
+		return ctl_err(ctl, VTLCTL_FAIL, "drive %u (%s %s, LTO-%u) cannot load %s (%s media); choose a drive "
+			       "that takes it ('vtlctl drive list')", to, f.d.vendor, f.d.model, gen, barcode,
+			       vtl_media_describe(l.media, l.type_m));
+	return 0;
+}
+
+/* ------------------------------------------------------------------- move */
+
+int cmd_move(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos != 2)
+		return ctl_usage(ctl, "give FROM and TO: two element addresses (FROM may be a barcode), e.g. 'vtlctl move "
+				 "1025 257'");
+	uint16_t from = CAT_NO_ELEMENT, to;
+	if (ctl_parse_address(pos[1], &to))
+		return ctl_usage(ctl, "TO '%s' is not an element address (a number from 'vtlctl slot list')", pos[1]);
+	if (all_digits(pos[0]) && ctl_parse_address(pos[0], &from))
+		return ctl_usage(ctl, "FROM '%s' is not an element address", pos[0]);
+	if (!all_digits(pos[0]) && (strlen(pos[0]) > CAT_BARCODE_MAX || vtl_barcode_check(pos[0])))
+		return ctl_usage(ctl, "FROM '%.40s' is neither an element address nor a barcode", pos[0]);
+	if ((rc = ctl_open_library(ctl)) || (rc = ctl_require_offline(ctl)))
+		return rc;
+	bool robot_from = all_digits(pos[0]) && ctl_elem_type(&ctl->lib, from) == CAT_ELEM_TRANSPORT;
+	if (robot_from || ctl_elem_type(&ctl->lib, to) == CAT_ELEM_TRANSPORT)
+		return ctl_err(ctl, VTLCTL_FAIL, "element %u is the robot, which only carries cartridges during a move; "
+			       "move between slots, mail slots and drives", robot_from ? from : to);
+	char barcode[CAT_BARCODE_MAX + 1] = "";
+	if (!all_digits(pos[0])) {
+		struct cat_cartridge c;
+		int r = catalog_cartridge_get(ctl->cat, pos[0], &c);
+		if (r == VTL_E_NOTFOUND)
+			return ctl_err(ctl, VTLCTL_FAIL, "there is no cartridge %s (see 'vtlctl cartridge list')", pos[0]);
+		if (r)
+			return ctl_cat_err(ctl, r, "reading %s", pos[0]);
+		if (c.library_id != ctl->lib.id)
+			return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is outside the library; 'vtlctl import %s' puts it "
+				       "into a mail slot", pos[0], pos[0]);
+		if (c.element == CAT_NO_ELEMENT)
+			return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is in no element of the library; 'vtlctl import %s' "
+				       "puts it into a mail slot", pos[0], pos[0]);
+		from = c.element;
+		snprintf(barcode, sizeof barcode, "%s", c.barcode);
+	} else {
+		struct cat_element e;
+		int r = catalog_element_get(ctl->cat, ctl->lib.id, from, &e);
+		if (r)
+			return move_err(ctl, r, NULL, from, to);
+		if (!e.full)
+			return move_err(ctl, VTL_E_SRC_EMPTY, NULL, from, to);
+		snprintf(barcode, sizeof barcode, "%s", e.barcode);
+	}
+	if (from == to)
+		return ctl_usage(ctl, "%s is already in element %u: FROM and TO are the same", barcode, to);
+	if ((rc = check_drive_load(ctl, barcode, to)))
+		return rc;
+	rc = catalog_move(ctl->cat, ctl->lib.id, from, to, ctl->actor);
+	if (rc)
+		return move_err(ctl, rc, barcode, from, to);
+	print_moved(ctl, "moved", barcode, from, to, NULL);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- import */
+
+/* The mail slot to use: --to (checked) or the first empty one. 0 or VTLCTL_FAIL (reported). */
+static int pick_mail_slot(struct ctl *ctl, const char *to, uint16_t *out)
+{
+	if (to) {
+		if (ctl_parse_address(to, out))
+			return ctl_usage(ctl, "--to %s is not an element address", to);
+		return ctl_check_target(ctl, *out, CAT_ELEM_IE);
+	}
+	if (ctl->lib.ies == 0)
+		return ctl_err(ctl, VTLCTL_FAIL, "library %s has no mail slots (mail_slots in %s)", ctl->lib.name,
+			       ctl->cfg->path);
+	int rc = ctl_first_empty(ctl, CAT_ELEM_IE, out);
+	if (rc == VTL_E_DST_FULL)
+		return ctl_err(ctl, VTLCTL_FAIL, "all %u mail slots are full; move a cartridge out of one first ('vtlctl "
+			       "slot list --type ie')", ctl->lib.ies);
+	if (rc)
+		return ctl_cat_err(ctl, rc, "looking for an empty mail slot");
+	return 0;
+}
+
+int cmd_import(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_opt opts[] = {
+		{"new", 0, false, NULL, false},
+		{"media", 0, true, NULL, false},
+		{"capacity", 0, true, NULL, false},
+		{"to", 0, true, NULL, false},
+	};
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, opts, 4, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos != 1)
+		return ctl_usage(ctl, "give exactly one barcode");
+	const char *bc = pos[0];
+	bool isnew = opts[0].set;
+	if (!isnew && (opts[1].set || opts[2].set))
+		return ctl_usage(ctl, "--media and --capacity describe a new cartridge: they need --new");
+	struct new_cart nc;
+	char err[512];
+	if (isnew) {
+		if ((rc = ctl_new_cart(ctl, bc, opts[1].val, opts[2].val, &nc)))
+			return rc;
+	} else if (vtl_label_parse(bc, NULL, err, sizeof err)) {
+		return ctl_usage(ctl, "%s", err);
+	}
+	if ((rc = ctl_open_library(ctl)) || (isnew && (rc = ctl_open_pool(ctl))) || (rc = ctl_require_offline(ctl)))
+		return rc;
+	uint16_t ie;
+	if (isnew) {
+		if ((rc = ctl_check_new(ctl, bc)) || (rc = pick_mail_slot(ctl, opts[3].val, &ie)) ||
+		    (rc = ctl_create_cart(ctl, &nc, ie)))
+			return rc;
+		char what[128];
+		snprintf(what, sizeof what, "import new %s into %u", bc, ie);
+		if (catalog_event(ctl->cat, ctl->actor, what))
+			ctl_warn(ctl, "%s was imported, but the event log could not be written", bc);
+	} else {
+		struct cat_cartridge c;
+		rc = catalog_cartridge_get(ctl->cat, bc, &c);
+		if (rc == VTL_E_NOTFOUND)
+			return ctl_err(ctl, VTLCTL_FAIL, "there is no cartridge %s; to import a new blank one, add --new", bc);
+		if (rc)
+			return ctl_cat_err(ctl, rc, "reading %s", bc);
+		if (c.library_id == ctl->lib.id && c.element != CAT_NO_ELEMENT) {
+			char loc[64];
+			where_words(&ctl->lib, c.element, loc, sizeof loc);
+			return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is already in the library (%s); import takes a "
+				       "cartridge from outside (see 'vtlctl export --remove')", bc, loc);
+		}
+		if (c.library_id != ctl->lib.id && c.library_id != 0)
+			return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s belongs to another library of this catalog", bc);
+		if ((rc = pick_mail_slot(ctl, opts[3].val, &ie)))
+			return rc;
+		rc = ctl_place(ctl, bc, ie, "available");
+		if (rc)
+			return move_err(ctl, rc, bc, CAT_NO_ELEMENT, ie);
+	}
+	char hint[160];
+	snprintf(hint, sizeof hint, "move it into a storage slot with 'vtlctl move %u <slot>' (empty slots: "
+		 "'vtlctl slot list --type slot --empty')", ie);
+	print_moved(ctl, isnew ? "imported new" : "imported", bc, CAT_NO_ELEMENT, ie, hint);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- export */
+
+int cmd_export(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_opt opts[] = {
+		{"to", 0, true, NULL, false},
+		{"remove", 0, false, NULL, false},
+	};
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, opts, 2, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos != 1)
+		return ctl_usage(ctl, "give exactly one barcode");
+	const char *bc = pos[0];
+	bool remove = opts[1].set;
+	if (strlen(bc) > CAT_BARCODE_MAX || vtl_barcode_check(bc))
+		return ctl_usage(ctl, "'%.40s' is not a barcode", bc);
+	if ((rc = ctl_open_library(ctl)) || (rc = ctl_require_offline(ctl)))
+		return rc;
+	struct cat_cartridge c;
+	rc = catalog_cartridge_get(ctl->cat, bc, &c);
+	if (rc == VTL_E_NOTFOUND)
+		return ctl_err(ctl, VTLCTL_FAIL, "there is no cartridge %s (see 'vtlctl cartridge list')", bc);
+	if (rc)
+		return ctl_cat_err(ctl, rc, "reading %s", bc);
+	if (c.library_id != ctl->lib.id)
+		return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is outside the library already", bc);
+	enum cat_elem_type t = c.element == CAT_NO_ELEMENT ? CAT_ELEM_ALL : ctl_elem_type(&ctl->lib, c.element);
+	if (t == CAT_ELEM_DRIVE || t == CAT_ELEM_TRANSPORT)
+		return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is in %s %u; move it to a slot first ('vtlctl move %u "
+			       "<slot>')", bc, ctl_elem_type_words(t), c.element, c.element);
+	uint16_t from = c.element, ie = CAT_NO_ELEMENT;
+	if (t == CAT_ELEM_IE) {
+		if (!remove)
+			return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is in mail slot %u already; add --remove to take it "
+				       "out of the library", bc, c.element);
+		if (opts[0].set)
+			return ctl_usage(ctl, "--to: %s is in mail slot %u already", bc, c.element);
+	} else if (ctl->lib.ies == 0 && remove && !opts[0].set) {
+		/* No mail slots: the operator takes it straight out of its slot. */
+	} else {
+		if ((rc = pick_mail_slot(ctl, opts[0].val, &ie)))
+			return rc;
+		rc = from == CAT_NO_ELEMENT ? ctl_place(ctl, bc, ie, c.state) : catalog_move(ctl->cat, ctl->lib.id, from,
+												 ie, ctl->actor);
+		if (rc)
+			return move_err(ctl, rc, bc, from, ie);
+		from = ie;
+	}
+	if (remove) {
+		rc = ctl_place(ctl, bc, CAT_NO_ELEMENT, "exported");
+		if (rc) {
+			if (ie != CAT_NO_ELEMENT)
+				ctl_warn(ctl, "%s was moved to mail slot %u but could not be taken out of the library", bc, ie);
+			return ctl_cat_err(ctl, rc, "taking %s out of the library", bc);
+		}
+		if (ctl->json) {
+			struct json j;
+			json_init(&j, stdout);
+			json_obj(&j, NULL);
+			json_str(&j, "action", "exported");
+			json_str(&j, "barcode", bc);
+			json_elem(&j, "from", &ctl->lib, c.element);
+			json_elem(&j, "via", &ctl->lib, ie);
+			json_null(&j, "to");
+			json_obj_end(&j);
+			json_end(&j);
+			return 0;
+		}
+		char f[64], v[64];
+		where_words(&ctl->lib, c.element, f, sizeof f);
+		where_words(&ctl->lib, ie, v, sizeof v);
+		if (ie != CAT_NO_ELEMENT)
+			printf("exported %s: %s -> %s -> outside the library\n", bc, f, v);
+		else
+			printf("exported %s: %s -> outside the library\n", bc, f);
+		printf("it stays in the catalog and the pool; 'vtlctl import %s' brings it back\n", bc);
+		return 0;
+	}
+	print_moved(ctl, "exported", bc, c.element, ie, NULL);
+	return 0;
+}

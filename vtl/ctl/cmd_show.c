@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* vtlctl library show, drive list, slot list, events: reading the catalog. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/vtl_error.h"
+#include "vtl/ctl/ctl.h"
+#include "vtl/media.h"
+
+/* Commands that take no argument besides the global options. */
+static int no_args(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos)
+		return ctl_usage(ctl, "unexpected argument '%s'", pos[0]);
+	return 0;
+}
+
+/* ----------------------------------------------------------- library show */
+
+struct elem_counts {
+	unsigned full[5];
+};
+
+static int count_elem(const struct cat_element *e, void *arg)
+{
+	struct elem_counts *c = arg;
+	if (e->full && e->type >= 1 && e->type <= 4)
+		c->full[e->type]++;
+	return 0;
+}
+
+struct cart_counts {
+	int64_t lib;
+	unsigned long in, outside, other;
+};
+
+static int count_cart(const struct cat_cartridge *c, void *arg)
+{
+	struct cart_counts *n = arg;
+	if (c->library_id == n->lib)
+		n->in++;
+	else if (c->library_id == 0)
+		n->outside++;
+	else
+		n->other++;
+	return 0;
+}
+
+static void range_text(char *buf, size_t len, unsigned first, unsigned count)
+{
+	if (count == 0)
+		snprintf(buf, len, "0");
+	else if (count == 1)
+		snprintf(buf, len, "1 (%u)", first);
+	else
+		snprintf(buf, len, "%u (%u..%u)", count, first, first + count - 1);
+}
+
+static void json_range(struct json *j, const char *key, unsigned first, unsigned count, int full)
+{
+	json_obj(j, key);
+	json_u64(j, "first", first);
+	json_u64(j, "count", count);
+	if (full >= 0)
+		json_u64(j, "full", (uint64_t)full);
+	json_obj_end(j);
+}
+
+int cmd_library_show(struct ctl *ctl, int argc, char **argv)
+{
+	int rc = no_args(ctl, argc, argv);
+	if (rc || (rc = ctl_open_library(ctl)))
+		return rc;
+	const struct cat_library *lib = &ctl->lib;
+	struct elem_counts ec;
+	memset(&ec, 0, sizeof ec);
+	if ((rc = catalog_element_list(ctl->cat, lib->id, CAT_ELEM_ALL, count_elem, &ec)))
+		return ctl_cat_err(ctl, rc, "listing the elements");
+	struct cart_counts cc = {lib->id, 0, 0, 0};
+	if ((rc = catalog_cartridge_list(ctl->cat, 0, count_cart, &cc)))
+		return ctl_cat_err(ctl, rc, "listing the cartridges");
+
+	/* The pool, if it opens: its members' space. */
+	struct vtl_pool_config pc;
+	vtl_config_pool(ctl->cfg, &pc);
+	pc.io_threads = 1;
+	char perr[512] = "";
+	struct vtl_pool *pool = NULL;
+	int prc = vtl_pool_open(&pc, &pool, perr, sizeof perr);
+	struct vtl_member_space ms[VTL_POOL_MAX_MEMBERS];
+	unsigned nm = 0;
+	if (prc == 0) {
+		for (unsigned i = 0; i < vtl_pool_members(pool); i++)
+			if (vtl_pool_member_space(pool, i, &ms[nm]) == 0)
+				nm++;
+	}
+
+	if (ctl->json) {
+		struct json j;
+		json_init(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "name", lib->name);
+		json_str(&j, "vendor", lib->vendor);
+		json_str(&j, "product", lib->product);
+		json_str(&j, "revision", lib->revision);
+		json_str(&j, "serial", lib->serial);
+		json_str(&j, "catalog", ctl->cfg->catalog.path);
+		json_str(&j, "config", ctl->cfg->path);
+		json_obj(&j, "elements");
+		json_range(&j, "transport", lib->transport_first, lib->transports, -1);
+		json_range(&j, "drives", lib->drive_first, lib->drives, (int)ec.full[CAT_ELEM_DRIVE]);
+		json_range(&j, "slots", lib->slot_first, lib->slots, (int)ec.full[CAT_ELEM_SLOT]);
+		json_range(&j, "mail_slots", lib->ie_first, lib->ies, (int)ec.full[CAT_ELEM_IE]);
+		json_obj_end(&j);
+		json_obj(&j, "cartridges");
+		json_u64(&j, "in_library", cc.in);
+		json_u64(&j, "outside", cc.outside);
+		json_obj_end(&j);
+		json_obj(&j, "pool");
+		json_arr(&j, "members");
+		for (unsigned i = 0; i < nm; i++) {
+			json_obj(&j, NULL);
+			json_str(&j, "path", ms[i].path);
+			json_u64(&j, "used_bytes", ms[i].used_bytes);
+			json_u64(&j, "free_bytes", ms[i].free_bytes);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_str(&j, "error", prc ? perr : NULL);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		struct kv kv[16 + VTL_POOL_MAX_MEMBERS];
+		size_t n = 0;
+		memset(kv, 0, sizeof kv);
+#define KV(k, ...) (kv[n].key = (k), snprintf(kv[n].value, sizeof kv[n].value, __VA_ARGS__), n++)
+		char r[64];
+		KV("name", "%s", lib->name);
+		KV("vendor", "%s", lib->vendor);
+		KV("product", "%s", lib->product);
+		KV("revision", "%s", lib->revision);
+		KV("serial", "%s", lib->serial);
+		if (lib->transports == 1)
+			KV("robot", "element %u", lib->transport_first);
+		else
+			KV("robots", "%u (%u..%u)", lib->transports, lib->transport_first,
+			   lib->transport_first + lib->transports - 1);
+		range_text(r, sizeof r, lib->drive_first, lib->drives);
+		KV("drives", "%s, %u loaded", r, ec.full[CAT_ELEM_DRIVE]);
+		range_text(r, sizeof r, lib->slot_first, lib->slots);
+		KV("storage slots", "%s, %u full", r, ec.full[CAT_ELEM_SLOT]);
+		range_text(r, sizeof r, lib->ie_first, lib->ies);
+		KV("mail slots", "%s, %u full", r, ec.full[CAT_ELEM_IE]);
+		KV("cartridges", "%lu in the library, %lu outside", cc.in, cc.outside);
+		KV("catalog", "%s", ctl->cfg->catalog.path);
+		if (prc) {
+			KV("pool", "cannot open: %s", perr);
+		} else {
+			for (unsigned i = 0; i < nm; i++) {
+				char u[32], f[32];
+				fmt_bytes(ms[i].used_bytes, u, sizeof u);
+				fmt_bytes(ms[i].free_bytes, f, sizeof f);
+				KV("pool member", "%s: %s used, %s free", ms[i].path, u, f);
+			}
+		}
+#undef KV
+		kv_print(kv, n, stdout);
+	}
+	vtl_pool_close(pool);
+	return 0;
+}
+
+/* ------------------------------------------------------------- drive list */
+
+struct drives {
+	struct cat_drive d[VTL_CFG_MAX_DRIVES];
+	char loaded[VTL_CFG_MAX_DRIVES][CAT_BARCODE_MAX + 1];
+	uint16_t addr[VTL_CFG_MAX_DRIVES];
+	size_t n;
+	int err;
+};
+
+static int add_drive(const struct cat_drive *d, void *arg)
+{
+	struct drives *ds = arg;
+	if (ds->n >= VTL_CFG_MAX_DRIVES)
+		return 1;
+	ds->d[ds->n++] = *d;
+	return 0;
+}
+
+static int drive_elem(const struct cat_element *e, void *arg)
+{
+	struct drives *ds = arg;
+	for (size_t i = 0; i < ds->n; i++)
+		if (ds->d[i].address == e->address && e->full)
+			snprintf(ds->loaded[i], sizeof ds->loaded[i], "%s", e->barcode);
+	return 0;
+}
+
+int cmd_drive_list(struct ctl *ctl, int argc, char **argv)
+{
+	int rc = no_args(ctl, argc, argv);
+	if (rc || (rc = ctl_open_library(ctl)))
+		return rc;
+	struct drives *ds = calloc(1, sizeof *ds);
+	if (!ds)
+		return ctl_err(ctl, VTLCTL_FAIL, "out of memory");
+	if ((rc = catalog_drive_list(ctl->cat, ctl->lib.id, add_drive, ds)) ||
+	    (rc = catalog_element_list(ctl->cat, ctl->lib.id, CAT_ELEM_DRIVE, drive_elem, ds))) {
+		free(ds);
+		return ctl_cat_err(ctl, rc, "listing the drives");
+	}
+	if (ctl->json) {
+		struct json j;
+		json_init(&j, stdout);
+		json_obj(&j, NULL);
+		json_arr(&j, "drives");
+		for (size_t i = 0; i < ds->n; i++) {
+			const struct cat_drive *d = &ds->d[i];
+			json_obj(&j, NULL);
+			json_u64(&j, "address", d->address);
+			json_u64(&j, "number", ctl_elem_ordinal(&ctl->lib, d->address));
+			json_str(&j, "vendor", d->vendor);
+			json_str(&j, "model", d->model);
+			json_str(&j, "revision", d->revision);
+			json_str(&j, "serial", d->serial);
+			unsigned g = vtl_drive_generation(d->vendor, d->model);
+			if (g)
+				json_u64(&j, "generation", g);
+			else
+				json_null(&j, "generation");
+			json_i64(&j, "lun", d->lun);
+			json_str(&j, "state", d->state);
+			json_str(&j, "cartridge", ds->loaded[i][0] ? ds->loaded[i] : NULL);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		static const char *const head[] = {"ADDRESS", "DRIVE", "VENDOR", "MODEL", "LTO", "SERIAL", "LUN", "STATE",
+						   "CARTRIDGE"};
+		struct table t;
+		table_init(&t, 9, head, "RRLLRLRLL");
+		for (size_t i = 0; i < ds->n && !rc; i++) {
+			const struct cat_drive *d = &ds->d[i];
+			char a[8], num[8], gen[8], lun[8];
+			snprintf(a, sizeof a, "%u", d->address);
+			snprintf(num, sizeof num, "%u", ctl_elem_ordinal(&ctl->lib, d->address));
+			unsigned g = vtl_drive_generation(d->vendor, d->model);
+			snprintf(gen, sizeof gen, "%u", g);
+			snprintf(lun, sizeof lun, "%d", d->lun);
+			rc = table_add(&t, a, num, d->vendor, d->model, g ? gen : NULL, d->serial, lun, d->state,
+				       ds->loaded[i][0] ? ds->loaded[i] : NULL);
+		}
+		if (!rc)
+			table_print(&t, stdout);
+		table_free(&t);
+	}
+	free(ds);
+	return rc ? ctl_err(ctl, VTLCTL_FAIL, "out of memory") : 0;
+}
+
+/* -------------------------------------------------------------- slot list */
+
+struct slot_walk {
+	struct ctl *ctl;
+	struct table t;
+	struct json j;
+	int filter; /* 0 all, 1 full, 2 empty */
+	int err;
+};
+
+static int slot_row(const struct cat_element *e, void *arg)
+{
+	struct slot_walk *w = arg;
+	if ((w->filter == 1 && !e->full) || (w->filter == 2 && e->full))
+		return 0;
+	const struct cat_library *lib = &w->ctl->lib;
+	if (w->ctl->json) {
+		json_obj(&w->j, NULL);
+		json_u64(&w->j, "address", e->address);
+		json_str(&w->j, "type", ctl_elem_type_name(e->type));
+		json_u64(&w->j, "number", ctl_elem_ordinal(lib, e->address));
+		json_bool(&w->j, "full", e->full);
+		json_str(&w->j, "barcode", e->full ? e->barcode : NULL);
+		if (e->full && e->source != CAT_NO_ELEMENT)
+			json_u64(&w->j, "source", e->source);
+		else
+			json_null(&w->j, "source");
+		json_obj_end(&w->j);
+		return 0;
+	}
+	char a[8], num[8], src[8];
+	snprintf(a, sizeof a, "%u", e->address);
+	snprintf(num, sizeof num, "%u", ctl_elem_ordinal(lib, e->address));
+	snprintf(src, sizeof src, "%u", e->source);
+	if (table_add(&w->t, a, ctl_elem_type_name(e->type), num, e->full ? "full" : "empty",
+		      e->full ? e->barcode : NULL, e->full && e->source != CAT_NO_ELEMENT ? src : NULL))
+		return w->err = VTL_E_NOMEM;
+	return 0;
+}
+
+int cmd_slot_list(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_opt opts[] = {
+		{"type", 0, true, NULL, false},
+		{"full", 0, false, NULL, false},
+		{"empty", 0, false, NULL, false},
+	};
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, opts, 3, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos)
+		return ctl_usage(ctl, "unexpected argument '%s'", pos[0]);
+	enum cat_elem_type type = CAT_ELEM_ALL;
+	if (opts[0].set) {
+		static const struct {
+			const char *name;
+			enum cat_elem_type t;
+		} types[] = {
+			{"all", CAT_ELEM_ALL}, {"slot", CAT_ELEM_SLOT}, {"slots", CAT_ELEM_SLOT},
+			{"storage", CAT_ELEM_SLOT}, {"ie", CAT_ELEM_IE}, {"mail", CAT_ELEM_IE},
+			{"drive", CAT_ELEM_DRIVE}, {"drives", CAT_ELEM_DRIVE}, {"transport", CAT_ELEM_TRANSPORT},
+			{"robot", CAT_ELEM_TRANSPORT},
+		};
+		bool found = false;
+		for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+			if (strcmp(opts[0].val, types[i].name) == 0) {
+				type = types[i].t;
+				found = true;
+			}
+		if (!found)
+			return ctl_usage(ctl, "--type %s: use all, slot, ie, drive or transport", opts[0].val);
+	}
+	if (opts[1].set && opts[2].set)
+		return ctl_usage(ctl, "--full and --empty exclude each other");
+	if ((rc = ctl_open_library(ctl)))
+		return rc;
+	struct slot_walk w;
+	memset(&w, 0, sizeof w);
+	w.ctl = ctl;
+	w.filter = opts[1].set ? 1 : opts[2].set ? 2 : 0;
+	static const char *const head[] = {"ADDRESS", "TYPE", "NUMBER", "STATUS", "BARCODE", "SOURCE"};
+	table_init(&w.t, 6, head, "RLRLLR");
+	if (ctl->json) {
+		json_init(&w.j, stdout);
+		json_obj(&w.j, NULL);
+		json_arr(&w.j, "elements");
+	}
+	rc = catalog_element_list(ctl->cat, ctl->lib.id, type, slot_row, &w);
+	if (!rc && w.err)
+		rc = w.err;
+	if (ctl->json) {
+		/* Close the document even on failure, so that what was printed stays parseable. */
+		json_arr_end(&w.j);
+		json_obj_end(&w.j);
+		json_end(&w.j);
+	} else if (!rc) {
+		table_print(&w.t, stdout);
+	}
+	table_free(&w.t);
+	if (rc)
+		return ctl_cat_err(ctl, rc, "listing the elements");
+	return 0;
+}
+
+/* ----------------------------------------------------------------- events */
+
+struct ev_walk {
+	struct ctl *ctl;
+	struct table t;
+	struct json j;
+	int err;
+};
+
+static int ev_row(const struct cat_event *ev, void *arg)
+{
+	struct ev_walk *w = arg;
+	char tm[40];
+	if (w->ctl->json) {
+		fmt_time_iso(ev->time, tm, sizeof tm);
+		json_obj(&w->j, NULL);
+		json_i64(&w->j, "id", ev->id);
+		json_i64(&w->j, "time", ev->time);
+		json_str(&w->j, "time_utc", tm);
+		json_str(&w->j, "actor", ev->actor);
+		json_str(&w->j, "what", ev->what);
+		json_obj_end(&w->j);
+		return 0;
+	}
+	char id[24];
+	snprintf(id, sizeof id, "%" PRId64, ev->id);
+	fmt_time(ev->time, tm, sizeof tm);
+	if (table_add(&w->t, id, tm, ev->actor, ev->what))
+		return w->err = VTL_E_NOMEM;
+	return 0;
+}
+
+int cmd_events(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_opt opts[] = {
+		{"since", 0, true, NULL, false},
+		{"limit", 0, true, NULL, false},
+	};
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, opts, 2, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos)
+		return ctl_usage(ctl, "unexpected argument '%s'", pos[0]);
+	uint64_t since = 0, limit = 0;
+	if (opts[0].set && vtl_parse_uint(opts[0].val, INT64_MAX, &since))
+		return ctl_usage(ctl, "--since %s: give an event id (a whole number)", opts[0].val);
+	if (opts[1].set && (vtl_parse_uint(opts[1].val, UINT32_MAX, &limit) || limit == 0))
+		return ctl_usage(ctl, "--limit %s: give a number of events from 1 to %u", opts[1].val, UINT32_MAX);
+	if ((rc = ctl_open_library(ctl)))
+		return rc;
+	struct ev_walk w;
+	memset(&w, 0, sizeof w);
+	w.ctl = ctl;
+	static const char *const head[] = {"ID", "TIME", "ACTOR", "WHAT"};
+	table_init(&w.t, 4, head, "RLLL");
+	if (ctl->json) {
+		json_init(&w.j, stdout);
+		json_obj(&w.j, NULL);
+		json_arr(&w.j, "events");
+	}
+	rc = catalog_event_list(ctl->cat, (int64_t)since, (unsigned)limit, ev_row, &w);
+	if (!rc && w.err)
+		rc = w.err;
+	if (ctl->json) {
+		json_arr_end(&w.j);
+		json_obj_end(&w.j);
+		json_end(&w.j);
+	} else if (!rc) {
+		table_print(&w.t, stdout);
+	}
+	table_free(&w.t);
+	if (rc)
+		return ctl_cat_err(ctl, rc, "reading the event log");
+	return 0;
+}

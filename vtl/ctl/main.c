@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vtlctl: the operator's command-line tool (docs/operations.md).
+ *
+ *   vtlctl [-c FILE] [--json] COMMAND [ARGS]
+ *
+ * Commands work on the catalog and the pool named by the configuration
+ * file, offline: commands that need the running daemon (vtld, not written
+ * yet) will talk to it over its control socket.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vtl/ctl/ctl.h"
+
+static const struct ctl_cmd commands[] = {
+	{"init", "init [--catalog-only]", "create the catalog and the pool's folders from the configuration file",
+	 "Reads the configuration file, creates the pool's member folders that are missing, checks that the pool\n"
+	 "opens, then creates the catalog with the library, its elements (robot, drives, storage slots, mail\n"
+	 "slots, all empty) and its drives.\n"
+	 "\n"
+	 "It never overwrites: if the catalog file exists, init fails and changes nothing. A plain init also\n"
+	 "refuses a pool that already holds cartridges.\n"
+	 "\n"
+	 "  --catalog-only  recreate only the catalog, for a pool whose catalog was lost: the pool's members\n"
+	 "                  must exist (they are not created) and may hold cartridges; then run\n"
+	 "                  'vtlctl catalog rebuild' to put them back into the catalog.",
+	 cmd_init},
+	{"library show", "library show", "the library: identity, element addresses, how full it is",
+	 "Prints the library of the configuration file as the catalog knows it: name, SCSI identity (vendor,\n"
+	 "product, revision, serial), the element address ranges, how many slots and mail slots are full, the\n"
+	 "cartridges and the pool's members with their space.",
+	 cmd_library_show},
+	{"drive list", "drive list", "the drives and the cartridge each holds",
+	 "One line per drive: element address, number, vendor, model, serial, LUN, state and the cartridge in it.",
+	 cmd_drive_list},
+	{"slot list", "slot list [--type all|slot|ie|drive|transport] [--full|--empty]",
+	 "every element and the cartridge it holds, like 'mtx status'",
+	 "One line per element in address order: address, type (transport = the robot, drive, ie = mail slot,\n"
+	 "slot = storage), its number among its type, full or empty, the barcode it holds and the element the\n"
+	 "cartridge came from.\n"
+	 "\n"
+	 "  --type T   only elements of type T (default: all)\n"
+	 "  --full     only the elements that hold a cartridge\n"
+	 "  --empty    only the empty ones",
+	 cmd_slot_list},
+	{"cartridge add",
+	 "cartridge add --barcode BARCODE [--count N | --to BARCODE] [--media M] [--capacity SIZE] [--slot ADDR]",
+	 "create cartridges: an empty one in the pool, its row in the catalog, in a slot",
+	 "Creates each cartridge blank in the pool and adds it to the catalog in the first empty storage slot\n"
+	 "(or --slot ADDR, a storage or mail slot). Barcodes follow LTO label rules: 6 characters A-Z/0-9 and a\n"
+	 "2-character media suffix: L5..L9 (LTO-5..9 data), M8 (LTO-7 Type M), LV..LZ (LTO-5..9 WORM), or a\n"
+	 "cleaning label CLNxxxCU / CLNxxxL1..L9.\n"
+	 "\n"
+	 "  --barcode BC     the (first) barcode, e.g. A00001L8 (the BARCODE may also come without --barcode)\n"
+	 "  --count N        add N cartridges counting up the numeric end of the serial: A00001L8, A00002L8, ...\n"
+	 "  --to BC          add the range up to BC inclusive, e.g. --barcode A00001L8 --to A00020L8\n"
+	 "  --media M        LTO5..LTO9, LTO5W..LTO9W, LTO7M, CLN; must agree with the suffix, which decides it\n"
+	 "                   when --media is not given\n"
+	 "  --capacity SIZE  capacity instead of the nominal native one (LTO-8 12 TB, ...); K, M, G, T are\n"
+	 "                   powers of 1000 (KiB, MiB, GiB, TiB: of 1024), e.g. 500G\n"
+	 "  --slot ADDR      put the (single) cartridge into this element\n"
+	 "\n"
+	 "Everything is checked first (labels, duplicates in the catalog and the pool, enough empty slots): if\n"
+	 "anything is wrong nothing is added. Each cartridge is then added whole or not at all.",
+	 cmd_cartridge_add},
+	{"cartridge list", "cartridge list", "every cartridge: media, capacity, use, where it is",
+	 "One line per cartridge in barcode order: media, nominal capacity, bytes stored, location (slot, drive,\n"
+	 "ie = mail slot, with the element address; 'outside' for an exported cartridge; 'none' for one in the\n"
+	 "library but in no element) and state.",
+	 cmd_cartridge_list},
+	{"cartridge show", "cartridge show BARCODE", "everything about one cartridge",
+	 "The catalog's record of the cartridge, and what the pool holds for it (objects, filemarks, bytes,\n"
+	 "segment files) when the pool can be read.",
+	 cmd_cartridge_show},
+	{"cartridge remove", "cartridge remove BARCODE... [--force]",
+	 "delete cartridges: their pool files and catalog rows",
+	 "Deletes each cartridge from the pool and the catalog. It refuses a cartridge that is in a drive, or\n"
+	 "whose pool copy holds data, unless --force is given. A cartridge that vtld has open is always refused.\n"
+	 "\n"
+	 "  -f, --force  delete even a cartridge in a drive or one that holds data (the data is lost)",
+	 cmd_cartridge_remove},
+	{"move", "move FROM TO", "move a cartridge between two elements, as the robot would",
+	 "Moves the cartridge in element FROM into the empty element TO (element addresses, see 'slot list').\n"
+	 "FROM may also be the barcode of the cartridge. Both must be elements of the library; moves into and\n"
+	 "out of drives, slots and mail slots are all allowed.",
+	 cmd_move},
+	{"import", "import BARCODE [--new [--media M] [--capacity SIZE]] [--to ADDR]",
+	 "put a cartridge from outside into a mail slot",
+	 "The operator puts a cartridge into a mail slot (import/export element): an exported cartridge\n"
+	 "('outside' in 'cartridge list'), or with --new a new blank one (created as 'cartridge add' would).\n"
+	 "It goes into the first empty mail slot, or --to ADDR. Move it on into a storage slot with\n"
+	 "'vtlctl move'.\n"
+	 "\n"
+	 "  --new            create the cartridge (it must not exist); --media and --capacity as in\n"
+	 "                   'cartridge add'\n"
+	 "  --to ADDR        the mail slot to use",
+	 cmd_import},
+	{"export", "export BARCODE [--to ADDR] [--remove]", "move a cartridge to a mail slot, or out of the library",
+	 "Moves the cartridge from its storage slot into the first empty mail slot (or --to ADDR).\n"
+	 "\n"
+	 "  --remove   also take it out of the library, as the operator takes it out of the mail slot: it stays\n"
+	 "             in the catalog and the pool, 'outside', until 'vtlctl import' brings it back. Works on a\n"
+	 "             cartridge in a slot or already in a mail slot (a library without mail slots: directly\n"
+	 "             from its slot).\n"
+	 "\n"
+	 "A cartridge in a drive is refused: move it to a slot first.",
+	 cmd_export},
+	{"events", "events [--since ID] [--limit N]", "the event log, oldest first",
+	 "The catalog's event log: id, time, actor (vtlctl:<user>, vtld, ...) and what happened.\n"
+	 "\n"
+	 "  --since ID  only events after the one with this id\n"
+	 "  --limit N   at most N events",
+	 cmd_events},
+	{"catalog rebuild", "catalog rebuild", "recreate missing cartridge rows from the pool",
+	 "For an operator who lost the catalog database: every cartridge in the pool that the catalog does not\n"
+	 "know gets a row, its media from the barcode suffix, its bytes stored and end of data read from its\n"
+	 "self-describing segment files, in the first empty storage slot (or in no element when the slots are\n"
+	 "full). Rows already there are left alone. Catalog rows without a cartridge in the pool are reported.\n"
+	 "\n"
+	 "The catalog must hold the library: after losing the database run 'vtlctl init --catalog-only' first.\n"
+	 "The host byte count (before compression) cannot be recovered from the pool and starts at 0.",
+	 cmd_catalog_rebuild},
+};
+#define NCMDS (sizeof commands / sizeof commands[0])
+
+static void print_usage(FILE *f)
+{
+	fputs("vtlctl " VTLCTL_VERSION " - the operator's tool of the virtual tape library\n"
+	      "\n"
+	      "usage: vtlctl [-c FILE] [--json] COMMAND [ARGS]\n"
+	      "\n"
+	      "commands:\n",
+	      f);
+	size_t w = 0;
+	for (size_t i = 0; i < NCMDS; i++)
+		if (strlen(commands[i].name) > w)
+			w = strlen(commands[i].name);
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "  %-*s  %s\n", (int)w, commands[i].name, commands[i].summary);
+	fputs("\n"
+	      "options (anywhere on the line):\n"
+	      "  -c, --config FILE  the library's configuration file (default: $VTL_CONFIG, else ./vtl.conf)\n"
+	      "  --json             print one JSON document on stdout instead of tables\n"
+	      "  -h, --help         this help; 'vtlctl help COMMAND' or 'vtlctl COMMAND --help' for a command\n"
+	      "\n"
+	      "exit status: 0 success, 1 the operation failed, 2 a usage error.\n"
+	      "See docs/operations.md.\n",
+	      f);
+}
+
+void ctl_print_help(const struct ctl_cmd *cmd, FILE *f)
+{
+	if (!cmd) {
+		print_usage(f);
+		return;
+	}
+	fprintf(f, "usage: vtlctl [-c FILE] [--json] %s\n\n%s\n\n%s\n", cmd->synopsis, cmd->summary, cmd->help);
+}
+
+/* The command named by words[0] (and words[1]); *used = how many words its name took. */
+static const struct ctl_cmd *find_cmd(int n, char **words, int *used)
+{
+	for (size_t i = 0; i < NCMDS; i++) {
+		const char *name = commands[i].name;
+		const char *sp = strchr(name, ' ');
+		if (!sp) {
+			if (strcmp(words[0], name) == 0) {
+				*used = 1;
+				return &commands[i];
+			}
+		} else if (n >= 2 && strlen(words[0]) == (size_t)(sp - name) && strncmp(words[0], name, (size_t)(sp - name)) == 0 &&
+			   strcmp(words[1], sp + 1) == 0) {
+			*used = 2;
+			return &commands[i];
+		}
+	}
+	return NULL;
+}
+
+/* "add, list, show, remove" for group "cartridge"; empty if it is no group. */
+static void group_members(const char *group, char *buf, size_t len)
+{
+	size_t n = 0, gl = strlen(group);
+	buf[0] = 0;
+	for (size_t i = 0; i < NCMDS; i++) {
+		const char *name = commands[i].name;
+		if (strncmp(name, group, gl) == 0 && name[gl] == ' ') {
+			int w = snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name + gl + 1);
+			if (w < 0 || (size_t)w >= len - n)
+				break;
+			n += (size_t)w;
+		}
+	}
+}
+
+static int unknown_cmd(struct ctl *ctl, int n, char **words)
+{
+	char members[128];
+	group_members(words[0], members, sizeof members);
+	if (members[0] && n < 2)
+		return ctl_usage(ctl, "'%s' needs a subcommand: %s", words[0], members);
+	if (members[0])
+		return ctl_usage(ctl, "unknown %s command '%s'; %s commands are: %s", words[0], words[1], words[0],
+				 members);
+	return ctl_usage(ctl, "unknown command '%s'", words[0]);
+}
+
+static int help(struct ctl *ctl, int n, char **words)
+{
+	if (n == 0) {
+		print_usage(stdout);
+		return 0;
+	}
+	int used = 0;
+	const struct ctl_cmd *cmd = find_cmd(n, words, &used);
+	if (!cmd)
+		return unknown_cmd(ctl, n, words);
+	ctl_print_help(cmd, stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctl ctl;
+	memset(&ctl, 0, sizeof ctl);
+	const char *env = getenv("VTL_CONFIG");
+	if (env && env[0]) {
+		ctl.config_path = env;
+	} else {
+		ctl.config_path = "vtl.conf";
+		ctl.config_from_default = true;
+	}
+
+	/* Global options before the command; the command's parser accepts them after it too. */
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--json") == 0) {
+			ctl.json = true;
+		} else if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
+			if (i + 1 >= argc)
+				return ctl_usage(&ctl, "option %s needs a value", a);
+			ctl.config_path = argv[++i];
+			ctl.config_from_default = false;
+		} else if (strncmp(a, "--config=", 9) == 0 || (a[1] == 'c' && a[2])) {
+			ctl.config_path = a[1] == 'c' ? a + 2 : a + 9;
+			ctl.config_from_default = false;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			print_usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--version") == 0) {
+			printf("vtlctl %s\n", VTLCTL_VERSION);
+			return 0;
+		} else if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		} else {
+			return ctl_usage(&ctl, "unknown option '%s' (before the command)", a);
+		}
+	}
+	if (i >= argc) {
+		print_usage(stderr);
+		return VTLCTL_USAGE;
+	}
+	int rc;
+	if (strcmp(argv[i], "help") == 0) {
+		rc = help(&ctl, argc - i - 1, argv + i + 1);
+	} else {
+		int used = 0;
+		const struct ctl_cmd *cmd = find_cmd(argc - i, argv + i, &used);
+		if (!cmd)
+			return unknown_cmd(&ctl, argc - i, argv + i);
+		ctl.cmd = cmd;
+		rc = cmd->run(&ctl, argc - i - used, argv + i + used);
+		if (rc < 0) /* --help was printed */
+			rc = 0;
+	}
+	ctl_close(&ctl);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		ctl.cmd = NULL;
+		return ctl_err(&ctl, VTLCTL_FAIL, "cannot write the output");
+	}
+	return rc;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A SCSI command as the transport-independent core sees it: the front end
+ * (iSCSI, TCMU, tests) fills the request half, the core the result half.
+ */
+#ifndef VTL_SCSI_CMD_H
+#define VTL_SCSI_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "vtl/scsi/sense.h"
+
+#define SCSI_CDB_MAX 32
+
+/* SAM-5 status codes. */
+enum scsi_status {
+	SCSI_GOOD = 0x00,
+	SCSI_CHECK_CONDITION = 0x02,
+	SCSI_BUSY = 0x08,
+	SCSI_RESERVATION_CONFLICT = 0x18,
+};
+
+enum scsi_dir {
+	SCSI_DIR_NONE = 0,
+	SCSI_DIR_IN,  /* data to the initiator (READ, INQUIRY) */
+	SCSI_DIR_OUT, /* data from the initiator (WRITE, MODE SELECT) */
+};
+
+struct scsi_cmd {
+	/* Request. */
+	uint8_t cdb[SCSI_CDB_MAX];
+	uint8_t cdb_len;
+	enum scsi_dir dir;
+	size_t xfer_len;        /* expected data transfer length the initiator gave */
+	struct iovec *iov;      /* the transport's own buffers: data is copied at most once */
+	int iov_cnt;
+	uint64_t nexus;         /* I_T nexus id, for unit attentions and reservations */
+	/* Result. */
+	enum scsi_status status;
+	struct scsi_sense sense; /* valid when status is CHECK CONDITION */
+	size_t data_len;        /* bytes actually transferred */
+};
+
+/* Sets GOOD status with data_len bytes transferred. */
+static inline void scsi_done(struct scsi_cmd *c, size_t data_len)
+{
+	c->status = SCSI_GOOD;
+	c->data_len = data_len;
+}
+
+/* Sets CHECK CONDITION with the given sense (no data counted). */
+static inline void scsi_fail(struct scsi_cmd *c, struct scsi_sense s)
+{
+	c->status = SCSI_CHECK_CONDITION;
+	c->sense = s;
+	c->data_len = 0;
+}
+
+#endif

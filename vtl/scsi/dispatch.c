@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "vtl/scsi/dispatch.h"
+
+/* Opcodes whose CDB carries a service action (SPC-4: byte 1, bits 4..0). */
+#define OPC_SERVICE_ACTION_IN_16 0x9E
+#define OPC_MAINTENANCE_IN 0xA3
+#define OPC_MAINTENANCE_OUT 0xA4
+#define OPC_PERSISTENT_RESERVE_IN 0x5E
+#define OPC_PERSISTENT_RESERVE_OUT 0x5F
+#define SA_BYTE 1
+#define SA_MASK 0x1F
+
+static bool has_service_action(uint8_t opcode)
+{
+	return opcode == OPC_SERVICE_ACTION_IN_16 || opcode == OPC_MAINTENANCE_IN ||
+	       opcode == OPC_MAINTENANCE_OUT || opcode == OPC_PERSISTENT_RESERVE_IN ||
+	       opcode == OPC_PERSISTENT_RESERVE_OUT;
+}
+
+uint8_t scsi_cdb_len_of(uint8_t opcode)
+{
+	/* Group code: the opcode's top three bits (SPC-4 table 2). */
+	switch (opcode >> 5) {
+	case 0: return 6;
+	case 1: case 2: return 10;
+	case 4: return 16;
+	case 5: return 12;
+	default: return 0; /* 3: reserved or variable length; 6, 7: vendor specific */
+	}
+}
+
+const struct scsi_op *scsi_op_find(const struct scsi_op *table, size_t n, const struct scsi_cmd *cmd)
+{
+	if (cmd->cdb_len == 0)
+		return NULL;
+	uint8_t opcode = cmd->cdb[0];
+	uint16_t sa = has_service_action(opcode) && cmd->cdb_len > SA_BYTE ? (uint16_t)(cmd->cdb[SA_BYTE] & SA_MASK)
+									     : SA_NONE;
+	for (size_t i = 0; i < n; i++)
+		if (table[i].opcode == opcode && table[i].service_action == sa)
+			return &table[i];
+	return NULL;
+}
+
+void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, const struct scsi_dev_state *st,
+		   struct scsi_cmd *cmd)
+{
+	const struct scsi_op *op = scsi_op_find(table, n, cmd);
+	if (!op) {
+		bool known_opcode = false;
+		for (size_t i = 0; cmd->cdb_len && i < n && !known_opcode; i++)
+			known_opcode = table[i].opcode == cmd->cdb[0];
+		/* A known opcode with an unknown service action points at the service action field. */
+		struct scsi_sense s = known_opcode ? sense_invalid_cdb_field(SA_BYTE, 4) : sense_invalid_cdb_field(0, -1);
+		s.asc = known_opcode ? ASC_INVALID_FIELD_IN_CDB : ASC_INVALID_OPCODE;
+		scsi_fail(cmd, s);
+		return;
+	}
+	if (cmd->cdb_len < op->cdb_len) {
+		scsi_fail(cmd, sense_invalid_cdb_field(cmd->cdb_len ? (uint16_t)(cmd->cdb_len - 1) : 0, -1));
+		return;
+	}
+	if ((op->flags & OP_CONFLICTS) && st->reserved_by_other) {
+		cmd->status = SCSI_RESERVATION_CONFLICT;
+		cmd->data_len = 0;
+		return;
+	}
+	if ((op->flags & OP_NEEDS_MEDIUM) && !st->medium_loaded) {
+		scsi_fail(cmd, sense_of(SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT));
+		return;
+	}
+	op->handler(dev, cmd);
+}

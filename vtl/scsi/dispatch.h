@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Table-driven command dispatch: one table per device type maps an opcode
+ * (and service action) to its handler, with the checks every handler would
+ * otherwise repeat: the CDB length, whether a loaded medium is needed, and
+ * whether a reservation by another nexus makes it conflict. REPORT SUPPORTED
+ * OPERATION CODES will be generated from the same tables, so it cannot lie.
+ */
+#ifndef VTL_SCSI_DISPATCH_H
+#define VTL_SCSI_DISPATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vtl/scsi/cmd.h"
+
+#define SA_NONE 0xFFFF /* the opcode has no service action */
+
+enum scsi_op_flags {
+	OP_NEEDS_MEDIUM = 1u << 0,       /* NOT READY / MEDIUM NOT PRESENT when none is loaded */
+	OP_CONFLICTS = 1u << 1,          /* RESERVATION CONFLICT when another nexus holds a reservation */
+};
+
+struct scsi_dev; /* the device a table serves (drive or changer); opaque here */
+
+struct scsi_op {
+	uint8_t opcode;
+	uint16_t service_action; /* SA_NONE, or the value in the CDB's service action field */
+	uint8_t cdb_len;
+	unsigned flags;
+	const char *name;
+	void (*handler)(struct scsi_dev *dev, struct scsi_cmd *cmd);
+};
+
+/* What the dispatcher asks of the device for its checks. */
+struct scsi_dev_state {
+	bool medium_loaded;
+	bool reserved_by_other; /* for this command's nexus */
+};
+
+/*
+ * Finds the entry for cmd's CDB in table (n entries); NULL when the opcode
+ * (or its service action) is not there.
+ */
+const struct scsi_op *scsi_op_find(const struct scsi_op *table, size_t n, const struct scsi_cmd *cmd);
+
+/*
+ * Runs cmd through table: unknown opcode -> ILLEGAL REQUEST / INVALID COMMAND
+ * OPERATION CODE (pointing at byte 0, or at the service action field); a CDB
+ * shorter than the command's length -> INVALID FIELD IN CDB; a reservation
+ * conflict; no medium -> NOT READY / MEDIUM NOT PRESENT; else the handler.
+ */
+void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, const struct scsi_dev_state *st,
+		   struct scsi_cmd *cmd);
+
+/* The CDB length the opcode's group code implies (SPC-4 4.3.2), 0 for vendor-specific groups. */
+uint8_t scsi_cdb_len_of(uint8_t opcode);
+
+#endif

@@ -865,6 +865,16 @@ int vtl_cart_create(struct vtl_pool *pool, const char *barcode)
 	return rc;
 }
 
+/* The first segment number from seq on that has no file: the segment files run seq..end-1. */
+static uint32_t seg_files_end(struct vtl_pool *pool, const char *barcode, uint32_t seq)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	while (!pool_seg_path(pool, barcode, seq, path, sizeof path) && stat(path, &st) == 0)
+		seq++;
+	return seq;
+}
+
 /* Removes the *.seg.orphan files an interrupted cut left in a cartridge's folder on member m. */
 static int remove_orphans(struct vtl_pool *pool, unsigned m, const char *barcode)
 {
@@ -900,11 +910,9 @@ int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
 	if (rc)
 		return rc;
 	/* Highest segment first, so that a crash leaves a shorter but consistent tape. */
-	uint32_t n = 0;
+	uint32_t n = seg_files_end(pool, barcode, 0);
 	char path[PATH_MAX];
 	struct stat st;
-	while (!pool_seg_path(pool, barcode, n, path, sizeof path) && stat(path, &st) == 0)
-		n++;
 	while (n-- > 0) {
 		if (pool_seg_path(pool, barcode, n, path, sizeof path) || stat(path, &st) != 0)
 			continue;
@@ -992,11 +1000,9 @@ static int cart_drop_from(struct vtl_cart *c, uint32_t seq, bool torn_first)
 {
 	if (c->p.readonly)
 		return VTL_OK;
-	uint32_t n = seq;
+	uint32_t n = seg_files_end(c->pool, c->barcode, seq);
 	char path[PATH_MAX];
 	struct stat st;
-	while (!pool_seg_path(c->pool, c->barcode, n, path, sizeof path) && stat(path, &st) == 0)
-		n++;
 	while (n-- > seq) {
 		unsigned m = vtl_pool_member_for(c->pool, c->barcode, n);
 		if (pool_seg_path(c->pool, c->barcode, n, path, sizeof path))
@@ -1112,9 +1118,7 @@ static int cart_load(struct vtl_cart *c)
 		}
 		uint64_t size = (uint64_t)st.st_size;
 		enum seg_hdr hc = seg_header_check(c, fd, size, seq, c->eod, c->total_fm, &h);
-		char next[PATH_MAX];
-		struct stat nst;
-		bool more = !pool_seg_path(c->pool, c->barcode, seq + 1, next, sizeof next) && stat(next, &nst) == 0;
+		bool more = seg_files_end(c->pool, c->barcode, seq + 1) > seq + 1;
 		if (hc == HDR_TORN && seq == 0 && size < SEG_HEADER_LEN && !more) {
 			/*
 			 * The only segment, cut inside its header: nothing of the tape is
@@ -1436,7 +1440,7 @@ static int read_direct(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_
 	int fd;
 	struct rec_header h;
 	int rc = cursor_header(c, &fd, &h);
-	size_t si = cart_seg_of(c, c->pos);
+	size_t si = rc == VTL_E_MEDIUM ? cart_seg_of(c, c->pos) : 0;
 	if (rc == VTL_E_MEDIUM && c->segs[si].sealed && !c->segs[si].mem_off && seg_rebuild(c, si) == VTL_OK) {
 		/* The footer index pointed at the wrong place; the records themselves are fine. */
 		c->cur_valid = false;

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "backend/cartridge.h"
+#include "backend/format.h"
 #include "backend/pool.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
@@ -1684,13 +1685,11 @@ static void test_middle_segment_without_footer(void **state)
 		size_t len;
 		uint8_t *data = read_file(segs[cut[k]].path, &len);
 		assert_non_null(data);
-		/* The FMARKS record starts right after the last object: find it by its type byte. */
-		uint64_t at = 128;
-		while (at + 32 <= len && data[at + 2] != 4) {
-			uint32_t stored = (uint32_t)data[at + 4] | (uint32_t)data[at + 5] << 8 |
-					  (uint32_t)data[at + 6] << 16 | (uint32_t)data[at + 7] << 24;
-			at += 32 + stored;
-		}
+		/* The FMARKS record starts right after the last object: walk the record headers to it. */
+		uint64_t at = SEG_HEADER_LEN;
+		struct rec_header h;
+		while (at + REC_HEADER_LEN <= len && rec_header_decode(data + at, &h) == 0 && h.type != REC_FMARKS)
+			at += REC_HEADER_LEN + h.stored_len;
 		tfree(data);
 		assert_true(at < len);
 		assert_int_equal(truncate(segs[cut[k]].path, (off_t)at), 0);

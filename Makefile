@@ -20,7 +20,7 @@ LIB         := $(BUILD)/libvtl.a
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
-TESTLIB_SRC := tests/unit/testlib.c
+TESTLIB_SRC := tests/unit/testlib.c tests/unit/scsi_host.c
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 VTLCTL_SRC  := $(wildcard vtl/ctl/*.c)
 VTLCTL      := $(BUILD)/vtlctl

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "vtl/scsi/dispatch.h"
+#include "vtl/scsi/reserve.h"
 
 static int calls;
 static const char *last;
@@ -19,8 +20,8 @@ static void h_pr_keys(struct scsi_dev *d, struct scsi_cmd *c) { (void)d; calls++
 static void h_pr_res(struct scsi_dev *d, struct scsi_cmd *c) { (void)d; calls++; last = "res"; scsi_done(c, 8); }
 
 static const struct scsi_op table[] = {
-	{0x00, SA_NONE, 6, 0, "TEST UNIT READY", h_tur},
-	{0x08, SA_NONE, 6, OP_NEEDS_MEDIUM | OP_CONFLICTS, "READ(6)", h_read},
+	{0x00, SA_NONE, 6, OP_RES_ALLOWED, "TEST UNIT READY", h_tur},
+	{0x08, SA_NONE, 6, OP_NEEDS_MEDIUM | OP_RES_READ, "READ(6)", h_read},
 	{0x5E, 0x00, 10, 0, "PERSISTENT RESERVE IN / READ KEYS", h_pr_keys},
 	{0x5E, 0x01, 10, 0, "PERSISTENT RESERVE IN / READ RESERVATION", h_pr_res},
 };
@@ -39,7 +40,7 @@ static struct scsi_cmd cmd_of(const uint8_t *cdb, uint8_t len)
 static void runs_the_handler(void **state)
 {
 	(void)state;
-	struct scsi_dev_state st = {.medium_loaded = true};
+	struct scsi_dev_state st = {0};
 	calls = 0;
 	uint8_t tur[6] = {0};
 	struct scsi_cmd c = cmd_of(tur, 6);
@@ -57,7 +58,7 @@ static void runs_the_handler(void **state)
 static void unknown_opcode_and_service_action(void **state)
 {
 	(void)state;
-	struct scsi_dev_state st = {.medium_loaded = true};
+	struct scsi_dev_state st = {0};
 	calls = 0;
 	uint8_t bad[6] = {0x1A}; /* MODE SENSE(6): not in this table */
 	struct scsi_cmd c = cmd_of(bad, 6);
@@ -80,18 +81,23 @@ static void short_cdb_conflict_and_no_medium(void **state)
 	(void)state;
 	calls = 0;
 	uint8_t pr[10] = {0x5E, 0x00};
-	struct scsi_dev_state st = {.medium_loaded = true};
+	struct scsi_dev_state st = {0};
 	struct scsi_cmd c = cmd_of(pr, 6); /* a 10-byte command delivered as 6 */
 	scsi_dispatch(table, N, NULL, &st, &c);
 	assert_int_equal(c.status, SCSI_CHECK_CONDITION);
 	assert_int_equal(c.sense.asc, ASC_INVALID_FIELD_IN_CDB);
 	uint8_t rd[6] = {0x08, 0, 0, 1, 0, 0};
-	st.reserved_by_other = true;
+	struct scsi_res res;
+	res_init(&res);
+	res.spc2_held = true; /* another nexus (1) holds an SPC-2 reservation */
+	res.spc2_nexus = 1;
+	st.res = &res;
 	c = cmd_of(rd, 6);
 	scsi_dispatch(table, N, NULL, &st, &c);
 	assert_int_equal(c.status, SCSI_RESERVATION_CONFLICT);
-	st.reserved_by_other = false;
-	st.medium_loaded = false;
+	st.res = NULL;
+	struct scsi_sense no_medium = sense_of(SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT);
+	st.not_ready = &no_medium;
 	c = cmd_of(rd, 6);
 	scsi_dispatch(table, N, NULL, &st, &c);
 	assert_int_equal(c.status, SCSI_CHECK_CONDITION);

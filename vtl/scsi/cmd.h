@@ -6,6 +6,7 @@
 #ifndef VTL_SCSI_CMD_H
 #define VTL_SCSI_CMD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -40,6 +41,7 @@ struct scsi_cmd {
 	/* Result. */
 	enum scsi_status status;
 	struct scsi_sense sense; /* valid when status is CHECK CONDITION */
+	bool sense_desc;        /* the device asks for descriptor-format sense (D_SENSE) */
 	size_t data_len;        /* bytes actually transferred */
 };
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/scsi/dispatch.h"
 
+#include "vtl/scsi/reserve.h"
+
 /* Opcodes whose CDB carries a service action (SPC-4: byte 1, bits 4..0). */
 #define OPC_SERVICE_ACTION_IN_16 0x9E
 #define OPC_MAINTENANCE_IN 0xA3
@@ -60,13 +62,13 @@ void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, 
 		scsi_fail(cmd, sense_invalid_cdb_field(cmd->cdb_len ? (uint16_t)(cmd->cdb_len - 1) : 0, -1));
 		return;
 	}
-	if ((op->flags & OP_CONFLICTS) && st->reserved_by_other) {
+	if (st->res && res_conflict(st->res, cmd->nexus, op->flags)) {
 		cmd->status = SCSI_RESERVATION_CONFLICT;
 		cmd->data_len = 0;
 		return;
 	}
-	if ((op->flags & OP_NEEDS_MEDIUM) && !st->medium_loaded) {
-		scsi_fail(cmd, sense_of(SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT));
+	if ((op->flags & OP_NEEDS_MEDIUM) && st->not_ready) {
+		scsi_fail(cmd, *st->not_ready);
 		return;
 	}
 	op->handler(dev, cmd);

@@ -17,11 +17,16 @@
 #define SA_NONE 0xFFFF /* the opcode has no service action */
 
 enum scsi_op_flags {
-	OP_NEEDS_MEDIUM = 1u << 0,       /* NOT READY / MEDIUM NOT PRESENT when none is loaded */
-	OP_CONFLICTS = 1u << 1,          /* RESERVATION CONFLICT when another nexus holds a reservation */
+	OP_NEEDS_MEDIUM = 1u << 0, /* NOT READY (with the device's reason) unless a medium is ready */
+	OP_UA_EXEMPT = 1u << 1,    /* a pending unit attention is neither reported nor cleared (SAM-5 5.14) */
+	/* Reservation classes (SPC-4 table 64); a command with neither conflicts with any reservation of another. */
+	OP_RES_ALLOWED = 1u << 2,  /* never conflicts (INQUIRY, REPORT LUNS, REQUEST SENSE, PR IN/OUT ...) */
+	OP_RES_READ = 1u << 3,     /* allowed under a Write Exclusive persistent reservation (reads medium or state) */
+	OP_RES_SPC2_OK = 1u << 4,  /* allowed under another's SPC-2 reservation too (RELEASE, some SPC-2 exceptions) */
 };
 
-struct scsi_dev; /* the device a table serves (drive or changer); opaque here */
+struct scsi_dev; /* the device a table serves (drive or changer): vtl/scsi/device.h */
+struct scsi_res;
 
 struct scsi_op {
 	uint8_t opcode;
@@ -34,8 +39,8 @@ struct scsi_op {
 
 /* What the dispatcher asks of the device for its checks. */
 struct scsi_dev_state {
-	bool medium_loaded;
-	bool reserved_by_other; /* for this command's nexus */
+	const struct scsi_sense *not_ready; /* sense for OP_NEEDS_MEDIUM commands; NULL when ready */
+	const struct scsi_res *res;         /* reservations to check, or NULL for none */
 };
 
 /*
@@ -48,7 +53,7 @@ const struct scsi_op *scsi_op_find(const struct scsi_op *table, size_t n, const 
  * Runs cmd through table: unknown opcode -> ILLEGAL REQUEST / INVALID COMMAND
  * OPERATION CODE (pointing at byte 0, or at the service action field); a CDB
  * shorter than the command's length -> INVALID FIELD IN CDB; a reservation
- * conflict; no medium -> NOT READY / MEDIUM NOT PRESENT; else the handler.
+ * conflict (res_conflict); not ready -> st->not_ready; else the handler.
  */
 void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, const struct scsi_dev_state *st,
 		   struct scsi_cmd *cmd);

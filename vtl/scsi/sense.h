@@ -37,10 +37,14 @@ enum scsi_asc {
 	ASC_BOT_DETECTED = 0x0004,               /* beginning-of-partition/medium detected */
 	ASC_EOD_DETECTED = 0x0005,               /* end-of-data detected */
 	ASC_BECOMING_READY = 0x0401,             /* logical unit is in process of becoming ready */
+	ASC_NOT_READY_INIT_REQUIRED = 0x0402,    /* initializing command required (medium present, not loaded) */
+	ASC_NOT_READY_IN_PROGRESS = 0x0407,      /* operation in progress */
 	ASC_WRITE_ERROR = 0x0C00,
 	ASC_UNRECOVERED_READ_ERROR = 0x1100,
 	ASC_LOCATE_FAILED = 0x1403,              /* end-of-data not found */
 	ASC_PARAMETER_LIST_LENGTH = 0x1A00,      /* parameter list length error */
+	ASC_PARAMETER_VALUE_INVALID = 0x2602,
+	ASC_SAVING_NOT_SUPPORTED = 0x3900,
 	ASC_INVALID_OPCODE = 0x2000,             /* invalid command operation code */
 	ASC_LBA_OUT_OF_RANGE = 0x2100,           /* logical block address out of range */
 	ASC_INVALID_ELEMENT_ADDRESS = 0x2101,
@@ -52,12 +56,21 @@ enum scsi_asc {
 	ASC_IE_ELEMENT_ACCESSED = 0x2801,        /* import or export element accessed */
 	ASC_POWER_ON_RESET = 0x2900,
 	ASC_MODE_PARAMETERS_CHANGED = 0x2A01,
+	ASC_LOG_PARAMETERS_CHANGED = 0x2A02,
 	ASC_RESERVATIONS_PREEMPTED = 0x2A03,
+	ASC_RESERVATIONS_RELEASED = 0x2A04,
+	ASC_REGISTRATIONS_PREEMPTED = 0x2A05,
+	ASC_COMMAND_SEQUENCE_ERROR = 0x2C00,
 	ASC_INCOMPATIBLE_MEDIUM = 0x3000,        /* incompatible medium installed */
 	ASC_CANNOT_WRITE_MEDIUM = 0x3005,        /* cannot write medium, incompatible format */
 	ASC_CLEANING_CARTRIDGE = 0x3003,         /* cleaning cartridge installed */
 	ASC_MEDIUM_NOT_PRESENT = 0x3A00,
 	ASC_MEDIUM_REMOVAL_PREVENTED = 0x5302,
+	ASC_MEDIA_LOAD_EJECT_FAILED = 0x5300,
+	ASC_WRITE_APPEND_ERROR = 0x5000,
+	ASC_MEDIUM_FORMAT_CORRUPTED = 0x3100,
+	ASC_CLEANING_FAILURE = 0x3007,
+	ASC_AUXILIARY_MEMORY_READ_ERROR = 0x1112,
 	ASC_MEDIUM_SOURCE_EMPTY = 0x3B0E,
 	ASC_MEDIUM_DESTINATION_FULL = 0x3B0D,
 	ASC_WORM_OVERWRITE = 0x300C,             /* WORM medium, overwrite attempted */
@@ -84,9 +97,17 @@ struct scsi_sense {
 };
 
 #define SENSE_FIXED_LEN 18
+#define SENSE_MAX_LEN 252 /* the most sense data any format may carry (SPC-4 4.5.1) */
 
 /* Encodes s as fixed-format sense data into out (cap bytes); returns the bytes written (at most 18). */
 size_t sense_encode(const struct scsi_sense *s, uint8_t *out, size_t cap);
+
+/*
+ * Encodes s in descriptor format (SPC-4 4.5.2: response code 72h, or 73h
+ * deferred) with the information, sense-key specific and stream commands
+ * descriptors it needs; returns the bytes written (at most cap).
+ */
+size_t sense_encode_desc(const struct scsi_sense *s, uint8_t *out, size_t cap);
 
 /* ILLEGAL REQUEST / INVALID FIELD IN CDB pointing at byte (and bit, or -1 for none) of the CDB. */
 struct scsi_sense sense_invalid_cdb_field(uint16_t byte, int bit);

@@ -46,6 +46,28 @@ size_t scsi_data_in(struct scsi_cmd *c, const void *data, size_t len, size_t all
 	return done;
 }
 
+size_t scsi_buf_len(const struct scsi_cmd *c)
+{
+	size_t total = 0;
+	for (int i = 0; i < c->iov_cnt; i++)
+		total += c->iov[i].iov_len;
+	return total < c->xfer_len ? total : c->xfer_len;
+}
+
+size_t scsi_data_out(const struct scsi_cmd *c, void *buf, size_t len)
+{
+	size_t n = scsi_buf_len(c);
+	if (n > len)
+		n = len;
+	size_t done = 0;
+	for (int i = 0; i < c->iov_cnt && done < n; i++) {
+		size_t k = n - done < c->iov[i].iov_len ? n - done : c->iov[i].iov_len;
+		memcpy((uint8_t *)buf + done, c->iov[i].iov_base, k);
+		done += k;
+	}
+	return done;
+}
+
 static void put_padded(uint8_t *dst, const char *s, size_t width)
 {
 	size_t n = strnlen(s, width);
@@ -134,4 +156,21 @@ void spc_inquiry(const struct scsi_ident *id, struct scsi_cmd *c)
 		b[3] = (uint8_t)(len - VPD_HEADER);
 	}
 	scsi_data_in(c, b, len, alloc);
+}
+
+/* PLACEHOLDER until implemented: INVALID COMMAND OPERATION CODE. */
+void spc_report_luns(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void spc_report_opcodes(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
 }

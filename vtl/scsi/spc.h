@@ -35,6 +35,18 @@ struct scsi_ident {
  */
 size_t scsi_data_in(struct scsi_cmd *c, const void *data, size_t len, size_t alloc);
 
+/* Gathers up to len bytes of the command's data-out buffers (at most its transfer length) into buf; returns the count. */
+size_t scsi_data_out(const struct scsi_cmd *c, void *buf, size_t len);
+
+/* Total bytes of the command's buffers that the transfer length lets the device use. */
+size_t scsi_buf_len(const struct scsi_cmd *c);
+
+struct scsi_dev;
+/* REPORT LUNS (A0h) from the device's LUN list. */
+void spc_report_luns(struct scsi_dev *dev, struct scsi_cmd *c);
+/* REPORT SUPPORTED OPERATION CODES (A3h/0Ch), generated from the device's command table. */
+void spc_report_opcodes(struct scsi_dev *dev, struct scsi_cmd *c);
+
 /* INQUIRY (12h): standard data, or VPD pages 00h, 80h, 83h; anything else INVALID FIELD IN CDB. */
 void spc_inquiry(const struct scsi_ident *id, struct scsi_cmd *c);
 

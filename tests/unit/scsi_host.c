@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "tests/unit/scsi_host.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/vtl_error.h"
+
+static struct ssc_drive *new_drive(struct host *h, const char *vendor, const char *product)
+{
+	struct ssc_config cfg = {.pool = h->fx->pool, .cat = h->cat};
+	cfg.ident.type = SCSI_TYPE_TAPE;
+	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", vendor);
+	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", product);
+	snprintf(cfg.ident.revision, sizeof cfg.ident.revision, "%s", "V001");
+	snprintf(cfg.ident.serial, sizeof cfg.ident.serial, "%s", "1013000001");
+	struct ssc_drive *d = NULL;
+	EXPECT_RC(ssc_create(&cfg, &d), 0);
+	h->d = d;
+	uint8_t cdb[6];
+	host_cmd(h, cdb, cdb_simple(cdb, 0x00), SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_UNIT_ATTENTION, ASC_POWER_ON_RESET);
+	return d;
+}
+
+int host_setup(void **state)
+{
+	if (fx_setup_dirs(state, "vtl-ssc", 1) != 0)
+		return -1;
+	struct fx *f = *state;
+	fx_pool_config(f, 1, 1u << 20);
+	tl_pool_open(&f->cfg, &f->pool);
+	struct host *h = calloc(1, sizeof *h);
+	if (!h)
+		return -1;
+	h->fx = f;
+	h->nexus = HOST_NEXUS;
+	char path[TL_DIR_LEN + 32], err[256];
+	snprintf(path, sizeof path, "%s/catalog.db", f->dir);
+	if (catalog_open(path, true, &h->cat, err, sizeof err) != 0)
+		fail_msg("catalog_open: %s", err);
+	const char *model = getenv("VTL_TEST_DRIVE");
+	char vendor[16] = "IBM", product[32] = "ULT3580-TD8";
+	if (model && strchr(model, '/'))
+		sscanf(model, "%15[^/]/%31[^\n]", vendor, product);
+	new_drive(h, vendor, product);
+	*state = h;
+	return 0;
+}
+
+int host_teardown(void **state)
+{
+	struct host *h = *state;
+	ssc_destroy(h->d);
+	catalog_close(h->cat);
+	*state = h->fx;
+	free(h);
+	return fx_teardown(state);
+}
+
+void host_drive_model(struct host *h, const char *vendor, const char *product)
+{
+	ssc_destroy(h->d);
+	h->d = NULL;
+	new_drive(h, vendor, product);
+}
+
+void host_new_cart(struct host *h, const char *barcode, uint64_t capacity)
+{
+	struct vtl_label label;
+	char err[256];
+	if (vtl_label_parse(barcode, &label, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	struct cat_cartridge c;
+	memset(&c, 0, sizeof c);
+	snprintf(c.barcode, sizeof c.barcode, "%s", barcode);
+	c.media = label.media;
+	c.capacity = capacity ? capacity : label.capacity;
+	snprintf(c.state, sizeof c.state, "%s", "available");
+	c.element = CAT_NO_ELEMENT;
+	EXPECT_RC(catalog_cartridge_add(h->cat, &c), 0);
+	if (!label.cleaning)
+		EXPECT_RC(vtl_cart_create(h->fx->pool, barcode), 0);
+}
+
+void host_load(struct host *h, const char *barcode)
+{
+	struct ssc_medium m;
+	memset(&m, 0, sizeof m);
+	snprintf(m.barcode, sizeof m.barcode, "%s", barcode);
+	struct cat_cartridge cc;
+	if (catalog_cartridge_get(h->cat, barcode, &cc) == 0) {
+		m.capacity = cc.capacity;
+		m.write_protected = cc.write_protect;
+	}
+	char err[256] = "";
+	int rc = ssc_insert(h->d, &m, err, sizeof err);
+	if (rc != 0)
+		fail_msg("ssc_insert(%s): %d %s", barcode, rc, err);
+	uint8_t cdb[6];
+	host_cmd(h, cdb, cdb_simple(cdb, 0x00), SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_UNIT_ATTENTION, ASC_NOT_READY_TO_READY);
+}
+
+int host_cmd(struct host *h, const uint8_t *cdb, uint8_t cdb_len, enum scsi_dir dir, void *buf, size_t xfer)
+{
+	struct scsi_cmd *c = &h->c;
+	memset(c, 0, sizeof *c);
+	memcpy(c->cdb, cdb, cdb_len);
+	c->cdb_len = cdb_len;
+	c->dir = dir;
+	c->xfer_len = xfer;
+	c->nexus = h->nexus;
+	c->status = 0xFF;
+	h->iov = (struct iovec){buf, xfer};
+	c->iov = &h->iov;
+	c->iov_cnt = buf ? 1 : 0;
+	ssc_execute(h->d, c);
+	h->sense_len = 0;
+	if (c->status == SCSI_CHECK_CONDITION)
+		h->sense_len = c->sense_desc ? sense_encode_desc(&c->sense, h->sense, sizeof h->sense)
+					     : sense_encode(&c->sense, h->sense, sizeof h->sense);
+	return c->status;
+}
+
+void expect_good(struct host *h)
+{
+	if (h->c.status != SCSI_GOOD)
+		fail_msg("opcode %02Xh: status %02Xh, sense key %X, ASC/ASCQ %04X, expected GOOD", h->c.cdb[0],
+			 h->c.status, h->c.sense.key, h->c.sense.asc);
+}
+
+void expect_sense(struct host *h, enum scsi_sense_key key, enum scsi_asc asc)
+{
+	if (h->c.status != SCSI_CHECK_CONDITION || h->c.sense.key != key || h->c.sense.asc != asc)
+		fail_msg("opcode %02Xh: status %02Xh, sense key %X, ASC/ASCQ %04X; expected CHECK CONDITION %X %04X",
+			 h->c.cdb[0], h->c.status, h->c.sense.key, h->c.sense.asc, key, asc);
+}
+
+int32_t sense_info(struct host *h)
+{
+	if (!h->c.sense.info_valid)
+		fail_msg("opcode %02Xh: sense has no VALID INFORMATION", h->c.cdb[0]);
+	return h->c.sense.info;
+}
+
+uint64_t host_position(struct host *h)
+{
+	uint8_t cdb[10] = {0x34};
+	uint8_t b[20];
+	memset(b, 0xEE, sizeof b);
+	host_cmd(h, cdb, 10, SCSI_DIR_IN, b, sizeof b);
+	expect_good(h);
+	return (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 | (uint64_t)b[6] << 8 | b[7];
+}
+
+static void put24(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 16);
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)v;
+}
+
+uint8_t cdb_write6(uint8_t *cdb, bool fixed, uint32_t len)
+{
+	memset(cdb, 0, 6);
+	cdb[0] = 0x0A;
+	cdb[1] = fixed ? 1 : 0;
+	put24(cdb + 2, len);
+	return 6;
+}
+
+uint8_t cdb_read6(uint8_t *cdb, bool sili, bool fixed, uint32_t len)
+{
+	memset(cdb, 0, 6);
+	cdb[0] = 0x08;
+	cdb[1] = (uint8_t)((sili ? 2 : 0) | (fixed ? 1 : 0));
+	put24(cdb + 2, len);
+	return 6;
+}
+
+uint8_t cdb_wfm6(uint8_t *cdb, uint32_t count, bool immed)
+{
+	memset(cdb, 0, 6);
+	cdb[0] = 0x10;
+	cdb[1] = immed ? 1 : 0;
+	put24(cdb + 2, count);
+	return 6;
+}
+
+uint8_t cdb_space6(uint8_t *cdb, uint8_t code, int32_t count)
+{
+	memset(cdb, 0, 6);
+	cdb[0] = 0x11;
+	cdb[1] = code;
+	put24(cdb + 2, (uint32_t)count & 0xFFFFFF);
+	return 6;
+}
+
+uint8_t cdb_locate10(uint8_t *cdb, uint32_t object)
+{
+	memset(cdb, 0, 10);
+	cdb[0] = 0x2B;
+	cdb[3] = (uint8_t)(object >> 24);
+	cdb[4] = (uint8_t)(object >> 16);
+	cdb[5] = (uint8_t)(object >> 8);
+	cdb[6] = (uint8_t)object;
+	return 10;
+}
+
+uint8_t cdb_simple(uint8_t *cdb, uint8_t opcode)
+{
+	memset(cdb, 0, 6);
+	cdb[0] = opcode;
+	return 6;
+}

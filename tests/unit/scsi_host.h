@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A host for the drive's tests: a drive over its own temporary pool and
+ * catalog, and calls that send it a CDB the way an initiator does (one
+ * I_T nexus, data in the host's own buffer, an expected transfer length),
+ * with checks of what the host gets back.
+ */
+#ifndef VTL_TESTS_UNIT_SCSI_HOST_H
+#define VTL_TESTS_UNIT_SCSI_HOST_H
+
+#include "tests/unit/testlib.h"
+#include "catalog/catalog.h"
+#include "vtl/scsi/ssc.h"
+
+#define HOST_NEXUS 0x100 /* the nexus host_cmd uses unless told otherwise */
+
+struct host {
+	struct fx *fx;            /* temporary directory and pool */
+	struct vtl_catalog *cat;
+	struct ssc_drive *d;
+	uint64_t nexus;           /* the nexus of the next command */
+	struct scsi_cmd c;        /* the last command, with its result */
+	struct iovec iov;
+	uint8_t sense[SENSE_MAX_LEN]; /* the last command's sense as the host receives it */
+	size_t sense_len;
+};
+
+/*
+ * Setup: *state = a host with a one-member pool (segment size 1 MiB), a
+ * catalog and an IBM ULT3580-TD8 (VTL_TEST_DRIVE="vendor/product" picks
+ * another). The host nexus has its power-on unit attention already cleared.
+ */
+int host_setup(void **state);
+
+/* Teardown: destroys the drive, closes the catalog, removes the directory. */
+int host_teardown(void **state);
+
+/* Replaces the drive with one of vendor/product (power-on attention cleared again). */
+void host_drive_model(struct host *h, const char *vendor, const char *product);
+
+/* Creates a blank cartridge in the pool and in the catalog (capacity 0: the label's nominal). */
+void host_new_cart(struct host *h, const char *barcode, uint64_t capacity);
+
+/* Inserts the cartridge (ssc_insert must return 0) and clears the host nexus's unit attention. */
+void host_load(struct host *h, const char *barcode);
+
+/* Sends cdb with data buf of xfer bytes (dir from the caller); returns the status. */
+int host_cmd(struct host *h, const uint8_t *cdb, uint8_t cdb_len, enum scsi_dir dir, void *buf, size_t xfer);
+
+/* Fails unless the last command ended GOOD. */
+void expect_good(struct host *h);
+
+/* Fails unless the last command ended CHECK CONDITION with this sense key and ASC/ASCQ. */
+void expect_sense(struct host *h, enum scsi_sense_key key, enum scsi_asc asc);
+
+/* INFORMATION of the last sense (fails unless VALID is set). */
+int32_t sense_info(struct host *h);
+
+/* The drive's position, as READ POSITION short form reports it (first block location). */
+uint64_t host_position(struct host *h);
+
+/* CDB builders for the commands tests use most; each returns the CDB length. */
+uint8_t cdb_write6(uint8_t *cdb, bool fixed, uint32_t len);
+uint8_t cdb_read6(uint8_t *cdb, bool sili, bool fixed, uint32_t len);
+uint8_t cdb_wfm6(uint8_t *cdb, uint32_t count, bool immed);
+uint8_t cdb_space6(uint8_t *cdb, uint8_t code, int32_t count);
+uint8_t cdb_locate10(uint8_t *cdb, uint32_t object);
+uint8_t cdb_simple(uint8_t *cdb, uint8_t opcode); /* six bytes, everything but the opcode zero */
+
+#endif

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "vtl/scsi/device.h"
+
+#include <string.h>
+
+void scsi_dev_init(struct scsi_dev *dev, const struct scsi_ident *id, const struct scsi_op *ops, size_t n_ops)
+{
+	memset(dev, 0, sizeof *dev);
+	dev->ident = *id;
+	dev->ops = ops;
+	dev->n_ops = n_ops;
+	ua_init(&dev->ua);
+	res_init(&dev->res);
+	dev->n_luns = 1; /* LUN 0 alone until a front end says otherwise */
+}
+
+void scsi_dev_execute(struct scsi_dev *dev, const struct scsi_sense *not_ready, struct scsi_cmd *c)
+{
+	c->sense_desc = dev->d_sense;
+	const struct scsi_op *op = scsi_op_find(dev->ops, dev->n_ops, c);
+	struct scsi_sense ua;
+	if (!(op && (op->flags & OP_UA_EXEMPT)) && ua_take(&dev->ua, c->nexus, &ua)) {
+		scsi_fail(c, ua);
+		return;
+	}
+	struct scsi_dev_state st = {.not_ready = not_ready, .res = &dev->res};
+	scsi_dispatch(dev->ops, dev->n_ops, dev, &st, c);
+}

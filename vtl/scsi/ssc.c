@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The drive's life: its command table, creation, cartridges going in and
+ * out (robot, host LOAD UNLOAD, cleaning), readiness, TEST UNIT READY,
+ * REQUEST SENSE, PREVENT ALLOW MEDIUM REMOVAL and INQUIRY.
+ */
+#include "vtl/scsi/ssc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/vtl_error.h"
+
+#define NEED OP_NEEDS_MEDIUM
+#define EXEMPT (OP_UA_EXEMPT | OP_RES_ALLOWED | OP_RES_SPC2_OK)
+
+/* The drive's commands (SSC-4 table 5 and SPC-4); REPORT SUPPORTED OPERATION CODES lists exactly these. */
+static const struct scsi_op ssc_ops[] = {
+	{0x00, SA_NONE, 6, NEED | OP_RES_ALLOWED, "TEST UNIT READY", ssc_test_unit_ready},
+	{0x01, SA_NONE, 6, NEED, "REWIND", ssc_rewind},
+	{0x03, SA_NONE, 6, EXEMPT, "REQUEST SENSE", ssc_request_sense},
+	{0x04, SA_NONE, 6, NEED, "FORMAT MEDIUM", ssc_format_medium},
+	{0x05, SA_NONE, 6, OP_RES_READ, "READ BLOCK LIMITS", ssc_read_block_limits},
+	{0x08, SA_NONE, 6, NEED | OP_RES_READ, "READ(6)", ssc_read6},
+	{0x0A, SA_NONE, 6, NEED, "WRITE(6)", ssc_write6},
+	{0x0B, SA_NONE, 6, NEED, "SET CAPACITY", ssc_set_capacity},
+	{0x10, SA_NONE, 6, NEED, "WRITE FILEMARKS(6)", ssc_write_filemarks6},
+	{0x11, SA_NONE, 6, NEED | OP_RES_READ, "SPACE(6)", ssc_space6},
+	{0x12, SA_NONE, 6, EXEMPT, "INQUIRY", ssc_inquiry},
+	{0x13, SA_NONE, 6, NEED | OP_RES_READ, "VERIFY(6)", ssc_verify6},
+	{0x15, SA_NONE, 6, 0, "MODE SELECT(6)", ssc_mode_select},
+	{0x16, SA_NONE, 6, 0, "RESERVE(6)", spc_reserve},
+	{0x17, SA_NONE, 6, OP_RES_ALLOWED | OP_RES_SPC2_OK, "RELEASE(6)", spc_release},
+	{0x19, SA_NONE, 6, NEED, "ERASE(6)", ssc_erase6},
+	{0x1A, SA_NONE, 6, OP_RES_READ, "MODE SENSE(6)", ssc_mode_sense},
+	{0x1B, SA_NONE, 6, 0, "LOAD UNLOAD", ssc_load_unload},
+	{0x1E, SA_NONE, 6, 0, "PREVENT ALLOW MEDIUM REMOVAL", ssc_prevent_allow},
+	{0x2B, SA_NONE, 10, NEED | OP_RES_READ, "LOCATE(10)", ssc_locate10},
+	{0x34, SA_NONE, 10, NEED | OP_RES_READ, "READ POSITION", ssc_read_position},
+	{0x44, SA_NONE, 10, OP_RES_READ, "REPORT DENSITY SUPPORT", ssc_report_density},
+	{0x4C, SA_NONE, 10, 0, "LOG SELECT", ssc_log_select},
+	{0x4D, SA_NONE, 10, OP_RES_READ, "LOG SENSE", ssc_log_sense},
+	{0x55, SA_NONE, 10, 0, "MODE SELECT(10)", ssc_mode_select},
+	{0x56, SA_NONE, 10, 0, "RESERVE(10)", spc_reserve},
+	{0x57, SA_NONE, 10, OP_RES_ALLOWED | OP_RES_SPC2_OK, "RELEASE(10)", spc_release},
+	{0x5A, SA_NONE, 10, OP_RES_READ, "MODE SENSE(10)", ssc_mode_sense},
+	{0x5E, 0x00, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ KEYS", spc_pr_in},
+	{0x5E, 0x01, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ RESERVATION", spc_pr_in},
+	{0x5E, 0x02, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / REPORT CAPABILITIES", spc_pr_in},
+	{0x5E, 0x03, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ FULL STATUS", spc_pr_in},
+	{0x5F, 0x00, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / REGISTER", spc_pr_out},
+	{0x5F, 0x01, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / RESERVE", spc_pr_out},
+	{0x5F, 0x02, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / RELEASE", spc_pr_out},
+	{0x5F, 0x03, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / CLEAR", spc_pr_out},
+	{0x5F, 0x04, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / PREEMPT", spc_pr_out},
+	{0x5F, 0x05, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / PREEMPT AND ABORT", spc_pr_out},
+	{0x5F, 0x06, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / REGISTER AND IGNORE EXISTING KEY", spc_pr_out},
+	{0x8C, SA_NONE, 16, OP_RES_READ, "READ ATTRIBUTE", ssc_read_attribute},
+	{0x8D, SA_NONE, 16, 0, "WRITE ATTRIBUTE", ssc_write_attribute},
+	{0x91, SA_NONE, 16, NEED | OP_RES_READ, "SPACE(16)", ssc_space16},
+	{0x92, SA_NONE, 16, NEED | OP_RES_READ, "LOCATE(16)", ssc_locate16},
+	{0xA0, SA_NONE, 12, EXEMPT, "REPORT LUNS", spc_report_luns},
+	{0xA3, 0x0C, 12, OP_RES_ALLOWED, "REPORT SUPPORTED OPERATION CODES", spc_report_opcodes},
+};
+
+/* Unit attention conditions and readiness: SPC-4 / SSC-4 sense. */
+#define CDB_PREVENT_BYTE 4
+#define PREVENT_MASK 0x03
+#define PREVENT_ON 0x01
+#define CDB_LOAD_BYTE 4
+#define LOAD_BIT 0x01
+#define RETEN_BIT 0x02
+#define EOT_BIT 0x04
+#define HOLD_BIT 0x08
+#define CDB_IMMED_BYTE 1
+#define REQSENSE_DESC 0x01
+#define REQSENSE_ALLOC_BYTE 4
+
+#define EW_DEFAULT_DIVISOR 50        /* early warning at 98% of capacity unless configured */
+#define EW_DEFAULT_MAX (64ull << 30) /* and never more than 64 GiB before the end */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A cleaning cycle that has run its time ends: the drive ejects the cleaning cartridge. */
+static void ssc_tick(struct ssc_drive *d)
+{
+	if (d->state == SSC_CLEANING && now_ms() >= d->clean_until_ms) {
+		d->state = SSC_EJECTED;
+		d->cnt.cleanings++;
+		d->tapealert &= ~((1ull << (TA_CLEAN_NOW - 1)) | (1ull << (TA_CLEAN_PERIODIC - 1)));
+	}
+}
+
+int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out)
+{
+	unsigned gen = vtl_drive_generation(cfg->ident.vendor, cfg->ident.product);
+	if (!gen || !cfg->pool)
+		return VTL_E_CONFIG;
+	struct ssc_drive *d = calloc(1, sizeof *d);
+	if (!d)
+		return VTL_E_NOMEM;
+	struct scsi_ident id = cfg->ident;
+	id.type = SCSI_TYPE_TAPE;
+	scsi_dev_init(&d->dev, &id, ssc_ops, sizeof ssc_ops / sizeof ssc_ops[0]);
+	pthread_mutex_init(&d->mu, NULL);
+	d->cfg = *cfg;
+	d->gen = gen;
+	ssc_mode_init(d);
+	*out = d;
+	return VTL_OK;
+}
+
+/* Closes the cartridge of a loaded drive; the drive keeps it, ejected. A sync failure is returned. */
+static int ssc_unthread(struct ssc_drive *d)
+{
+	int rc = VTL_OK;
+	if (d->cart) {
+		ssc_mam_unloading(d);
+		rc = vtl_cart_close(d->cart);
+		d->cart = NULL;
+	}
+	d->state = SSC_EJECTED;
+	return rc;
+}
+
+void ssc_destroy(struct ssc_drive *d)
+{
+	if (!d)
+		return;
+	ssc_unthread(d);
+	free(d->mam_mem);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}
+
+const struct scsi_sense *ssc_not_ready(struct ssc_drive *d, struct scsi_sense *buf)
+{
+	ssc_tick(d);
+	switch (d->state) {
+	case SSC_LOADED:
+		return NULL;
+	case SSC_CLEANING:
+		*buf = sense_of(SK_NOT_READY, ASC_CLEANING_CARTRIDGE);
+		return buf;
+	case SSC_EJECTED:
+	case SSC_EMPTY:
+		break;
+	}
+	*buf = sense_of(SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT);
+	return buf;
+}
+
+bool ssc_may_write(struct ssc_drive *d, struct scsi_sense *s)
+{
+	if (d->medium.write_protected || d->mode.swp) {
+		*s = sense_of(SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+		d->tapealert |= 1ull << (TA_WRITE_PROTECT - 1);
+		return false;
+	}
+	if (!d->can_write) {
+		*s = sense_of(SK_DATA_PROTECT, ASC_CANNOT_WRITE_MEDIUM);
+		return false;
+	}
+	return true;
+}
+
+struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err)
+{
+	switch (err) {
+	case VTL_E_WORM:
+		return sense_of(SK_DATA_PROTECT, ASC_WORM_OVERWRITE);
+	case VTL_E_MEDIUM:
+		d->cnt.read_errors++;
+		d->tapealert |= 1ull << (TA_READ_FAILURE - 1);
+		return sense_of(SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
+	case VTL_E_READONLY:
+		return sense_of(SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+	case VTL_E_EOM:
+	case VTL_E_POOL_FULL: {
+		struct scsi_sense s = sense_of(SK_VOLUME_OVERFLOW, ASC_EOM_DETECTED);
+		s.eom = true;
+		return s;
+	}
+	case VTL_E_NOMEM:
+		return sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+	default:
+		d->cnt.write_errors++;
+		d->tapealert |= 1ull << (TA_HARD_ERROR - 1);
+		return sense_of(SK_MEDIUM_ERROR, ASC_WRITE_ERROR);
+	}
+}
+
+uint8_t ssc_density_of_medium(const struct ssc_drive *d)
+{
+	static const uint8_t by_gen[] = {[5] = DENSITY_LTO5, [6] = DENSITY_LTO6, [7] = DENSITY_LTO7,
+					 [8] = DENSITY_LTO8, [9] = DENSITY_LTO9};
+	if (d->state == SSC_LOADED && d->label.generation >= 5 && d->label.generation <= 9)
+		return d->label.type_m ? DENSITY_LTO7M : by_gen[d->label.generation];
+	return by_gen[d->gen];
+}
+
+void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
+{
+	pthread_mutex_lock(&d->mu);
+	struct scsi_sense nr;
+	const struct scsi_sense *not_ready = ssc_not_ready(d, &nr);
+	const struct scsi_op *op = scsi_op_find(d->dev.ops, d->dev.n_ops, c);
+	/* A deferred error goes to the next command that would report a unit attention, after any such attention. */
+	if (d->deferred_pending && !(op && (op->flags & OP_UA_EXEMPT)) && !ua_pending(&d->dev.ua, c->nexus)) {
+		d->deferred_pending = false;
+		c->sense_desc = d->dev.d_sense;
+		scsi_fail(c, d->deferred);
+		pthread_mutex_unlock(&d->mu);
+		return;
+	}
+	scsi_dev_execute(&d->dev, not_ready, c);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* Opens the cartridge of d->medium for the drive; on success the drive is SSC_LOADED at BOT. */
+static int ssc_thread(struct ssc_drive *d)
+{
+	uint64_t cap = d->capacity;
+	uint64_t ew = d->cfg.early_warning;
+	if (!ew) {
+		ew = cap / EW_DEFAULT_DIVISOR;
+		if (ew > EW_DEFAULT_MAX)
+			ew = EW_DEFAULT_MAX;
+	}
+	struct vtl_cart_params p = {
+		.capacity = cap,
+		.early_warning = ew < cap ? ew : 0,
+		.compression = d->mode.compression,
+		.readonly = d->medium.write_protected || !d->can_write,
+		.worm = d->label.worm,
+	};
+	int rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &d->cart);
+	if (rc != VTL_OK)
+		return rc;
+	d->state = SSC_LOADED;
+	d->cnt.loads++;
+	ssc_mam_loaded(d);
+	return VTL_OK;
+}
+
+int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&d->mu);
+	ssc_tick(d);
+	int rc = VTL_OK;
+	struct vtl_label label;
+	bool can_write = false;
+	if (d->state != SSC_EMPTY) {
+		snprintf(err, errlen, "drive %s already holds %s", d->dev.ident.serial, d->medium.barcode);
+		rc = VTL_E_DST_FULL;
+	} else if ((rc = vtl_label_parse(m->barcode, &label, err, errlen)) != VTL_OK) {
+		/* err says why */
+	} else if (!vtl_drive_accepts(d->gen, &label, &can_write)) {
+		snprintf(err, errlen, "an LTO-%u drive cannot read %s (%s)", d->gen, m->barcode,
+			 vtl_media_describe(label.media, label.type_m));
+		d->tapealert |= 1ull << (TA_UNSUPPORTED_FORMAT - 1);
+		rc = VTL_E_INVAL;
+	} else {
+		d->medium = *m;
+		d->label = label;
+		d->can_write = can_write;
+		d->capacity = m->capacity ? m->capacity : label.capacity;
+		if (label.cleaning) {
+			d->state = SSC_CLEANING;
+			d->clean_until_ms = now_ms() + d->cfg.clean_ms;
+			d->tapealert |= 1ull << (TA_CLEANING_MEDIA - 1);
+		} else if ((rc = ssc_thread(d)) != VTL_OK) {
+			snprintf(err, errlen, "cannot open cartridge %s: %s", m->barcode, vtl_strerror(rc));
+			d->state = SSC_EMPTY;
+		}
+		if (rc == VTL_OK)
+			ua_raise_all(&d->dev.ua, UA_MEDIUM_CHANGED, UA_NO_NEXUS);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
+int ssc_eject(struct ssc_drive *d)
+{
+	pthread_mutex_lock(&d->mu);
+	ssc_tick(d);
+	int rc = VTL_OK;
+	if (d->state == SSC_EMPTY)
+		rc = VTL_E_SRC_EMPTY;
+	else if (d->n_prevent)
+		rc = VTL_E_BUSY;
+	else if (d->state == SSC_LOADED)
+		rc = ssc_unthread(d);
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
+int ssc_remove(struct ssc_drive *d, char *barcode)
+{
+	pthread_mutex_lock(&d->mu);
+	ssc_tick(d);
+	int rc = VTL_OK;
+	if (d->state == SSC_EMPTY) {
+		rc = VTL_E_SRC_EMPTY;
+	} else if (d->state != SSC_EJECTED) {
+		rc = VTL_E_BUSY;
+	} else {
+		memcpy(barcode, d->medium.barcode, sizeof d->medium.barcode);
+		memset(&d->medium, 0, sizeof d->medium);
+		d->state = SSC_EMPTY;
+		d->tapealert &= ~(1ull << (TA_CLEANING_MEDIA - 1));
+	}
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
+void ssc_status(struct ssc_drive *d, struct ssc_status *st)
+{
+	pthread_mutex_lock(&d->mu);
+	ssc_tick(d);
+	memset(st, 0, sizeof *st);
+	st->state = d->state;
+	st->generation = d->gen;
+	st->prevent = d->n_prevent > 0;
+	if (d->state != SSC_EMPTY)
+		memcpy(st->barcode, d->medium.barcode, sizeof st->barcode);
+	if (d->cart) {
+		struct vtl_position pos;
+		struct vtl_cart_stats cs;
+		vtl_cart_position(d->cart, &pos);
+		vtl_cart_stats(d->cart, &cs);
+		st->object = pos.object;
+		st->file = pos.file;
+		st->eod = pos.eod;
+		st->written_bytes = cs.written_bytes;
+		st->read_bytes = cs.read_bytes;
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+void ssc_reset(struct ssc_drive *d)
+{
+	pthread_mutex_lock(&d->mu);
+	ua_raise_all(&d->dev.ua, UA_POWER_ON, UA_NO_NEXUS);
+	res_reset(&d->dev.res);
+	d->n_prevent = 0;
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void prevent_drop(struct ssc_drive *d, uint64_t nexus)
+{
+	for (unsigned i = 0; i < d->n_prevent; i++)
+		if (d->prevent_nexus[i] == nexus) {
+			d->prevent_nexus[i] = d->prevent_nexus[--d->n_prevent];
+			return;
+		}
+}
+
+void ssc_nexus_lost(struct ssc_drive *d, uint64_t nexus)
+{
+	pthread_mutex_lock(&d->mu);
+	res_nexus_lost(&d->dev.res, nexus);
+	ua_forget(&d->dev.ua, nexus);
+	prevent_drop(d, nexus); /* a prevent ends with the nexus that set it (SPC-4 6.13) */
+	pthread_mutex_unlock(&d->mu);
+}
+
+void ssc_set_luns(struct ssc_drive *d, const uint16_t *luns, unsigned n)
+{
+	pthread_mutex_lock(&d->mu);
+	if (n > SCSI_MAX_LUNS)
+		n = SCSI_MAX_LUNS;
+	memcpy(d->dev.luns, luns, n * sizeof *luns);
+	d->dev.n_luns = n;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* ------------------------------------------------------------------ commands */
+
+void ssc_test_unit_ready(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev; /* the dispatcher already answered NOT READY when no medium is ready */
+	scsi_done(c, 0);
+}
+
+void ssc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct ssc_drive *d = ssc_of(dev);
+	struct scsi_sense s = sense_of(SK_NO_SENSE, ASC_NONE);
+	struct scsi_sense nr;
+	const struct scsi_sense *not_ready = ssc_not_ready(d, &nr);
+	if (ua_take(&dev->ua, c->nexus, &s)) {
+		/* reported and cleared */
+	} else if (d->deferred_pending) {
+		s = d->deferred;
+		d->deferred_pending = false;
+	} else if (not_ready) {
+		s = *not_ready;
+	} else {
+		struct vtl_position pos;
+		vtl_cart_position(d->cart, &pos);
+		s.eom = pos.early_warning;
+	}
+	uint8_t b[SENSE_MAX_LEN];
+	size_t n = (c->cdb[1] & REQSENSE_DESC) ? sense_encode_desc(&s, b, sizeof b) : sense_encode(&s, b, sizeof b);
+	scsi_data_in(c, b, n, c->cdb[REQSENSE_ALLOC_BYTE]);
+}
+
+void ssc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	spc_inquiry(&dev->ident, c);
+}
+
+void ssc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct ssc_drive *d = ssc_of(dev);
+	uint8_t v = c->cdb[CDB_PREVENT_BYTE] & PREVENT_MASK;
+	if (v & ~PREVENT_ON) {
+		/* 10b and 11b (medium changer values) are reserved for a tape drive (SSC-4 7.x). */
+		scsi_fail(c, sense_invalid_cdb_field(CDB_PREVENT_BYTE, 1));
+		return;
+	}
+	prevent_drop(d, c->nexus);
+	if (v == PREVENT_ON && d->n_prevent < sizeof d->prevent_nexus / sizeof d->prevent_nexus[0])
+		d->prevent_nexus[d->n_prevent++] = c->nexus;
+	scsi_done(c, 0);
+}
+
+void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct ssc_drive *d = ssc_of(dev);
+	uint8_t f = c->cdb[CDB_LOAD_BYTE];
+	bool load = f & LOAD_BIT;
+	if ((f & EOT_BIT) && load) {
+		/* EOT with LOAD is not allowed (SSC-4 7.2). */
+		scsi_fail(c, sense_invalid_cdb_field(CDB_LOAD_BYTE, 2));
+		return;
+	}
+	struct scsi_sense nr;
+	ssc_not_ready(d, &nr);
+	if (d->state == SSC_EMPTY || d->state == SSC_CLEANING) {
+		scsi_fail(c, d->state == SSC_EMPTY ? sense_of(SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT)
+						   : sense_of(SK_NOT_READY, ASC_CLEANING_CARTRIDGE));
+		return;
+	}
+	if (load) {
+		int rc = VTL_OK;
+		if (d->state == SSC_EJECTED) {
+			rc = ssc_thread(d);
+			if (rc == VTL_OK)
+				ua_raise_all(&dev->ua, UA_MEDIUM_CHANGED, c->nexus);
+		} else {
+			rc = vtl_cart_rewind(d->cart); /* LOAD of a loaded medium positions at BOT; RETEN too */
+		}
+		if (rc != VTL_OK)
+			scsi_fail(c, sense_of(SK_MEDIUM_ERROR, ASC_MEDIA_LOAD_EJECT_FAILED));
+		else
+			scsi_done(c, 0);
+		return;
+	}
+	if (d->n_prevent) {
+		d->tapealert |= 1ull << (TA_NO_REMOVAL - 1);
+		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_REMOVAL_PREVENTED));
+		return;
+	}
+	if (d->state == SSC_LOADED) {
+		int rc = ssc_unthread(d);
+		if (rc != VTL_OK) {
+			/* The data of earlier buffered writes could not be made durable. */
+			struct scsi_sense s = sense_of(SK_MEDIUM_ERROR, ASC_WRITE_ERROR);
+			s.deferred = true;
+			scsi_fail(c, s);
+			return;
+		}
+	}
+	scsi_done(c, 0);
+}

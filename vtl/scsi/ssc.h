@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A virtual LTO tape drive (SSC-4), as an IBM ULT3580-TDn or HP Ultrium n
+ * drive answers, over a cartridge of the disk pool.
+ *
+ * A front end hands every command for the drive to ssc_execute; the library
+ * (the changer, or the operator through vtld) puts cartridges in with
+ * ssc_insert and takes them out with ssc_remove once the drive has ejected
+ * them, as a robot does. All functions are safe to call from any thread; a
+ * drive runs one command at a time.
+ */
+#ifndef VTL_SCSI_SSC_H
+#define VTL_SCSI_SSC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/pool.h"
+#include "catalog/catalog.h"
+#include "vtl/media.h"
+#include "vtl/scsi/cmd.h"
+#include "vtl/scsi/spc.h"
+
+struct ssc_drive;
+
+struct ssc_config {
+	struct scsi_ident ident;  /* vendor, product, revision, serial; type is set to tape */
+	struct vtl_pool *pool;    /* where cartridges live */
+	struct vtl_catalog *cat;  /* MAM attributes are kept here; NULL keeps them for the load only */
+	uint64_t early_warning;   /* bytes before the end that early warning starts; 0: a default */
+	unsigned clean_ms;        /* how long a cleaning cycle takes */
+};
+
+/* A cartridge as the library hands it to the drive. */
+struct ssc_medium {
+	char barcode[VTL_LABEL_LEN + 1];
+	bool write_protected;     /* the cartridge's write-protect tab */
+	uint64_t capacity;        /* native capacity in bytes; 0: the label's nominal capacity */
+};
+
+/* What the drive is doing, for status displays and the changer. */
+enum ssc_state {
+	SSC_EMPTY = 0,  /* no cartridge */
+	SSC_LOADED,     /* cartridge threaded, ready */
+	SSC_EJECTED,    /* cartridge in the drive's mouth, unloaded: the robot may take it */
+	SSC_CLEANING,   /* a cleaning cartridge is running its cycle */
+};
+
+struct ssc_status {
+	enum ssc_state state;
+	char barcode[VTL_LABEL_LEN + 1];
+	uint64_t object;        /* logical object number (position) */
+	uint64_t file;          /* file number */
+	uint64_t eod;
+	uint64_t written_bytes; /* this load */
+	uint64_t read_bytes;
+	bool prevent;           /* PREVENT MEDIUM REMOVAL in effect */
+	unsigned generation;
+};
+
+/*
+ * Creates a drive; the model's generation comes from ident's vendor and
+ * product (vtl_drive_generation). VTL_E_CONFIG if the model is not one it emulates.
+ */
+int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out);
+
+/* Unloads any cartridge (syncing it) and frees d. */
+void ssc_destroy(struct ssc_drive *d);
+
+/* Executes one command; status, sense and the data count are set in c. */
+void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c);
+
+/*
+ * Inserts a cartridge, as a robot does: the drive loads it (every nexus gets
+ * NOT READY TO READY CHANGE) or, for a cleaning cartridge, cleans and then
+ * ejects it. VTL_E_DST_FULL if one is in the drive; VTL_E_INVAL (with err) if
+ * the drive cannot read this medium (the cartridge is not taken); VTL_E_*
+ * from the pool when the cartridge cannot be opened.
+ */
+int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen);
+
+/*
+ * Unloads the cartridge (as LOAD UNLOAD with LOAD 0 or the drive's eject
+ * button): VTL_E_BUSY while a host prevents medium removal; VTL_E_SRC_EMPTY
+ * if there is none. The cartridge stays in the drive, ejected.
+ */
+int ssc_eject(struct ssc_drive *d);
+
+/*
+ * Takes an ejected cartridge out of the drive, as a robot does, and copies
+ * its barcode to barcode (VTL_LABEL_LEN + 1 bytes). VTL_E_BUSY if still
+ * loaded, VTL_E_SRC_EMPTY if the drive is empty.
+ */
+int ssc_remove(struct ssc_drive *d, char *barcode);
+
+/* Fills *st. */
+void ssc_status(struct ssc_drive *d, struct ssc_status *st);
+
+/* A logical unit reset or power cycle: every nexus gets POWER ON/RESET; SPC-2 reservations go. */
+void ssc_reset(struct ssc_drive *d);
+
+/* An initiator logged out: its SPC-2 reservation is released and its unit attentions forgotten. */
+void ssc_nexus_lost(struct ssc_drive *d, uint64_t nexus);
+
+/* Sets the LUN list REPORT LUNS answers with (the target's whole list). */
+void ssc_set_luns(struct ssc_drive *d, const uint16_t *luns, unsigned n);
+
+#endif

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The drive's state, shared by the modules that implement its commands
+ * (ssc.c: lifecycle, readiness, the command table; ssc_rw.c: data;
+ * ssc_pos.c: positioning; ssc_mode.c: mode pages; ssc_log.c: log pages;
+ * ssc_mam.c: medium auxiliary memory; ssc_density.c: densities and
+ * capacity). Handlers run with d->mu held.
+ */
+#ifndef VTL_SCSI_SSC_INTERNAL_H
+#define VTL_SCSI_SSC_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "backend/cartridge.h"
+#include "vtl/scsi/device.h"
+#include "vtl/scsi/ssc.h"
+
+/* Density codes of LTO formats (IBM/HP LTO SCSI references; SSC-4 REPORT DENSITY SUPPORT). */
+enum ssc_density {
+	DENSITY_DEFAULT = 0x00,
+	DENSITY_LTO5 = 0x58,
+	DENSITY_LTO6 = 0x5A,
+	DENSITY_LTO7 = 0x5C,
+	DENSITY_LTO7M = 0x5D, /* LTO-7 cartridge written as Type M (M8) */
+	DENSITY_LTO8 = 0x5E,
+	DENSITY_LTO9 = 0x60,
+};
+
+/* Medium type codes in the mode parameter header (IBM LTO reference): data and WORM. */
+#define SSC_MEDIUM_TYPE_DATA 0x00
+#define SSC_MEDIUM_TYPE_WORM 0x01
+#define SSC_MEDIUM_TYPE_CLEANING 0x02 /* reported while a cleaning cartridge is in */
+
+#define SSC_BLOCK_LIMIT_MAX 0x800000u /* READ BLOCK LIMITS maximum: 8 MiB, as IBM LTO drives report */
+#define SSC_BLOCK_LIMIT_MIN 1u
+
+/* Mode parameters the data path obeys (the mode pages hold the rest). */
+struct ssc_mode {
+	uint32_t block_len;   /* block descriptor: 0 = variable-block mode */
+	uint8_t density;      /* block descriptor density code last selected (0 = default) */
+	bool buffered;        /* mode header BUFFER MODE 1: WRITE completes when data is in the buffer */
+	bool compression;     /* page 0Fh DCE: compress data written */
+	bool swp;             /* page 0Ah SWP: software write protect */
+	bool sili_ok;         /* page 10h: suppress ILI reporting for READ with SILI (always allowed here) */
+	bool rew;             /* page 10h REW: report early warning on read */
+	bool sew;             /* page 10h SEW: synchronize at early warning */
+	uint8_t mrie;         /* page 1Ch method of reporting informational exceptions */
+	bool dexcpt;          /* page 1Ch DEXCPT */
+	bool test;            /* page 1Ch TEST */
+	uint8_t select_partition; /* page 10h active partition (always 0: one partition) */
+};
+
+/* Counters the log pages report; cleared by LOG SELECT where a page allows it. */
+struct ssc_counters {
+	uint64_t write_cmds, read_cmds;
+	uint64_t host_written, host_read;     /* bytes the host transferred */
+	uint64_t medium_written, medium_read; /* bytes on the medium (after compression) */
+	uint64_t write_errors, read_errors;   /* uncorrected */
+	uint64_t filemarks_written;
+	uint64_t loads;                       /* lifetime of the drive object */
+	uint64_t cleanings;
+};
+
+/* TapeAlert flags (SSC-4 annex A / TapeAlert specification), as bit (flag - 1). */
+enum ssc_tapealert {
+	TA_READ_WARNING = 1,
+	TA_WRITE_WARNING = 2,
+	TA_HARD_ERROR = 3,
+	TA_MEDIA = 4,
+	TA_READ_FAILURE = 5,
+	TA_WRITE_FAILURE = 6,
+	TA_WRITE_PROTECT = 9,
+	TA_NO_REMOVAL = 10,
+	TA_CLEANING_MEDIA = 11,
+	TA_UNSUPPORTED_FORMAT = 12,
+	TA_CLEAN_NOW = 20,
+	TA_CLEAN_PERIODIC = 21,
+	TA_EXPIRED_CLEANING_MEDIA = 22,
+	TA_INVALID_CLEANING_TAPE = 23,
+};
+
+struct ssc_drive {
+	struct scsi_dev dev; /* first: handlers get &dev and convert back with ssc_of */
+	pthread_mutex_t mu;
+	struct ssc_config cfg;
+	unsigned gen;        /* LTO generation of the drive */
+
+	enum ssc_state state;
+	struct ssc_medium medium;  /* valid unless SSC_EMPTY */
+	struct vtl_label label;
+	bool can_write;            /* the generation rules let this drive write the medium */
+	struct vtl_cart *cart;     /* open while SSC_LOADED */
+	uint64_t capacity;         /* native capacity of the loaded medium in bytes */
+	uint64_t clean_until_ms;   /* SSC_CLEANING ends at this CLOCK_MONOTONIC time */
+
+	/* PREVENT ALLOW MEDIUM REMOVAL: nexuses that prevent removal (SPC-4 6.13). */
+	uint64_t prevent_nexus[8];
+	unsigned n_prevent;
+
+	struct ssc_mode mode;
+	struct ssc_counters cnt;
+	uint64_t tapealert;        /* bit (flag - 1) set: flag active until read */
+
+	/* An error found after its command completed, reported on the next one (SSC-4 4.2.15). */
+	bool deferred_pending;
+	struct scsi_sense deferred;
+
+	/* MAM attributes of the loaded medium when there is no catalog. */
+	void *mam_mem;
+};
+
+static inline struct ssc_drive *ssc_of(struct scsi_dev *dev)
+{
+	return (struct ssc_drive *)dev;
+}
+
+/* The sense a command that needs a ready medium gets now; NULL when ready. */
+const struct scsi_sense *ssc_not_ready(struct ssc_drive *d, struct scsi_sense *buf);
+
+/* Whether a write to the loaded medium is allowed; else fills *s with the DATA PROTECT reason. */
+bool ssc_may_write(struct ssc_drive *d, struct scsi_sense *s);
+
+/* Translates a backend error at the current position into sense (MEDIUM ERROR, VOLUME OVERFLOW ...). */
+struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err);
+
+/* The density code of the loaded medium (or of the drive's own generation when none). */
+uint8_t ssc_density_of_medium(const struct ssc_drive *d);
+
+/* Reads big-endian integers of n bytes from a CDB or parameter list. */
+static inline uint64_t be_get(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Writes v as n big-endian bytes. */
+static inline void be_put(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+/* Handlers, by module. */
+void ssc_test_unit_ready(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c);
+
+void ssc_read6(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_write_filemarks6(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_verify6(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_read_block_limits(struct scsi_dev *dev, struct scsi_cmd *c);
+
+void ssc_rewind(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_space6(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_space16(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_locate10(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_locate16(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_read_position(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_erase6(struct scsi_dev *dev, struct scsi_cmd *c);
+
+void ssc_mode_sense(struct scsi_dev *dev, struct scsi_cmd *c);   /* 6 and 10 */
+void ssc_mode_select(struct scsi_dev *dev, struct scsi_cmd *c);  /* 6 and 10 */
+void ssc_log_sense(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_log_select(struct scsi_dev *dev, struct scsi_cmd *c);
+/* Sets the mode defaults of a new drive (called by ssc_create). */
+void ssc_mode_init(struct ssc_drive *d);
+
+void ssc_read_attribute(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_write_attribute(struct scsi_dev *dev, struct scsi_cmd *c);
+/* Updates the device attributes of MAM when a cartridge is loaded / unloaded (load count, last serial ...). */
+void ssc_mam_loaded(struct ssc_drive *d);
+void ssc_mam_unloading(struct ssc_drive *d);
+
+void ssc_report_density(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_set_capacity(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_format_medium(struct scsi_dev *dev, struct scsi_cmd *c);
+
+#endif

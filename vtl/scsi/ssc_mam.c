@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* PLACEHOLDER: answers INVALID COMMAND OPERATION CODE until implemented. */
+#include "vtl/scsi/ssc_internal.h"
+
+void ssc_read_attribute(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void ssc_write_attribute(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void ssc_mam_loaded(struct ssc_drive *d)
+{
+	(void)d;
+}
+
+void ssc_mam_unloading(struct ssc_drive *d)
+{
+	(void)d;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* PLACEHOLDER: answers INVALID COMMAND OPERATION CODE until implemented. */
+#include "vtl/scsi/ssc_internal.h"
+
+void ssc_rewind(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void ssc_space6(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void ssc_space16(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void ssc_locate10(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void ssc_locate16(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void ssc_read_position(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+
+void ssc_erase6(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
+	s.asc = ASC_INVALID_OPCODE;
+	scsi_fail(c, s);
+}
+

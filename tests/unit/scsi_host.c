@@ -17,6 +17,8 @@ static struct ssc_drive *new_drive(struct host *h, const char *vendor, const cha
 	snprintf(cfg.ident.serial, sizeof cfg.ident.serial, "%s", "1013000001");
 	struct ssc_drive *d = NULL;
 	EXPECT_RC(ssc_create(&cfg, &d), 0);
+	snprintf(h->vendor, sizeof h->vendor, "%s", vendor);
+	snprintf(h->product, sizeof h->product, "%s", product);
 	h->d = d;
 	uint8_t cdb[6];
 	host_cmd(h, cdb, cdb_simple(cdb, 0x00), SCSI_DIR_NONE, NULL, 0);
@@ -63,6 +65,21 @@ void host_drive_model(struct host *h, const char *vendor, const char *product)
 {
 	ssc_destroy(h->d);
 	h->d = NULL;
+	new_drive(h, vendor, product);
+}
+
+void host_pool_quota(struct host *h, uint64_t quota, uint64_t segsize)
+{
+	ssc_destroy(h->d);
+	h->d = NULL;
+	vtl_pool_close(h->fx->pool);
+	h->fx->pool = NULL;
+	fx_pool_config(h->fx, 1, segsize);
+	h->fx->cfg.member_quota = quota;
+	tl_pool_open(&h->fx->cfg, &h->fx->pool);
+	char vendor[sizeof h->vendor], product[sizeof h->product];
+	memcpy(vendor, h->vendor, sizeof vendor);
+	memcpy(product, h->product, sizeof product);
 	new_drive(h, vendor, product);
 }
 

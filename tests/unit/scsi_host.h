@@ -23,6 +23,7 @@ struct host {
 	struct iovec iov;
 	uint8_t sense[SENSE_MAX_LEN]; /* the last command's sense as the host receives it */
 	size_t sense_len;
+	char vendor[16], product[32]; /* the drive's model */
 };
 
 /*
@@ -37,6 +38,9 @@ int host_teardown(void **state);
 
 /* Replaces the drive with one of vendor/product (power-on attention cleared again). */
 void host_drive_model(struct host *h, const char *vendor, const char *product);
+
+/* Reopens the pool with a member quota of quota bytes and segments of segsize (a new drive, attention cleared). */
+void host_pool_quota(struct host *h, uint64_t quota, uint64_t segsize);
 
 /* Creates a blank cartridge in the pool and in the catalog (capacity 0: the label's nominal). */
 void host_new_cart(struct host *h, const char *barcode, uint64_t capacity);

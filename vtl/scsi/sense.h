@@ -27,6 +27,7 @@ enum scsi_sense_key {
 	SK_BLANK_CHECK = 0x8,
 	SK_ABORTED_COMMAND = 0xB,
 	SK_VOLUME_OVERFLOW = 0xD,
+	SK_MISCOMPARE = 0xE,
 };
 
 /* Additional sense code and qualifier pairs in use (SPC-4 table 28), as 0xAAQQ. */
@@ -77,6 +78,7 @@ enum scsi_asc {
 	ASC_SEQUENTIAL_POSITIONING_ERROR = 0x3B00,
 	ASC_OVERLAPPED_COMMANDS = 0x4E00,
 	ASC_INTERNAL_TARGET_FAILURE = 0x4400,
+	ASC_MISCOMPARE_DURING_VERIFY = 0x1D00,
 };
 
 /* What a handler reports; the encoder turns it into fixed-format bytes. */

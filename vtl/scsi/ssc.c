@@ -136,6 +136,7 @@ void ssc_destroy(struct ssc_drive *d)
 		return;
 	ssc_unthread(d);
 	free(d->mam_mem);
+	free(d->bounce);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 }
@@ -195,6 +196,17 @@ struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err)
 		d->tapealert |= 1ull << (TA_HARD_ERROR - 1);
 		return sense_of(SK_MEDIUM_ERROR, ASC_WRITE_ERROR);
 	}
+}
+
+bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s)
+{
+	if (!d->cart || vtl_cart_sync(d->cart) == VTL_OK)
+		return true;
+	d->cnt.write_errors++;
+	d->tapealert |= 1ull << (TA_WRITE_FAILURE - 1);
+	*s = sense_of(SK_MEDIUM_ERROR, ASC_WRITE_ERROR);
+	s->deferred = true;
+	return false;
 }
 
 uint8_t ssc_density_of_medium(const struct ssc_drive *d)

@@ -108,6 +108,10 @@ struct ssc_drive {
 
 	/* MAM attributes of the loaded medium when there is no catalog. */
 	void *mam_mem;
+
+	/* Contiguous copy of a block whose data the transport split over several buffers. */
+	uint8_t *bounce;
+	size_t bounce_cap;
 };
 
 static inline struct ssc_drive *ssc_of(struct scsi_dev *dev)
@@ -124,6 +128,9 @@ bool ssc_may_write(struct ssc_drive *d, struct scsi_sense *s);
 /* Translates a backend error at the current position into sense (MEDIUM ERROR, VOLUME OVERFLOW ...). */
 struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err);
 
+/* Makes everything written durable; a failure is the deferred error of earlier buffered writes (in *s). */
+bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s);
+
 /* The density code of the loaded medium (or of the drive's own generation when none). */
 uint8_t ssc_density_of_medium(const struct ssc_drive *d);
 
@@ -134,6 +141,17 @@ static inline uint64_t be_get(const uint8_t *p, unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		v = v << 8 | p[i];
 	return v;
+}
+
+/* The number of the highest bit set in v (0..7), for a field pointer at a reserved bit; -1 for 0. */
+static inline int top_bit(uint8_t v)
+{
+	int b = -1;
+	while (v) {
+		b++;
+		v >>= 1;
+	}
+	return b;
 }
 
 /* Writes v as n big-endian bytes. */

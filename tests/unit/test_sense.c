@@ -88,6 +88,43 @@ static void deferred_and_short_buffer(void **state)
 	assert_int_equal(b[7], 10);
 }
 
+static void descriptor_format(void **state)
+{
+	(void)state;
+	uint8_t b[64];
+	memset(b, 0xEE, sizeof b);
+	/* A long block read: ILI with a negative residue, as descriptors. */
+	struct scsi_sense s = sense_of(SK_NO_SENSE, ASC_NONE);
+	s.ili = true;
+	s.info_valid = true;
+	s.info = -900;
+	size_t n = sense_encode_desc(&s, b, sizeof b);
+	assert_int_equal(n, 8 + 12 + 4);
+	assert_int_equal(b[0], 0x72);
+	assert_int_equal(b[1], SK_NO_SENSE);
+	assert_int_equal(b[7], 16);
+	/* Information descriptor: type 00h, length 0Ah, VALID, 8-byte value sign-extended. */
+	static const uint8_t info[12] = {0x00, 0x0A, 0x80, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFC, 0x7C};
+	assert_memory_equal(b + 8, info, 12);
+	/* Stream commands descriptor: type 04h, length 02h, ILI. */
+	static const uint8_t stream[4] = {0x04, 0x02, 0x00, 0x20};
+	assert_memory_equal(b + 20, stream, 4);
+	assert_int_equal(b[24], 0xEE);
+	/* A field pointer becomes a sense-key specific descriptor; deferred is 73h. */
+	s = sense_invalid_cdb_field(4, 1);
+	s.deferred = true;
+	n = sense_encode_desc(&s, b, sizeof b);
+	assert_int_equal(n, 16);
+	assert_int_equal(b[0], 0x73);
+	assert_int_equal(b[2], 0x24);
+	static const uint8_t sks[8] = {0x02, 0x06, 0, 0, 0xC9, 0x00, 0x04, 0};
+	assert_memory_equal(b + 8, sks, 8);
+	/* Cut to the room given. */
+	memset(b, 0xEE, sizeof b);
+	assert_int_equal(sense_encode_desc(&s, b, 5), 5);
+	assert_int_equal(b[5], 0xEE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -96,6 +133,7 @@ int main(void)
 		cmocka_unit_test(filemark_and_eom_bits),
 		cmocka_unit_test(field_pointers),
 		cmocka_unit_test(deferred_and_short_buffer),
+		cmocka_unit_test(descriptor_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

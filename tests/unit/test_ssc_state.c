@@ -141,6 +141,40 @@ static void prevent_blocks_unload(void **state)
 	expect_sense(h, SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT);
 }
 
+static void unload_with_hold(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "A00003L8", 0);
+	host_load(h, "A00003L8");
+	/* HOLD keeps the cartridge in the drive: not ready until a LOAD, and the robot cannot take it. */
+	uint8_t unload[6] = {0x1B, 0, 0, 0, 0x08, 0};
+	host_cmd(h, unload, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	tur(h);
+	expect_sense(h, SK_NOT_READY, ASC_NOT_READY_INIT_REQUIRED);
+	char bc[VTL_LABEL_LEN + 1];
+	EXPECT_RC(ssc_remove(h->d, bc), VTL_E_BUSY);
+	uint8_t load[6] = {0x1B, 0, 0, 0, 0x01, 0};
+	host_cmd(h, load, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	tur(h);
+	expect_good(h);
+	/* Unload without HOLD ejects it; LOAD with HOLD then only brings it back to the held position. */
+	unload[4] = 0;
+	host_cmd(h, unload, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	tur(h);
+	expect_sense(h, SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT);
+	load[4] = 0x09;
+	host_cmd(h, load, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	tur(h);
+	expect_sense(h, SK_NOT_READY, ASC_NOT_READY_INIT_REQUIRED);
+	/* The operator's eject button ejects a held cartridge. */
+	EXPECT_RC(ssc_eject(h->d), 0);
+	EXPECT_RC(ssc_remove(h->d, bc), 0);
+}
+
 static void generation_rules(void **state)
 {
 	struct host *h = *state;
@@ -197,6 +231,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(unit_attention_per_nexus, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(request_sense_reports_and_clears, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(prevent_blocks_unload, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(unload_with_hold, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(generation_rules, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(cleaning_cartridge, host_setup, host_teardown),
 	};

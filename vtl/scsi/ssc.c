@@ -65,7 +65,13 @@ static const struct scsi_op ssc_ops[] = {
 	{0xA3, 0x0C, 12, OP_RES_ALLOWED, "REPORT SUPPORTED OPERATION CODES", spc_report_opcodes},
 };
 
-/* Unit attention conditions and readiness: SPC-4 / SSC-4 sense. */
+const struct scsi_op *ssc_command_table(size_t *n)
+{
+	*n = sizeof ssc_ops / sizeof ssc_ops[0];
+	return ssc_ops;
+}
+
+/* LOAD UNLOAD, PREVENT ALLOW MEDIUM REMOVAL and REQUEST SENSE fields (SSC-4, SPC-4). */
 #define CDB_PREVENT_BYTE 4
 #define PREVENT_MASK 0x03
 #define PREVENT_ON 0x01
@@ -151,6 +157,12 @@ const struct scsi_sense *ssc_not_ready(struct ssc_drive *d, struct scsi_sense *b
 		*buf = sense_of(SK_NOT_READY, ASC_CLEANING_CARTRIDGE);
 		return buf;
 	case SSC_EJECTED:
+		if (d->held) {
+			/* Held in the drive after LOAD UNLOAD with HOLD: a LOAD makes it ready (SSC-4 7.x). */
+			*buf = sense_of(SK_NOT_READY, ASC_NOT_READY_INIT_REQUIRED);
+			return buf;
+		}
+		break;
 	case SSC_EMPTY:
 		break;
 	}
@@ -281,6 +293,7 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		rc = VTL_E_INVAL;
 	} else {
 		d->medium = *m;
+		d->held = false;
 		d->label = label;
 		d->can_write = can_write;
 		d->capacity = m->capacity ? m->capacity : label.capacity;
@@ -310,6 +323,8 @@ int ssc_eject(struct ssc_drive *d)
 		rc = VTL_E_BUSY;
 	else if (d->state == SSC_LOADED)
 		rc = ssc_unthread(d);
+	if (rc == VTL_OK)
+		d->held = false;
 	pthread_mutex_unlock(&d->mu);
 	return rc;
 }
@@ -321,8 +336,8 @@ int ssc_remove(struct ssc_drive *d, char *barcode)
 	int rc = VTL_OK;
 	if (d->state == SSC_EMPTY) {
 		rc = VTL_E_SRC_EMPTY;
-	} else if (d->state != SSC_EJECTED) {
-		rc = VTL_E_BUSY;
+	} else if (d->state != SSC_EJECTED || d->held) {
+		rc = VTL_E_BUSY; /* threaded, cleaning, or held in the drive by the host */
 	} else {
 		memcpy(barcode, d->medium.barcode, sizeof d->medium.barcode);
 		memset(&d->medium, 0, sizeof d->medium);
@@ -462,9 +477,18 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 						   : sense_of(SK_NOT_READY, ASC_CLEANING_CARTRIDGE));
 		return;
 	}
+	bool hold = f & HOLD_BIT;
+	if (load && hold) {
+		/* Load to the point where MAM is accessible, without threading (SSC-4 7.x LOAD UNLOAD). */
+		if (d->state == SSC_EJECTED)
+			d->held = true;
+		scsi_done(c, 0);
+		return;
+	}
 	if (load) {
 		int rc = VTL_OK;
 		if (d->state == SSC_EJECTED) {
+			d->held = false;
 			rc = ssc_thread(d);
 			if (rc == VTL_OK)
 				ua_raise_all(&dev->ua, UA_MEDIUM_CHANGED, c->nexus);
@@ -492,5 +516,6 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 			return;
 		}
 	}
+	d->held = hold;
 	scsi_done(c, 0);
 }

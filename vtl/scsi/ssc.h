@@ -13,6 +13,7 @@
 #define VTL_SCSI_SSC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "backend/pool.h"
@@ -101,6 +102,10 @@ void ssc_reset(struct ssc_drive *d);
 
 /* An initiator logged out: its SPC-2 reservation is released and its unit attentions forgotten. */
 void ssc_nexus_lost(struct ssc_drive *d, uint64_t nexus);
+
+struct scsi_op;
+/* The drive's command table (what REPORT SUPPORTED OPERATION CODES lists); *n gets its length. */
+const struct scsi_op *ssc_command_table(size_t *n);
 
 /* Sets the LUN list REPORT LUNS answers with (the target's whole list). */
 void ssc_set_luns(struct ssc_drive *d, const uint16_t *luns, unsigned n);

@@ -90,6 +90,7 @@ struct ssc_drive {
 	struct ssc_medium medium;  /* valid unless SSC_EMPTY */
 	struct vtl_label label;
 	bool can_write;            /* the generation rules let this drive write the medium */
+	bool held;                 /* SSC_EJECTED by LOAD UNLOAD with HOLD: still in the drive, MAM accessible */
 	struct vtl_cart *cart;     /* open while SSC_LOADED */
 	uint64_t capacity;         /* native capacity of the loaded medium in bytes */
 	uint64_t clean_until_ms;   /* SSC_CLEANING ends at this CLOCK_MONOTONIC time */

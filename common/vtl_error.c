@@ -22,6 +22,7 @@ const char *vtl_strerror(int err)
 	case VTL_E_EOD: return "end of data";
 	case VTL_E_SRC_EMPTY: return "the source element is empty";
 	case VTL_E_DST_FULL: return "the destination element is full";
+	case VTL_E_INCOMPATIBLE: return "the drive cannot read this medium";
 	}
 	return "unknown error";
 }

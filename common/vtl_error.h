@@ -28,6 +28,7 @@ enum vtl_err {
 	VTL_E_EOD = -14,      /* end of data reached before the target (blank check) */
 	VTL_E_SRC_EMPTY = -15, /* a move from an element that holds nothing */
 	VTL_E_DST_FULL = -16,  /* a move into an element that is already full */
+	VTL_E_INCOMPATIBLE = -17, /* a medium the drive cannot read */
 };
 
 /* Positive warnings (the operation completed). */

@@ -186,7 +186,7 @@ static void generation_rules(void **state)
 		memset(&m, 0, sizeof m);
 		strcpy(m.barcode, refused[i]);
 		char err[128] = "";
-		EXPECT_RC(ssc_insert(h->d, &m, err, sizeof err), VTL_E_INVAL);
+		EXPECT_RC(ssc_insert(h->d, &m, err, sizeof err), VTL_E_INCOMPATIBLE);
 		assert_non_null(strstr(err, "cannot read"));
 		struct ssc_status st;
 		ssc_status(h->d, &st);
@@ -201,7 +201,7 @@ static void generation_rules(void **state)
 	host_drive_model(h, "IBM", "ULT3580-TD9");
 	struct ssc_medium m = {.barcode = "A00012L7"};
 	char err[128];
-	EXPECT_RC(ssc_insert(h->d, &m, err, sizeof err), VTL_E_INVAL);
+	EXPECT_RC(ssc_insert(h->d, &m, err, sizeof err), VTL_E_INCOMPATIBLE);
 }
 
 static void cleaning_cartridge(void **state)

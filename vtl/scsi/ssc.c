@@ -123,11 +123,27 @@ int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out)
 	return VTL_OK;
 }
 
+/* Position and counts of the loaded cartridge into st. */
+static void fill_counts(struct ssc_drive *d, struct ssc_status *st)
+{
+	struct vtl_position pos;
+	struct vtl_cart_stats cs;
+	vtl_cart_position(d->cart, &pos);
+	vtl_cart_stats(d->cart, &cs);
+	st->object = pos.object;
+	st->file = pos.file;
+	st->eod = pos.eod;
+	st->stored_bytes = pos.stored_bytes;
+	st->written_bytes = cs.written_bytes;
+	st->read_bytes = cs.read_bytes;
+}
+
 /* Closes the cartridge of a loaded drive; the drive keeps it, ejected. A sync failure is returned. */
 static int ssc_unthread(struct ssc_drive *d)
 {
 	int rc = VTL_OK;
 	if (d->cart) {
+		fill_counts(d, &d->last);
 		ssc_mam_unloading(d);
 		rc = vtl_cart_close(d->cart);
 		d->cart = NULL;
@@ -269,6 +285,7 @@ static int ssc_thread(struct ssc_drive *d)
 	if (rc != VTL_OK)
 		return rc;
 	d->state = SSC_LOADED;
+	memset(&d->last, 0, sizeof d->last);
 	d->cnt.loads++;
 	ssc_mam_loaded(d);
 	return VTL_OK;
@@ -290,7 +307,7 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		snprintf(err, errlen, "an LTO-%u drive cannot read %s (%s)", d->gen, m->barcode,
 			 vtl_media_describe(label.media, label.type_m));
 		d->tapealert |= 1ull << (TA_UNSUPPORTED_FORMAT - 1);
-		rc = VTL_E_INVAL;
+		rc = VTL_E_INCOMPATIBLE;
 	} else {
 		d->medium = *m;
 		d->held = false;
@@ -359,15 +376,13 @@ void ssc_status(struct ssc_drive *d, struct ssc_status *st)
 	if (d->state != SSC_EMPTY)
 		memcpy(st->barcode, d->medium.barcode, sizeof st->barcode);
 	if (d->cart) {
-		struct vtl_position pos;
-		struct vtl_cart_stats cs;
-		vtl_cart_position(d->cart, &pos);
-		vtl_cart_stats(d->cart, &cs);
-		st->object = pos.object;
-		st->file = pos.file;
-		st->eod = pos.eod;
-		st->written_bytes = cs.written_bytes;
-		st->read_bytes = cs.read_bytes;
+		fill_counts(d, st);
+	} else if (d->state == SSC_EJECTED) {
+		st->object = st->file = 0;
+		st->eod = d->last.eod;
+		st->stored_bytes = d->last.stored_bytes;
+		st->written_bytes = d->last.written_bytes;
+		st->read_bytes = d->last.read_bytes;
 	}
 	pthread_mutex_unlock(&d->mu);
 }

@@ -53,7 +53,8 @@ struct ssc_status {
 	uint64_t object;        /* logical object number (position) */
 	uint64_t file;          /* file number */
 	uint64_t eod;
-	uint64_t written_bytes; /* this load */
+	uint64_t stored_bytes;  /* on the medium before EOD */
+	uint64_t written_bytes; /* this load (kept after an unload until the next load) */
 	uint64_t read_bytes;
 	bool prevent;           /* PREVENT MEDIUM REMOVAL in effect */
 	unsigned generation;
@@ -74,8 +75,9 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c);
 /*
  * Inserts a cartridge, as a robot does: the drive loads it (every nexus gets
  * NOT READY TO READY CHANGE) or, for a cleaning cartridge, cleans and then
- * ejects it. VTL_E_DST_FULL if one is in the drive; VTL_E_INVAL (with err) if
- * the drive cannot read this medium (the cartridge is not taken); VTL_E_*
+ * ejects it. VTL_E_DST_FULL if one is in the drive; VTL_E_INCOMPATIBLE (with
+ * err) if the drive cannot read this medium (the cartridge is not taken),
+ * VTL_E_INVAL for a label that is no LTO label; VTL_E_*
  * from the pool when the cartridge cannot be opened.
  */
 int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen);

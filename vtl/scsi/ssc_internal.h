@@ -94,6 +94,7 @@ struct ssc_drive {
 	struct vtl_cart *cart;     /* open while SSC_LOADED */
 	uint64_t capacity;         /* native capacity of the loaded medium in bytes */
 	uint64_t clean_until_ms;   /* SSC_CLEANING ends at this CLOCK_MONOTONIC time */
+	struct ssc_status last;    /* position and counts of the last load, kept after unthreading */
 
 	/* PREVENT ALLOW MEDIUM REMOVAL: nexuses that prevent removal (SPC-4 6.13). */
 	uint64_t prevent_nexus[8];

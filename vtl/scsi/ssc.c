@@ -260,7 +260,17 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 		pthread_mutex_unlock(&d->mu);
 		return;
 	}
+	/* What the command moved to and from the medium, for the log pages' medium counters. */
+	struct vtl_cart *cart = d->cart;
+	struct vtl_cart_stats before, after;
+	if (cart)
+		vtl_cart_stats(cart, &before);
 	scsi_dev_execute(&d->dev, not_ready, c);
+	if (cart && d->cart == cart) {
+		vtl_cart_stats(cart, &after);
+		d->cnt.medium_written += after.written_stored - before.written_stored;
+		d->cnt.medium_read += after.read_stored - before.read_stored;
+	}
 	pthread_mutex_unlock(&d->mu);
 }
 

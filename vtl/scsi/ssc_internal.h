@@ -62,6 +62,8 @@ struct ssc_counters {
 	uint64_t cleanings;
 };
 
+#define SSC_LOG_BASES 8 /* log pages with counters a LOG SELECT may reset (ssc_log.c) */
+
 /* TapeAlert flags (SSC-4 annex A / TapeAlert specification), as bit (flag - 1). */
 enum ssc_tapealert {
 	TA_READ_WARNING = 1,
@@ -102,6 +104,8 @@ struct ssc_drive {
 
 	struct ssc_mode mode;
 	struct ssc_counters cnt;
+	/* ssc_log.c: d->cnt as it was at each log page's last reset; a page reports the difference. */
+	struct ssc_counters log_base[SSC_LOG_BASES];
 	uint64_t tapealert;        /* bit (flag - 1) set: flag active until read */
 
 	/* An error found after its command completed, reported on the next one (SSC-4 4.2.15). */

@@ -1744,6 +1744,17 @@ int vtl_cart_erase(struct vtl_cart *c)
 	return rc;
 }
 
+int vtl_cart_set_capacity(struct vtl_cart *c, uint64_t capacity, uint64_t early_warning)
+{
+	if (c->pos != 0 || (capacity && early_warning > capacity))
+		return VTL_E_INVAL;
+	if (c->p.readonly)
+		return VTL_E_READONLY;
+	c->p.capacity = capacity;
+	c->p.early_warning = capacity ? early_warning : 0;
+	return VTL_OK;
+}
+
 void vtl_cart_set_compression(struct vtl_cart *c, bool on)
 {
 	c->compress = on;

@@ -168,6 +168,14 @@ int vtl_cart_sync(struct vtl_cart *c);
 /* Fills *pos with the current position. */
 void vtl_cart_position(struct vtl_cart *c, struct vtl_position *pos);
 
+/*
+ * Changes the capacity and early-warning distance of an open cartridge, as
+ * SET CAPACITY does: only at BOT (VTL_E_INVAL elsewhere, or if early_warning
+ * exceeds a non-zero capacity); VTL_E_READONLY if opened read-only. What is
+ * already written stays; writes past the new capacity get VTL_E_EOM.
+ */
+int vtl_cart_set_capacity(struct vtl_cart *c, uint64_t capacity, uint64_t early_warning);
+
 /* Turns LZ4 compression of blocks written from now on on or off. */
 void vtl_cart_set_compression(struct vtl_cart *c, bool on);
 

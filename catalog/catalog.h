@@ -158,6 +158,18 @@ int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uin
 int catalog_mam_set(struct vtl_catalog *cat, const char *barcode, uint16_t id, const void *val, size_t len);
 /* Reads MAM attribute id into buf (cap bytes); *len = its true length. VTL_E_NOTFOUND if unset. */
 int catalog_mam_get(struct vtl_catalog *cat, const char *barcode, uint16_t id, void *buf, size_t cap, size_t *len);
+/* Removes MAM attribute id of a cartridge (no error if it was unset; VTL_E_NOTFOUND for an unknown cartridge). */
+int catalog_mam_delete(struct vtl_catalog *cat, const char *barcode, uint16_t id);
+
+/* A MAM attribute as catalog_mam_list hands it over. */
+struct cat_mam_attr {
+	uint16_t id;
+	const uint8_t *value; /* valid during the callback only */
+	size_t len;
+};
+/* Calls fn for each MAM attribute of the cartridge in identifier order (a list function: see below). */
+int catalog_mam_list(struct vtl_catalog *cat, const char *barcode,
+		     int (*fn)(const struct cat_mam_attr *a, void *arg), void *arg);
 
 /* Appends an event (time = now). */
 int catalog_event(struct vtl_catalog *cat, const char *actor, const char *what);

@@ -671,6 +671,84 @@ int catalog_mam_get(struct vtl_catalog *cat, const char *barcode, uint16_t id, v
 	return cat_unlock(cat, rc);
 }
 
+int catalog_mam_delete(struct vtl_catalog *cat, const char *barcode, uint16_t id)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "barcode empty or too long"));
+	sqlite3_stmt *st;
+	int rc = cat_row(cat, "SELECT id FROM cartridge WHERE barcode = ?1", &st, "t", barcode);
+	if (rc == 0) {
+		int64_t cid = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		rc = cat_exec(cat, "DELETE FROM mam WHERE cartridge_id = ?1 AND attr = ?2", "Ii", cid, (int)id);
+	} else if (rc == VTL_E_NOTFOUND) {
+		cat_fail(cat, rc, "no cartridge %s", barcode);
+	}
+	return cat_unlock(cat, rc);
+}
+
+/* One attribute copied out of its row, so that the callbacks run without the lock. */
+struct mam_row {
+	uint16_t id;
+	uint8_t *value;
+	size_t len;
+};
+
+int catalog_mam_list(struct vtl_catalog *cat, const char *barcode,
+		     int (*fn)(const struct cat_mam_attr *a, void *arg), void *arg)
+{
+	if (!cat || !fn)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "barcode empty or too long"));
+	struct mam_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc = cat_row(cat, "SELECT id FROM cartridge WHERE barcode = ?1", &st, "t", barcode);
+	if (rc == 0) {
+		int64_t cid = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		rc = cat_query(cat, "SELECT attr, value FROM mam WHERE cartridge_id = ?1 ORDER BY attr", &st, "I", cid);
+		while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
+			rc = cat_grow((void **)&rows, &cap, n, sizeof *rows);
+			if (rc)
+				break;
+			size_t len = (size_t)sqlite3_column_bytes(st, 1);
+			const void *p = sqlite3_column_blob(st, 1);
+			struct mam_row *r = &rows[n];
+			r->id = (uint16_t)sqlite3_column_int(st, 0);
+			r->len = len;
+			r->value = malloc(len ? len : 1);
+			if (!r->value) {
+				rc = VTL_E_NOMEM;
+				break;
+			}
+			if (len)
+				memcpy(r->value, p, len);
+			n++;
+		}
+	} else if (rc == VTL_E_NOTFOUND) {
+		cat_fail(cat, rc, "no cartridge %s", barcode);
+	}
+	rc = cat_unlock(cat, rc);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct cat_mam_attr a = {.id = rows[i].id, .value = rows[i].value, .len = rows[i].len};
+		int r = fn(&a, arg);
+		if (r) {
+			rc = r < 0 ? r : 0;
+			break;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].value);
+	free(rows);
+	return rc;
+}
+
 /* ------------------------------------------------------------------ events */
 
 int catalog_event(struct vtl_catalog *cat, const char *actor, const char *what)

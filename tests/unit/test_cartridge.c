@@ -1039,6 +1039,41 @@ static void test_capacity_ew_eom(void **state)
 	close_slot(f, 0);
 }
 
+/* SET CAPACITY's backend half: only at BOT, read-only refused, early warning and EOM follow the new capacity. */
+static void test_set_capacity(void **state)
+{
+	struct fx *f = *state;
+	fx_pool(f);
+	const uint64_t cost = 1000 + HDR;
+	EXPECT_RC(vtl_cart_create(f->pool, "SETCAP"), 0);
+	struct vtl_cart *c = f->cart[0] = open_p(f, "SETCAP", params(false));
+	WR(c, 1, 1000, false);
+	EXPECT_RC(vtl_cart_set_capacity(c, 4 * cost, cost), VTL_E_INVAL); /* not at BOT */
+	EXPECT_RC(vtl_cart_rewind(c), 0);
+	EXPECT_RC(vtl_cart_set_capacity(c, cost, 2 * cost), VTL_E_INVAL); /* EW beyond the capacity */
+	EXPECT_RC(vtl_cart_set_capacity(c, 4 * cost, cost), 0);
+	struct vtl_position pos;
+	get_pos(c, &pos);
+	assert_false(pos.early_warning);
+	EXPECT_RC(vtl_cart_space_eod(c), 0);
+	EXPECT_RC(wr_(c, 2, 1000, false), 0);
+	EXPECT_RC(wr_(c, 3, 1000, false), VTL_W_EARLY_WARNING); /* 3 * cost >= 4 * cost - cost */
+	EXPECT_RC(wr_(c, 4, 1000, false), VTL_W_EARLY_WARNING);
+	EXPECT_RC(wr_(c, 5, 1000, false), VTL_E_EOM);
+	POS(c, 4, 0, 4);
+	/* Unlimited again (capacity 0) at BOT: the write fits. */
+	EXPECT_RC(vtl_cart_rewind(c), 0);
+	EXPECT_RC(vtl_cart_set_capacity(c, 0, 0), 0);
+	EXPECT_RC(vtl_cart_space_eod(c), 0);
+	EXPECT_RC(wr_(c, 5, 1000, false), 0);
+	/* Read-only opens refuse it. */
+	struct vtl_cart_params ro = params(false);
+	ro.readonly = true;
+	c = reopen_slot(f, 0, "SETCAP", ro);
+	EXPECT_RC(vtl_cart_set_capacity(c, 4 * cost, cost), VTL_E_READONLY);
+	close_slot(f, 0);
+}
+
 static void test_capacity_compression_fits_more(void **state)
 {
 	struct fx *f = *state;
@@ -1675,6 +1710,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_erase, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stored_bytes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_ew_eom, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_set_capacity, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_compression_fits_more, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_worm, fx_setup, fx_teardown),

@@ -1177,6 +1177,88 @@ static void test_mam(void **state)
 	EXPECT_RC(catalog_mam_get(c->cat, NULL, 0x0400, buf, sizeof(buf), &len), VTL_E_INVAL);
 }
 
+/* What catalog_mam_list hands over, recorded for the checks. */
+struct mam_seen {
+	unsigned n;
+	uint16_t id[8];
+	size_t len[8];
+	uint8_t first[8];
+	int stop_after; /* return 1 (stop) after this many; 0: never */
+};
+
+static int mam_collect(const struct cat_mam_attr *a, void *arg)
+{
+	struct mam_seen *s = arg;
+	if (s->n < 8) {
+		s->id[s->n] = a->id;
+		s->len[s->n] = a->len;
+		s->first[s->n] = a->len ? a->value[0] : 0;
+	}
+	s->n++;
+	return s->stop_after && s->n >= (unsigned)s->stop_after ? 1 : 0;
+}
+
+static int mam_fail(const struct cat_mam_attr *a, void *arg)
+{
+	(void)a;
+	(void)arg;
+	return VTL_E_IO;
+}
+
+static void test_mam_list_delete(void **state)
+{
+	struct cfx *c = *state;
+	add_cart(c->cat, "L00001L8", c->lib.id, SLOT0);
+	add_cart(c->cat, "L00002L8", c->lib.id, SLOT0 + 1);
+	EXPECT_RC(catalog_mam_set(c->cat, "L00001L8", 0x0806, "B", 1), 0);
+	EXPECT_RC(catalog_mam_set(c->cat, "L00001L8", 0x0003, "\x00\x07", 2), 0);
+	EXPECT_RC(catalog_mam_set(c->cat, "L00001L8", 0x0800, "VENDOR  ", 8), 0);
+	EXPECT_RC(catalog_mam_set(c->cat, "L00001L8", 0x0801, NULL, 0), 0);
+	EXPECT_RC(catalog_mam_set(c->cat, "L00002L8", 0x0400, "X", 1), 0); /* another cartridge's */
+
+	/* In identifier order, empty values included, only this cartridge's. */
+	struct mam_seen s = {0};
+	EXPECT_RC(catalog_mam_list(c->cat, "L00001L8", mam_collect, &s), 0);
+	assert_int_equal(s.n, 4);
+	static const uint16_t want[] = {0x0003, 0x0800, 0x0801, 0x0806};
+	static const size_t want_len[] = {2, 8, 0, 1};
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(s.id[i], want[i]);
+		assert_int_equal(s.len[i], want_len[i]);
+	}
+	assert_int_equal(s.first[1], 'V');
+	assert_int_equal(s.first[3], 'B');
+
+	/* The callback stops the walk; a negative return is the result. */
+	struct mam_seen stop = {.stop_after = 2};
+	EXPECT_RC(catalog_mam_list(c->cat, "L00001L8", mam_collect, &stop), 0);
+	assert_int_equal(stop.n, 2);
+	EXPECT_RC(catalog_mam_list(c->cat, "L00001L8", mam_fail, NULL), VTL_E_IO);
+
+	/* Delete one; deleting an unset one is no error; the other cartridge keeps its own. */
+	EXPECT_RC(catalog_mam_delete(c->cat, "L00001L8", 0x0800), 0);
+	EXPECT_RC(catalog_mam_delete(c->cat, "L00001L8", 0x0800), 0);
+	uint8_t buf[16];
+	size_t len;
+	EXPECT_RC(catalog_mam_get(c->cat, "L00001L8", 0x0800, buf, sizeof(buf), &len), VTL_E_NOTFOUND);
+	memset(&s, 0, sizeof s);
+	EXPECT_RC(catalog_mam_list(c->cat, "L00001L8", mam_collect, &s), 0);
+	assert_int_equal(s.n, 3);
+	EXPECT_RC(catalog_mam_get(c->cat, "L00002L8", 0x0400, buf, sizeof(buf), &len), 0);
+
+	/* A cartridge without attributes lists nothing; unknown and bad arguments. */
+	EXPECT_RC(catalog_mam_delete(c->cat, "L00002L8", 0x0400), 0);
+	memset(&s, 0, sizeof s);
+	EXPECT_RC(catalog_mam_list(c->cat, "L00002L8", mam_collect, &s), 0);
+	assert_int_equal(s.n, 0);
+	EXPECT_RC(catalog_mam_list(c->cat, "NOPE01L8", mam_collect, &s), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_mam_delete(c->cat, "NOPE01L8", 0x0400), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_mam_list(c->cat, "", mam_collect, &s), VTL_E_INVAL);
+	EXPECT_RC(catalog_mam_list(c->cat, "L00001L8", NULL, &s), VTL_E_INVAL);
+	EXPECT_RC(catalog_mam_delete(c->cat, NULL, 0x0400), VTL_E_INVAL);
+	EXPECT_RC(catalog_mam_list(NULL, "L00001L8", mam_collect, &s), VTL_E_INVAL);
+}
+
 /* ================================================================= events */
 
 static void test_events(void **state)
@@ -1953,6 +2035,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cartridge_place, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_move_errors, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_mam, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_mam_list_delete, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup_empty, teardown),
 		cmocka_unit_test_setup_teardown(test_ptapes, setup_empty, teardown),
 		cmocka_unit_test_setup_teardown(test_copies, setup_lib, teardown),

@@ -119,6 +119,36 @@ static void bad_page_requests(void **state)
 	assert_int_equal(c.data_len, 0);
 }
 
+static size_t extra_page(const void *arg, uint8_t *out)
+{
+	const char *s = arg;
+	memcpy(out, s, 3);
+	return 3;
+}
+
+/* A device's own pages: listed by 00h after the common three, answered, others still refused. */
+static void device_vpd_pages(void **state)
+{
+	(void)state;
+	static const struct spc_vpd_page extra[] = {{0xB0, extra_page}, {0xC7, extra_page}};
+	struct scsi_cmd c = inquiry(1, 0x00, 255, 255);
+	spc_inquiry_vpd(&drive, extra, 2, "abc", &c);
+	assert_int_equal(c.data_len, 9);
+	static const uint8_t sup[9] = {0x01, 0x00, 0x00, 0x05, 0x00, 0x80, 0x83, 0xB0, 0xC7};
+	assert_memory_equal(buf, sup, 9);
+	c = inquiry(1, 0xC7, 255, 255);
+	spc_inquiry_vpd(&drive, extra, 2, "abc", &c);
+	assert_int_equal(c.status, SCSI_GOOD);
+	assert_int_equal(c.data_len, 7);
+	static const uint8_t page[7] = {0x01, 0xC7, 0x00, 0x03, 'a', 'b', 'c'};
+	assert_memory_equal(buf, page, 7);
+	c = inquiry(1, 0xC6, 255, 255);
+	spc_inquiry_vpd(&drive, extra, 2, "abc", &c);
+	assert_int_equal(c.status, SCSI_CHECK_CONDITION);
+	assert_int_equal(c.sense.asc, ASC_INVALID_FIELD_IN_CDB);
+	assert_int_equal(c.sense.sks_field, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +156,7 @@ int main(void)
 		cmocka_unit_test(allocation_and_transfer_length_cut_it),
 		cmocka_unit_test(vpd_pages),
 		cmocka_unit_test(bad_page_requests),
+		cmocka_unit_test(device_vpd_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

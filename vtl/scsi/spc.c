@@ -109,7 +109,13 @@ static size_t vpd_device_id(const struct scsi_ident *id, uint8_t *b)
 
 void spc_inquiry(const struct scsi_ident *id, struct scsi_cmd *c)
 {
-	uint8_t b[256];
+	spc_inquiry_vpd(id, NULL, 0, NULL, c);
+}
+
+void spc_inquiry_vpd(const struct scsi_ident *id, const struct spc_vpd_page *pages, size_t n, const void *arg,
+		     struct scsi_cmd *c)
+{
+	uint8_t b[VPD_HEADER + SPC_VPD_MAX];
 	memset(b, 0, sizeof b);
 	size_t alloc = (size_t)c->cdb[INQ_ALLOC_BYTE] << 8 | c->cdb[INQ_ALLOC_BYTE + 1];
 	uint8_t page = c->cdb[INQ_PAGE_BYTE];
@@ -138,6 +144,8 @@ void spc_inquiry(const struct scsi_ident *id, struct scsi_cmd *c)
 			b[5] = VPD_SERIAL;
 			b[6] = VPD_DEVICE_ID;
 			len = VPD_HEADER + 3;
+			for (size_t i = 0; i < n && len < sizeof b; i++)
+				b[len++] = pages[i].code;
 			break;
 		case VPD_SERIAL: {
 			size_t slen = strnlen(id->serial, sizeof id->serial - 1);
@@ -148,9 +156,17 @@ void spc_inquiry(const struct scsi_ident *id, struct scsi_cmd *c)
 		case VPD_DEVICE_ID:
 			len = vpd_device_id(id, b);
 			break;
-		default:
-			scsi_fail(c, sense_invalid_cdb_field(INQ_PAGE_BYTE, -1));
-			return;
+		default: {
+			size_t i = 0;
+			while (i < n && pages[i].code != page)
+				i++;
+			if (i == n) {
+				scsi_fail(c, sense_invalid_cdb_field(INQ_PAGE_BYTE, -1));
+				return;
+			}
+			len = VPD_HEADER + pages[i].build(arg, b + VPD_HEADER);
+			break;
+		}
 		}
 		b[2] = (uint8_t)((len - VPD_HEADER) >> 8);
 		b[3] = (uint8_t)(len - VPD_HEADER);

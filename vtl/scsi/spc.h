@@ -50,6 +50,22 @@ void spc_report_opcodes(struct scsi_dev *dev, struct scsi_cmd *c);
 /* INQUIRY (12h): standard data, or VPD pages 00h, 80h, 83h; anything else INVALID FIELD IN CDB. */
 void spc_inquiry(const struct scsi_ident *id, struct scsi_cmd *c);
 
+#define SPC_VPD_MAX 252 /* the most page data (after the 4-byte header) a device page may build */
+
+/* A VPD page of a device type or vendor, beyond the three every device has. */
+struct spc_vpd_page {
+	uint8_t code; /* above 83h; a table lists them in ascending order */
+	/* Writes the page's data after its header into out (SPC_VPD_MAX bytes); returns its length. */
+	size_t (*build)(const void *arg, uint8_t *out);
+};
+
+/*
+ * INQUIRY with the device's own VPD pages too (n of them, in ascending
+ * order of code): page 00h lists them after 00h, 80h and 83h; build gets arg.
+ */
+void spc_inquiry_vpd(const struct scsi_ident *id, const struct spc_vpd_page *pages, size_t n, const void *arg,
+		     struct scsi_cmd *c);
+
 /* The 8-byte NAA identifier (NAA 3, locally assigned) VPD 83h reports for a serial number. */
 uint64_t spc_naa_of(const char *serial);
 

@@ -87,6 +87,17 @@ const struct scsi_op *ssc_command_table(size_t *n)
 #define EW_DEFAULT_DIVISOR 50        /* early warning at 98% of capacity unless configured */
 #define EW_DEFAULT_MAX (64ull << 30) /* and never more than 64 GiB before the end */
 
+uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
+{
+	uint64_t ew = d->cfg.early_warning;
+	if (!ew) {
+		ew = capacity / EW_DEFAULT_DIVISOR;
+		if (ew > EW_DEFAULT_MAX)
+			ew = EW_DEFAULT_MAX;
+	}
+	return ew < capacity ? ew : 0;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -277,16 +288,9 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 /* Opens the cartridge of d->medium for the drive; on success the drive is SSC_LOADED at BOT. */
 static int ssc_thread(struct ssc_drive *d)
 {
-	uint64_t cap = d->capacity;
-	uint64_t ew = d->cfg.early_warning;
-	if (!ew) {
-		ew = cap / EW_DEFAULT_DIVISOR;
-		if (ew > EW_DEFAULT_MAX)
-			ew = EW_DEFAULT_MAX;
-	}
 	struct vtl_cart_params p = {
-		.capacity = cap,
-		.early_warning = ew < cap ? ew : 0,
+		.capacity = d->capacity,
+		.early_warning = ssc_early_warning(d, d->capacity),
 		.compression = d->mode.compression,
 		.readonly = d->medium.write_protected || !d->can_write,
 		.worm = d->label.worm,
@@ -463,11 +467,6 @@ void ssc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c)
 	uint8_t b[SENSE_MAX_LEN];
 	size_t n = (c->cdb[1] & REQSENSE_DESC) ? sense_encode_desc(&s, b, sizeof b) : sense_encode(&s, b, sizeof b);
 	scsi_data_in(c, b, n, c->cdb[REQSENSE_ALLOC_BYTE]);
-}
-
-void ssc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c)
-{
-	spc_inquiry(&dev->ident, c);
 }
 
 void ssc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)

@@ -94,7 +94,8 @@ struct ssc_drive {
 	bool can_write;            /* the generation rules let this drive write the medium */
 	bool held;                 /* SSC_EJECTED by LOAD UNLOAD with HOLD: still in the drive, MAM accessible */
 	struct vtl_cart *cart;     /* open while SSC_LOADED */
-	uint64_t capacity;         /* native capacity of the loaded medium in bytes */
+	uint64_t capacity;         /* capacity of the loaded medium in force, bytes (SET CAPACITY may lower it) */
+	uint64_t native_capacity;  /* the loaded medium's capacity before SET CAPACITY (set while loaded) */
 	uint64_t clean_until_ms;   /* SSC_CLEANING ends at this CLOCK_MONOTONIC time */
 	struct ssc_status last;    /* position and counts of the last load, kept after unthreading */
 
@@ -139,6 +140,9 @@ bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s);
 
 /* The density code of the loaded medium (or of the drive's own generation when none). */
 uint8_t ssc_density_of_medium(const struct ssc_drive *d);
+
+/* The early-warning distance (bytes before the end) the drive gives a medium of this capacity. */
+uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity);
 
 /* Reads big-endian integers of n bytes from a CDB or parameter list. */
 static inline uint64_t be_get(const uint8_t *p, unsigned n)
@@ -200,9 +204,24 @@ void ssc_write_attribute(struct scsi_dev *dev, struct scsi_cmd *c);
 /* Updates the device attributes of MAM when a cartridge is loaded / unloaded (load count, last serial ...). */
 void ssc_mam_loaded(struct ssc_drive *d);
 void ssc_mam_unloading(struct ssc_drive *d);
+/*
+ * The loaded medium's stored attribute id (device attributes too, and the
+ * drive's private ones, MAM_PRIVATE_*): VTL_OK with *len its length (cut to
+ * cap), VTL_E_NOTFOUND if unset, VTL_E_INVAL with no MAM in memory.
+ */
+int ssc_mam_get(struct ssc_drive *d, uint16_t id, void *buf, size_t cap, size_t *len);
+/* Stores attribute id of the loaded medium (len 0: removes it), in the catalog if there is one; VTL_OK or its error. */
+int ssc_mam_put(struct ssc_drive *d, uint16_t id, const void *val, size_t len);
+/* The medium was erased from BOT (FORMAT MEDIUM: initialized too; SET CAPACITY): counts it in MAM. */
+void ssc_mam_formatted(struct ssc_drive *d, bool initialized);
+/* Attributes the drive keeps for itself in MAM (SPC-4 reserves 1800h..FFFFh; READ ATTRIBUTE never shows them). */
+#define MAM_PRIVATE_CAPACITY 0xFF00 /* SET CAPACITY's proportion, 2 bytes: survives unloads as on a real cartridge */
+
 
 void ssc_report_density(struct scsi_dev *dev, struct scsi_cmd *c);
 void ssc_set_capacity(struct scsi_dev *dev, struct scsi_cmd *c);
 void ssc_format_medium(struct scsi_dev *dev, struct scsi_cmd *c);
+/* Applies the stored SET CAPACITY proportion to a medium just loaded (called by ssc_mam_loaded). */
+void ssc_capacity_loaded(struct ssc_drive *d);
 
 #endif

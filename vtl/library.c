@@ -14,6 +14,8 @@
 
 struct lib_drive {
 	uint16_t address;
+	int lun;
+	struct scsi_ident ident;
 	struct ssc_drive *drive;
 };
 
@@ -56,6 +58,8 @@ static int add_drive(const struct cat_drive *cd, void *arg)
 		return 1;
 	}
 	lib->drives[lib->ndrives].address = cd->address;
+	lib->drives[lib->ndrives].lun = cd->lun;
+	lib->drives[lib->ndrives].ident = cfg.ident;
 	lib->drives[lib->ndrives].drive = d;
 	lib->ndrives++;
 	return 0;
@@ -184,6 +188,40 @@ struct ssc_drive *library_drive(struct vtl_library *lib, unsigned i, uint16_t *a
 	if (address)
 		*address = lib->drives[i].address;
 	return lib->drives[i].drive;
+}
+
+struct elem_walk {
+	struct vtl_library *lib;
+	int (*fn)(const struct library_element *le, void *arg);
+	void *arg;
+};
+
+static int elem_one(const struct cat_element *e, void *arg)
+{
+	struct elem_walk *w = arg;
+	struct library_element le;
+	memset(&le, 0, sizeof le);
+	le.e = *e;
+	le.accessible = true;
+	le.lun = -1;
+	if (e->type == CAT_ELEM_IE)
+		le.imported = e->full && e->source == CAT_NO_ELEMENT;
+	struct lib_drive *ld = e->type == CAT_ELEM_DRIVE ? drive_at(w->lib, e->address) : NULL;
+	if (ld) {
+		struct ssc_status st;
+		ssc_status(ld->drive, &st);
+		le.accessible = st.state == SSC_EMPTY || (st.state == SSC_EJECTED && ssc_removable(ld->drive));
+		le.lun = ld->lun;
+		le.ident = ld->ident;
+	}
+	return w->fn(&le, w->arg);
+}
+
+int library_elements(struct vtl_library *lib, enum cat_elem_type type,
+		     int (*fn)(const struct library_element *le, void *arg), void *arg)
+{
+	struct elem_walk w = {lib, fn, arg};
+	return catalog_element_list(lib->cat, lib->info.id, type, elem_one, &w);
 }
 
 void library_on_ie_change(struct vtl_library *lib, void (*fn)(void *arg), void *arg)

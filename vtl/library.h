@@ -55,6 +55,22 @@ struct ssc_drive *library_drive(struct vtl_library *lib, unsigned i, uint16_t *a
  */
 int library_move(struct vtl_library *lib, uint16_t from, uint16_t to, const char *actor, char *err, size_t errlen);
 
+/* An element as the changer reports it. */
+struct library_element {
+	struct cat_element e;
+	bool accessible;          /* the robot can reach it: not a drive with its cartridge threaded or held */
+	bool imported;            /* mail slot: the cartridge came from outside (an operator), not the robot */
+	int lun;                  /* drive: its LUN; -1 for other elements */
+	struct scsi_ident ident;  /* drive: vendor, product, serial */
+};
+
+/*
+ * Calls fn for each element of type (CAT_ELEM_ALL: every type) in address
+ * order; fn returning non-zero stops the walk and is returned.
+ */
+int library_elements(struct vtl_library *lib, enum cat_elem_type type,
+		     int (*fn)(const struct library_element *le, void *arg), void *arg);
+
 /*
  * Calls fn whenever a move touched an import/export element, so that the
  * changer can tell hosts (IMPORT OR EXPORT ELEMENT ACCESSED).

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/vtl_error.h"
+#include "vtl/library.h"
 
 static struct ssc_drive *new_drive(struct host *h, const char *vendor, const char *product)
 {
@@ -232,3 +233,50 @@ uint8_t cdb_simple(uint8_t *cdb, uint8_t opcode)
 	cdb[0] = opcode;
 	return 6;
 }
+
+struct vtl_library *host_library(struct host *h)
+{
+	struct cat_library l;
+	memset(&l, 0, sizeof l);
+	snprintf(l.name, sizeof l.name, "LIB1");
+	snprintf(l.vendor, sizeof l.vendor, "IBM");
+	snprintf(l.product, sizeof l.product, "3573-TL");
+	snprintf(l.revision, sizeof l.revision, "F.11");
+	snprintf(l.serial, sizeof l.serial, "LIB0001");
+	l.transport_first = 1;
+	l.transports = 1;
+	l.slot_first = HOST_SLOT0;
+	l.slots = 6;
+	l.ie_first = HOST_IE0;
+	l.ies = 2;
+	l.drive_first = HOST_DRIVE0;
+	l.drives = 2;
+	EXPECT_RC(catalog_library_create(h->cat, &l), 0);
+	const char *models[2] = {"ULT3580-TD8", "ULT3580-TD9"};
+	for (unsigned i = 0; i < 2; i++) {
+		struct cat_drive d;
+		memset(&d, 0, sizeof d);
+		d.library_id = l.id;
+		d.address = (uint16_t)(HOST_DRIVE0 + i);
+		snprintf(d.vendor, sizeof d.vendor, "IBM");
+		snprintf(d.model, sizeof d.model, "%s", models[i]);
+		snprintf(d.revision, sizeof d.revision, "Q3A1");
+		snprintf(d.serial, sizeof d.serial, "DRV%04u", i);
+		d.lun = (int)i + 1;
+		snprintf(d.state, sizeof d.state, "online");
+		EXPECT_RC(catalog_drive_set(h->cat, &d), 0);
+	}
+	const char *carts[4] = {"D00000L8", "D00001L8", "D00002L6", "CLN000L1"};
+	for (unsigned i = 0; i < 4; i++) {
+		host_new_cart(h, carts[i], 1u << 30);
+		EXPECT_RC(catalog_cartridge_place(h->cat, carts[i], l.id, (uint16_t)(HOST_SLOT0 + i), "available", "test"), 0);
+	}
+	struct library_options opt = {0};
+	struct vtl_library *lib = NULL;
+	char err[256] = "";
+	int rc = library_open(h->cat, h->fx->pool, "LIB1", &opt, &lib, err, sizeof err);
+	if (rc != 0)
+		fail_msg("library_open: %d %s", rc, err);
+	return lib;
+}
+

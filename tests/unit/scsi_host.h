@@ -63,6 +63,17 @@ int32_t sense_info(struct host *h);
 /* The drive's position, as READ POSITION short form reports it (first block location). */
 uint64_t host_position(struct host *h);
 
+#define HOST_SLOT0 1000 /* first of 6 storage elements */
+#define HOST_IE0 10     /* first of 2 import/export elements */
+#define HOST_DRIVE0 256 /* an IBM LTO-8 drive (LUN 1), then an LTO-9 (LUN 2) */
+struct vtl_library;
+/*
+ * Creates library LIB1 in the host's catalog (IBM 3573-TL, robot at 1) with
+ * the elements above and cartridges D00000L8, D00001L8, D00002L6 and the
+ * cleaning cartridge CLN000L1 in the first four slots, and opens it.
+ */
+struct vtl_library *host_library(struct host *h);
+
 /* CDB builders for the commands tests use most; each returns the CDB length. */
 uint8_t cdb_write6(uint8_t *cdb, bool fixed, uint32_t len);
 uint8_t cdb_read6(uint8_t *cdb, bool sili, bool fixed, uint32_t len);

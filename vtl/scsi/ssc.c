@@ -379,6 +379,15 @@ int ssc_remove(struct ssc_drive *d, char *barcode)
 	return rc;
 }
 
+bool ssc_removable(struct ssc_drive *d)
+{
+	pthread_mutex_lock(&d->mu);
+	ssc_tick(d);
+	bool r = d->state == SSC_EJECTED && !d->held;
+	pthread_mutex_unlock(&d->mu);
+	return r;
+}
+
 void ssc_status(struct ssc_drive *d, struct ssc_status *st)
 {
 	pthread_mutex_lock(&d->mu);

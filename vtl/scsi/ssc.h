@@ -96,6 +96,9 @@ int ssc_eject(struct ssc_drive *d);
  */
 int ssc_remove(struct ssc_drive *d, char *barcode);
 
+/* Whether ssc_remove would take the cartridge now (ejected, not held by the host). */
+bool ssc_removable(struct ssc_drive *d);
+
 /* Fills *st. */
 void ssc_status(struct ssc_drive *d, struct ssc_status *st);
 

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The medium changer: its command table, readiness, READ ELEMENT STATUS,
+ * MOVE MEDIUM, INITIALIZE ELEMENT STATUS (WITH RANGE), POSITION TO ELEMENT
+ * and PREVENT ALLOW MEDIUM REMOVAL. Elements and moves belong to the library
+ * model (vtl/library.c); the changer translates them to SMC-3.
+ */
+#include "vtl/scsi/smc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/vtl_error.h"
+#include "vtl/scsi/device.h"
+
+struct smc_changer {
+	struct scsi_dev dev; /* first: handlers convert back with smc_of */
+	pthread_mutex_t mu;
+	struct vtl_library *lib;
+	uint64_t prevent_nexus[8]; /* nexuses preventing removal through the mail slots */
+	unsigned n_prevent;
+};
+
+static struct smc_changer *smc_of(struct scsi_dev *dev)
+{
+	return (struct smc_changer *)dev;
+}
+
+static void smc_tur(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_read_element_status(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_move_medium(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_init_element_status(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_position(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c);
+
+#define EXEMPT (OP_UA_EXEMPT | OP_RES_ALLOWED | OP_RES_SPC2_OK)
+
+/* The changer's commands (SMC-3 table 2 and SPC-4); REPORT SUPPORTED OPERATION CODES lists exactly these. */
+static const struct scsi_op smc_ops[] = {
+	{0x00, SA_NONE, 6, OP_RES_ALLOWED, "TEST UNIT READY", smc_tur},
+	{0x03, SA_NONE, 6, EXEMPT, "REQUEST SENSE", smc_request_sense},
+	{0x07, SA_NONE, 6, 0, "INITIALIZE ELEMENT STATUS", smc_init_element_status},
+	{0x12, SA_NONE, 6, EXEMPT, "INQUIRY", smc_inquiry},
+	{0x16, SA_NONE, 6, 0, "RESERVE(6)", spc_reserve},
+	{0x17, SA_NONE, 6, OP_RES_ALLOWED | OP_RES_SPC2_OK, "RELEASE(6)", spc_release},
+	{0x1E, SA_NONE, 6, 0, "PREVENT ALLOW MEDIUM REMOVAL", smc_prevent_allow},
+	{0x2B, SA_NONE, 10, 0, "POSITION TO ELEMENT", smc_position},
+	{0x56, SA_NONE, 10, 0, "RESERVE(10)", spc_reserve},
+	{0x57, SA_NONE, 10, OP_RES_ALLOWED | OP_RES_SPC2_OK, "RELEASE(10)", spc_release},
+	{0x5E, 0x00, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ KEYS", spc_pr_in},
+	{0x5E, 0x01, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ RESERVATION", spc_pr_in},
+	{0x5E, 0x02, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / REPORT CAPABILITIES", spc_pr_in},
+	{0x5E, 0x03, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ FULL STATUS", spc_pr_in},
+	{0x5F, 0x00, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / REGISTER", spc_pr_out},
+	{0x5F, 0x01, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / RESERVE", spc_pr_out},
+	{0x5F, 0x02, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / RELEASE", spc_pr_out},
+	{0x5F, 0x03, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / CLEAR", spc_pr_out},
+	{0x5F, 0x04, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / PREEMPT", spc_pr_out},
+	{0x5F, 0x05, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / PREEMPT AND ABORT", spc_pr_out},
+	{0x5F, 0x06, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / REGISTER AND IGNORE EXISTING KEY", spc_pr_out},
+	{0xA0, SA_NONE, 12, EXEMPT, "REPORT LUNS", spc_report_luns},
+	{0xA3, 0x0C, 12, OP_RES_ALLOWED, "REPORT SUPPORTED OPERATION CODES", spc_report_opcodes},
+	{0xA5, SA_NONE, 12, 0, "MOVE MEDIUM", smc_move_medium},
+	{0xB8, SA_NONE, 12, OP_RES_READ, "READ ELEMENT STATUS", smc_read_element_status},
+	{0xE7, SA_NONE, 10, 0, "INITIALIZE ELEMENT STATUS WITH RANGE", smc_init_element_status},
+};
+
+const struct scsi_op *smc_command_table(size_t *n)
+{
+	*n = sizeof smc_ops / sizeof smc_ops[0];
+	return smc_ops;
+}
+
+int smc_create(struct vtl_library *lib, struct smc_changer **out)
+{
+	struct smc_changer *ch = calloc(1, sizeof *ch);
+	if (!ch)
+		return VTL_E_NOMEM;
+	const struct cat_library *li = library_info(lib);
+	struct scsi_ident id = {.type = SCSI_TYPE_CHANGER};
+	memcpy(id.vendor, li->vendor, sizeof li->vendor < sizeof id.vendor ? sizeof li->vendor : sizeof id.vendor);
+	memcpy(id.product, li->product, sizeof id.product);
+	memcpy(id.revision, li->revision, sizeof id.revision);
+	memcpy(id.serial, li->serial, sizeof id.serial);
+	id.vendor[sizeof id.vendor - 1] = id.product[sizeof id.product - 1] = 0;
+	id.revision[sizeof id.revision - 1] = id.serial[sizeof id.serial - 1] = 0;
+	scsi_dev_init(&ch->dev, &id, smc_ops, sizeof smc_ops / sizeof smc_ops[0]);
+	pthread_mutex_init(&ch->mu, NULL);
+	ch->lib = lib;
+	*out = ch;
+	return VTL_OK;
+}
+
+void smc_destroy(struct smc_changer *ch)
+{
+	if (!ch)
+		return;
+	pthread_mutex_destroy(&ch->mu);
+	free(ch);
+}
+
+void smc_execute(struct smc_changer *ch, struct scsi_cmd *c)
+{
+	pthread_mutex_lock(&ch->mu);
+	scsi_dev_execute(&ch->dev, NULL, c); /* the robot is always ready */
+	pthread_mutex_unlock(&ch->mu);
+}
+
+void smc_reset(struct smc_changer *ch)
+{
+	pthread_mutex_lock(&ch->mu);
+	ua_raise_all(&ch->dev.ua, UA_POWER_ON, UA_NO_NEXUS);
+	res_reset(&ch->dev.res);
+	ch->n_prevent = 0;
+	pthread_mutex_unlock(&ch->mu);
+}
+
+static void prevent_drop(struct smc_changer *ch, uint64_t nexus)
+{
+	for (unsigned i = 0; i < ch->n_prevent; i++)
+		if (ch->prevent_nexus[i] == nexus) {
+			ch->prevent_nexus[i] = ch->prevent_nexus[--ch->n_prevent];
+			return;
+		}
+}
+
+void smc_nexus_lost(struct smc_changer *ch, uint64_t nexus)
+{
+	pthread_mutex_lock(&ch->mu);
+	res_nexus_lost(&ch->dev.res, nexus);
+	ua_forget(&ch->dev.ua, nexus);
+	prevent_drop(ch, nexus);
+	pthread_mutex_unlock(&ch->mu);
+}
+
+void smc_set_luns(struct smc_changer *ch, const uint16_t *luns, unsigned n)
+{
+	pthread_mutex_lock(&ch->mu);
+	if (n > SCSI_MAX_LUNS)
+		n = SCSI_MAX_LUNS;
+	memcpy(ch->dev.luns, luns, n * sizeof *luns);
+	ch->dev.n_luns = n;
+	pthread_mutex_unlock(&ch->mu);
+}
+
+/* ------------------------------------------------------------ simple commands */
+
+static void smc_tur(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	scsi_done(c, 0);
+}
+
+#define REQSENSE_DESC 0x01
+#define REQSENSE_ALLOC_BYTE 4
+
+static void smc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct scsi_sense s = sense_of(SK_NO_SENSE, ASC_NONE);
+	ua_take(&dev->ua, c->nexus, &s); /* a pending attention is the answer, and is cleared */
+	uint8_t b[SENSE_MAX_LEN];
+	size_t n = (c->cdb[1] & REQSENSE_DESC) ? sense_encode_desc(&s, b, sizeof b) : sense_encode(&s, b, sizeof b);
+	scsi_data_in(c, b, n, c->cdb[REQSENSE_ALLOC_BYTE]);
+}
+
+static void smc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	spc_inquiry(&dev->ident, c);
+}
+
+/* INITIALIZE ELEMENT STATUS (07h) and ... WITH RANGE (E7h): the inventory is always current. */
+static void smc_init_element_status(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	scsi_done(c, 0);
+}
+
+/* The type of element a, or CAT_ELEM_ALL when the library has no such element. */
+struct find_elem {
+	uint16_t address;
+	struct library_element le;
+	bool found;
+};
+
+static int find_one(const struct library_element *le, void *arg)
+{
+	struct find_elem *f = arg;
+	if (le->e.address != f->address)
+		return 0;
+	f->le = *le;
+	f->found = true;
+	return 1;
+}
+
+static bool element_of(struct smc_changer *ch, uint16_t a, struct library_element *out)
+{
+	struct find_elem f = {.address = a};
+	library_elements(ch->lib, CAT_ELEM_ALL, find_one, &f);
+	if (f.found && out)
+		*out = f.le;
+	return f.found;
+}
+
+/* POSITION TO ELEMENT (2Bh, SMC-3 6.x): bytes 2..3 transport, 4..5 destination, byte 8 bit 0 INVERT. */
+static void smc_position(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct smc_changer *ch = smc_of(dev);
+	uint16_t transport = (uint16_t)(c->cdb[2] << 8 | c->cdb[3]);
+	uint16_t dest = (uint16_t)(c->cdb[4] << 8 | c->cdb[5]);
+	struct library_element le;
+	if (transport && (!element_of(ch, transport, &le) || le.e.type != CAT_ELEM_TRANSPORT)) {
+		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_INVALID_ELEMENT_ADDRESS));
+		return;
+	}
+	if (!element_of(ch, dest, NULL)) {
+		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_INVALID_ELEMENT_ADDRESS));
+		return;
+	}
+	if (c->cdb[8] & 0x01) {
+		scsi_fail(c, sense_invalid_cdb_field(8, 0)); /* no media are turned over */
+		return;
+	}
+	scsi_done(c, 0);
+}
+
+#define PREVENT_BYTE 4
+#define PREVENT_MASK 0x03
+
+/* PREVENT ALLOW MEDIUM REMOVAL (1Eh): while prevented, the operator cannot take cartridges from the mail slots. */
+static void smc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct smc_changer *ch = smc_of(dev);
+	uint8_t v = c->cdb[PREVENT_BYTE] & PREVENT_MASK;
+	if (v > 1) {
+		scsi_fail(c, sense_invalid_cdb_field(PREVENT_BYTE, 1));
+		return;
+	}
+	prevent_drop(ch, c->nexus);
+	if (v && ch->n_prevent < sizeof ch->prevent_nexus / sizeof ch->prevent_nexus[0])
+		ch->prevent_nexus[ch->n_prevent++] = c->nexus;
+	scsi_done(c, 0);
+}
+
+/* ------------------------------------------------------------- MOVE MEDIUM */
+
+/* MOVE MEDIUM (A5h, SMC-3 6.x). */
+#define MOVE_TRANSPORT 2
+#define MOVE_SOURCE 4
+#define MOVE_DEST 6
+#define MOVE_INVERT_BYTE 10
+
+/* The sense for a refused move (library_move's error). */
+static struct scsi_sense move_refused(int rc)
+{
+	switch (rc) {
+	case VTL_E_SRC_EMPTY:
+		return sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_SOURCE_EMPTY);
+	case VTL_E_DST_FULL:
+		return sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_DESTINATION_FULL);
+	case VTL_E_INVAL:
+		return sense_of(SK_ILLEGAL_REQUEST, ASC_INVALID_ELEMENT_ADDRESS);
+	case VTL_E_BUSY:
+		/* The drive still holds the cartridge threaded (or a host prevents its removal). */
+		return sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_REMOVAL_PREVENTED);
+	case VTL_E_INCOMPATIBLE:
+		return sense_of(SK_ILLEGAL_REQUEST, ASC_INCOMPATIBLE_MEDIUM);
+	default:
+		return sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+	}
+}
+
+static void smc_move_medium(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct smc_changer *ch = smc_of(dev);
+	uint16_t transport = (uint16_t)(c->cdb[MOVE_TRANSPORT] << 8 | c->cdb[MOVE_TRANSPORT + 1]);
+	uint16_t src = (uint16_t)(c->cdb[MOVE_SOURCE] << 8 | c->cdb[MOVE_SOURCE + 1]);
+	uint16_t dst = (uint16_t)(c->cdb[MOVE_DEST] << 8 | c->cdb[MOVE_DEST + 1]);
+	if (c->cdb[MOVE_INVERT_BYTE] & 0x01) {
+		scsi_fail(c, sense_invalid_cdb_field(MOVE_INVERT_BYTE, 0));
+		return;
+	}
+	struct library_element le;
+	if (transport && (!element_of(ch, transport, &le) || le.e.type != CAT_ELEM_TRANSPORT)) {
+		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_INVALID_ELEMENT_ADDRESS));
+		return;
+	}
+	char err[256];
+	int rc = library_move(ch->lib, src, dst, "host", err, sizeof err);
+	if (rc != VTL_OK) {
+		scsi_fail(c, move_refused(rc));
+		return;
+	}
+	scsi_done(c, 0);
+}
+
+/* ----------------------------------------------------- READ ELEMENT STATUS */
+
+/* READ ELEMENT STATUS (B8h, SMC-3 6.x) CDB. */
+#define RES_VOLTAG 0x10
+#define RES_TYPE_MASK 0x0F
+#define RES_START 2
+#define RES_COUNT 4
+#define RES_FLAGS 6
+#define RES_DVCID 0x01
+#define RES_CURDATA 0x02
+#define RES_ALLOC 7 /* 3 bytes */
+
+/* Data layout (SMC-3 tables in 6.x): headers, descriptors, volume tags, device identifiers. */
+#define ESH_LEN 8          /* element status data header */
+#define ESP_LEN 8          /* element status page header */
+#define ESP_PVOLTAG 0x80
+#define ED_BASE_LEN 12     /* element descriptor without tags or identifier */
+#define VOLTAG_LEN 36      /* 32-byte volume identifier, 2 reserved, 2-byte sequence number */
+#define VOLTAG_ID_LEN 32
+#define DVCID_HDR 4        /* code set, identifier type, reserved, identifier length */
+#define DVCID_SERIAL_LEN 32
+#define DVCID_ID_LEN (8 + 16 + DVCID_SERIAL_LEN) /* T10 vendor identification: vendor, product, serial */
+#define CODE_SET_ASCII 0x02
+#define ID_TYPE_T10_VENDOR 0x01
+/* Byte 2 flags of a descriptor. */
+#define ED_FULL 0x01
+#define ED_IMPEXP 0x02
+#define ED_ACCESS 0x08
+#define ED_EXENAB 0x10
+#define ED_INENAB 0x20
+/* Byte 6 of a data transfer element descriptor. */
+#define ED_LU_VALID 0x10
+#define ED_LUN_MASK 0x07
+/* Byte 9. */
+#define ED_SVALID 0x80
+
+struct elem_set {
+	struct library_element *e;
+	size_t n, cap;
+	enum cat_elem_type type;
+	uint16_t start;
+	int rc;
+};
+
+static int collect(const struct library_element *le, void *arg)
+{
+	struct elem_set *s = arg;
+	if (le->e.address < s->start)
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct library_element *p = realloc(s->e, cap * sizeof *p);
+		if (!p) {
+			s->rc = VTL_E_NOMEM;
+			return 1;
+		}
+		s->e = p;
+		s->cap = cap;
+	}
+	s->e[s->n++] = *le;
+	return 0;
+}
+
+static void be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void be24(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 16);
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)v;
+}
+
+static void put_padded(uint8_t *dst, const char *s, size_t width)
+{
+	size_t n = strnlen(s, width);
+	memset(dst, ' ', width);
+	memcpy(dst, s, n);
+}
+
+/* The length of one descriptor of element type t in this report. */
+static size_t desc_len(enum cat_elem_type t, bool voltag, bool dvcid)
+{
+	return ED_BASE_LEN + (voltag ? VOLTAG_LEN : 0) + (dvcid && t == CAT_ELEM_DRIVE ? DVCID_HDR + DVCID_ID_LEN : 0);
+}
+
+/* Writes the descriptor of le at p (desc_len bytes). */
+static void put_desc(uint8_t *p, const struct library_element *le, bool voltag, bool dvcid)
+{
+	const struct cat_element *e = &le->e;
+	be16(p, e->address);
+	uint8_t f = e->full ? ED_FULL : 0;
+	if (e->type != CAT_ELEM_TRANSPORT && le->accessible)
+		f |= ED_ACCESS;
+	if (e->type == CAT_ELEM_IE)
+		f |= ED_INENAB | ED_EXENAB | (le->imported ? ED_IMPEXP : 0);
+	p[2] = f;
+	if (e->type == CAT_ELEM_DRIVE && le->lun >= 0 && le->lun <= ED_LUN_MASK)
+		p[6] = (uint8_t)(ED_LU_VALID | le->lun);
+	if (e->full && e->source != CAT_NO_ELEMENT) {
+		p[9] = ED_SVALID;
+		be16(p + 10, e->source);
+	}
+	size_t at = ED_BASE_LEN;
+	if (voltag) {
+		/* Volume tag: the barcode, space padded; all spaces when the element is empty. */
+		put_padded(p + at, e->full ? e->barcode : "", VOLTAG_ID_LEN);
+		at += VOLTAG_LEN;
+	}
+	if (dvcid && e->type == CAT_ELEM_DRIVE) {
+		p[at] = CODE_SET_ASCII;
+		p[at + 1] = ID_TYPE_T10_VENDOR;
+		p[at + 3] = DVCID_ID_LEN;
+		put_padded(p + at + DVCID_HDR, le->ident.vendor, 8);
+		put_padded(p + at + DVCID_HDR + 8, le->ident.product, 16);
+		put_padded(p + at + DVCID_HDR + 24, le->ident.serial, DVCID_SERIAL_LEN);
+	}
+}
+
+static void smc_read_element_status(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct smc_changer *ch = smc_of(dev);
+	uint8_t type = c->cdb[1] & RES_TYPE_MASK;
+	bool voltag = c->cdb[1] & RES_VOLTAG;
+	bool dvcid = c->cdb[RES_FLAGS] & RES_DVCID;
+	uint16_t start = (uint16_t)(c->cdb[RES_START] << 8 | c->cdb[RES_START + 1]);
+	uint16_t count = (uint16_t)(c->cdb[RES_COUNT] << 8 | c->cdb[RES_COUNT + 1]);
+	size_t alloc = (size_t)c->cdb[RES_ALLOC] << 16 | (size_t)c->cdb[RES_ALLOC + 1] << 8 | c->cdb[RES_ALLOC + 2];
+	if (type > CAT_ELEM_DRIVE) {
+		scsi_fail(c, sense_invalid_cdb_field(1, 3));
+		return;
+	}
+	if (c->cdb[1] & 0xE0) {
+		scsi_fail(c, sense_invalid_cdb_field(1, 7));
+		return;
+	}
+	if (c->cdb[RES_FLAGS] & ~(RES_DVCID | RES_CURDATA)) {
+		scsi_fail(c, sense_invalid_cdb_field(RES_FLAGS, 7));
+		return;
+	}
+	struct elem_set s = {.type = (enum cat_elem_type)type, .start = start};
+	int rc = library_elements(ch->lib, (enum cat_elem_type)type, collect, &s);
+	if (rc != VTL_OK || s.rc != VTL_OK) {
+		free(s.e);
+		scsi_fail(c, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
+		return;
+	}
+	if (s.n > count)
+		s.n = count;
+	/* Size of the whole answer: one page per run of elements of the same type. */
+	size_t total = ESH_LEN;
+	for (size_t i = 0; i < s.n; i++) {
+		if (i == 0 || s.e[i].e.type != s.e[i - 1].e.type)
+			total += ESP_LEN;
+		total += desc_len(s.e[i].e.type, voltag, dvcid);
+	}
+	uint8_t *b = calloc(1, total);
+	if (!b) {
+		free(s.e);
+		scsi_fail(c, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
+		return;
+	}
+	/* The header counts the whole answer, whatever the allocation length cuts (SMC-3 6.x). */
+	be16(b, s.n ? s.e[0].e.address : 0);
+	be16(b + 2, (uint16_t)s.n);
+	be24(b + 5, (uint32_t)(total - ESH_LEN));
+	size_t at = ESH_LEN, page = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		enum cat_elem_type t = s.e[i].e.type;
+		size_t dl = desc_len(t, voltag, dvcid);
+		if (i == 0 || t != s.e[i - 1].e.type) {
+			page = at;
+			b[page] = (uint8_t)t;
+			b[page + 1] = voltag ? ESP_PVOLTAG : 0;
+			be16(b + page + 2, (uint16_t)dl);
+			at += ESP_LEN;
+		}
+		put_desc(b + at, &s.e[i], voltag, dvcid);
+		at += dl;
+		be24(b + page + 5, (uint32_t)(at - page - ESP_LEN));
+	}
+	scsi_data_in(c, b, total, alloc);
+	free(b);
+	free(s.e);
+}

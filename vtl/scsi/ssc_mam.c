@@ -610,13 +610,14 @@ void ssc_write_attribute(struct scsi_dev *dev, struct scsi_cmd *c)
 	bool ok = n >= LIST_HEADER;
 	if (!ok)
 		s = sense_of(SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH);
-	for (size_t at = LIST_HEADER; ok && at < n; at += MAM_HEADER + be_get(p + at + 3, 2)) {
+	for (size_t at = LIST_HEADER; ok && at < n;) {
 		if (at + MAM_HEADER > n || at + MAM_HEADER + be_get(p + at + 3, 2) > n) {
 			/* An attribute cut by the parameter list length (SPC-4 6.40). */
 			s = sense_of(SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH);
 			ok = false;
 		} else {
 			ok = attr_ok(p, at, &s);
+			at += MAM_HEADER + be_get(p + at + 3, 2);
 		}
 	}
 	for (size_t at = LIST_HEADER; ok && at < n; at += MAM_HEADER + be_get(p + at + 3, 2)) {

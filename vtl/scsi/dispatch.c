@@ -62,7 +62,7 @@ void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, 
 		scsi_fail(cmd, sense_invalid_cdb_field(cmd->cdb_len ? (uint16_t)(cmd->cdb_len - 1) : 0, -1));
 		return;
 	}
-	if (st->res && res_conflict(st->res, cmd->nexus, op->flags)) {
+	if (st->res && res_conflict(st->res, cmd, op->flags)) {
 		cmd->status = SCSI_RESERVATION_CONFLICT;
 		cmd->data_len = 0;
 		return;

@@ -15,54 +15,131 @@
 
 #define NEED OP_NEEDS_MEDIUM
 #define EXEMPT (OP_UA_EXEMPT | OP_RES_ALLOWED | OP_RES_SPC2_OK)
+/*
+ * Reservation classes (vtl/scsi/dispatch.h) from SPC-4 table 64, SSC-4's
+ * table of tape commands and SPC-2 5.5.1: R_ANY never conflicts (LOG SENSE,
+ * READ BLOCK LIMITS, REPORT DENSITY SUPPORT: "Allowed" in every column);
+ * TUR and the PERSISTENT RESERVE commands pass persistent reservations
+ * only (their handlers apply SPC-4 5.9 themselves); READ commands that read
+ * the medium or the device's state, and positioning that does not write,
+ * pass the Write Exclusive types; the rest (writing, erasing, loading,
+ * selecting parameters) conflict.
+ */
+#define R_ANY (OP_RES_ALLOWED | OP_RES_SPC2_OK)
+#define R_PR OP_RES_ALLOWED
+#define R_READ OP_RES_READ
+#define R_WRITE 0
+
+/*
+ * Recommended command timeouts, seconds (REPORT SUPPORTED OPERATION CODES,
+ * SPC-4 6.35.4): this drive's own ceilings, generous as LTO drives' are.
+ */
+#define TMO_STATE 60     /* answered from memory */
+#define TMO_DATA 1200    /* one block moved, or filemarks written: may wait on a segment seal */
+#define TMO_MOTION 2400  /* positioning over a whole cartridge, loading, unloading */
+#define TMO_FORMAT 3600  /* ERASE, FORMAT MEDIUM, SET CAPACITY: every segment removed */
+
+/*
+ * CDB usage maps (SPC-4 6.35.3): byte 0 the opcode, the service action where
+ * the CDB carries it (byte 1), elsewhere a 1 for each bit the handler honours;
+ * the control byte's NACA and LINK are not supported, so it maps to 0.
+ */
+#define U6(op, b1, b2, b3, b4) {op, b1, b2, b3, b4, 0x00}
+#define U10(op, b1, b2, b3, b4, b5, b6, b7, b8) {op, b1, b2, b3, b4, b5, b6, b7, b8, 0x00}
 
 /* The drive's commands (SSC-4 table 5 and SPC-4); REPORT SUPPORTED OPERATION CODES lists exactly these. */
 static const struct scsi_op ssc_ops[] = {
-	{0x00, SA_NONE, 6, NEED | OP_RES_ALLOWED, "TEST UNIT READY", ssc_test_unit_ready},
-	{0x01, SA_NONE, 6, NEED, "REWIND", ssc_rewind},
-	{0x03, SA_NONE, 6, EXEMPT, "REQUEST SENSE", ssc_request_sense},
-	{0x04, SA_NONE, 6, NEED, "FORMAT MEDIUM", ssc_format_medium},
-	{0x05, SA_NONE, 6, OP_RES_READ, "READ BLOCK LIMITS", ssc_read_block_limits},
-	{0x08, SA_NONE, 6, NEED | OP_RES_READ, "READ(6)", ssc_read6},
-	{0x0A, SA_NONE, 6, NEED, "WRITE(6)", ssc_write6},
-	{0x0B, SA_NONE, 6, NEED, "SET CAPACITY", ssc_set_capacity},
-	{0x10, SA_NONE, 6, NEED, "WRITE FILEMARKS(6)", ssc_write_filemarks6},
-	{0x11, SA_NONE, 6, NEED | OP_RES_READ, "SPACE(6)", ssc_space6},
-	{0x12, SA_NONE, 6, EXEMPT, "INQUIRY", ssc_inquiry},
-	{0x13, SA_NONE, 6, NEED | OP_RES_READ, "VERIFY(6)", ssc_verify6},
-	{0x15, SA_NONE, 6, 0, "MODE SELECT(6)", ssc_mode_select},
-	{0x16, SA_NONE, 6, 0, "RESERVE(6)", spc_reserve},
-	{0x17, SA_NONE, 6, OP_RES_ALLOWED | OP_RES_SPC2_OK, "RELEASE(6)", spc_release},
-	{0x19, SA_NONE, 6, NEED, "ERASE(6)", ssc_erase6},
-	{0x1A, SA_NONE, 6, OP_RES_READ, "MODE SENSE(6)", ssc_mode_sense},
-	{0x1B, SA_NONE, 6, 0, "LOAD UNLOAD", ssc_load_unload},
-	{0x1E, SA_NONE, 6, 0, "PREVENT ALLOW MEDIUM REMOVAL", ssc_prevent_allow},
-	{0x2B, SA_NONE, 10, NEED | OP_RES_READ, "LOCATE(10)", ssc_locate10},
-	{0x34, SA_NONE, 10, NEED | OP_RES_READ, "READ POSITION", ssc_read_position},
-	{0x44, SA_NONE, 10, OP_RES_READ, "REPORT DENSITY SUPPORT", ssc_report_density},
-	{0x4C, SA_NONE, 10, 0, "LOG SELECT", ssc_log_select},
-	{0x4D, SA_NONE, 10, OP_RES_READ, "LOG SENSE", ssc_log_sense},
-	{0x55, SA_NONE, 10, 0, "MODE SELECT(10)", ssc_mode_select},
-	{0x56, SA_NONE, 10, 0, "RESERVE(10)", spc_reserve},
-	{0x57, SA_NONE, 10, OP_RES_ALLOWED | OP_RES_SPC2_OK, "RELEASE(10)", spc_release},
-	{0x5A, SA_NONE, 10, OP_RES_READ, "MODE SENSE(10)", ssc_mode_sense},
-	{0x5E, 0x00, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ KEYS", spc_pr_in},
-	{0x5E, 0x01, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ RESERVATION", spc_pr_in},
-	{0x5E, 0x02, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / REPORT CAPABILITIES", spc_pr_in},
-	{0x5E, 0x03, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ FULL STATUS", spc_pr_in},
-	{0x5F, 0x00, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / REGISTER", spc_pr_out},
-	{0x5F, 0x01, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / RESERVE", spc_pr_out},
-	{0x5F, 0x02, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / RELEASE", spc_pr_out},
-	{0x5F, 0x03, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / CLEAR", spc_pr_out},
-	{0x5F, 0x04, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / PREEMPT", spc_pr_out},
-	{0x5F, 0x05, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / PREEMPT AND ABORT", spc_pr_out},
-	{0x5F, 0x06, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / REGISTER AND IGNORE EXISTING KEY", spc_pr_out},
-	{0x8C, SA_NONE, 16, OP_RES_READ, "READ ATTRIBUTE", ssc_read_attribute},
-	{0x8D, SA_NONE, 16, 0, "WRITE ATTRIBUTE", ssc_write_attribute},
-	{0x91, SA_NONE, 16, NEED | OP_RES_READ, "SPACE(16)", ssc_space16},
-	{0x92, SA_NONE, 16, NEED | OP_RES_READ, "LOCATE(16)", ssc_locate16},
-	{0xA0, SA_NONE, 12, EXEMPT, "REPORT LUNS", spc_report_luns},
-	{0xA3, 0x0C, 12, OP_RES_ALLOWED, "REPORT SUPPORTED OPERATION CODES", spc_report_opcodes},
+	{0x00, SA_NONE, 6, NEED | R_PR, "TEST UNIT READY", ssc_test_unit_ready,
+	 U6(0x00, 0, 0, 0, 0), TMO_STATE},
+	{0x01, SA_NONE, 6, NEED | R_READ, "REWIND", ssc_rewind,
+	 U6(0x01, 0x01, 0, 0, 0), TMO_MOTION},
+	{0x03, SA_NONE, 6, EXEMPT, "REQUEST SENSE", ssc_request_sense,
+	 U6(0x03, 0x01, 0, 0, 0xFF), TMO_STATE},
+	{0x04, SA_NONE, 6, NEED | R_WRITE, "FORMAT MEDIUM", ssc_format_medium,
+	 U6(0x04, 0x03, 0x0F, 0xFF, 0xFF), TMO_FORMAT},
+	{0x05, SA_NONE, 6, R_ANY, "READ BLOCK LIMITS", ssc_read_block_limits,
+	 U6(0x05, 0x01, 0, 0, 0), TMO_STATE},
+	{0x08, SA_NONE, 6, NEED | R_READ, "READ(6)", ssc_read6,
+	 U6(0x08, 0x03, 0xFF, 0xFF, 0xFF), TMO_DATA},
+	{0x0A, SA_NONE, 6, NEED | R_WRITE, "WRITE(6)", ssc_write6,
+	 U6(0x0A, 0x01, 0xFF, 0xFF, 0xFF), TMO_DATA},
+	{0x0B, SA_NONE, 6, NEED | R_WRITE, "SET CAPACITY", ssc_set_capacity,
+	 U6(0x0B, 0x01, 0, 0xFF, 0xFF), TMO_FORMAT},
+	{0x10, SA_NONE, 6, NEED | R_WRITE, "WRITE FILEMARKS(6)", ssc_write_filemarks6,
+	 U6(0x10, 0x01, 0xFF, 0xFF, 0xFF), TMO_DATA},
+	{0x11, SA_NONE, 6, NEED | R_READ, "SPACE(6)", ssc_space6,
+	 U6(0x11, 0x0F, 0xFF, 0xFF, 0xFF), TMO_MOTION},
+	{0x12, SA_NONE, 6, EXEMPT, "INQUIRY", ssc_inquiry,
+	 U6(0x12, 0x01, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x13, SA_NONE, 6, NEED | R_READ, "VERIFY(6)", ssc_verify6,
+	 U6(0x13, 0x07, 0xFF, 0xFF, 0xFF), TMO_DATA},
+	{0x15, SA_NONE, 6, R_WRITE, "MODE SELECT(6)", ssc_mode_select,
+	 U6(0x15, 0x11, 0, 0, 0xFF), TMO_STATE},
+	{0x16, SA_NONE, 6, R_PR, "RESERVE(6)", spc_reserve,
+	 U6(0x16, 0, 0, 0, 0), TMO_STATE},
+	{0x17, SA_NONE, 6, R_ANY, "RELEASE(6)", spc_release,
+	 U6(0x17, 0, 0, 0, 0), TMO_STATE},
+	{0x19, SA_NONE, 6, NEED | R_WRITE, "ERASE(6)", ssc_erase6,
+	 U6(0x19, 0x03, 0, 0, 0), TMO_FORMAT},
+	{0x1A, SA_NONE, 6, R_READ, "MODE SENSE(6)", ssc_mode_sense,
+	 U6(0x1A, 0x08, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x1B, SA_NONE, 6, R_WRITE, "LOAD UNLOAD", ssc_load_unload,
+	 U6(0x1B, 0x01, 0, 0, 0x07), TMO_MOTION},
+	{0x1E, SA_NONE, 6, OP_RES_PREVENT, "PREVENT ALLOW MEDIUM REMOVAL", ssc_prevent_allow,
+	 U6(0x1E, 0, 0, 0, 0x03), TMO_STATE},
+	{0x2B, SA_NONE, 10, NEED | R_READ, "LOCATE(10)", ssc_locate10,
+	 U10(0x2B, 0x07, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0xFF), TMO_MOTION},
+	{0x34, SA_NONE, 10, NEED | R_READ, "READ POSITION", ssc_read_position,
+	 U10(0x34, 0x1F, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x44, SA_NONE, 10, R_ANY, "REPORT DENSITY SUPPORT", ssc_report_density,
+	 U10(0x44, 0x03, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x4C, SA_NONE, 10, R_WRITE, "LOG SELECT", ssc_log_select,
+	 U10(0x4C, 0x03, 0xFF, 0xFF, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x4D, SA_NONE, 10, R_ANY, "LOG SENSE", ssc_log_sense,
+	 U10(0x4D, 0x01, 0xFF, 0xFF, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x55, SA_NONE, 10, R_WRITE, "MODE SELECT(10)", ssc_mode_select,
+	 U10(0x55, 0x11, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x56, SA_NONE, 10, R_PR, "RESERVE(10)", spc_reserve,
+	 U10(0x56, 0, 0, 0, 0, 0, 0, 0, 0), TMO_STATE},
+	{0x57, SA_NONE, 10, R_ANY, "RELEASE(10)", spc_release,
+	 U10(0x57, 0, 0, 0, 0, 0, 0, 0, 0), TMO_STATE},
+	{0x5A, SA_NONE, 10, R_READ, "MODE SENSE(10)", ssc_mode_sense,
+	 U10(0x5A, 0x18, 0xFF, 0xFF, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x5E, 0x00, 10, R_PR, "PERSISTENT RESERVE IN / READ KEYS", spc_pr_in,
+	 U10(0x5E, 0x00, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x5E, 0x01, 10, R_PR, "PERSISTENT RESERVE IN / READ RESERVATION", spc_pr_in,
+	 U10(0x5E, 0x01, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x5E, 0x02, 10, R_PR, "PERSISTENT RESERVE IN / REPORT CAPABILITIES", spc_pr_in,
+	 U10(0x5E, 0x02, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x5E, 0x03, 10, R_PR, "PERSISTENT RESERVE IN / READ FULL STATUS", spc_pr_in,
+	 U10(0x5E, 0x03, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	/* SCOPE and TYPE (byte 2) matter to RESERVE, RELEASE and the PREEMPTs only. */
+	{0x5F, 0x00, 10, R_PR, "PERSISTENT RESERVE OUT / REGISTER", spc_pr_out,
+	 U10(0x5F, 0x00, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x01, 10, R_PR, "PERSISTENT RESERVE OUT / RESERVE", spc_pr_out,
+	 U10(0x5F, 0x01, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x02, 10, R_PR, "PERSISTENT RESERVE OUT / RELEASE", spc_pr_out,
+	 U10(0x5F, 0x02, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x03, 10, R_PR, "PERSISTENT RESERVE OUT / CLEAR", spc_pr_out,
+	 U10(0x5F, 0x03, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x04, 10, R_PR, "PERSISTENT RESERVE OUT / PREEMPT", spc_pr_out,
+	 U10(0x5F, 0x04, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x05, 10, R_PR, "PERSISTENT RESERVE OUT / PREEMPT AND ABORT", spc_pr_out,
+	 U10(0x5F, 0x05, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x06, 10, R_PR, "PERSISTENT RESERVE OUT / REGISTER AND IGNORE EXISTING KEY", spc_pr_out,
+	 U10(0x5F, 0x06, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x8C, SA_NONE, 16, R_READ, "READ ATTRIBUTE", ssc_read_attribute,
+	 {0x8C, 0x1F, 0, 0, 0, 0xFF, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0}, TMO_STATE},
+	{0x8D, SA_NONE, 16, R_WRITE, "WRITE ATTRIBUTE", ssc_write_attribute,
+	 {0x8D, 0x01, 0, 0, 0, 0xFF, 0, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0}, TMO_STATE},
+	{0x91, SA_NONE, 16, NEED | R_READ, "SPACE(16)", ssc_space16,
+	 {0x91, 0x0F, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}, TMO_MOTION},
+	{0x92, SA_NONE, 16, NEED | R_READ, "LOCATE(16)", ssc_locate16,
+	 {0x92, 0x3B, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}, TMO_MOTION},
+	{0xA0, SA_NONE, 12, EXEMPT, "REPORT LUNS", spc_report_luns,
+	 {0xA0, 0, 0xFF, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0}, TMO_STATE},
+	{0xA3, 0x0C, 12, R_READ, "REPORT SUPPORTED OPERATION CODES", spc_report_opcodes,
+	 {0xA3, 0x0C, 0x87, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0}, TMO_STATE},
 };
 
 /* Unit attention conditions and readiness: SPC-4 / SSC-4 sense. */

@@ -127,22 +127,6 @@ struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err);
 /* The density code of the loaded medium (or of the drive's own generation when none). */
 uint8_t ssc_density_of_medium(const struct ssc_drive *d);
 
-/* Reads big-endian integers of n bytes from a CDB or parameter list. */
-static inline uint64_t be_get(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-/* Writes v as n big-endian bytes. */
-static inline void be_put(uint8_t *p, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-}
-
 /* Handlers, by module. */
 void ssc_test_unit_ready(struct scsi_dev *dev, struct scsi_cmd *c);
 void ssc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c);

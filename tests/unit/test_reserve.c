@@ -7,6 +7,7 @@
  */
 #include "tests/unit/scsi_host.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define A HOST_NEXUS /* holds reservations in most tests */
@@ -86,13 +87,6 @@ static void expect_conflict(struct host *h)
 			 h->c.cdb[0], (unsigned long long)h->nexus, h->c.status, h->c.sense.key, h->c.sense.asc);
 }
 
-static void expect_no_conflict(struct host *h)
-{
-	if (h->c.status == SCSI_RESERVATION_CONFLICT)
-		fail_msg("opcode %02Xh from nexus %llx: RESERVATION CONFLICT, expected none", h->c.cdb[0],
-			 (unsigned long long)h->nexus);
-}
-
 /* ILLEGAL REQUEST with a field pointer at byte/bit (bit -1: none) of the CDB or of the parameter list. */
 static void expect_field(struct host *h, enum scsi_asc asc, bool in_cdb, uint16_t byte, int bit)
 {
@@ -153,6 +147,91 @@ static void load(struct host *h)
 	host_load(h, "R00001L8");
 }
 
+/* ------------------------------------------- the drive commands a reservation stops */
+
+/*
+ * How SPC-4 table 64 and SSC-4's tape table classify a command for a
+ * non-holder: ALWAYS allowed, allowed under the Write Exclusive types
+ * (READS), or conflicting under both (WRITES).
+ */
+enum cls { ALWAYS, READS, WRITES };
+
+struct probe {
+	const char *name;
+	uint8_t cdb[16];
+	uint8_t len;
+	enum scsi_dir dir;
+	size_t xfer;
+	enum cls cls;
+	bool spc2_ok; /* allowed under another nexus's SPC-2 reservation (SPC-2 5.5.1) */
+};
+
+/*
+ * Commands that change nothing when allowed (zero counts and lengths, LOAD
+ * of a loaded medium), so that each can be sent under every reservation:
+ * whether the answer is RESERVATION CONFLICT tells which way the dispatcher
+ * decided, whatever the handler then does.
+ */
+static const struct probe probes[] = {
+	{"TEST UNIT READY", {0x00}, 6, SCSI_DIR_NONE, 0, ALWAYS, false},
+	{"REQUEST SENSE", {0x03, 0, 0, 0, 18, 0}, 6, SCSI_DIR_IN, 18, ALWAYS, true},
+	{"INQUIRY", {0x12, 0, 0, 0, 36, 0}, 6, SCSI_DIR_IN, 36, ALWAYS, true},
+	{"REPORT LUNS", {0xA0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0}, 12, SCSI_DIR_IN, 16, ALWAYS, true},
+	{"LOG SENSE", {0x4D, 0, 0x40, 0, 0, 0, 0, 0, 64, 0}, 10, SCSI_DIR_IN, 64, ALWAYS, true},
+	{"READ BLOCK LIMITS", {0x05}, 6, SCSI_DIR_IN, 6, ALWAYS, true},
+	{"REPORT DENSITY SUPPORT", {0x44, 0, 0, 0, 0, 0, 0, 0, 64, 0}, 10, SCSI_DIR_IN, 64, ALWAYS, true},
+	{"PERSISTENT RESERVE IN", {0x5E, 0x02, 0, 0, 0, 0, 0, 0, 8, 0}, 10, SCSI_DIR_IN, 8, ALWAYS, false},
+	{"READ(6)", {0x08, 0, 0, 0, 0, 0}, 6, SCSI_DIR_IN, 0, READS, false},
+	{"VERIFY(6)", {0x13, 0, 0, 0, 0, 0}, 6, SCSI_DIR_NONE, 0, READS, false},
+	{"READ POSITION", {0x34, 0, 0, 0, 0, 0, 0, 0, 20, 0}, 10, SCSI_DIR_IN, 20, READS, false},
+	{"SPACE(6)", {0x11, 0, 0, 0, 0, 0}, 6, SCSI_DIR_NONE, 0, READS, false},
+	{"LOCATE(10)", {0x2B, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 10, SCSI_DIR_NONE, 0, READS, false},
+	{"REWIND", {0x01}, 6, SCSI_DIR_NONE, 0, READS, false},
+	{"MODE SENSE(6)", {0x1A, 0, 0x3F, 0, 255, 0}, 6, SCSI_DIR_IN, 255, READS, false},
+	{"READ ATTRIBUTE", {0x8C, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, 16, SCSI_DIR_IN, 256, READS, false},
+	{"REPORT SUPPORTED OPERATION CODES", {0xA3, 0x0C, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, 12, SCSI_DIR_IN, 256, READS,
+	 false},
+	{"WRITE(6)", {0x0A, 0, 0, 0, 0, 0}, 6, SCSI_DIR_OUT, 0, WRITES, false},
+	{"WRITE FILEMARKS(6)", {0x10, 0, 0, 0, 0, 0}, 6, SCSI_DIR_NONE, 0, WRITES, false},
+	{"ERASE(6)", {0x19, 0, 0, 0, 0, 0}, 6, SCSI_DIR_NONE, 0, WRITES, false},
+	{"FORMAT MEDIUM", {0x04, 0, 0, 0, 0, 0}, 6, SCSI_DIR_NONE, 0, WRITES, false},
+	{"SET CAPACITY", {0x0B, 0, 0, 0xFF, 0xFF, 0}, 6, SCSI_DIR_NONE, 0, WRITES, false},
+	{"MODE SELECT(6)", {0x15, 0x10, 0, 0, 0, 0}, 6, SCSI_DIR_OUT, 0, WRITES, false},
+	{"LOG SELECT", {0x4C, 0, 0x40, 0, 0, 0, 0, 0, 0, 0}, 10, SCSI_DIR_OUT, 0, WRITES, false},
+	{"WRITE ATTRIBUTE", {0x8D, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 16, SCSI_DIR_OUT, 0, WRITES, false},
+	{"LOAD UNLOAD (load)", {0x1B, 0, 0, 0, 1, 0}, 6, SCSI_DIR_NONE, 0, WRITES, false},
+	{"PREVENT ALLOW (prevent)", {0x1E, 0, 0, 0, 1, 0}, 6, SCSI_DIR_NONE, 0, WRITES, false},
+	{"PREVENT ALLOW (allow)", {0x1E, 0, 0, 0, 0, 0}, 6, SCSI_DIR_NONE, 0, ALWAYS, true},
+};
+#define N_PROBES (sizeof probes / sizeof probes[0])
+
+/* Who asks: the holder, a registered non-holder, an unregistered nexus. */
+enum who { HOLDER, REGISTERED, STRANGER, N_WHO };
+
+/* Per type: whether a class conflicts for each asker (SPC-4 5.9.10 and table 64). */
+static const struct {
+	uint8_t type;
+	bool conflict[N_WHO][3]; /* [who][ALWAYS, READS, WRITES] */
+} expected[] = {
+	{WE, {{0, 0, 0}, {0, 0, 1}, {0, 0, 1}}},    {EA, {{0, 0, 0}, {0, 1, 1}, {0, 1, 1}}},
+	{WE_RO, {{0, 0, 0}, {0, 0, 0}, {0, 0, 1}}}, {EA_RO, {{0, 0, 0}, {0, 0, 0}, {0, 1, 1}}},
+	{WE_AR, {{0, 0, 0}, {0, 0, 0}, {0, 0, 1}}}, {EA_AR, {{0, 0, 0}, {0, 0, 0}, {0, 1, 1}}},
+};
+
+static void probe(struct host *h, const struct probe *p, bool want_conflict, const char *under)
+{
+	static uint8_t buf[256];
+	uint8_t allow[6] = {0x1E, 0, 0, 0, 0, 0};
+	host_cmd(h, p->cdb, p->len, p->dir, buf, p->xfer);
+	bool got = h->c.status == SCSI_RESERVATION_CONFLICT;
+	if (got != want_conflict)
+		fail_msg("%s from nexus %llx under %s: %s", p->name, (unsigned long long)h->nexus, under,
+			 got ? "RESERVATION CONFLICT" : "no conflict");
+	/* Undo a prevent that got through; allowing removal never conflicts. */
+	host_cmd(h, allow, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+}
+
 /* ------------------------------------------------------------------ SPC-2 */
 
 static void spc2_reserve_release(void **state)
@@ -163,40 +242,14 @@ static void spc2_reserve_release(void **state)
 	on(h, A);
 	rr(h, 0x16, 0);
 	expect_good(h);
+	/* The holder may do everything but PERSISTENT RESERVE commands (SPC-2 5.5.1). */
+	for (unsigned p = 0; p < N_PROBES; p++)
+		probe(h, &probes[p], probes[p].cdb[0] == 0x5E, "its own SPC-2 reservation");
 	on(h, B);
+	for (unsigned p = 0; p < N_PROBES; p++)
+		probe(h, &probes[p], !probes[p].spc2_ok, "another's SPC-2 reservation");
 	uint8_t tur[6] = {0x00};
-	host_cmd(h, tur, 6, SCSI_DIR_NONE, NULL, 0);
-	expect_conflict(h); /* SPC-2 5.5.1: TEST UNIT READY conflicts */
-	uint8_t b[256];
-	uint8_t inq[6] = {0x12, 0, 0, 0, 36, 0};
-	host_cmd(h, inq, 6, SCSI_DIR_IN, b, 36);
-	expect_good(h);
-	uint8_t rs[6] = {0x03, 0, 0, 0, 18, 0};
-	host_cmd(h, rs, 6, SCSI_DIR_IN, b, 18);
-	expect_good(h);
-	uint8_t luns[12] = {0xA0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0};
-	host_cmd(h, luns, 12, SCSI_DIR_IN, b, 16);
-	expect_good(h);
-	uint8_t log_sense[10] = {0x4D, 0, 0x40, 0, 0, 0, 0, 0, 64, 0};
-	host_cmd(h, log_sense, 10, SCSI_DIR_IN, b, 64);
-	expect_no_conflict(h);
-	uint8_t rbl[6] = {0x05};
-	host_cmd(h, rbl, 6, SCSI_DIR_IN, b, 6);
-	expect_no_conflict(h);
-	uint8_t allow[6] = {0x1E, 0, 0, 0, 0, 0}, prevent[6] = {0x1E, 0, 0, 0, 1, 0};
-	host_cmd(h, allow, 6, SCSI_DIR_NONE, NULL, 0);
-	expect_good(h);
-	host_cmd(h, prevent, 6, SCSI_DIR_NONE, NULL, 0);
-	expect_conflict(h);
-	uint8_t rpos[10] = {0x34, 0, 0, 0, 0, 0, 0, 0, 20, 0};
-	host_cmd(h, rpos, 10, SCSI_DIR_IN, b, 20);
-	expect_conflict(h);
-	uint8_t msense[6] = {0x1A, 0, 0x3F, 0, 64, 0};
-	host_cmd(h, msense, 6, SCSI_DIR_IN, b, 64);
-	expect_conflict(h);
-	uint8_t rsoc[12] = {0xA3, 0x0C, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
-	host_cmd(h, rsoc, 12, SCSI_DIR_IN, b, 256);
-	expect_conflict(h);
+	uint8_t b[16];
 	/* Another RESERVE conflicts; a RELEASE from B is GOOD and changes nothing. */
 	rr(h, 0x16, 0);
 	expect_conflict(h);
@@ -679,6 +732,9 @@ static void parameter_list_checks(void **state)
 	uint8_t in[10] = {0x5E, 0x04, 0, 0, 0, 0, 0, 0, 24, 0};
 	host_cmd(h, in, 10, SCSI_DIR_IN, p, 24);
 	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 4);
+	/* A CDB that ends before its service action: the pointer stays inside it. */
+	host_cmd(h, in, 1, SCSI_DIR_IN, p, 24);
+	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 0, -1);
 }
 
 static void registration_resources(void **state)
@@ -779,55 +835,6 @@ static void persistent_survives_reset_and_nexus_loss(void **state)
 
 /* ---------------------------------------------- which drive commands conflict */
 
-struct probe {
-	const char *name;
-	uint8_t cdb[10];
-	uint8_t len;
-	enum scsi_dir dir;
-	size_t xfer;
-};
-
-/*
- * Commands that do nothing when allowed (zero lengths), so that each can be
- * sent under every reservation: whether the answer is RESERVATION CONFLICT
- * is what tells which way the dispatcher decided.
- */
-static const struct probe probes[] = {
-	{"TEST UNIT READY", {0x00}, 6, SCSI_DIR_NONE, 0},
-	{"WRITE(6)", {0x0A, 0, 0, 0, 0, 0}, 6, SCSI_DIR_OUT, 0},
-	{"WRITE FILEMARKS(6)", {0x10, 0, 0, 0, 0, 0}, 6, SCSI_DIR_NONE, 0},
-	{"READ(6)", {0x08, 0, 0, 0, 0, 0}, 6, SCSI_DIR_IN, 0},
-	{"READ POSITION", {0x34, 0, 0, 0, 0, 0, 0, 0, 20, 0}, 10, SCSI_DIR_IN, 20},
-	{"MODE SENSE(6)", {0x1A, 0, 0x3F, 0, 255, 0}, 6, SCSI_DIR_IN, 255},
-	{"MODE SELECT(6)", {0x15, 0x10, 0, 0, 0, 0}, 6, SCSI_DIR_OUT, 0},
-	{"LOG SENSE", {0x4D, 0, 0x40, 0, 0, 0, 0, 0, 64, 0}, 10, SCSI_DIR_IN, 64},
-	{"INQUIRY", {0x12, 0, 0, 0, 36, 0}, 6, SCSI_DIR_IN, 36},
-	{"PREVENT 1", {0x1E, 0, 0, 0, 1, 0}, 6, SCSI_DIR_NONE, 0},
-};
-#define N_PROBES (sizeof probes / sizeof probes[0])
-
-/* Who asks: the holder, a registered non-holder, an unregistered nexus. */
-enum who { HOLDER, REGISTERED, STRANGER, N_WHO };
-
-/*
- * Expected conflicts, per type, per asker, per probe (1 = RESERVATION
- * CONFLICT), from SPC-4 table 64 and SSC-4's table: reads pass the Write
- * Exclusive types; registrants pass the registrants types; TUR, LOG SENSE
- * and INQUIRY pass everything.
- */
-static const struct {
-	uint8_t type;
-	uint8_t conflict[N_WHO][N_PROBES];
-} expected[] = {
-	/*                 TUR W  WFM R  RPOS MSNS MSEL LSNS INQ PREV */
-	{WE, {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 1, 0, 0, 0, 1, 0, 0, 1}, {0, 1, 1, 0, 0, 0, 1, 0, 0, 1}}},
-	{EA, {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 1, 1, 1, 1, 1, 0, 0, 1}, {0, 1, 1, 1, 1, 1, 1, 0, 0, 1}}},
-	{WE_RO, {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 1, 0, 0, 0, 1, 0, 0, 1}}},
-	{EA_RO, {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 1, 1, 1, 1, 1, 0, 0, 1}}},
-	{WE_AR, {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 1, 0, 0, 0, 1, 0, 0, 1}}},
-	{EA_AR, {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 1, 1, 1, 1, 1, 0, 0, 1}}},
-};
-
 static void drive_commands_under_each_type(void **state)
 {
 	struct host *h = *state;
@@ -836,24 +843,16 @@ static void drive_commands_under_each_type(void **state)
 	hello(h, C);
 	join(h, B, K2);
 	join(h, A, K1);
-	uint8_t buf[256];
-	uint8_t allow[6] = {0x1E, 0, 0, 0, 0, 0};
+	char under[32];
 	for (unsigned t = 0; t < sizeof expected / sizeof expected[0]; t++) {
 		on(h, A);
 		pr_out(h, RSV, expected[t].type, K1, 0);
 		expect_good(h);
+		snprintf(under, sizeof under, "type %u", expected[t].type);
 		for (unsigned w = 0; w < N_WHO; w++) {
 			on(h, nexus[w]);
-			for (unsigned p = 0; p < N_PROBES; p++) {
-				host_cmd(h, probes[p].cdb, probes[p].len, probes[p].dir, buf, probes[p].xfer);
-				bool got = h->c.status == SCSI_RESERVATION_CONFLICT;
-				if (got != expected[t].conflict[w][p])
-					fail_msg("type %u, asker %u, %s: %s", expected[t].type, w, probes[p].name,
-						 got ? "RESERVATION CONFLICT" : "no conflict");
-			}
-			/* Allowing removal never conflicts; it also undoes a prevent that got through. */
-			host_cmd(h, allow, 6, SCSI_DIR_NONE, NULL, 0);
-			expect_good(h);
+			for (unsigned p = 0; p < N_PROBES; p++)
+				probe(h, &probes[p], expected[t].conflict[w][probes[p].cls], under);
 		}
 		on(h, A);
 		pr_out(h, REL, expected[t].type, K1, 0);
@@ -862,11 +861,8 @@ static void drive_commands_under_each_type(void **state)
 	/* With no reservation nothing conflicts, registered or not. */
 	for (unsigned w = 0; w < N_WHO; w++) {
 		on(h, nexus[w]);
-		for (unsigned p = 0; p < N_PROBES; p++) {
-			host_cmd(h, probes[p].cdb, probes[p].len, probes[p].dir, buf, probes[p].xfer);
-			expect_no_conflict(h);
-		}
-		host_cmd(h, allow, 6, SCSI_DIR_NONE, NULL, 0);
+		for (unsigned p = 0; p < N_PROBES; p++)
+			probe(h, &probes[p], false, "no reservation");
 	}
 }
 

@@ -266,6 +266,10 @@ static void one_command_refused(void **state)
 		rsoc(h, opt, 0x00, 0, sizeof big, sizeof big);
 		expect_cdb_field(h, 2, 2);
 	}
+	/* REPORT SUPPORTED TASK MANAGEMENT FUNCTIONS is not there: the service action field. */
+	uint8_t rstmf[12] = {0xA3, 0x0D, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0};
+	host_cmd(h, rstmf, 12, SCSI_DIR_IN, big, 16);
+	expect_cdb_field(h, 1, 4);
 }
 
 /* Every listed command's usage map: its opcode, its service action, a CDB as long as the list says. */

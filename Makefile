@@ -54,9 +54,9 @@ $(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIB)
 $(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
-# libFuzzer needs clang; each target is built with the library sources under ASan + UBSan.
-FUZZ_LIB_SRC := $(COMMON_SRC) $(BACKEND_SRC)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
+# libFuzzer needs clang; each target is built with all the library sources under ASan + UBSan.
+FUZZ_LIB_SRC := $(LIB_SRC)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$< $(FUZZ_LIB_SRC) -o $@ $(LDLIBS)

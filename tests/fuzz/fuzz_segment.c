@@ -23,41 +23,21 @@
 #include "backend/format.h"
 #include "common/crc32c.h"
 #include "common/vtl_error.h"
+#include "tests/fuzz/fuzzlib.h"
 
 #define BARCODE "FUZZ01L8"
 #define OUT_MAX (1u << 20)
 
-static char dir[64];
-static void cleanup(void);
 static char seg_path[200];
-static struct vtl_pool *pool;
 static unsigned char out[OUT_MAX];
 static size_t out_len;
 
 static void setup(void)
 {
-	/* tmpfs when there is one: every open and close syncs, and syncs are free there. */
-	struct stat st;
-	snprintf(dir, sizeof dir, "%s/vtl-fuzz-XXXXXX", stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp");
-	if (!mkdtemp(dir))
+	fuzz_pool_open("vtl-fuzz", BARCODE);
+	if (vtl_cart_create(fuzz_pool, BARCODE))
 		abort();
-	struct vtl_pool_config cfg = {.members = {dir}, .n_members = 1, .segment_size = VTL_SEGMENT_SIZE_MIN,
-				      .member_quota = 1ull << 40, .io_threads = 1};
-	char err[256];
-	if (vtl_pool_open(&cfg, &pool, err, sizeof err) || vtl_cart_create(pool, BARCODE))
-		abort();
-	snprintf(seg_path, sizeof seg_path, "%s/%s/00000000.seg", dir, BARCODE);
-	atexit(cleanup);
-}
-
-static void cleanup(void)
-{
-	if (!pool)
-		return;
-	vtl_cart_delete(pool, BARCODE);
-	vtl_pool_close(pool);
-	pool = NULL;
-	rmdir(dir);
+	snprintf(seg_path, sizeof seg_path, "%s/%s/00000000.seg", fuzz_dir, BARCODE);
 }
 
 static void emit(const void *p, size_t n)
@@ -68,28 +48,10 @@ static void emit(const void *p, size_t n)
 	out_len += n;
 }
 
-struct input {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint32_t take(struct input *in, unsigned bytes)
-{
-	uint32_t v = 0;
-	for (unsigned i = 0; i < bytes; i++) {
-		v = v << 8;
-		if (in->n) {
-			v |= *in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
-
 /* Builds the segment file from the input program. */
 static void build(const uint8_t *data, size_t size)
 {
-	struct input in = {data, size};
+	struct fuzz_input in = {data, size};
 	struct seg_header sh = {.seq = 0, .first_object = 0, .first_filemark = 0, .created_ns = 1};
 	snprintf(sh.barcode, sizeof sh.barcode, "%s", BARCODE);
 	out_len = 0;
@@ -98,40 +60,40 @@ static void build(const uint8_t *data, size_t size)
 	emit(hb, sizeof hb);
 	uint64_t obj = 0;
 	while (in.n && out_len < OUT_MAX - 4096) {
-		unsigned op = take(&in, 1) % 4;
+		unsigned op = fuzz_take(&in, 1) % 4;
 		if (op == 0) { /* a record */
 			struct rec_header h = {0};
-			h.type = (uint8_t)(1 + take(&in, 1) % 5);
-			h.flags = (uint8_t)(take(&in, 1) & 3);
-			int delta = (int)(take(&in, 1) % 3) - 1; /* usually the right object number */
+			h.type = (uint8_t)(1 + fuzz_take(&in, 1) % 5);
+			h.flags = (uint8_t)(fuzz_take(&in, 1) & 3);
+			int delta = (int)(fuzz_take(&in, 1) % 3) - 1; /* usually the right object number */
 			h.object = obj + (uint64_t)(int64_t)delta;
-			uint32_t len = take(&in, 2);
-			uint32_t plen = take(&in, 2) % 2048;
+			uint32_t len = fuzz_take(&in, 2);
+			uint32_t plen = fuzz_take(&in, 2) % 2048;
 			h.length = len;
 			h.stored_len = plen;
 			unsigned char payload[2048];
 			for (uint32_t i = 0; i < plen; i++)
-				payload[i] = (uint8_t)take(&in, 1);
-			h.payload_crc = crc32c(0, payload, plen) ^ (take(&in, 1) == 0x55 ? 1u : 0u);
+				payload[i] = (uint8_t)fuzz_take(&in, 1);
+			h.payload_crc = crc32c(0, payload, plen) ^ (fuzz_take(&in, 1) == 0x55 ? 1u : 0u);
 			unsigned char rb[REC_HEADER_LEN];
 			rec_header_encode(&h, rb);
 			emit(rb, sizeof rb);
 			emit(payload, plen);
 			obj++;
 		} else if (op == 1) { /* raw bytes */
-			unsigned n = take(&in, 1);
+			unsigned n = fuzz_take(&in, 1);
 			for (unsigned i = 0; i < n; i++) {
-				unsigned char b = (unsigned char)take(&in, 1);
+				unsigned char b = (unsigned char)fuzz_take(&in, 1);
 				emit(&b, 1);
 			}
 		} else if (op == 2) { /* a trailer with fuzzed fields but a good CRC */
 			struct seg_trailer t;
-			t.data_end = take(&in, 3);
-			t.fm_off = take(&in, 3);
-			t.index_off = take(&in, 3);
-			t.n_objects = take(&in, 2);
-			t.n_filemarks = take(&in, 1);
-			t.flags = take(&in, 1) & 1;
+			t.data_end = fuzz_take(&in, 3);
+			t.fm_off = fuzz_take(&in, 3);
+			t.index_off = fuzz_take(&in, 3);
+			t.n_objects = fuzz_take(&in, 2);
+			t.n_filemarks = fuzz_take(&in, 1);
+			t.flags = fuzz_take(&in, 1) & 1;
 			unsigned char tb[TRAILER_LEN];
 			seg_trailer_encode(&t, tb);
 			emit(tb, sizeof tb);
@@ -143,17 +105,17 @@ static void build(const uint8_t *data, size_t size)
 			rec_header_encode(&h, rb);
 			emit(rb, sizeof rb);
 			uint64_t index_off = out_len;
-			uint32_t n = (uint32_t)(take(&in, 1) % 8);
+			uint32_t n = (uint32_t)(fuzz_take(&in, 1) % 8);
 			unsigned char ix[32];
 			for (uint32_t i = 0; i < n; i++)
-				put_le32(ix + 4 * i, take(&in, 3));
+				put_le32(ix + 4 * i, fuzz_take(&in, 3));
 			h = (struct rec_header){.type = REC_INDEX, .object = obj, .stored_len = 4 * n, .length = 4 * n,
 						.payload_crc = crc32c(0, ix, 4 * n)};
 			rec_header_encode(&h, rb);
 			emit(rb, sizeof rb);
 			emit(ix, 4 * n);
 			struct seg_trailer t = {.data_end = fm_off, .fm_off = fm_off, .index_off = index_off,
-						.n_objects = n, .n_filemarks = 0, .flags = take(&in, 1) & 1};
+						.n_objects = n, .n_filemarks = 0, .flags = fuzz_take(&in, 1) & 1};
 			unsigned char tb[TRAILER_LEN];
 			seg_trailer_encode(&t, tb);
 			emit(tb, sizeof tb);
@@ -195,16 +157,16 @@ static void walk(struct vtl_cart *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!pool)
+	if (!fuzz_pool)
 		setup();
 	/* A fresh cartridge each time: a repair may add segments or orphans. */
-	if (vtl_cart_delete(pool, BARCODE) || vtl_cart_create(pool, BARCODE))
+	if (vtl_cart_delete(fuzz_pool, BARCODE) || vtl_cart_create(fuzz_pool, BARCODE))
 		abort();
 	build(data, size);
 	for (int mode = 0; mode < 2; mode++) {
 		struct vtl_cart_params p = {.readonly = mode == 0};
 		struct vtl_cart *c;
-		if (vtl_cart_open(pool, BARCODE, &p, &c) == VTL_OK) {
+		if (vtl_cart_open(fuzz_pool, BARCODE, &p, &c) == VTL_OK) {
 			walk(c);
 			if (mode == 1) {
 				/* A repaired tape must take an append and read it back. */

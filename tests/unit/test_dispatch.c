@@ -20,10 +20,10 @@ static void h_pr_keys(struct scsi_dev *d, struct scsi_cmd *c) { (void)d; calls++
 static void h_pr_res(struct scsi_dev *d, struct scsi_cmd *c) { (void)d; calls++; last = "res"; scsi_done(c, 8); }
 
 static const struct scsi_op table[] = {
-	{0x00, SA_NONE, 6, OP_RES_ALLOWED, "TEST UNIT READY", h_tur},
-	{0x08, SA_NONE, 6, OP_NEEDS_MEDIUM | OP_RES_READ, "READ(6)", h_read},
-	{0x5E, 0x00, 10, 0, "PERSISTENT RESERVE IN / READ KEYS", h_pr_keys},
-	{0x5E, 0x01, 10, 0, "PERSISTENT RESERVE IN / READ RESERVATION", h_pr_res},
+	{0x00, SA_NONE, 6, OP_RES_ALLOWED, "TEST UNIT READY", h_tur, {0x00}, 0},
+	{0x08, SA_NONE, 6, OP_NEEDS_MEDIUM | OP_RES_READ, "READ(6)", h_read, {0x08}, 0},
+	{0x5E, 0x00, 10, 0, "PERSISTENT RESERVE IN / READ KEYS", h_pr_keys, {0x5E, 0x00}, 0},
+	{0x5E, 0x01, 10, 0, "PERSISTENT RESERVE IN / READ RESERVATION", h_pr_res, {0x5E, 0x01}, 0},
 };
 #define N (sizeof table / sizeof table[0])
 

@@ -120,6 +120,27 @@ static void identity_and_readiness(void **state)
 	expect(SCSI_GOOD, 0, 0);
 }
 
+static void request_sense(void **state)
+{
+	(void)state;
+	uint8_t rs[6] = {0x03, 0, 0, 0, 18, 0};
+	cmd(rs, 6, SCSI_DIR_IN, buf, 18);
+	expect(SCSI_GOOD, 0, 0);
+	assert_int_equal(buf[0], 0x70);
+	assert_int_equal(buf[2], SK_UNIT_ATTENTION);
+	assert_int_equal(buf[12], 0x29);
+	cmd(rs, 6, SCSI_DIR_IN, buf, 18);
+	assert_int_equal(buf[2], SK_NO_SENSE);
+	assert_int_equal(buf[12], 0);
+	rs[1] = 1;
+	rs[4] = 4;
+	memset(buf, 0xEE, 16);
+	cmd(rs, 6, SCSI_DIR_IN, buf, 18);
+	assert_int_equal(g.c.data_len, 4);
+	assert_int_equal(buf[0], 0x72);
+	assert_int_equal(buf[4], 0xEE);
+}
+
 static void element_status_all_types(void **state)
 {
 	(void)state;
@@ -304,7 +325,7 @@ static void position_and_prevent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(identity_and_readiness), T(element_status_all_types), T(dvcid_and_range), T(allocation_lengths),
+		T(identity_and_readiness), T(request_sense), T(element_status_all_types), T(dvcid_and_range), T(allocation_lengths),
 		T(move_medium), T(position_and_prevent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

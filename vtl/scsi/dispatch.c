@@ -52,8 +52,13 @@ void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, 
 		bool known_opcode = false;
 		for (size_t i = 0; cmd->cdb_len && i < n && !known_opcode; i++)
 			known_opcode = table[i].opcode == cmd->cdb[0];
-		/* A known opcode with an unknown service action points at the service action field. */
-		struct scsi_sense s = known_opcode ? sense_invalid_cdb_field(SA_BYTE, 4) : sense_invalid_cdb_field(0, -1);
+		/*
+		 * A known opcode with an unknown service action points at the service
+		 * action field, or at the last byte when the CDB ends before it.
+		 */
+		struct scsi_sense s = !known_opcode		  ? sense_invalid_cdb_field(0, -1)
+				      : cmd->cdb_len > SA_BYTE ? sense_invalid_cdb_field(SA_BYTE, 4)
+								 : sense_invalid_cdb_field((uint16_t)(cmd->cdb_len - 1), -1);
 		s.asc = known_opcode ? ASC_INVALID_FIELD_IN_CDB : ASC_INVALID_OPCODE;
 		scsi_fail(cmd, s);
 		return;
@@ -62,7 +67,7 @@ void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, 
 		scsi_fail(cmd, sense_invalid_cdb_field(cmd->cdb_len ? (uint16_t)(cmd->cdb_len - 1) : 0, -1));
 		return;
 	}
-	if (st->res && res_conflict(st->res, cmd->nexus, op->flags)) {
+	if (st->res && res_conflict(st->res, cmd, op->flags)) {
 		cmd->status = SCSI_RESERVATION_CONFLICT;
 		cmd->data_len = 0;
 		return;

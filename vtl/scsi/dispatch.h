@@ -19,11 +19,20 @@
 enum scsi_op_flags {
 	OP_NEEDS_MEDIUM = 1u << 0, /* NOT READY (with the device's reason) unless a medium is ready */
 	OP_UA_EXEMPT = 1u << 1,    /* a pending unit attention is neither reported nor cleared (SAM-5 5.14) */
-	/* Reservation classes (SPC-4 table 64); a command with neither conflicts with any reservation of another. */
-	OP_RES_ALLOWED = 1u << 2,  /* never conflicts (INQUIRY, REPORT LUNS, REQUEST SENSE, PR IN/OUT ...) */
-	OP_RES_READ = 1u << 3,     /* allowed under a Write Exclusive persistent reservation (reads medium or state) */
-	OP_RES_SPC2_OK = 1u << 4,  /* allowed under another's SPC-2 reservation too (RELEASE, some SPC-2 exceptions) */
+	/*
+	 * Reservation classes: what a command from a nexus that does not hold
+	 * the reservation gets (res_conflict). SPC-4 table 64 and SSC-4's table
+	 * of tape commands give each command a row; a command with none of
+	 * these flags conflicts with every reservation of another nexus, except
+	 * that a registered nexus passes a Registrants Only / All Registrants one.
+	 */
+	OP_RES_ALLOWED = 1u << 2,  /* "Allowed" under every persistent reservation type (TUR, LOG SENSE, PR IN/OUT ...) */
+	OP_RES_READ = 1u << 3,     /* allowed under the Write Exclusive types, conflicts under Exclusive Access */
+	OP_RES_SPC2_OK = 1u << 4,  /* allowed under another's SPC-2 reservation (SPC-2 5.5.1: INQUIRY, RELEASE ...) */
+	OP_RES_PREVENT = 1u << 5,  /* PREVENT ALLOW MEDIUM REMOVAL: allowed everywhere when PREVENT is 0, else none of the above */
 };
+
+#define SCSI_USAGE_MAX 16 /* the longest CDB a table entry describes */
 
 struct scsi_dev; /* the device a table serves (drive or changer): vtl/scsi/device.h */
 struct scsi_res;
@@ -35,7 +44,23 @@ struct scsi_op {
 	unsigned flags;
 	const char *name;
 	void (*handler)(struct scsi_dev *dev, struct scsi_cmd *cmd);
+	/*
+	 * CDB usage map for REPORT SUPPORTED OPERATION CODES (SPC-4 6.35.3):
+	 * byte 0 the opcode, the service action (if any) where the CDB has it,
+	 * elsewhere a 1 for each bit the handler honours; cdb_len bytes are used.
+	 */
+	uint8_t usage[SCSI_USAGE_MAX];
+	uint32_t timeout; /* recommended command timeout in seconds (SPC-4 6.35.4); 0: none given */
 };
+
+/*
+ * CDB usage maps (SPC-4 6.35.3): byte 0 the opcode, the service action where
+ * the CDB carries it (byte 1), elsewhere a 1 for each bit the handler honours;
+ * the control byte's NACA and LINK are not supported, so it maps to 0.
+ */
+#define U6(op, b1, b2, b3, b4) {op, b1, b2, b3, b4, 0x00}
+#define U10(op, b1, b2, b3, b4, b5, b6, b7, b8) {op, b1, b2, b3, b4, b5, b6, b7, b8, 0x00}
+#define U12(op, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10) {op, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, 0x00}
 
 /* What the dispatcher asks of the device for its checks. */
 struct scsi_dev_state {

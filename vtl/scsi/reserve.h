@@ -4,6 +4,11 @@
  * reservations (PERSISTENT RESERVE IN/OUT), shared by the drive and the
  * changer. Which command conflicts with which reservation is decided here,
  * from the reservation class a command's dispatch table entry gives it.
+ *
+ * Persistent reservations live in memory only: they survive a logical unit
+ * reset and an I_T nexus loss, not a restart of the daemon (so REPORT
+ * CAPABILITIES says PTPL_C=0 and APTPL=1 is refused). One target port, so
+ * ALL_TG_PT and SPEC_I_PT are refused too.
  */
 #ifndef VTL_SCSI_RESERVE_H
 #define VTL_SCSI_RESERVE_H
@@ -13,11 +18,21 @@
 
 #define RES_MAX_REG 32 /* registrations a device keeps */
 
+/* Persistent reservation types (SPC-4 table 174). */
+enum res_type {
+	PR_WRITE_EXCLUSIVE = 0x1,
+	PR_EXCLUSIVE_ACCESS = 0x3,
+	PR_WRITE_EXCLUSIVE_RO = 0x5, /* registrants only */
+	PR_EXCLUSIVE_ACCESS_RO = 0x6,
+	PR_WRITE_EXCLUSIVE_AR = 0x7, /* all registrants */
+	PR_EXCLUSIVE_ACCESS_AR = 0x8,
+};
+
 struct scsi_res {
 	/* SPC-2 reservation. */
 	bool spc2_held;
 	uint64_t spc2_nexus;
-	/* Persistent reservation (SPC-4 5.9). */
+	/* Persistent reservation (SPC-4 5.9): one registration per I_T nexus. */
 	struct {
 		uint64_t nexus;
 		uint64_t key;
@@ -25,8 +40,8 @@ struct scsi_res {
 	unsigned n_reg;
 	uint32_t generation;  /* PRgeneration */
 	bool pr_held;
-	uint64_t pr_nexus;    /* holder (for all-registrants types: any registrant holds it) */
-	uint8_t pr_type;      /* SPC-4 table 174 */
+	uint64_t pr_nexus;    /* holder; for the all-registrants types every registered nexus holds it */
+	uint8_t pr_type;      /* enum res_type */
 };
 
 struct scsi_dev;
@@ -36,11 +51,11 @@ struct scsi_cmd;
 void res_init(struct scsi_res *r);
 
 /*
- * Whether a command of op_flags (the dispatch table's OP_RES_* flags) from
- * nexus conflicts with a reservation another nexus holds (SPC-2 7.21, SPC-4
- * table 64 / 5.9.1).
+ * Whether command c, whose dispatch table entry has op_flags (OP_RES_*),
+ * conflicts with a reservation another nexus holds (SPC-2 5.5.1, SPC-4
+ * 5.9.1 and table 64, SSC-4's reservation table).
  */
-bool res_conflict(const struct scsi_res *r, uint64_t nexus, unsigned op_flags);
+bool res_conflict(const struct scsi_res *r, const struct scsi_cmd *c, unsigned op_flags);
 
 /* I_T nexus loss (logout): releases an SPC-2 reservation nexus holds; persistent ones stay. */
 void res_nexus_lost(struct scsi_res *r, uint64_t nexus);
@@ -48,9 +63,9 @@ void res_nexus_lost(struct scsi_res *r, uint64_t nexus);
 /* Logical unit reset: releases the SPC-2 reservation; persistent ones stay. */
 void res_reset(struct scsi_res *r);
 
-/* RESERVE(6) 16h / RESERVE(10) 56h. */
+/* RESERVE(6) 16h / RESERVE(10) 56h (SPC-2 7.21, 7.22 with SPC-4 5.9.3's exceptions). */
 void spc_reserve(struct scsi_dev *dev, struct scsi_cmd *c);
-/* RELEASE(6) 17h / RELEASE(10) 57h. */
+/* RELEASE(6) 17h / RELEASE(10) 57h (SPC-2 7.17, 7.18 with SPC-4 5.9.3's exceptions). */
 void spc_release(struct scsi_dev *dev, struct scsi_cmd *c);
 /* PERSISTENT RESERVE IN 5Eh: READ KEYS, READ RESERVATION, REPORT CAPABILITIES, READ FULL STATUS. */
 void spc_pr_in(struct scsi_dev *dev, struct scsi_cmd *c);

@@ -45,6 +45,8 @@ enum scsi_asc {
 	ASC_LOCATE_FAILED = 0x1403,              /* end-of-data not found */
 	ASC_PARAMETER_LIST_LENGTH = 0x1A00,      /* parameter list length error */
 	ASC_PARAMETER_VALUE_INVALID = 0x2602,
+	ASC_INVALID_RELEASE_OF_PR = 0x2604,      /* invalid release of persistent reservation */
+	ASC_INSUFFICIENT_REGISTRATION = 0x5504,  /* insufficient registration resources */
 	ASC_SAVING_NOT_SUPPORTED = 0x3900,
 	ASC_INVALID_OPCODE = 0x2000,             /* invalid command operation code */
 	ASC_LBA_OUT_OF_RANGE = 0x2100,           /* logical block address out of range */

@@ -37,35 +37,63 @@ static void smc_position(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c);
 
 #define EXEMPT (OP_UA_EXEMPT | OP_RES_ALLOWED | OP_RES_SPC2_OK)
+/* Reservation classes as in vtl/scsi/ssc.c (SPC-4 table 64, SMC-3 table of changer commands). */
+#define R_ANY (OP_RES_ALLOWED | OP_RES_SPC2_OK)
+#define R_PR OP_RES_ALLOWED
+#define R_READ OP_RES_READ
+#define R_WRITE 0
+
+/* Recommended command timeouts, seconds (SPC-4 6.35.4). */
+#define TMO_STATE 60  /* answered from memory or the catalog */
+#define TMO_MOVE 600  /* a move, which may load a drive */
 
 /* The changer's commands (SMC-3 table 2 and SPC-4); REPORT SUPPORTED OPERATION CODES lists exactly these. */
 static const struct scsi_op smc_ops[] = {
-	{0x00, SA_NONE, 6, OP_RES_ALLOWED, "TEST UNIT READY", smc_tur},
-	{0x03, SA_NONE, 6, EXEMPT, "REQUEST SENSE", smc_request_sense},
-	{0x07, SA_NONE, 6, 0, "INITIALIZE ELEMENT STATUS", smc_init_element_status},
-	{0x12, SA_NONE, 6, EXEMPT, "INQUIRY", smc_inquiry},
-	{0x16, SA_NONE, 6, 0, "RESERVE(6)", spc_reserve},
-	{0x17, SA_NONE, 6, OP_RES_ALLOWED | OP_RES_SPC2_OK, "RELEASE(6)", spc_release},
-	{0x1E, SA_NONE, 6, 0, "PREVENT ALLOW MEDIUM REMOVAL", smc_prevent_allow},
-	{0x2B, SA_NONE, 10, 0, "POSITION TO ELEMENT", smc_position},
-	{0x56, SA_NONE, 10, 0, "RESERVE(10)", spc_reserve},
-	{0x57, SA_NONE, 10, OP_RES_ALLOWED | OP_RES_SPC2_OK, "RELEASE(10)", spc_release},
-	{0x5E, 0x00, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ KEYS", spc_pr_in},
-	{0x5E, 0x01, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ RESERVATION", spc_pr_in},
-	{0x5E, 0x02, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / REPORT CAPABILITIES", spc_pr_in},
-	{0x5E, 0x03, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE IN / READ FULL STATUS", spc_pr_in},
-	{0x5F, 0x00, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / REGISTER", spc_pr_out},
-	{0x5F, 0x01, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / RESERVE", spc_pr_out},
-	{0x5F, 0x02, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / RELEASE", spc_pr_out},
-	{0x5F, 0x03, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / CLEAR", spc_pr_out},
-	{0x5F, 0x04, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / PREEMPT", spc_pr_out},
-	{0x5F, 0x05, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / PREEMPT AND ABORT", spc_pr_out},
-	{0x5F, 0x06, 10, OP_RES_ALLOWED, "PERSISTENT RESERVE OUT / REGISTER AND IGNORE EXISTING KEY", spc_pr_out},
-	{0xA0, SA_NONE, 12, EXEMPT, "REPORT LUNS", spc_report_luns},
-	{0xA3, 0x0C, 12, OP_RES_ALLOWED, "REPORT SUPPORTED OPERATION CODES", spc_report_opcodes},
-	{0xA5, SA_NONE, 12, 0, "MOVE MEDIUM", smc_move_medium},
-	{0xB8, SA_NONE, 12, OP_RES_READ, "READ ELEMENT STATUS", smc_read_element_status},
-	{0xE7, SA_NONE, 10, 0, "INITIALIZE ELEMENT STATUS WITH RANGE", smc_init_element_status},
+	{0x00, SA_NONE, 6, R_PR, "TEST UNIT READY", smc_tur, U6(0x00, 0, 0, 0, 0), TMO_STATE},
+	{0x03, SA_NONE, 6, EXEMPT, "REQUEST SENSE", smc_request_sense, U6(0x03, 0x01, 0, 0, 0xFF), TMO_STATE},
+	{0x07, SA_NONE, 6, R_WRITE, "INITIALIZE ELEMENT STATUS", smc_init_element_status, U6(0x07, 0, 0, 0, 0),
+	 TMO_STATE},
+	{0x12, SA_NONE, 6, EXEMPT, "INQUIRY", smc_inquiry, U6(0x12, 0x01, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x16, SA_NONE, 6, R_PR, "RESERVE(6)", spc_reserve, U6(0x16, 0, 0, 0, 0), TMO_STATE},
+	{0x17, SA_NONE, 6, R_ANY, "RELEASE(6)", spc_release, U6(0x17, 0, 0, 0, 0), TMO_STATE},
+	{0x1E, SA_NONE, 6, OP_RES_PREVENT, "PREVENT ALLOW MEDIUM REMOVAL", smc_prevent_allow,
+	 U6(0x1E, 0, 0, 0, 0x01), TMO_STATE},
+	{0x2B, SA_NONE, 10, R_WRITE, "POSITION TO ELEMENT", smc_position,
+	 U10(0x2B, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0), TMO_MOVE},
+	{0x56, SA_NONE, 10, R_PR, "RESERVE(10)", spc_reserve, U10(0x56, 0, 0, 0, 0, 0, 0, 0, 0), TMO_STATE},
+	{0x57, SA_NONE, 10, R_ANY, "RELEASE(10)", spc_release, U10(0x57, 0, 0, 0, 0, 0, 0, 0, 0), TMO_STATE},
+	{0x5E, 0x00, 10, R_PR, "PERSISTENT RESERVE IN / READ KEYS", spc_pr_in,
+	 U10(0x5E, 0x00, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x5E, 0x01, 10, R_PR, "PERSISTENT RESERVE IN / READ RESERVATION", spc_pr_in,
+	 U10(0x5E, 0x01, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x5E, 0x02, 10, R_PR, "PERSISTENT RESERVE IN / REPORT CAPABILITIES", spc_pr_in,
+	 U10(0x5E, 0x02, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x5E, 0x03, 10, R_PR, "PERSISTENT RESERVE IN / READ FULL STATUS", spc_pr_in,
+	 U10(0x5E, 0x03, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x00, 10, R_PR, "PERSISTENT RESERVE OUT / REGISTER", spc_pr_out,
+	 U10(0x5F, 0x00, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x01, 10, R_PR, "PERSISTENT RESERVE OUT / RESERVE", spc_pr_out,
+	 U10(0x5F, 0x01, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x02, 10, R_PR, "PERSISTENT RESERVE OUT / RELEASE", spc_pr_out,
+	 U10(0x5F, 0x02, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x03, 10, R_PR, "PERSISTENT RESERVE OUT / CLEAR", spc_pr_out,
+	 U10(0x5F, 0x03, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x04, 10, R_PR, "PERSISTENT RESERVE OUT / PREEMPT", spc_pr_out,
+	 U10(0x5F, 0x04, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x05, 10, R_PR, "PERSISTENT RESERVE OUT / PREEMPT AND ABORT", spc_pr_out,
+	 U10(0x5F, 0x05, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x5F, 0x06, 10, R_PR, "PERSISTENT RESERVE OUT / REGISTER AND IGNORE EXISTING KEY", spc_pr_out,
+	 U10(0x5F, 0x06, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0xA0, SA_NONE, 12, EXEMPT, "REPORT LUNS", spc_report_luns,
+	 U12(0xA0, 0, 0xFF, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0), TMO_STATE},
+	{0xA3, 0x0C, 12, R_READ, "REPORT SUPPORTED OPERATION CODES", spc_report_opcodes,
+	 U12(0xA3, 0x0C, 0x87, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0), TMO_STATE},
+	{0xA5, SA_NONE, 12, R_WRITE, "MOVE MEDIUM", smc_move_medium,
+	 U12(0xA5, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0), TMO_MOVE},
+	{0xB8, SA_NONE, 12, R_READ, "READ ELEMENT STATUS", smc_read_element_status,
+	 U12(0xB8, 0x1F, 0xFF, 0xFF, 0xFF, 0xFF, 0x03, 0xFF, 0xFF, 0xFF, 0), TMO_STATE},
+	{0xE7, SA_NONE, 10, R_WRITE, "INITIALIZE ELEMENT STATUS WITH RANGE", smc_init_element_status,
+	 U10(0xE7, 0x01, 0xFF, 0xFF, 0, 0, 0xFF, 0xFF, 0), TMO_STATE},
 };
 
 const struct scsi_op *smc_command_table(size_t *n)

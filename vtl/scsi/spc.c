@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/scsi/spc.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "vtl/scsi/device.h"
 
 /* INQUIRY CDB (SPC-4 6.6.1). */
 #define INQ_EVPD_BYTE 1
@@ -174,19 +177,166 @@ void spc_inquiry_vpd(const struct scsi_ident *id, const struct spc_vpd_page *pag
 	scsi_data_in(c, b, len, alloc);
 }
 
-/* PLACEHOLDER until implemented: INVALID COMMAND OPERATION CODE. */
+/* REPORT LUNS (SPC-4 6.33). */
+#define RL_SELECT_BYTE 2
+#define RL_ALLOC_BYTE 6 /* 4 bytes */
+#define RL_MIN_ALLOC 16
+enum { RL_SELECT_ALL = 0x00, RL_SELECT_WELL_KNOWN = 0x01, RL_SELECT_BOTH = 0x02 };
+#define RL_HEADER 8     /* LUN LIST LENGTH (4), reserved (4) */
+#define LUN_LEN 8
+/* Single-level LUNs (SAM-5 4.7): peripheral device addressing below 256, flat space above. */
+#define LUN_PERIPHERAL_MAX 0xFF
+#define LUN_FLAT 0x40
+#define LUN_FLAT_MAX 0x3FFF
+
 void spc_report_luns(struct scsi_dev *dev, struct scsi_cmd *c)
 {
-	(void)dev;
-	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
-	s.asc = ASC_INVALID_OPCODE;
-	scsi_fail(c, s);
+	uint8_t select = c->cdb[RL_SELECT_BYTE];
+	if (select != RL_SELECT_ALL && select != RL_SELECT_WELL_KNOWN && select != RL_SELECT_BOTH) {
+		scsi_fail(c, sense_invalid_cdb_field(RL_SELECT_BYTE, -1));
+		return;
+	}
+	uint32_t alloc = (uint32_t)be_get(c->cdb + RL_ALLOC_BYTE, 4);
+	if (alloc < RL_MIN_ALLOC) {
+		scsi_fail(c, sense_invalid_cdb_field(RL_ALLOC_BYTE, -1));
+		return;
+	}
+	uint8_t b[RL_HEADER + SCSI_MAX_LUNS * LUN_LEN];
+	memset(b, 0, sizeof b);
+	size_t at = RL_HEADER;
+	/* There are no well-known logical units: 01h lists none, 02h the same as 00h. */
+	for (unsigned i = 0; select != RL_SELECT_WELL_KNOWN && i < dev->n_luns && i < SCSI_MAX_LUNS; i++) {
+		uint16_t lun = dev->luns[i];
+		if (lun > LUN_FLAT_MAX)
+			continue; /* not a single-level LUN: a front end never configures one */
+		b[at] = lun > LUN_PERIPHERAL_MAX ? (uint8_t)(LUN_FLAT | lun >> 8) : 0;
+		b[at + 1] = (uint8_t)lun;
+		at += LUN_LEN;
+	}
+	be_put(b, at - RL_HEADER, 4);
+	scsi_data_in(c, b, at, alloc);
+}
+
+/* REPORT SUPPORTED OPERATION CODES (SPC-4 6.35). */
+#define RSOC_OPTIONS_BYTE 2
+#define RSOC_RCTD 0x80          /* return command timeouts descriptors */
+#define RSOC_OPTIONS_MASK 0x07
+#define RSOC_OPTIONS_BIT 2      /* the field's most significant bit, for the field pointer */
+#define RSOC_OPCODE_BYTE 3
+#define RSOC_SA_BYTE 4          /* 2 bytes */
+#define RSOC_ALLOC_BYTE 6       /* 4 bytes */
+enum { RSOC_ALL = 0, RSOC_ONE = 1, RSOC_ONE_SA = 2, RSOC_ONE_ANY = 3 };
+/* All-commands format (table 288) and its command descriptor (table 289). */
+#define RSOC_ALL_HEADER 4       /* COMMAND DATA LENGTH */
+#define RSOC_DESC_LEN 8
+#define RSOC_DESC_SA 2          /* 2 bytes */
+#define RSOC_DESC_FLAGS 5       /* CTDP (bit 1), SERVACTV (bit 0) */
+#define RSOC_DESC_CTDP 0x02
+#define RSOC_DESC_SERVACTV 0x01
+#define RSOC_DESC_CDB_LEN 6     /* 2 bytes */
+/* One-command format (table 290). */
+#define RSOC_ONE_FLAGS 1        /* CTDP (bit 7), SUPPORT (bits 2..0) */
+#define RSOC_ONE_CTDP 0x80
+#define RSOC_SUPPORT_NONE 0x1   /* not supported */
+#define RSOC_SUPPORT_STD 0x3    /* supported as the standard says */
+#define RSOC_ONE_CDB_SIZE 2     /* 2 bytes */
+#define RSOC_ONE_HEADER 4
+/* Command timeouts descriptor (6.35.4, table 292). */
+#define CTD_LEN 12
+#define CTD_DESC_LEN 0x0A
+#define CTD_NOMINAL 4           /* 4 bytes; 0: none given */
+#define CTD_RECOMMENDED 8       /* 4 bytes */
+
+static size_t put_timeouts(uint8_t *p, const struct scsi_op *op)
+{
+	memset(p, 0, CTD_LEN);
+	be_put(p, CTD_DESC_LEN, 2);
+	be_put(p + CTD_RECOMMENDED, op->timeout, 4);
+	return CTD_LEN;
+}
+
+static bool has_service_actions(const struct scsi_dev *dev, uint8_t opcode)
+{
+	for (size_t i = 0; i < dev->n_ops; i++)
+		if (dev->ops[i].opcode == opcode && dev->ops[i].service_action != SA_NONE)
+			return true;
+	return false;
+}
+
+static const struct scsi_op *op_of(const struct scsi_dev *dev, uint8_t opcode, uint16_t sa)
+{
+	for (size_t i = 0; i < dev->n_ops; i++)
+		if (dev->ops[i].opcode == opcode && dev->ops[i].service_action == sa)
+			return &dev->ops[i];
+	return NULL;
+}
+
+static void rsoc_all(struct scsi_dev *dev, struct scsi_cmd *c, bool rctd, uint32_t alloc)
+{
+	size_t each = RSOC_DESC_LEN + (rctd ? CTD_LEN : 0);
+	uint8_t *b = calloc(1, RSOC_ALL_HEADER + dev->n_ops * each);
+	if (!b) {
+		scsi_fail(c, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
+		return;
+	}
+	size_t at = RSOC_ALL_HEADER;
+	for (size_t i = 0; i < dev->n_ops; i++) {
+		const struct scsi_op *op = &dev->ops[i];
+		uint8_t *d = b + at;
+		d[0] = op->opcode;
+		if (op->service_action != SA_NONE) {
+			be_put(d + RSOC_DESC_SA, op->service_action, 2);
+			d[RSOC_DESC_FLAGS] |= RSOC_DESC_SERVACTV;
+		}
+		be_put(d + RSOC_DESC_CDB_LEN, op->cdb_len, 2);
+		at += RSOC_DESC_LEN;
+		if (rctd) {
+			d[RSOC_DESC_FLAGS] |= RSOC_DESC_CTDP;
+			at += put_timeouts(b + at, op);
+		}
+	}
+	be_put(b, at - RSOC_ALL_HEADER, 4);
+	scsi_data_in(c, b, at, alloc);
+	free(b);
 }
 
 void spc_report_opcodes(struct scsi_dev *dev, struct scsi_cmd *c)
 {
-	(void)dev;
-	struct scsi_sense s = sense_invalid_cdb_field(0, -1);
-	s.asc = ASC_INVALID_OPCODE;
-	scsi_fail(c, s);
+	bool rctd = c->cdb[RSOC_OPTIONS_BYTE] & RSOC_RCTD;
+	uint8_t option = c->cdb[RSOC_OPTIONS_BYTE] & RSOC_OPTIONS_MASK;
+	uint8_t opcode = c->cdb[RSOC_OPCODE_BYTE];
+	uint16_t sa = (uint16_t)be_get(c->cdb + RSOC_SA_BYTE, 2);
+	uint32_t alloc = (uint32_t)be_get(c->cdb + RSOC_ALLOC_BYTE, 4);
+	if (option > RSOC_ONE_ANY) {
+		scsi_fail(c, sense_invalid_cdb_field(RSOC_OPTIONS_BYTE, RSOC_OPTIONS_BIT));
+		return;
+	}
+	if (option == RSOC_ALL) {
+		rsoc_all(dev, c, rctd, alloc);
+		return;
+	}
+	/* 001b names an opcode without service actions, 010b one with; 011b either (SPC-4 table 287). */
+	bool with_sa = has_service_actions(dev, opcode);
+	if ((option == RSOC_ONE && with_sa) || (option == RSOC_ONE_SA && !with_sa && op_of(dev, opcode, SA_NONE))) {
+		scsi_fail(c, sense_invalid_cdb_field(RSOC_OPTIONS_BYTE, RSOC_OPTIONS_BIT));
+		return;
+	}
+	const struct scsi_op *op = op_of(dev, opcode, with_sa ? sa : SA_NONE);
+	uint8_t b[RSOC_ONE_HEADER + SCSI_USAGE_MAX + CTD_LEN];
+	memset(b, 0, sizeof b);
+	size_t at = RSOC_ONE_HEADER;
+	if (!op || (option == RSOC_ONE_SA && !with_sa)) {
+		b[RSOC_ONE_FLAGS] = RSOC_SUPPORT_NONE;
+	} else {
+		uint8_t n = op->cdb_len <= SCSI_USAGE_MAX ? op->cdb_len : SCSI_USAGE_MAX;
+		b[RSOC_ONE_FLAGS] = RSOC_SUPPORT_STD;
+		be_put(b + RSOC_ONE_CDB_SIZE, n, 2);
+		memcpy(b + at, op->usage, n);
+		at += n;
+		if (rctd) {
+			b[RSOC_ONE_FLAGS] |= RSOC_ONE_CTDP;
+			at += put_timeouts(b + at, op);
+		}
+	}
+	scsi_data_in(c, b, at, alloc);
 }

@@ -41,6 +41,22 @@ size_t scsi_data_out(const struct scsi_cmd *c, void *buf, size_t len);
 /* Total bytes of the command's buffers that the transfer length lets the device use. */
 size_t scsi_buf_len(const struct scsi_cmd *c);
 
+/* Reads big-endian integers of n bytes from a CDB or parameter list. */
+static inline uint64_t be_get(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Writes v as n big-endian bytes. */
+static inline void be_put(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
 struct scsi_dev;
 /* REPORT LUNS (A0h) from the device's LUN list. */
 void spc_report_luns(struct scsi_dev *dev, struct scsi_cmd *c);

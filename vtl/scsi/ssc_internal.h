@@ -144,15 +144,6 @@ uint8_t ssc_density_of_medium(const struct ssc_drive *d);
 /* The early-warning distance (bytes before the end) the drive gives a medium of this capacity. */
 uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity);
 
-/* Reads big-endian integers of n bytes from a CDB or parameter list. */
-static inline uint64_t be_get(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* The number of the highest bit set in v (0..7), for a field pointer at a reserved bit; -1 for 0. */
 static inline int top_bit(uint8_t v)
 {
@@ -162,13 +153,6 @@ static inline int top_bit(uint8_t v)
 		v >>= 1;
 	}
 	return b;
-}
-
-/* Writes v as n big-endian bytes. */
-static inline void be_put(uint8_t *p, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
 }
 
 /* Handlers, by module. */

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vtl/scsi/dispatch.h"
+
 #define RES_MAX_REG 32 /* registrations a device keeps */
 
 /* Persistent reservation types (SPC-4 table 174). */
@@ -71,5 +73,34 @@ void spc_release(struct scsi_dev *dev, struct scsi_cmd *c);
 void spc_pr_in(struct scsi_dev *dev, struct scsi_cmd *c);
 /* PERSISTENT RESERVE OUT 5Fh: REGISTER, RESERVE, RELEASE, CLEAR, PREEMPT, PREEMPT AND ABORT, REGISTER AND IGNORE. */
 void spc_pr_out(struct scsi_dev *dev, struct scsi_cmd *c);
+
+/*
+ * The PERSISTENT RESERVE IN and OUT rows of a command table (SPC-4 6.15, 6.16),
+ * with reservation class flags and timeout tmo; SCOPE and TYPE (byte 2)
+ * matter to RESERVE, RELEASE and the PREEMPTs only.
+ */
+#define SPC_PR_OPS(flags, tmo) \
+	{0x5E, 0x00, 10, flags, "PERSISTENT RESERVE IN / READ KEYS", spc_pr_in, \
+		U10(0x5E, 0x00, 0, 0, 0, 0, 0, 0xFF, 0xFF), tmo}, \
+	{0x5E, 0x01, 10, flags, "PERSISTENT RESERVE IN / READ RESERVATION", spc_pr_in, \
+		U10(0x5E, 0x01, 0, 0, 0, 0, 0, 0xFF, 0xFF), tmo}, \
+	{0x5E, 0x02, 10, flags, "PERSISTENT RESERVE IN / REPORT CAPABILITIES", spc_pr_in, \
+		U10(0x5E, 0x02, 0, 0, 0, 0, 0, 0xFF, 0xFF), tmo}, \
+	{0x5E, 0x03, 10, flags, "PERSISTENT RESERVE IN / READ FULL STATUS", spc_pr_in, \
+		U10(0x5E, 0x03, 0, 0, 0, 0, 0, 0xFF, 0xFF), tmo}, \
+	{0x5F, 0x00, 10, flags, "PERSISTENT RESERVE OUT / REGISTER", spc_pr_out, \
+		U10(0x5F, 0x00, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), tmo}, \
+	{0x5F, 0x01, 10, flags, "PERSISTENT RESERVE OUT / RESERVE", spc_pr_out, \
+		U10(0x5F, 0x01, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), tmo}, \
+	{0x5F, 0x02, 10, flags, "PERSISTENT RESERVE OUT / RELEASE", spc_pr_out, \
+		U10(0x5F, 0x02, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), tmo}, \
+	{0x5F, 0x03, 10, flags, "PERSISTENT RESERVE OUT / CLEAR", spc_pr_out, \
+		U10(0x5F, 0x03, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), tmo}, \
+	{0x5F, 0x04, 10, flags, "PERSISTENT RESERVE OUT / PREEMPT", spc_pr_out, \
+		U10(0x5F, 0x04, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), tmo}, \
+	{0x5F, 0x05, 10, flags, "PERSISTENT RESERVE OUT / PREEMPT AND ABORT", spc_pr_out, \
+		U10(0x5F, 0x05, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), tmo}, \
+	{0x5F, 0x06, 10, flags, "PERSISTENT RESERVE OUT / REGISTER AND IGNORE EXISTING KEY", spc_pr_out, \
+		U10(0x5F, 0x06, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF), tmo}
 
 #endif

@@ -77,7 +77,7 @@ static void supported_pages(void **state)
 	uint8_t b[BUF];
 	size_t n = log_sense(h, 0, 0x40, 0, 0, BUF, b);
 	expect_good(h);
-	static const uint8_t pages[] = {0x00, 0x02, 0x03, 0x0C, 0x1B, 0x2E, 0x31};
+	static const uint8_t pages[] = {0x00, 0x02, 0x03, 0x0C, 0x1B, 0x2E, 0x30, 0x31};
 	assert_int_equal(n, 4 + sizeof pages);
 	assert_int_equal(b[0], 0x80); /* DS, page 00h */
 	assert_int_equal(b[2] << 8 | b[3], sizeof pages);
@@ -88,7 +88,7 @@ static void supported_pages(void **state)
 	assert_int_equal(b[0], 0xC0);
 	assert_int_equal(b[1], 0xFF);
 	static const uint8_t pairs[] = {0x00, 0x00, 0x00, 0xFF, 0x02, 0x00, 0x03, 0x00,
-					0x0C, 0x00, 0x1B, 0x00, 0x2E, 0x00, 0x31, 0x00};
+					0x0C, 0x00, 0x1B, 0x00, 0x2E, 0x00, 0x30, 0x00, 0x31, 0x00};
 	assert_int_equal(n, 4 + sizeof pairs);
 	assert_memory_equal(b + 4, pairs, sizeof pairs);
 }
@@ -218,6 +218,42 @@ static void counters_follow_the_data_path(void **state)
 	uint64_t read_medium = param(b, n, 0x0002, NULL);
 	assert_true(read_medium > 0 && read_medium < sizeof data);
 	assert_int_equal(param(b, n, 0x0003, NULL), sizeof data);
+}
+
+/* Page 30h: the cartridge's history as its MAM holds it, across loads. */
+static void tape_usage(void **state)
+{
+	struct host *h = *state;
+	uint8_t b[BUF];
+	size_t n = log_sense(h, 0, 0x40 | 0x30, 0, 0, BUF, b);
+	expect_good(h);
+	assert_int_equal(param(b, n, 0x0001, NULL), 0); /* no medium */
+	host_new_cart(h, "E00002L8", 0);
+	host_load(h, "E00002L8");
+	static uint8_t data[1u << 20];
+	gen_data(data, sizeof data, 2, false);
+	uint8_t cdb[6];
+	for (int i = 0; i < 12; i++) {
+		host_cmd(h, cdb, cdb_write6(cdb, false, sizeof data), SCSI_DIR_OUT, data, sizeof data);
+		expect_good(h);
+	}
+	n = log_sense(h, 0, 0x40 | 0x30, 0, 0, BUF, b);
+	unsigned len;
+	assert_int_equal(param(b, n, 0x0001, &len), 1);
+	assert_int_equal(len, 4);
+	assert_int_equal(param(b, n, 0x0002, &len), 12ull * (1u << 20) / 5111808); /* LTO-8 data sets */
+	assert_int_equal(len, 8);
+	assert_int_equal(param(b, n, 0x0004, &len), 0);
+	assert_int_equal(len, 2);
+	assert_int_equal(param(b, n, 0x000B, NULL), 0);
+	/* Unloaded and loaded again: two threads, the data sets still counted. */
+	EXPECT_RC(ssc_eject(h->d), 0);
+	char bc[VTL_LABEL_LEN + 1];
+	EXPECT_RC(ssc_remove(h->d, bc), 0);
+	host_load(h, "E00002L8");
+	n = log_sense(h, 0, 0x40 | 0x30, 0, 0, BUF, b);
+	assert_int_equal(param(b, n, 0x0001, NULL), 2);
+	assert_int_equal(param(b, n, 0x0002, NULL), 12ull * (1u << 20) / 5111808);
 }
 
 static void tapealert_read_clears(void **state)
@@ -419,6 +455,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(error_counter_pages, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(sequential_and_compression, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(counters_follow_the_data_path, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(tape_usage, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(tapealert_read_clears, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(tapealert_test_flag, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(tape_capacity, host_setup, host_teardown),

@@ -194,6 +194,8 @@ void ssc_mam_unloading(struct ssc_drive *d);
  * cap), VTL_E_NOTFOUND if unset, VTL_E_INVAL with no MAM in memory.
  */
 int ssc_mam_get(struct ssc_drive *d, uint16_t id, void *buf, size_t cap, size_t *len);
+/* A numeric attribute of the loaded medium as READ ATTRIBUTE would give it now (0 when unset or unloaded). */
+uint64_t ssc_mam_number(struct ssc_drive *d, uint16_t id);
 /* Stores attribute id of the loaded medium (len 0: removes it), in the catalog if there is one; VTL_OK or its error. */
 int ssc_mam_put(struct ssc_drive *d, uint16_t id, const void *val, size_t len);
 /* The medium was erased from BOT (FORMAT MEDIUM: initialized too; SET CAPACITY): counts it in MAM. */

@@ -49,6 +49,7 @@ enum log_pc { PC_THRESHOLD = 0, PC_CUMULATIVE = 1, PC_DEFAULT_THRESHOLD = 2, PC_
 #define LP_SEQUENTIAL 0x0C
 #define LP_COMPRESSION 0x1B
 #define LP_TAPEALERT 0x2E
+#define LP_TAPE_USAGE 0x30
 #define LP_TAPE_CAPACITY 0x31
 
 /* Error counter parameters (SPC-4 7.3.4/7.3.15). */
@@ -78,6 +79,28 @@ enum log_pc { PC_THRESHOLD = 0, PC_CUMULATIVE = 1, PC_DEFAULT_THRESHOLD = 2, PC_
 #define RATIO_SCALE 100
 #define RATIO_MAX 0xFFFF
 
+/*
+ * Tape usage parameters (LTO log page 30h, as sg_logs decodes it): the
+ * cartridge's history from its MAM. Data set counts use the LTO format's data
+ * set size; the disk below never retries or suspends, so those counts are 0.
+ */
+#define TU_THREADS 0x0001        /* 4 bytes */
+#define TU_SETS_WRITTEN 0x0002   /* 8 bytes */
+#define TU_WRITE_RETRIES 0x0003  /* 4 bytes */
+#define TU_WRITE_ERRORS 0x0004   /* 2 bytes, as the following counts */
+#define TU_SUSP_WRITES 0x0005
+#define TU_FATAL_SUSP_WRITES 0x0006
+#define TU_SETS_READ 0x0007      /* 8 bytes */
+#define TU_READ_RETRIES 0x0008   /* 4 bytes */
+#define TU_READ_ERRORS 0x0009
+#define TU_SUSP_READS 0x000A
+#define TU_FATAL_SUSP_READS 0x000B
+#define DATA_SET_LTO5 2472960ull /* bytes of user data per data set, LTO-5 and LTO-6 */
+#define DATA_SET_LTO7 5111808ull /* LTO-7 to LTO-9 */
+#define MAM_LOAD_COUNT 0x0003    /* SPC-4 table 330 */
+#define MAM_MIB_WRITTEN_LIFE 0x0220
+#define MAM_MIB_READ_LIFE 0x0221
+
 /* Tape capacity parameters (IBM/HP LTO log page 31h), in MiB. */
 #define TC_MAIN_REMAINING 0x0001
 #define TC_ALT_REMAINING 0x0002
@@ -97,6 +120,7 @@ struct log_src {
 	struct ssc_counters c;   /* d->cnt since the page's last reset */
 	bool loaded;
 	struct vtl_position pos; /* valid when loaded */
+	uint64_t threads, mib_written, mib_read; /* the medium's life from MAM, when loaded */
 };
 
 /* A page being written: parameters below pointer are left out; values follow the page control. */
@@ -217,6 +241,22 @@ static void render_capacity(const struct log_src *s, struct log_out *o)
 	put_param(o, TC_ALT_MAXIMUM, LK_LIST, 4, 0);
 }
 
+static void render_usage(const struct log_src *s, struct log_out *o)
+{
+	uint64_t set = s->loaded && s->d->label.generation >= 7 ? DATA_SET_LTO7 : DATA_SET_LTO5;
+	put_param(o, TU_THREADS, LK_COUNTER, 4, s->threads);
+	put_param(o, TU_SETS_WRITTEN, LK_COUNTER, 8, s->mib_written * MIB / set);
+	put_param(o, TU_WRITE_RETRIES, LK_COUNTER, 4, 0);
+	put_param(o, TU_WRITE_ERRORS, LK_COUNTER, 2, 0);
+	put_param(o, TU_SUSP_WRITES, LK_COUNTER, 2, 0);
+	put_param(o, TU_FATAL_SUSP_WRITES, LK_COUNTER, 2, 0);
+	put_param(o, TU_SETS_READ, LK_COUNTER, 8, s->mib_read * MIB / set);
+	put_param(o, TU_READ_RETRIES, LK_COUNTER, 4, 0);
+	put_param(o, TU_READ_ERRORS, LK_COUNTER, 2, 0);
+	put_param(o, TU_SUSP_READS, LK_COUNTER, 2, 0);
+	put_param(o, TU_FATAL_SUSP_READS, LK_COUNTER, 2, 0);
+}
+
 static void render_supported(const struct log_src *s, struct log_out *o);
 static void render_supported_subpages(const struct log_src *s, struct log_out *o);
 
@@ -233,6 +273,7 @@ static const struct log_page log_pages[] = {
 	{LP_SEQUENTIAL, 0, BASE_SEQUENTIAL, SA_CLEANING_REQUIRED, render_sequential},
 	{LP_COMPRESSION, 0, BASE_COMPRESSION, DC_WRITTEN_TO_TAPE_MB + 1, render_compression},
 	{LP_TAPEALERT, 0, -1, TAPEALERT_FLAGS, render_tapealert},
+	{LP_TAPE_USAGE, 0, -1, TU_FATAL_SUSP_READS, render_usage},
 	{LP_TAPE_CAPACITY, 0, -1, TC_ALT_MAXIMUM, render_capacity},
 };
 #define N_PAGES (sizeof log_pages / sizeof log_pages[0])
@@ -313,8 +354,12 @@ void ssc_log_sense(struct scsi_dev *dev, struct scsi_cmd *c)
 	}
 	struct log_src src = {.d = d, .loaded = d->state == SSC_LOADED && d->cart};
 	counters_since(d, pg->base, &src.c);
-	if (src.loaded)
+	if (src.loaded) {
 		vtl_cart_position(d->cart, &src.pos);
+		src.threads = ssc_mam_number(d, MAM_LOAD_COUNT);
+		src.mib_written = ssc_mam_number(d, MAM_MIB_WRITTEN_LIFE);
+		src.mib_read = ssc_mam_number(d, MAM_MIB_READ_LIFE);
+	}
 	uint8_t buf[LOG_BUF_MAX];
 	struct log_out o = {.buf = buf, .at = PAGE_HDR, .pointer = pointer,
 			    .pc = (enum log_pc)(cdb[CDB_PAGE_BYTE] >> CDB_PC_SHIFT)};

@@ -368,6 +368,12 @@ static uint64_t live_value(struct ssc_drive *d, uint16_t id)
 	}
 }
 
+uint64_t ssc_mam_number(struct ssc_drive *d, uint16_t id)
+{
+	struct ssc_mam *m = mam_of(d);
+	return m && !m->read_error && d->cart ? live_value(d, id) : 0;
+}
+
 void ssc_mam_unloading(struct ssc_drive *d)
 {
 	struct ssc_mam *m = mam_of(d);

@@ -175,6 +175,68 @@ static void unload_with_hold(void **state)
 	EXPECT_RC(ssc_remove(h->d, bc), 0);
 }
 
+/* MODE SELECT(6) of page 1Ch: flags (DEXCPT 08h, TEST 04h), MRIE and the test flag number. */
+static void select_ie(struct host *h, uint8_t flags, uint8_t mrie, int32_t test_flag)
+{
+	uint8_t list[4 + 12] = {0};
+	list[4] = 0x1C;
+	list[5] = 10;
+	list[6] = flags;
+	list[7] = mrie;
+	uint32_t f = (uint32_t)test_flag;
+	list[12] = (uint8_t)(f >> 24);
+	list[13] = (uint8_t)(f >> 16);
+	list[14] = (uint8_t)(f >> 8);
+	list[15] = (uint8_t)f;
+	uint8_t cdb[6] = {0x15, 0x10, 0, 0, sizeof list, 0};
+	host_cmd(h, cdb, 6, SCSI_DIR_OUT, list, sizeof list);
+	expect_good(h);
+}
+
+static void informational_exceptions(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "A00004L8", 0);
+	host_load(h, "A00004L8");
+	/* MRIE 4 and a test: the next command completes and reports RECOVERED ERROR 5Dh/FFh, once. */
+	select_ie(h, 0x04, 4, 0);
+	tur(h);
+	expect_sense(h, SK_RECOVERED_ERROR, ASC_FAILURE_PREDICTION_TEST);
+	tur(h);
+	expect_good(h);
+	/* MRIE 4: a new TapeAlert flag (set through the test flag number) is reported as 5Dh/00h. */
+	select_ie(h, 0x04, 4, 20);
+	uint8_t rp[10] = {0x34};
+	uint8_t b[32];
+	host_cmd(h, rp, 10, SCSI_DIR_IN, b, 20);
+	expect_sense(h, SK_RECOVERED_ERROR, ASC_FAILURE_PREDICTION);
+	assert_int_equal(h->c.data_len, 20); /* the data still arrived */
+	tur(h);
+	expect_good(h);
+	/* MRIE 2: a unit attention to every nexus. */
+	select_ie(h, 0x04, 2, 21);
+	tur(h);
+	expect_sense(h, SK_UNIT_ATTENTION, ASC_FAILURE_PREDICTION);
+	h->nexus = 0x300;
+	tur(h);
+	expect_sense(h, SK_UNIT_ATTENTION, ASC_POWER_ON_RESET);
+	h->nexus = HOST_NEXUS;
+	/* MRIE 6: only REQUEST SENSE tells, with NO SENSE. */
+	select_ie(h, 0x04, 6, 22);
+	tur(h);
+	expect_good(h);
+	uint8_t rs[6] = {0x03, 0, 0, 0, 18, 0};
+	host_cmd(h, rs, 6, SCSI_DIR_IN, b, 18);
+	expect_good(h);
+	assert_int_equal(b[2] & 0x0F, SK_NO_SENSE);
+	assert_int_equal(b[12], 0x5D);
+	assert_int_equal(b[13], 0x00);
+	/* DEXCPT set again: nothing is reported. */
+	select_ie(h, 0x0C, 4, 23);
+	tur(h);
+	expect_good(h);
+}
+
 static void generation_rules(void **state)
 {
 	struct host *h = *state;
@@ -232,6 +294,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(request_sense_reports_and_clears, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(prevent_blocks_unload, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(unload_with_hold, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(informational_exceptions, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(generation_rules, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(cleaning_cartridge, host_setup, host_teardown),
 	};

@@ -81,6 +81,8 @@ enum scsi_asc {
 	ASC_OVERLAPPED_COMMANDS = 0x4E00,
 	ASC_INTERNAL_TARGET_FAILURE = 0x4400,
 	ASC_MISCOMPARE_DURING_VERIFY = 0x1D00,
+	ASC_FAILURE_PREDICTION = 0x5D00,         /* failure prediction threshold exceeded */
+	ASC_FAILURE_PREDICTION_TEST = 0x5DFF,    /* failure prediction threshold exceeded (false) */
 	ASC_POSITION_PAST_BOM = 0x3B0C,          /* position past beginning of medium (SSC-4 SET CAPACITY, FORMAT MEDIUM) */
 	ASC_AUXILIARY_MEMORY_WRITE_ERROR = 0x0C0B,
 };

@@ -285,6 +285,46 @@ struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err)
 	}
 }
 
+enum scsi_asc ssc_ie_pending(struct ssc_drive *d)
+{
+	d->ie_reported &= d->tapealert;
+	if (d->mode.dexcpt || d->mode.mrie == MRIE_NONE)
+		return ASC_NONE;
+	if (d->mode.test)
+		return ASC_FAILURE_PREDICTION_TEST;
+	return (d->tapealert & ~d->ie_reported) ? ASC_FAILURE_PREDICTION : ASC_NONE;
+}
+
+void ssc_ie_reported(struct ssc_drive *d)
+{
+	d->mode.test = false;
+	d->ie_reported = d->tapealert;
+}
+
+/*
+ * Reports informational exception ie, pending before command c ran (the
+ * next command after the condition tells), the way page 1Ch's MRIE says.
+ */
+static void report_ie(struct ssc_drive *d, struct scsi_cmd *c, enum scsi_asc ie)
+{
+	if (ie == ASC_NONE || ssc_ie_pending(d) == ASC_NONE)
+		return;
+	switch (d->mode.mrie) {
+	case MRIE_RECOVERED_CONDITIONAL:
+	case MRIE_RECOVERED:
+	case MRIE_NO_SENSE:
+		/* The command completed; its status carries the exception, its data stays transferred. */
+		if (c->status != SCSI_GOOD)
+			break;
+		c->status = SCSI_CHECK_CONDITION;
+		c->sense = sense_of(d->mode.mrie == MRIE_NO_SENSE ? SK_NO_SENSE : SK_RECOVERED_ERROR, ie);
+		ssc_ie_reported(d);
+		break;
+	default:
+		break; /* MRIE 2: raised before the command ran; MRIE 6: REQUEST SENSE reports it */
+	}
+}
+
 bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s)
 {
 	if (!d->cart || vtl_cart_sync(d->cart) == VTL_OK)
@@ -324,7 +364,16 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 	struct vtl_cart_stats before, after;
 	if (cart)
 		vtl_cart_stats(cart, &before);
+	enum scsi_asc ie = ssc_ie_pending(d);
+	if (ie != ASC_NONE && d->mode.mrie == MRIE_UNIT_ATTENTION) {
+		/* MRIE 2: every nexus gets a unit attention, this command's first. */
+		ua_raise_all(&d->dev.ua, ie == ASC_FAILURE_PREDICTION_TEST ? UA_FAILURE_PREDICTION_TEST
+									: UA_FAILURE_PREDICTION, UA_NO_NEXUS);
+		ssc_ie_reported(d);
+	}
 	scsi_dev_execute(&d->dev, not_ready, c);
+	if (!(op && (op->flags & OP_UA_EXEMPT)))
+		report_ie(d, c, ie);
 	if (cart && d->cart == cart) {
 		vtl_cart_stats(cart, &after);
 		d->cnt.medium_written += after.written_stored - before.written_stored;
@@ -514,6 +563,9 @@ void ssc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c)
 	} else if (d->deferred_pending) {
 		s = d->deferred;
 		d->deferred_pending = false;
+	} else if (d->mode.mrie == MRIE_ON_REQUEST && ssc_ie_pending(d) != ASC_NONE) {
+		s = sense_of(SK_NO_SENSE, ssc_ie_pending(d));
+		ssc_ie_reported(d);
 	} else if (not_ready) {
 		s = *not_ready;
 	} else {

@@ -35,6 +35,17 @@ enum ssc_density {
 #define SSC_BLOCK_LIMIT_MAX 0x800000u /* READ BLOCK LIMITS maximum: 8 MiB, as IBM LTO drives report */
 #define SSC_BLOCK_LIMIT_MIN 1u
 
+/* Methods of reporting informational exceptions (SPC-4 page 1Ch MRIE); 7h-Bh reserved, Ch-Fh vendor specific. */
+enum ssc_mrie {
+	MRIE_NONE = 0x0,
+	MRIE_OBSOLETE = 0x1,              /* asynchronous event reporting */
+	MRIE_UNIT_ATTENTION = 0x2,
+	MRIE_RECOVERED_CONDITIONAL = 0x3, /* conditionally generate recovered error (PER: taken as set) */
+	MRIE_RECOVERED = 0x4,             /* unconditionally generate recovered error */
+	MRIE_NO_SENSE = 0x5,
+	MRIE_ON_REQUEST = 0x6,            /* only report on REQUEST SENSE */
+};
+
 /* Mode parameters the data path obeys (the mode pages hold the rest). */
 struct ssc_mode {
 	uint32_t block_len;   /* block descriptor: 0 = variable-block mode */
@@ -108,6 +119,7 @@ struct ssc_drive {
 	/* ssc_log.c: d->cnt as it was at each log page's last reset; a page reports the difference. */
 	struct ssc_counters log_base[SSC_LOG_BASES];
 	uint64_t tapealert;        /* bit (flag - 1) set: flag active until read */
+	uint64_t ie_reported;      /* TapeAlert flags already reported as informational exceptions */
 
 	/* An error found after its command completed, reported on the next one (SSC-4 4.2.15). */
 	bool deferred_pending;
@@ -134,6 +146,16 @@ bool ssc_may_write(struct ssc_drive *d, struct scsi_sense *s);
 
 /* Translates a backend error at the current position into sense (MEDIUM ERROR, VOLUME OVERFLOW ...). */
 struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err);
+
+/*
+ * The informational exception to report now (page 1Ch, DEXCPT 0): the test
+ * (5Dh/FFh) or TapeAlert flags set since the last report (5Dh/00h);
+ * ASC_NONE if none. Flags cleared since are forgotten, so they report again.
+ */
+enum scsi_asc ssc_ie_pending(struct ssc_drive *d);
+
+/* Marks the pending informational exception reported. */
+void ssc_ie_reported(struct ssc_drive *d);
 
 /* Makes everything written durable; a failure is the deferred error of earlier buffered writes (in *s). */
 bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s);

@@ -127,10 +127,6 @@ enum mode_pc { PC_CURRENT = 0, PC_CHANGEABLE = 1, PC_DEFAULT = 2, PC_SAVED = 3 }
 #define IE_MRIE_MASK 0x0F
 #define IE_MRIE_BIT 3
 #define IE_REPORT_COUNT 8    /* 4 bytes; with TEST=1 the TapeAlert test flag number (+n sets, -n clears) */
-#define MRIE_NONE 0x0
-#define MRIE_OBSOLETE 0x1    /* asynchronous event reporting: obsolete */
-#define MRIE_RECOVERED_CONDITIONAL 0x3
-#define MRIE_ON_REQUEST 0x6  /* the highest value SPC-4 defines; 7h-Bh reserved, Ch-Fh vendor specific */
 #define TAPEALERT_FLAGS 64
 
 #define MODE_BUF_MAX 512     /* header, block descriptor and every page: well under this */

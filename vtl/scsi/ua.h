@@ -25,6 +25,8 @@ enum scsi_ua {
 	UA_IE_ACCESSED = 1u << 5,          /* 28h/01h import or export element accessed */
 	UA_MODE_CHANGED = 1u << 6,         /* 2Ah/01h mode parameters changed */
 	UA_LOG_CHANGED = 1u << 7,          /* 2Ah/02h log parameters changed */
+	UA_FAILURE_PREDICTION = 1u << 8,   /* 5Dh/00h failure prediction threshold exceeded (MRIE 2) */
+	UA_FAILURE_PREDICTION_TEST = 1u << 9, /* 5Dh/FFh ... (false): the informational exceptions test */
 };
 
 #define UA_MAX_NEXUS 64 /* initiators remembered; the least recently seen is forgotten first */

@@ -27,7 +27,8 @@ VTLCTL      := $(BUILD)/vtlctl
 INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 120       # per target for `make fuzz`; `make check` runs each for FUZZ_CHECK_SECONDS
+FUZZ_CHECK_SECONDS ?= 15
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
@@ -69,12 +70,12 @@ $(BUILD)/tests/bench/%: tests/bench/%.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
 
 # Every tier this machine can run. Today: unit (cmocka), integration (the programs, end to end)
-# and fuzz (libFuzzer, FUZZ_SECONDS per target).
+# and a short fuzz run (libFuzzer, FUZZ_CHECK_SECONDS per target).
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory integration
-	@$(MAKE) --no-print-directory fuzz
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS)
 
 integration: $(PROGRAMS)
 	@tests/run-integration $(BUILD) $(INTEG_TESTS)

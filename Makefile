@@ -27,7 +27,8 @@ VTLCTL      := $(BUILD)/vtlctl
 INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_SECONDS ?= 120       # per target for `make fuzz`; `make check` runs each for FUZZ_CHECK_SECONDS
+# Seconds per fuzz target: FUZZ_SECONDS for `make fuzz`, FUZZ_CHECK_SECONDS within `make check`.
+FUZZ_SECONDS ?= 120
 FUZZ_CHECK_SECONDS ?= 15
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)

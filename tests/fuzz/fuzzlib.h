@@ -11,11 +11,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/cartridge.h"
 #include "backend/pool.h"
+#include "vtl/scsi/cmd.h"
+#include "vtl/scsi/sense.h"
+#include "vtl/scsi/spc.h"
 
 struct fuzz_input {
 	const uint8_t *p;
@@ -70,6 +74,116 @@ static inline void fuzz_pool_open(const char *tag, const char *barcode)
 	}
 	fuzz_barcode = barcode;
 	atexit(fuzz_pool_cleanup);
+}
+
+#define FUZZ_XFER_MAX (64u << 10) /* the largest transfer a step asks for */
+#define FUZZ_MAX_IOV 3
+#define FUZZ_N_NEXUS 4
+#define FUZZ_NEXUS_BASE 0x100
+#define FUZZ_EVENT_MARK 0xF0      /* header bytes Fxh are events */
+#define FUZZ_MAP_OPCODE 0x10      /* header bit: map the opcode onto a listed command */
+#define FUZZ_MAX_OPS 256
+
+/* A command a device lists in REPORT SUPPORTED OPERATION CODES. */
+struct fuzz_op {
+	uint8_t opcode;
+	int sa; /* -1: none */
+};
+
+/* Reads the all-commands answer of REPORT SUPPORTED OPERATION CODES (len bytes) into ops; returns the count. */
+static inline unsigned fuzz_learn_ops(const uint8_t *b, size_t len, struct fuzz_op *ops)
+{
+	unsigned n = 0;
+	size_t total = len >= 4 ? be_get(b, 4) : 0;
+	for (size_t at = 4; at + 8 <= 4 + total && at + 8 <= len && n < FUZZ_MAX_OPS; at += 8) {
+		ops[n].opcode = b[at];
+		ops[n].sa = (b[at + 5] & 1) ? (int)be_get(b + at + 2, 2) : -1;
+		n++;
+	}
+	if (n == 0)
+		abort();
+	return n;
+}
+
+/* The checks every answer must pass. */
+static inline void fuzz_check(const struct scsi_cmd *c)
+{
+	if (c->status != SCSI_GOOD && c->status != SCSI_CHECK_CONDITION && c->status != SCSI_RESERVATION_CONFLICT)
+		abort();
+	if (c->data_len > c->xfer_len)
+		abort();
+	if (c->status == SCSI_RESERVATION_CONFLICT && c->data_len != 0)
+		abort();
+	if (c->status != SCSI_CHECK_CONDITION)
+		return;
+	const struct scsi_sense *s = &c->sense;
+	if ((unsigned)s->key > 0xF || s->key == 0xC || s->key == 0xF) /* obsolete and reserved keys (SPC-4 table 27) */
+		abort();
+	if (s->key == SK_NO_SENSE && !s->filemark && !s->eom && !s->ili && s->asc == ASC_NONE)
+		abort(); /* a CHECK CONDITION that says nothing */
+	if (s->sks_valid && s->sks_cdb && s->sks_field >= c->cdb_len)
+		abort(); /* a field pointer past the CDB */
+	if (s->sks_valid && !s->sks_cdb && s->key == SK_ILLEGAL_REQUEST && s->sks_field >= c->xfer_len)
+		abort(); /* a pointer into parameter data the host never sent */
+	uint8_t b[SENSE_MAX_LEN];
+	size_t n = sense_encode(s, b, sizeof b);
+	if (n != SENSE_FIXED_LEN || (b[0] & 0x7F) != (s->deferred ? 0x71 : 0x70) || b[7] != n - 8 ||
+	    (b[2] & 0x0F) != (unsigned)s->key)
+		abort();
+	n = sense_encode_desc(s, b, sizeof b);
+	if (n < 8 || b[0] != (s->deferred ? 0x73 : 0x72) || b[7] != n - 8 || (b[1] & 0x0F) != (unsigned)s->key)
+		abort();
+	for (size_t at = 8; at < n; at += 2u + b[at + 1]) /* descriptors tile the additional bytes exactly */
+		if (at + 2 > n || at + 2u + b[at + 1] > n)
+			abort();
+}
+
+/*
+ * Builds a command from the input (nexus and direction from hdr, CDB length,
+ * transfer length and its split into buffers, the CDB with its opcode
+ * optionally mapped onto one of ops, the data-out bytes), runs it with exec
+ * and checks the answer.
+ */
+static inline void fuzz_command(uint8_t hdr, struct fuzz_input *in, const struct fuzz_op *ops, unsigned n_ops,
+				void (*exec)(struct scsi_cmd *c, void *arg), void *arg)
+{
+	struct scsi_cmd c;
+	memset(&c, 0, sizeof c);
+	c.nexus = FUZZ_NEXUS_BASE * (1 + (hdr & 3));
+	static const enum scsi_dir dirs[4] = {SCSI_DIR_NONE, SCSI_DIR_IN, SCSI_DIR_OUT, SCSI_DIR_IN};
+	c.dir = dirs[(hdr >> 2) & 3];
+	c.cdb_len = (uint8_t)(1 + fuzz_take(in, 1) % 16);
+	c.xfer_len = fuzz_take(in, 2) % (FUZZ_XFER_MAX + 1);
+	unsigned split = fuzz_take(in, 1);
+	for (unsigned i = 0; i < c.cdb_len; i++)
+		c.cdb[i] = (uint8_t)fuzz_take(in, 1);
+	if (hdr & FUZZ_MAP_OPCODE) {
+		unsigned k = c.cdb[0] % n_ops;
+		c.cdb[0] = ops[k].opcode;
+		if (ops[k].sa >= 0 && c.cdb_len > 1)
+			c.cdb[1] = (uint8_t)((c.cdb[1] & 0xE0) | ops[k].sa);
+	}
+	/* The buffers: up to three, each its own allocation so that ASan sees a step past any of them. */
+	struct iovec iov[FUZZ_MAX_IOV];
+	c.iov_cnt = 1 + (int)(split % FUZZ_MAX_IOV);
+	size_t left = c.xfer_len;
+	for (int i = 0; i < c.iov_cnt; i++) {
+		size_t len = i == c.iov_cnt - 1 ? left : left * ((split >> (2 + 3 * i)) & 7) / 8;
+		left -= len;
+		iov[i].iov_len = len;
+		iov[i].iov_base = malloc(len ? len : 1);
+		if (!iov[i].iov_base)
+			abort();
+		uint8_t *p = iov[i].iov_base;
+		for (size_t j = 0; j < len; j++) /* data-out from the input; for data-in, bytes the device must overwrite */
+			p[j] = c.dir == SCSI_DIR_OUT ? (uint8_t)fuzz_take(in, 1) : 0xA5;
+	}
+	c.iov = iov;
+	c.status = 0xFF;
+	exec(&c, arg);
+	fuzz_check(&c);
+	for (int i = 0; i < c.iov_cnt; i++)
+		free(iov[i].iov_base);
 }
 
 #endif

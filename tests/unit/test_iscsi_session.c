@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The iSCSI full feature phase PDU by PDU, with a real tape drive as LUN 1:
+ * SCSI commands with Data-In and phase-collapsed status, writes with
+ * immediate data, unsolicited data and R2T, sense and residuals in the SCSI
+ * Response, unknown LUNs, NOP ping, task management, logout, Rejects and
+ * the command window.
+ */
+#include "tests/unit/scsi_host.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "vtl/iscsi/session.h"
+
+#define MAX_SENT 256
+
+struct sent {
+	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t *data;
+	uint32_t len;
+};
+
+static struct sent out[MAX_SENT];
+static unsigned n_out;
+static struct session_task *queue[64];
+static unsigned n_queue;
+static int closed;
+
+static void cap_send(void *arg, struct iscsi_pdu *pdu, const struct iovec *data, int niov)
+{
+	(void)arg;
+	assert_true(n_out < MAX_SENT);
+	struct sent *o = &out[n_out++];
+	memcpy(o->bhs, pdu->bhs, ISCSI_BHS_LEN);
+	o->len = 0;
+	for (int i = 0; i < niov; i++)
+		o->len += (uint32_t)data[i].iov_len;
+	assert_int_equal(o->len, pdu->data_len);
+	o->data = talloc(o->len);
+	uint32_t at = 0;
+	for (int i = 0; i < niov; i++) {
+		memcpy(o->data + at, data[i].iov_base, data[i].iov_len);
+		at += (uint32_t)data[i].iov_len;
+	}
+}
+
+static void cap_submit(void *arg, struct session_task *t)
+{
+	(void)arg;
+	queue[n_queue++] = t;
+}
+
+static void cap_close(void *arg)
+{
+	(void)arg;
+	closed++;
+}
+
+static void drive_exec(void *dev, struct scsi_cmd *c)
+{
+	ssc_execute(dev, c);
+}
+
+static void drive_reset(void *dev)
+{
+	ssc_reset(dev);
+}
+
+static struct session *sess;
+static uint32_t cmd_sn;
+
+/* Runs what the session handed to its units, as the drive's worker would. */
+static void run_queue(void)
+{
+	while (n_queue) {
+		struct session_task *t = queue[0];
+		memmove(queue, queue + 1, --n_queue * sizeof *queue);
+		t->lu->exec(t->lu->dev, &t->cmd);
+		session_complete(sess, t);
+	}
+}
+
+static int setup(void **state)
+{
+	if (host_setup(state) != 0)
+		return -1;
+	struct host *h = *state;
+	n_out = n_queue = 0;
+	closed = 0;
+	struct session_lu lu = {.lun = 1, .dev = h->d, .exec = drive_exec, .reset = drive_reset};
+	struct session_params p = {.max_recv_data = 65536, .max_send_data = 65536, .max_burst = 65536,
+				   .first_burst = 65536, .initial_r2t = false, .immediate_data = true,
+				   .exp_cmd_sn = 10, .stat_sn = 100};
+	struct session_io io = {.send = cap_send, .submit = cap_submit, .close = cap_close};
+	cmd_sn = 10;
+	/* The session's nexus is the host's: the drive's power-on attention for it is already seen. */
+	return session_create(&p, &lu, 1, HOST_NEXUS, &io, &sess) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	session_destroy(sess);
+	return host_teardown(state);
+}
+
+/* A SCSI Command PDU for LUN lun with cdb, flags (R 40h, W 20h, F 80h), edtl and immediate data. */
+static void command(uint8_t lun, const uint8_t *cdb, unsigned cdb_len, uint8_t flags, uint32_t edtl, uint32_t itt,
+		    const uint8_t *data, uint32_t len)
+{
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SCSI_CMD;
+	p.bhs[1] = flags;
+	p.bhs[9] = lun;
+	pdu_put(p.bhs + 16, itt, 4);
+	pdu_put(p.bhs + 20, edtl, 4);
+	pdu_put(p.bhs + 24, cmd_sn++, 4);
+	memcpy(p.bhs + 32, cdb, cdb_len);
+	p.data = (uint8_t *)data;
+	p.data_len = len;
+	session_receive(sess, &p);
+	run_queue();
+}
+
+static void data_out(uint32_t itt, uint32_t ttt, uint32_t offset, const uint8_t *data, uint32_t len, bool final)
+{
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_DATA_OUT;
+	p.bhs[1] = final ? 0x80 : 0;
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, itt, 4);
+	pdu_put(p.bhs + 20, ttt, 4);
+	pdu_put(p.bhs + 40, offset, 4);
+	p.data = (uint8_t *)data;
+	p.data_len = len;
+	session_receive(sess, &p);
+	run_queue();
+}
+
+static uint32_t f32(const struct sent *o, unsigned at)
+{
+	return pdu_get(o->bhs + at, 4);
+}
+
+static void inquiry_with_phase_collapse(void **state)
+{
+	(void)state;
+	uint8_t inq[6] = {0x12, 0, 0, 0, 96, 0};
+	command(1, inq, 6, 0xC0, 96, 7, NULL, 0);
+	assert_int_equal(n_out, 1);
+	struct sent *o = &out[0];
+	assert_int_equal(o->bhs[0], ISCSI_OP_DATA_IN);
+	assert_int_equal(o->bhs[1], 0x81); /* F and S: the status rides on the data */
+	assert_int_equal(o->bhs[3], SCSI_GOOD);
+	assert_int_equal(f32(o, 16), 7);
+	assert_int_equal(f32(o, 24), 100); /* StatSN */
+	assert_int_equal(f32(o, 28), 11);  /* ExpCmdSN moved past the command */
+	assert_int_equal(f32(o, 32), 11 + SESSION_CMD_WINDOW - 1);
+	assert_int_equal(o->len, 96);
+	assert_int_equal(o->data[0], 0x01); /* a tape drive */
+	/* A bigger allocation than the answer: underflow with the residual. */
+	n_out = 0;
+	inq[4] = 200;
+	command(1, inq, 6, 0xC0, 200, 8, NULL, 0);
+	assert_int_equal(out[0].bhs[1] & 0x02, 0x02);
+	assert_int_equal(f32(&out[0], 44), 200 - 96);
+	assert_int_equal(f32(&out[0], 24), 101);
+}
+
+static void unknown_lun(void **state)
+{
+	(void)state;
+	uint8_t inq[6] = {0x12, 0, 0, 0, 36, 0};
+	command(5, inq, 6, 0xC0, 36, 1, NULL, 0);
+	assert_int_equal(out[0].data[0], 0x7F); /* peripheral qualifier 011b: no unit there */
+	n_out = 0;
+	uint8_t tur[6] = {0};
+	command(5, tur, 6, 0x80, 0, 2, NULL, 0);
+	struct sent *o = &out[0];
+	assert_int_equal(o->bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(o->bhs[3], SCSI_CHECK_CONDITION);
+	assert_int_equal(pdu_get(o->data, 2), 18); /* SenseLength, then fixed-format sense */
+	assert_int_equal(o->data[2 + 2] & 0x0F, SK_ILLEGAL_REQUEST);
+	assert_int_equal(o->data[2 + 12], 0x25);
+}
+
+static void write_with_r2t_then_read_back(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00001L8", 0);
+	host_load(h, "F00001L8");
+	enum { LEN = 200000 };
+	static uint8_t block[LEN];
+	gen_data(block, LEN, 5, false);
+	uint8_t wr[6];
+	cdb_write6(wr, false, LEN);
+	/* 16 KiB immediate, unsolicited data to FirstBurstLength (64 KiB), then R2Ts of MaxBurstLength. */
+	command(1, wr, 6, 0x20, LEN, 20, block, 16384);
+	assert_int_equal(n_out, 0);
+	data_out(20, ITT_RESERVED, 16384, block + 16384, 65536 - 16384, true);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_R2T);
+	assert_int_equal(f32(&out[0], 40), 65536);  /* offset */
+	assert_int_equal(f32(&out[0], 44), 65536);  /* desired length */
+	assert_int_equal(f32(&out[0], 36), 0);      /* R2TSN */
+	uint32_t ttt = f32(&out[0], 20);
+	assert_true(ttt != ITT_RESERVED);
+	/* The burst in two Data-Out PDUs. */
+	data_out(20, ttt, 65536, block + 65536, 32768, false);
+	assert_int_equal(n_out, 1);
+	data_out(20, ttt, 98304, block + 98304, 32768, true);
+	assert_int_equal(n_out, 2);
+	assert_int_equal(f32(&out[1], 40), 131072);
+	assert_int_equal(f32(&out[1], 44), 65536);
+	assert_int_equal(f32(&out[1], 36), 1);
+	data_out(20, ttt, 131072, block + 131072, 65536, true);
+	assert_int_equal(n_out, 3);
+	assert_int_equal(f32(&out[2], 40), 196608);
+	assert_int_equal(f32(&out[2], 44), LEN - 196608); /* the last burst is what is left */
+	data_out(20, ttt, 196608, block + 196608, LEN - 196608, true);
+	assert_int_equal(n_out, 4);
+	assert_int_equal(out[3].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[3].bhs[3], SCSI_GOOD);
+	assert_int_equal(out[3].bhs[1] & 0x06, 0); /* no residual */
+	/* Read it back: Data-In of 64 KiB each, DataSN and offsets in order, status on the last. */
+	uint8_t rw[6] = {0x01};
+	n_out = 0;
+	command(1, rw, 6, 0x80, 0, 21, NULL, 0);
+	assert_int_equal(out[0].bhs[3], SCSI_GOOD);
+	n_out = 0;
+	uint8_t rd[6];
+	cdb_read6(rd, false, false, LEN);
+	command(1, rd, 6, 0xC0, LEN, 22, NULL, 0);
+	assert_int_equal(n_out, 4);
+	static uint8_t back[LEN];
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(out[i].bhs[0], ISCSI_OP_DATA_IN);
+		assert_int_equal(f32(&out[i], 36), i);
+		assert_int_equal(f32(&out[i], 40), i * 65536);
+		memcpy(back + i * 65536, out[i].data, out[i].len);
+	}
+	assert_int_equal(out[3].bhs[1], 0x81);
+	assert_int_equal(out[2].bhs[1], 0x00);
+	assert_memory_equal(back, block, LEN);
+}
+
+static void short_read_sense_and_residual(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00002L8", 0);
+	host_load(h, "F00002L8");
+	uint8_t data[1000];
+	memset(data, 'q', sizeof data);
+	uint8_t wr[6];
+	cdb_write6(wr, false, 1000);
+	command(1, wr, 6, 0xA0, 1000, 30, data, 1000);
+	assert_int_equal(out[0].bhs[3], SCSI_GOOD);
+	uint8_t rw[6] = {0x01};
+	command(1, rw, 6, 0x80, 0, 31, NULL, 0);
+	n_out = 0;
+	uint8_t rd[6];
+	cdb_read6(rd, false, false, 4096);
+	command(1, rd, 6, 0xC0, 4096, 32, NULL, 0);
+	/* The 1000 bytes, then a SCSI Response: CHECK CONDITION, ILI, INFORMATION 3096, underflow 3096. */
+	assert_int_equal(n_out, 2);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_DATA_IN);
+	assert_int_equal(out[0].bhs[1] & 0x01, 0);
+	assert_int_equal(out[0].len, 1000);
+	struct sent *r = &out[1];
+	assert_int_equal(r->bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(r->bhs[3], SCSI_CHECK_CONDITION);
+	assert_int_equal(r->bhs[1] & 0x02, 0x02);
+	assert_int_equal(f32(r, 44), 3096);
+	const uint8_t *sense = r->data + 2;
+	assert_int_equal(sense[0], 0xF0);
+	assert_int_equal(sense[2], 0x20);
+	assert_int_equal(pdu_get(sense + 3, 4), 3096);
+}
+
+static void nop_tmf_logout_reject(void **state)
+{
+	(void)state;
+	/* NOP-Out ping: NOP-In with the same tag and data. */
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_NOP_OUT | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80;
+	pdu_put(p.bhs + 16, 77, 4);
+	pdu_put(p.bhs + 20, ITT_RESERVED, 4);
+	pdu_put(p.bhs + 24, cmd_sn, 4);
+	uint8_t ping[5] = "ping";
+	p.data = ping;
+	p.data_len = 5;
+	session_receive(sess, &p);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_NOP_IN);
+	assert_int_equal(f32(&out[0], 16), 77);
+	assert_memory_equal(out[0].data, "ping", 5);
+	assert_int_equal(f32(&out[0], 28), cmd_sn); /* immediate: the window did not move */
+	/* ABORT TASK of a tag nobody uses; LOGICAL UNIT RESET of LUN 1. */
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_TMF_REQ | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80 | 1;
+	pdu_put(p.bhs + 16, 78, 4);
+	pdu_put(p.bhs + 20, 999, 4);
+	session_receive(sess, &p);
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_TMF_RSP);
+	assert_int_equal(out[1].bhs[2], 1); /* task does not exist */
+	p.bhs[1] = 0x80 | 5;
+	p.bhs[9] = 1;
+	session_receive(sess, &p);
+	assert_int_equal(out[2].bhs[2], 0);
+	/* The reset reached the drive: the next command gets POWER ON, RESET. */
+	n_out = 0;
+	uint8_t tur[6] = {0};
+	command(1, tur, 6, 0x80, 0, 40, NULL, 0);
+	assert_int_equal(out[0].bhs[3], SCSI_CHECK_CONDITION);
+	assert_int_equal(out[0].data[2 + 12], 0x29);
+	/* Data-Out for a task that does not exist, and a SNACK: Reject with the header returned. */
+	n_out = 0;
+	data_out(555, 1, 0, ping, 4, true);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+	assert_int_equal(out[0].bhs[2], 0x09);
+	assert_int_equal(out[0].len, ISCSI_BHS_LEN);
+	assert_int_equal(out[0].data[0], ISCSI_OP_DATA_OUT);
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SNACK;
+	session_receive(sess, &p);
+	assert_int_equal(out[1].bhs[2], 0x05);
+	/* A command outside the window is ignored. */
+	n_out = 0;
+	uint32_t saved = cmd_sn;
+	cmd_sn += 1000;
+	command(1, tur, 6, 0x80, 0, 41, NULL, 0);
+	assert_int_equal(n_out, 0);
+	cmd_sn = saved;
+	/* Logout: the response, then the connection closes. */
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_LOGOUT_REQ | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80;
+	pdu_put(p.bhs + 16, 90, 4);
+	session_receive(sess, &p);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_LOGOUT_RSP);
+	assert_int_equal(out[0].bhs[2], 0);
+	assert_int_equal(closed, 1);
+}
+
+static void abort_waits_for_running_task(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00003L8", 0);
+	host_load(h, "F00003L8");
+	/* A READ POSITION handed to the drive but not yet run; ABORT TASK answers only once it ends. */
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SCSI_CMD;
+	p.bhs[1] = 0xC0;
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 50, 4);
+	pdu_put(p.bhs + 20, 20, 4);
+	pdu_put(p.bhs + 24, cmd_sn++, 4);
+	p.bhs[32] = 0x34;
+	session_receive(sess, &p);
+	assert_int_equal(n_queue, 1);
+	assert_true(session_busy(sess));
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_TMF_REQ | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80 | 1;
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 51, 4);
+	pdu_put(p.bhs + 20, 50, 4);
+	session_receive(sess, &p);
+	assert_int_equal(n_out, 0);
+	run_queue();
+	/* No status for the aborted command, then the TMF response. */
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_TMF_RSP);
+	assert_int_equal(out[0].bhs[2], 0);
+	assert_false(session_busy(sess));
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(inquiry_with_phase_collapse), T(unknown_lun), T(write_with_r2t_then_read_back),
+		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "vtl/iscsi/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/vtl_error.h"
+#include "vtl/scsi/dispatch.h"
+#include "vtl/scsi/sense.h"
+
+/* SCSI Command (RFC 7143 11.3.1). */
+#define CMD_READ 0x40
+#define CMD_WRITE 0x20
+#define CMD_EDTL 20
+#define CMD_CMDSN 24
+#define CMD_CDB 32
+#define CMD_CDB_LEN 16
+#define AHS_EXT_CDB 0x01          /* AHS type of an extended CDB (11.2.2) */
+
+/* Fields of responses (11.4, 11.7, 11.8, 11.19, 11.6, 11.15, 11.17). */
+#define RSP_FLAGS 1
+#define RSP_RESPONSE 2
+#define RSP_STATUS 3
+#define RSP_TTT 20
+#define RSP_STATSN 24
+#define RSP_EXPCMDSN 28
+#define RSP_MAXCMDSN 32
+#define RSP_DATASN 36
+#define RSP_OFFSET 40
+#define RSP_RESIDUAL 44
+#define RSP_DESIRED 44            /* R2T: desired data transfer length */
+#define RSP_FINAL 0x80
+#define RSP_OVERFLOW 0x04
+#define RSP_UNDERFLOW 0x02
+#define DATAIN_STATUS 0x01        /* S: the Data-In carries the status (phase collapse) */
+#define RESPONSE_COMPLETED 0x00   /* command completed at target */
+#define SENSE_LEN_FIELD 2         /* SenseLength before the sense data */
+
+/* Data-Out (11.7). */
+#define DOUT_TTT 20
+#define DOUT_OFFSET 40
+
+/* Task management (11.5, 11.6). */
+#define TMF_FUNCTION_MASK 0x7F
+#define TMF_REF_ITT 20
+enum tmf_function {
+	TMF_ABORT_TASK = 1, TMF_ABORT_TASK_SET = 2, TMF_CLEAR_ACA = 3, TMF_CLEAR_TASK_SET = 4,
+	TMF_LU_RESET = 5, TMF_TARGET_WARM_RESET = 6, TMF_TARGET_COLD_RESET = 7, TMF_TASK_REASSIGN = 8,
+};
+enum tmf_response {
+	TMF_COMPLETE = 0, TMF_NO_TASK = 1, TMF_NO_LUN = 2, TMF_NOT_SUPPORTED = 5,
+};
+
+/* Logout (11.14, 11.15). */
+#define LOGOUT_REASON_MASK 0x7F
+#define LOGOUT_CLOSE_SESSION 0
+#define LOGOUT_CLOSE_CONNECTION 1
+
+/* Text (11.10, 11.11). */
+#define TEXT_CONTINUE 0x40
+#define TEXT_MAX 8192
+
+/* Reject reasons (11.17.1). */
+enum reject_reason {
+	REJECT_DATA_DIGEST = 0x02, REJECT_PROTOCOL = 0x04, REJECT_NOT_SUPPORTED = 0x05,
+	REJECT_INVALID_FIELD = 0x09,
+};
+
+#define TASK_BUF_MAX (64u << 20) /* the largest transfer one command may ask for */
+
+/* LUN field (SAM-5 4.7): address method in the top two bits of byte 0. */
+#define LUN_METHOD_MASK 0xC0
+#define LUN_PERIPHERAL 0x00
+#define LUN_FLAT 0x40
+
+struct session {
+	struct session_params p;
+	struct session_lu lus[SESSION_MAX_LUNS];
+	unsigned n_lus;
+	uint64_t nexus;
+	struct session_io io;
+	uint32_t exp_cmd_sn, stat_sn, next_ttt;
+	struct session_task *tasks;
+	unsigned submitted;
+	/* A task management function waiting for aborted tasks still with their unit. */
+	bool tmf_waiting;
+	uint32_t tmf_itt;
+	bool closing;
+};
+
+int session_lun_of(const uint8_t f[8])
+{
+	for (int i = 2; i < 8; i++)
+		if (f[i])
+			return -1;
+	if ((f[0] & LUN_METHOD_MASK) == LUN_PERIPHERAL)
+		return f[0] ? -1 : f[1]; /* bus 0 only */
+	if ((f[0] & LUN_METHOD_MASK) == LUN_FLAT)
+		return (f[0] & ~LUN_METHOD_MASK) << 8 | f[1];
+	return -1;
+}
+
+int session_create(const struct session_params *p, const struct session_lu *lus, unsigned n_lus, uint64_t nexus,
+		   const struct session_io *io, struct session **out)
+{
+	if (n_lus > SESSION_MAX_LUNS)
+		return VTL_E_INVAL;
+	struct session *s = calloc(1, sizeof *s);
+	if (!s)
+		return VTL_E_NOMEM;
+	s->p = *p;
+	memcpy(s->lus, lus, n_lus * sizeof *lus);
+	s->n_lus = n_lus;
+	s->nexus = nexus;
+	s->io = *io;
+	s->exp_cmd_sn = p->exp_cmd_sn;
+	s->stat_sn = p->stat_sn;
+	s->next_ttt = 1;
+	*out = s;
+	return VTL_OK;
+}
+
+static void task_free(struct session *s, struct session_task *t)
+{
+	for (struct session_task **pp = &s->tasks; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	free(t->buf);
+	free(t);
+}
+
+void session_destroy(struct session *s)
+{
+	if (!s)
+		return;
+	while (s->tasks)
+		task_free(s, s->tasks);
+	for (unsigned i = 0; i < s->n_lus; i++)
+		if (s->lus[i].nexus_lost)
+			s->lus[i].nexus_lost(s->lus[i].dev, s->nexus);
+	free(s);
+}
+
+bool session_busy(const struct session *s)
+{
+	return s->submitted > 0;
+}
+
+/* Fills the sequence numbers every response carries; status responses take (and advance) StatSN. */
+static void seq(struct session *s, struct iscsi_pdu *r, bool status)
+{
+	pdu_put(r->bhs + RSP_STATSN, status ? s->stat_sn++ : s->stat_sn, 4);
+	pdu_put(r->bhs + RSP_EXPCMDSN, s->exp_cmd_sn, 4);
+	pdu_put(r->bhs + RSP_MAXCMDSN, s->exp_cmd_sn + SESSION_CMD_WINDOW - 1, 4);
+}
+
+static void send_pdu(struct session *s, struct iscsi_pdu *r, const void *data, uint32_t len)
+{
+	struct iovec iov = {(void *)data, len};
+	r->data_len = len;
+	s->io.send(s->io.arg, r, &iov, len ? 1 : 0);
+}
+
+static void reject(struct session *s, const struct iscsi_pdu *bad, enum reject_reason why)
+{
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_REJECT;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	r.bhs[RSP_RESPONSE] = (uint8_t)why;
+	pdu_put(r.bhs + BHS_ITT, ITT_RESERVED, 4);
+	seq(s, &r, true);
+	send_pdu(s, &r, bad->bhs, ISCSI_BHS_LEN); /* the data segment is the rejected header */
+}
+
+static const struct session_lu *lu_of(struct session *s, int lun)
+{
+	for (unsigned i = 0; i < s->n_lus; i++)
+		if (s->lus[i].lun == lun)
+			return &s->lus[i];
+	return NULL;
+}
+
+static struct session_task *task_by_itt(struct session *s, uint32_t itt)
+{
+	for (struct session_task *t = s->tasks; t; t = t->next)
+		if (t->itt == itt)
+			return t;
+	return NULL;
+}
+
+/* SCSI Response with status, sense and residual. */
+static void send_status(struct session *s, struct session_task *t)
+{
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_SCSI_RSP;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	r.bhs[RSP_RESPONSE] = RESPONSE_COMPLETED;
+	r.bhs[RSP_STATUS] = (uint8_t)t->cmd.status;
+	pdu_put(r.bhs + BHS_ITT, t->itt, 4);
+	if (t->cmd.data_len < t->edtl) {
+		r.bhs[RSP_FLAGS] |= RSP_UNDERFLOW;
+		pdu_put(r.bhs + RSP_RESIDUAL, (uint32_t)(t->edtl - t->cmd.data_len), 4);
+	}
+	seq(s, &r, true);
+	uint8_t sense[SENSE_LEN_FIELD + SENSE_MAX_LEN];
+	uint32_t len = 0;
+	if (t->cmd.status == SCSI_CHECK_CONDITION) {
+		size_t n = t->cmd.sense_desc ? sense_encode_desc(&t->cmd.sense, sense + SENSE_LEN_FIELD, SENSE_MAX_LEN)
+					     : sense_encode(&t->cmd.sense, sense + SENSE_LEN_FIELD, SENSE_MAX_LEN);
+		pdu_put(sense, (uint32_t)n, SENSE_LEN_FIELD);
+		len = (uint32_t)(SENSE_LEN_FIELD + n);
+	}
+	send_pdu(s, &r, sense, len);
+}
+
+/* Data-In PDUs of at most the initiator's MaxRecvDataSegmentLength; the last carries GOOD status when it can. */
+static void send_data_in(struct session *s, struct session_task *t)
+{
+	uint32_t total = (uint32_t)t->cmd.data_len;
+	bool collapse = t->cmd.status == SCSI_GOOD;
+	uint32_t chunk = s->p.max_send_data ? s->p.max_send_data : total;
+	uint32_t sn = 0;
+	for (uint32_t off = 0; off < total; off += chunk, sn++) {
+		uint32_t len = total - off < chunk ? total - off : chunk;
+		bool last = off + len == total;
+		struct iscsi_pdu r;
+		memset(&r, 0, sizeof r);
+		r.bhs[BHS_OPCODE] = ISCSI_OP_DATA_IN;
+		memcpy(r.bhs + BHS_LUN, t->lun_field, 8);
+		pdu_put(r.bhs + BHS_ITT, t->itt, 4);
+		pdu_put(r.bhs + RSP_TTT, ITT_RESERVED, 4);
+		pdu_put(r.bhs + RSP_DATASN, sn, 4);
+		pdu_put(r.bhs + RSP_OFFSET, off, 4);
+		if (last && collapse) {
+			r.bhs[RSP_FLAGS] = RSP_FINAL | DATAIN_STATUS;
+			r.bhs[RSP_STATUS] = SCSI_GOOD;
+			if (total < t->edtl) {
+				r.bhs[RSP_FLAGS] |= RSP_UNDERFLOW;
+				pdu_put(r.bhs + RSP_RESIDUAL, t->edtl - total, 4);
+			}
+			seq(s, &r, true);
+		} else {
+			r.bhs[RSP_FLAGS] = last ? RSP_FINAL : 0;
+			seq(s, &r, false);
+		}
+		send_pdu(s, &r, t->buf + off, len);
+	}
+	if (!(total && collapse))
+		send_status(s, t);
+}
+
+static void send_tmf_response(struct session *s, uint32_t itt, enum tmf_response resp)
+{
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_TMF_RSP;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	r.bhs[RSP_RESPONSE] = (uint8_t)resp;
+	pdu_put(r.bhs + BHS_ITT, itt, 4);
+	seq(s, &r, true);
+	send_pdu(s, &r, NULL, 0);
+}
+
+static bool tasks_aborting(const struct session *s)
+{
+	for (const struct session_task *t = s->tasks; t; t = t->next)
+		if (t->aborted)
+			return true;
+	return false;
+}
+
+void session_complete(struct session *s, struct session_task *t)
+{
+	s->submitted--;
+	if (t->aborted) {
+		/* Its status is not sent (SAM-5: an aborted task ends without one); the TMF answers once all are done. */
+		task_free(s, t);
+		if (s->tmf_waiting && !tasks_aborting(s)) {
+			s->tmf_waiting = false;
+			send_tmf_response(s, s->tmf_itt, TMF_COMPLETE);
+		}
+		return;
+	}
+	if (!t->write && t->cmd.data_len)
+		send_data_in(s, t);
+	else
+		send_status(s, t);
+	task_free(s, t);
+}
+
+static void submit(struct session *s, struct session_task *t)
+{
+	t->submitted = true;
+	s->submitted++;
+	s->io.submit(s->io.arg, t);
+}
+
+/* Asks for the next burst of a write's data (RFC 7143 11.8; one R2T outstanding at a time). */
+static void send_r2t(struct session *s, struct session_task *t)
+{
+	uint32_t len = t->edtl - t->r2t_offset;
+	if (s->p.max_burst && len > s->p.max_burst)
+		len = s->p.max_burst;
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_R2T;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	memcpy(r.bhs + BHS_LUN, t->lun_field, 8);
+	pdu_put(r.bhs + BHS_ITT, t->itt, 4);
+	pdu_put(r.bhs + RSP_TTT, t->ttt, 4);
+	seq(s, &r, false);
+	pdu_put(r.bhs + RSP_DATASN, t->r2t_sn++, 4);
+	pdu_put(r.bhs + RSP_OFFSET, t->r2t_offset, 4);
+	pdu_put(r.bhs + RSP_DESIRED, len, 4);
+	t->burst_left = len;
+	t->r2t_offset += len;
+	send_pdu(s, &r, NULL, 0);
+}
+
+/* The next step of a write once a burst ended: all data there (submit), or another R2T. */
+static void write_progress(struct session *s, struct session_task *t)
+{
+	if (t->received >= t->edtl)
+		submit(s, t);
+	else if (t->burst_left == 0)
+		send_r2t(s, t);
+}
+
+/* Answers a command for a LUN the target does not have (SPC-4: INQUIRY says so; others get 25h/00h). */
+static void no_such_lun(struct session *s, struct session_task *t)
+{
+	if (t->cmd.cdb[0] == 0x12) {
+		/* Peripheral qualifier 011b, type 1Fh: no logical unit here (SPC-4 6.6.2). */
+		static const uint8_t inq[36] = {0x7F, 0, 0x06, 0x12, 31};
+		size_t n = t->edtl < sizeof inq ? t->edtl : sizeof inq;
+		size_t alloc = (size_t)t->cmd.cdb[3] << 8 | t->cmd.cdb[4];
+		if (n > alloc)
+			n = alloc;
+		if (n)
+			memcpy(t->buf, inq, n);
+		scsi_done(&t->cmd, n);
+	} else {
+		scsi_fail(&t->cmd, sense_of(SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED));
+	}
+	s->submitted++; /* session_complete counts it back */
+	session_complete(s, t);
+}
+
+static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
+{
+	const uint8_t *h = pdu->bhs;
+	uint32_t edtl = pdu_get(h + CMD_EDTL, 4);
+	bool rd = h[RSP_FLAGS] & CMD_READ, wr = h[RSP_FLAGS] & CMD_WRITE;
+	if ((rd && wr) || edtl > TASK_BUF_MAX || (!wr && pdu->data_len) || (wr && pdu->data_len > edtl) ||
+	    (pdu->data_len && (!s->p.immediate_data || pdu->data_len > s->p.first_burst)) ||
+	    task_by_itt(s, pdu_itt(pdu))) {
+		/* Bidirectional commands, transfers beyond any tape command, stray or excess data, a tag in use. */
+		reject(s, pdu, REJECT_INVALID_FIELD);
+		return;
+	}
+	struct session_task *t = calloc(1, sizeof *t);
+	if (!t || (edtl && !(t->buf = malloc(edtl)))) {
+		free(t);
+		reject(s, pdu, REJECT_NOT_SUPPORTED);
+		return;
+	}
+	t->itt = pdu_itt(pdu);
+	t->cmd_sn = pdu_get(h + CMD_CMDSN, 4);
+	t->edtl = edtl;
+	t->write = wr;
+	memcpy(t->lun_field, h + BHS_LUN, 8);
+	memcpy(t->cmd.cdb, h + CMD_CDB, CMD_CDB_LEN);
+	t->cmd.cdb_len = CMD_CDB_LEN;
+	/* An extended CDB (AHS type 1) continues the CDB past 16 bytes. */
+	if (pdu->ahs_len >= 4 && pdu->ahs[2] == AHS_EXT_CDB) {
+		uint32_t ext = pdu_get(pdu->ahs, 2) - 1; /* AHSLength counts the reserved byte */
+		if (ext > SCSI_CDB_MAX - CMD_CDB_LEN || 4 + ext > pdu->ahs_len) {
+			free(t->buf);
+			free(t);
+			reject(s, pdu, REJECT_INVALID_FIELD);
+			return;
+		}
+		memcpy(t->cmd.cdb + CMD_CDB_LEN, pdu->ahs + 4, ext);
+		t->cmd.cdb_len = (uint8_t)(CMD_CDB_LEN + ext);
+	}
+	t->cmd.dir = rd ? SCSI_DIR_IN : wr ? SCSI_DIR_OUT : SCSI_DIR_NONE;
+	t->cmd.xfer_len = edtl;
+	t->iov = (struct iovec){t->buf, edtl};
+	t->cmd.iov = &t->iov;
+	t->cmd.iov_cnt = edtl ? 1 : 0;
+	t->cmd.nexus = s->nexus;
+	t->next = s->tasks;
+	s->tasks = t;
+	int lun = session_lun_of(t->lun_field);
+	t->lu = lun >= 0 ? lu_of(s, lun) : NULL;
+	if (!t->lu && t->cmd.cdb[0] == 0xA0 && s->n_lus)
+		t->lu = &s->lus[0]; /* REPORT LUNS answers the target's list from any LUN */
+	if (!t->lu) {
+		no_such_lun(s, t);
+		return;
+	}
+	t->lun = (uint16_t)(lun >= 0 ? lun : 0);
+	if (!wr) {
+		submit(s, t);
+		return;
+	}
+	/* Immediate data, then unsolicited Data-Out up to FirstBurstLength unless InitialR2T, then R2Ts. */
+	if (pdu->data_len)
+		memcpy(t->buf, pdu->data, pdu->data_len);
+	t->received = pdu->data_len;
+	uint32_t unsolicited = s->p.initial_r2t ? t->received
+						: (s->p.first_burst < edtl ? s->p.first_burst : edtl);
+	if (unsolicited < t->received)
+		unsolicited = t->received;
+	bool no_more = h[RSP_FLAGS] & BHS_FINAL; /* F: no unsolicited Data-Out follows */
+	t->burst_left = no_more ? 0 : unsolicited - t->received;
+	t->r2t_offset = no_more ? t->received : unsolicited;
+	t->ttt = s->next_ttt++;
+	if (t->ttt == ITT_RESERVED)
+		t->ttt = s->next_ttt++;
+	write_progress(s, t);
+}
+
+static void data_out(struct session *s, const struct iscsi_pdu *pdu)
+{
+	struct session_task *t = task_by_itt(s, pdu_itt(pdu));
+	uint32_t off = pdu_get(pdu->bhs + DOUT_OFFSET, 4);
+	if (!t || !t->write || t->submitted || off > t->edtl || pdu->data_len > t->edtl - off ||
+	    pdu->data_len > t->burst_left) {
+		reject(s, pdu, REJECT_INVALID_FIELD);
+		return;
+	}
+	memcpy(t->buf + off, pdu->data, pdu->data_len);
+	t->received += pdu->data_len;
+	t->burst_left -= pdu->data_len;
+	if (pdu->bhs[RSP_FLAGS] & BHS_FINAL)
+		t->burst_left = 0;
+	if (t->burst_left == 0)
+		write_progress(s, t);
+}
+
+static void nop_out(struct session *s, const struct iscsi_pdu *pdu)
+{
+	if (pdu_itt(pdu) == ITT_RESERVED)
+		return; /* an answer to our ping, or a ping that wants none */
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_NOP_IN;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	memcpy(r.bhs + BHS_LUN, pdu->bhs + BHS_LUN, 8);
+	pdu_put(r.bhs + BHS_ITT, pdu_itt(pdu), 4);
+	pdu_put(r.bhs + RSP_TTT, ITT_RESERVED, 4);
+	seq(s, &r, true);
+	send_pdu(s, &r, pdu->data, pdu->data_len); /* the ping data comes back */
+}
+
+/* Marks the tasks of lu (NULL: every unit) aborted; those not yet with their unit are dropped now. */
+static void abort_tasks(struct session *s, const struct session_lu *lu, uint32_t only_itt, bool one)
+{
+	for (struct session_task *t = s->tasks, *next; t; t = next) {
+		next = t->next;
+		if ((lu && t->lu != lu) || (one && t->itt != only_itt))
+			continue;
+		if (t->submitted)
+			t->aborted = true;
+		else
+			task_free(s, t);
+	}
+}
+
+static void task_management(struct session *s, const struct iscsi_pdu *pdu)
+{
+	unsigned fn = pdu->bhs[RSP_FLAGS] & TMF_FUNCTION_MASK;
+	uint32_t itt = pdu_itt(pdu);
+	int lun = session_lun_of(pdu->bhs + BHS_LUN);
+	const struct session_lu *lu = lun >= 0 ? lu_of(s, lun) : NULL;
+	switch (fn) {
+	case TMF_ABORT_TASK: {
+		struct session_task *t = task_by_itt(s, pdu_get(pdu->bhs + TMF_REF_ITT, 4));
+		if (!t) {
+			send_tmf_response(s, itt, TMF_NO_TASK);
+			return;
+		}
+		abort_tasks(s, NULL, t->itt, true);
+		break;
+	}
+	case TMF_ABORT_TASK_SET:
+	case TMF_CLEAR_TASK_SET:
+	case TMF_LU_RESET:
+		if (!lu) {
+			send_tmf_response(s, itt, TMF_NO_LUN);
+			return;
+		}
+		abort_tasks(s, lu, 0, false);
+		if (fn == TMF_LU_RESET && lu->reset)
+			lu->reset(lu->dev);
+		break;
+	case TMF_TARGET_WARM_RESET:
+	case TMF_TARGET_COLD_RESET:
+		abort_tasks(s, NULL, 0, false);
+		for (unsigned i = 0; i < s->n_lus; i++)
+			if (s->lus[i].reset)
+				s->lus[i].reset(s->lus[i].dev);
+		break;
+	default:
+		send_tmf_response(s, itt, TMF_NOT_SUPPORTED);
+		return;
+	}
+	if (tasks_aborting(s)) {
+		/* Answer once the aborted commands the units are running have finished (RFC 7143 4.2.3.3). */
+		s->tmf_waiting = true;
+		s->tmf_itt = itt;
+		return;
+	}
+	send_tmf_response(s, itt, TMF_COMPLETE);
+	if (fn == TMF_TARGET_COLD_RESET)
+		s->io.close(s->io.arg); /* a cold reset drops every connection */
+}
+
+static void logout(struct session *s, const struct iscsi_pdu *pdu)
+{
+	unsigned reason = pdu->bhs[RSP_FLAGS] & LOGOUT_REASON_MASK;
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_LOGOUT_RSP;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	/* One connection per session: closing it closes the session; recovery is not offered (ERL 0). */
+	r.bhs[RSP_RESPONSE] = reason == LOGOUT_CLOSE_SESSION || reason == LOGOUT_CLOSE_CONNECTION ? 0 : 2;
+	pdu_put(r.bhs + BHS_ITT, pdu_itt(pdu), 4);
+	seq(s, &r, true);
+	send_pdu(s, &r, NULL, 0);
+	s->closing = true;
+	s->io.close(s->io.arg);
+}
+
+static void text(struct session *s, const struct iscsi_pdu *pdu)
+{
+	static uint8_t out[TEXT_MAX];
+	size_t n = 0;
+	if (pdu->bhs[RSP_FLAGS] & TEXT_CONTINUE) {
+		reject(s, pdu, REJECT_NOT_SUPPORTED); /* long key lists do not occur in what a tape target is asked */
+		return;
+	}
+	if (s->io.text)
+		n = s->io.text(s->io.arg, pdu->data, pdu->data_len, out, sizeof out);
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_TEXT_RSP;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	pdu_put(r.bhs + BHS_ITT, pdu_itt(pdu), 4);
+	pdu_put(r.bhs + RSP_TTT, ITT_RESERVED, 4);
+	seq(s, &r, true);
+	send_pdu(s, &r, out, (uint32_t)n);
+}
+
+/*
+ * Whether a numbered request is in the command window; the expected one
+ * advances it. Immediate requests neither need nor move it (RFC 7143 3.2.2.1).
+ */
+static bool cmd_sn_ok(struct session *s, const struct iscsi_pdu *pdu)
+{
+	if (pdu->bhs[BHS_OPCODE] & BHS_IMMEDIATE)
+		return true;
+	uint32_t sn = pdu_get(pdu->bhs + CMD_CMDSN, 4);
+	if ((int32_t)(sn - s->exp_cmd_sn) < 0 || (int32_t)(sn - s->exp_cmd_sn) >= SESSION_CMD_WINDOW)
+		return false; /* outside the window: silently ignored */
+	if (sn == s->exp_cmd_sn)
+		s->exp_cmd_sn++;
+	return true;
+}
+
+void session_receive(struct session *s, const struct iscsi_pdu *pdu)
+{
+	if (s->closing)
+		return;
+	switch (pdu_opcode(pdu)) {
+	case ISCSI_OP_SCSI_CMD:
+		if (cmd_sn_ok(s, pdu))
+			scsi_command(s, pdu);
+		break;
+	case ISCSI_OP_DATA_OUT:
+		data_out(s, pdu);
+		break;
+	case ISCSI_OP_NOP_OUT:
+		if (cmd_sn_ok(s, pdu))
+			nop_out(s, pdu);
+		break;
+	case ISCSI_OP_TMF_REQ:
+		if (cmd_sn_ok(s, pdu))
+			task_management(s, pdu);
+		break;
+	case ISCSI_OP_TEXT_REQ:
+		if (cmd_sn_ok(s, pdu))
+			text(s, pdu);
+		break;
+	case ISCSI_OP_LOGOUT_REQ:
+		if (cmd_sn_ok(s, pdu))
+			logout(s, pdu);
+		break;
+	case ISCSI_OP_LOGIN_REQ:
+		reject(s, pdu, REJECT_PROTOCOL); /* a login in the full feature phase */
+		break;
+	default:
+		reject(s, pdu, REJECT_NOT_SUPPORTED); /* SNACK (ERL 0) and unknown opcodes */
+		break;
+	}
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The full feature phase of an iSCSI session (RFC 7143, one connection per
+ * session) as a state machine without I/O: PDUs that arrive go in with
+ * session_receive; PDUs to send come out through the send callback; SCSI
+ * commands whose data has all arrived go to their logical unit through the
+ * submit callback and come back, executed, through session_complete. The
+ * connection that owns the socket (and the threads that run the logical
+ * units) is elsewhere, so this part can be tested PDU by PDU.
+ */
+#ifndef VTL_ISCSI_SESSION_H
+#define VTL_ISCSI_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "vtl/iscsi/pdu.h"
+#include "vtl/scsi/cmd.h"
+
+#define SESSION_MAX_LUNS 64
+#define SESSION_CMD_WINDOW 32 /* commands the initiator may have outstanding (MaxCmdSN - ExpCmdSN + 1) */
+
+/* A logical unit: LUN 0 the changer, 1..N the drives; exec runs a command on it (any thread). */
+struct session_lu {
+	uint16_t lun;
+	void *dev;
+	void (*exec)(void *dev, struct scsi_cmd *c);
+	void (*reset)(void *dev);                     /* LOGICAL UNIT RESET */
+	void (*nexus_lost)(void *dev, uint64_t nexus); /* the session ended */
+};
+
+/* Operational parameters the login negotiated (RFC 7143 13). */
+struct session_params {
+	uint32_t max_recv_data;    /* MaxRecvDataSegmentLength the target declared: Data-Out it accepts */
+	uint32_t max_send_data;    /* the initiator's MaxRecvDataSegmentLength: Data-In it accepts */
+	uint32_t max_burst;        /* MaxBurstLength */
+	uint32_t first_burst;      /* FirstBurstLength */
+	bool initial_r2t;          /* InitialR2T */
+	bool immediate_data;       /* ImmediateData */
+	uint32_t exp_cmd_sn;       /* CmdSN of the login request: the first the session expects */
+	uint32_t stat_sn;          /* the StatSN of the first response of the full feature phase */
+};
+
+/* A SCSI command in the session. */
+struct session_task {
+	struct scsi_cmd cmd;
+	uint32_t itt;
+	uint32_t ttt;              /* target transfer tag of its R2Ts */
+	uint32_t cmd_sn;
+	uint16_t lun;
+	const struct session_lu *lu;
+	uint8_t lun_field[8];
+	uint32_t edtl;             /* expected data transfer length */
+	uint8_t *buf;              /* edtl bytes: data in or out */
+	struct iovec iov;
+	uint32_t received;         /* data-out bytes placed */
+	uint32_t r2t_offset;       /* next offset an R2T asks for */
+	uint32_t r2t_sn;
+	uint32_t burst_left;       /* bytes still expected in the current burst */
+	bool write;
+	bool submitted;
+	bool aborted;              /* a task management function waits for it instead of its status */
+	struct session_task *next;
+};
+
+struct session_io {
+	/* Sends (or copies for sending) a PDU whose data segment is niov buffers, before it returns. */
+	void (*send)(void *arg, struct iscsi_pdu *pdu, const struct iovec *data, int niov);
+	/* Hands a command whose data is complete to its logical unit; session_complete must follow. */
+	void (*submit)(void *arg, struct session_task *t);
+	/* The session is over (logout done, or a protocol error): close the connection once sends drain. */
+	void (*close)(void *arg);
+	/* Answers a Text Request's keys (SendTargets) into out (cap bytes); returns the length. May be NULL. */
+	size_t (*text)(void *arg, const uint8_t *keys, size_t len, uint8_t *out, size_t cap);
+	void *arg;
+};
+
+struct session;
+
+/* Creates the full feature phase of a session with nexus id nexus over the given logical units. */
+int session_create(const struct session_params *p, const struct session_lu *lus, unsigned n_lus, uint64_t nexus,
+		   const struct session_io *io, struct session **out);
+
+/* Ends the session: logical units learn the nexus is gone; tasks still with a unit must have completed. */
+void session_destroy(struct session *s);
+
+/* Handles one PDU from the initiator. */
+void session_receive(struct session *s, const struct iscsi_pdu *pdu);
+
+/* A task the submit callback handed out has been executed: sends its data and status. */
+void session_complete(struct session *s, struct session_task *t);
+
+/* Whether tasks are still with a logical unit (the connection waits for them before destroying). */
+bool session_busy(const struct session *s);
+
+/* The LUN number of an 8-byte LUN field (single level, peripheral or flat addressing); -1 otherwise. */
+int session_lun_of(const uint8_t field[8]);
+
+#endif

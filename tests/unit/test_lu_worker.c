@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The per-unit worker: commands of one unit run one at a time in submission
+ * order, on the worker's own thread, while two units run side by side; a
+ * stop runs what was queued first.
+ */
+#include "tests/unit/testlib.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "vtl/lu_worker.h"
+
+#define N 200
+
+struct unit {
+	atomic_int running;   /* commands executing at once: must stay 1 */
+	int order[N];
+	atomic_int n;
+	atomic_int overlap;
+	pthread_t caller;
+	atomic_int on_caller;
+	int delay_us;
+};
+
+static void exec(void *dev, struct scsi_cmd *c)
+{
+	struct unit *u = dev;
+	if (atomic_fetch_add(&u->running, 1) != 0)
+		atomic_fetch_add(&u->overlap, 1);
+	if (pthread_equal(pthread_self(), u->caller))
+		atomic_fetch_add(&u->on_caller, 1);
+	if (u->delay_us) {
+		struct timespec ts = {0, u->delay_us * 1000L};
+		nanosleep(&ts, NULL);
+	}
+	u->order[atomic_fetch_add(&u->n, 1)] = (int)c->cdb[0] << 8 | c->cdb[1];
+	atomic_fetch_sub(&u->running, 1);
+}
+
+static atomic_int done_count;
+static void done(struct lu_work *w)
+{
+	(void)w;
+	atomic_fetch_add(&done_count, 1);
+}
+
+static void runs_in_order_one_at_a_time(void **state)
+{
+	(void)state;
+	static struct unit a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	a.caller = b.caller = pthread_self();
+	b.delay_us = 1000; /* a slow unit must not hold up the other */
+	struct lu_worker *wa, *wb;
+	EXPECT_RC(lu_worker_start(exec, &a, &wa), 0);
+	EXPECT_RC(lu_worker_start(exec, &b, &wb), 0);
+	static struct scsi_cmd ca[N], cb[N];
+	static struct lu_work wka[N], wkb[N];
+	done_count = 0;
+	for (int i = 0; i < N; i++) {
+		ca[i].cdb[0] = (uint8_t)(i >> 8);
+		ca[i].cdb[1] = (uint8_t)i;
+		cb[i] = ca[i];
+		wka[i] = (struct lu_work){.cmd = &ca[i], .done = done};
+		wkb[i] = (struct lu_work){.cmd = &cb[i], .done = done};
+		lu_worker_submit(wa, &wka[i]);
+		lu_worker_submit(wb, &wkb[i]);
+	}
+	/* The fast unit finishes long before the slow one. */
+	for (int spins = 0; atomic_load(&a.n) < N && spins < 10000; spins++) {
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(atomic_load(&a.n), N);
+	assert_true(atomic_load(&b.n) < N);
+	lu_worker_stop(wb); /* runs what is still queued */
+	lu_worker_stop(wa);
+	assert_int_equal(atomic_load(&b.n), N);
+	assert_int_equal(done_count, 2 * N);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(a.order[i], i);
+		assert_int_equal(b.order[i], i);
+	}
+	assert_int_equal(atomic_load(&a.overlap) + atomic_load(&b.overlap), 0);
+	assert_int_equal(atomic_load(&a.on_caller) + atomic_load(&b.on_caller), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(runs_in_order_one_at_a_time),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

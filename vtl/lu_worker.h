@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One thread per logical unit that runs its commands in arrival order, so a
+ * tape drive executes sequentially while network threads never wait on a
+ * disk, and a slow drive never holds up another. The front ends (iSCSI,
+ * TCMU) hand commands in and get each back, executed, through a callback
+ * that runs on the worker's thread.
+ */
+#ifndef VTL_VTL_LU_WORKER_H
+#define VTL_VTL_LU_WORKER_H
+
+#include <stdbool.h>
+
+#include "vtl/scsi/cmd.h"
+
+struct lu_work {
+	struct scsi_cmd *cmd;
+	void (*done)(struct lu_work *w); /* called on the worker thread once cmd has run */
+	void *owner;                     /* for done */
+	struct lu_work *next;            /* the worker's queue link */
+};
+
+struct lu_worker;
+
+/* Starts a worker that runs exec(dev, cmd) for each submitted command. */
+int lu_worker_start(void (*exec)(void *dev, struct scsi_cmd *c), void *dev, struct lu_worker **out);
+
+/* Queues w; commands run one at a time in the order they were submitted. */
+void lu_worker_submit(struct lu_worker *wk, struct lu_work *w);
+
+/* Runs what is queued, then stops the thread and frees wk. */
+void lu_worker_stop(struct lu_worker *wk);
+
+#endif

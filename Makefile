@@ -24,6 +24,8 @@ TESTLIB_SRC := tests/unit/testlib.c tests/unit/scsi_host.c
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 VTLCTL_SRC  := $(wildcard vtl/ctl/*.c)
 VTLCTL      := $(BUILD)/vtlctl
+VTLD_SRC    := $(wildcard vtl/vtld/*.c)
+VTLD        := $(BUILD)/vtld
 INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
@@ -34,7 +36,7 @@ BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
 .PHONY: all deps check unit integration fuzz asan bench run clean
-PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL))
+PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD))
 all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN)
 
 deps:
@@ -54,6 +56,9 @@ $(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIB)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(TESTLIB_OBJ) $(LIB) $(TEST_LDLIBS)
 
 $(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
+
+$(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
 # libFuzzer needs clang; each target is built with all the library sources under ASan + UBSan.
@@ -101,4 +106,4 @@ run: deps all
 clean:
 	rm -rf build build-asan
 
--include $(VTLCTL_SRC:%.c=$(BUILD)/%.d) $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)
+-include $(VTLCTL_SRC:%.c=$(BUILD)/%.d) $(VTLD_SRC:%.c=$(BUILD)/%.d) $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)

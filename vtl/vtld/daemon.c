@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "vtl/vtld/daemon.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/pool.h"
+#include "catalog/catalog.h"
+#include "common/log.h"
+#include "common/vtl_error.h"
+#include "vtl/library.h"
+#include "vtl/scsi/smc.h"
+#include "vtl/scsi/ssc.h"
+
+struct vtld {
+	struct vtl_pool *pool;
+	struct vtl_catalog *cat;
+	struct vtl_library *lib;
+	struct smc_changer *changer;
+	struct vtld_lu lus[VTLD_MAX_LUS];
+	unsigned n_lus;
+};
+
+static void changer_exec(void *dev, struct scsi_cmd *c)
+{
+	smc_execute(dev, c);
+}
+
+static void changer_reset(void *dev)
+{
+	smc_reset(dev);
+}
+
+static void changer_nexus_lost(void *dev, uint64_t nexus)
+{
+	smc_nexus_lost(dev, nexus);
+}
+
+static void drive_exec(void *dev, struct scsi_cmd *c)
+{
+	ssc_execute(dev, c);
+}
+
+static void drive_reset(void *dev)
+{
+	ssc_reset(dev);
+}
+
+static void drive_nexus_lost(void *dev, uint64_t nexus)
+{
+	ssc_nexus_lost(dev, nexus);
+}
+
+struct lun_of {
+	uint16_t address;
+	int lun;
+};
+
+static int find_lun(const struct cat_drive *d, void *arg)
+{
+	struct lun_of *f = arg;
+	if (d->address != f->address)
+		return 0;
+	f->lun = d->lun;
+	return 1;
+}
+
+int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_t errlen)
+{
+	struct vtld *v = calloc(1, sizeof *v);
+	if (!v)
+		return VTL_E_NOMEM;
+	char why[512] = "";
+	int rc = catalog_open(cfg->catalog.path, false, &v->cat, why, sizeof why);
+	if (rc != VTL_OK) {
+		snprintf(err, errlen, "cannot open the catalog %s: %s (create the library with vtlctl init)",
+			 cfg->catalog.path, why);
+		goto fail;
+	}
+	struct vtl_pool_config pc;
+	vtl_config_pool(cfg, &pc);
+	rc = vtl_pool_open(&pc, &v->pool, why, sizeof why);
+	if (rc != VTL_OK) {
+		snprintf(err, errlen, "cannot open the disk pool: %s", why[0] ? why : vtl_strerror(rc));
+		goto fail;
+	}
+	struct library_options opt = {0};
+	rc = library_open(v->cat, v->pool, cfg->library.name, &opt, &v->lib, why, sizeof why);
+	if (rc != VTL_OK) {
+		snprintf(err, errlen, "%s", why);
+		goto fail;
+	}
+	if ((rc = smc_create(v->lib, &v->changer)) != VTL_OK) {
+		snprintf(err, errlen, "cannot create the changer: %s", vtl_strerror(rc));
+		goto fail;
+	}
+	v->lus[0] = (struct vtld_lu){.lun = (uint16_t)cfg->library.lun, .what = "changer", .dev = v->changer,
+				     .exec = changer_exec, .reset = changer_reset, .nexus_lost = changer_nexus_lost};
+	v->n_lus = 1;
+	for (unsigned i = 0; i < library_drive_count(v->lib) && v->n_lus < VTLD_MAX_LUS; i++) {
+		struct lun_of f = {.lun = -1};
+		struct ssc_drive *d = library_drive(v->lib, i, &f.address);
+		catalog_drive_list(v->cat, library_info(v->lib)->id, find_lun, &f);
+		if (f.lun < 0) {
+			snprintf(err, errlen, "drive at element %u has no LUN in the catalog", f.address);
+			rc = VTL_E_CONFIG;
+			goto fail;
+		}
+		v->lus[v->n_lus++] = (struct vtld_lu){.lun = (uint16_t)f.lun, .what = "drive", .dev = d,
+						      .exec = drive_exec, .reset = drive_reset,
+						      .nexus_lost = drive_nexus_lost};
+	}
+	/* REPORT LUNS answers the whole target from every unit. */
+	uint16_t luns[VTLD_MAX_LUS];
+	for (unsigned i = 0; i < v->n_lus; i++)
+		luns[i] = v->lus[i].lun;
+	smc_set_luns(v->changer, luns, v->n_lus);
+	for (unsigned i = 1; i < v->n_lus; i++)
+		ssc_set_luns(v->lus[i].dev, luns, v->n_lus);
+	for (unsigned i = 0; i < v->n_lus; i++)
+		if ((rc = lu_worker_start(v->lus[i].exec, v->lus[i].dev, &v->lus[i].worker)) != VTL_OK) {
+			snprintf(err, errlen, "cannot start a worker thread: %s", vtl_strerror(rc));
+			goto fail;
+		}
+	*out = v;
+	return VTL_OK;
+fail:
+	vtld_stop(v);
+	return rc;
+}
+
+void vtld_stop(struct vtld *v)
+{
+	if (!v)
+		return;
+	for (unsigned i = 0; i < v->n_lus; i++)
+		lu_worker_stop(v->lus[i].worker);
+	smc_destroy(v->changer);
+	library_close(v->lib); /* syncs and closes loaded cartridges; they stay in their drives */
+	if (v->cat)
+		catalog_close(v->cat);
+	if (v->pool)
+		vtl_pool_close(v->pool);
+	free(v);
+}
+
+struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n)
+{
+	*n = v->n_lus;
+	return v->lus;
+}

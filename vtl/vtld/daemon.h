@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vtld's core: the library of the configuration brought up (pool, catalog,
+ * library model, changer and drives, a worker thread per logical unit) and
+ * taken down cleanly. The front ends (iSCSI now, TCMU later) get the
+ * logical units from here.
+ */
+#ifndef VTL_VTLD_DAEMON_H
+#define VTL_VTLD_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vtl/config.h"
+#include "vtl/lu_worker.h"
+#include "vtl/scsi/cmd.h"
+
+#define VTLD_MAX_LUS (VTL_CFG_MAX_DRIVES + 1)
+
+/* A logical unit as a front end serves it. */
+struct vtld_lu {
+	uint16_t lun;
+	const char *what;               /* "changer" or "drive" */
+	void *dev;
+	void (*exec)(void *dev, struct scsi_cmd *c);
+	void (*reset)(void *dev);
+	void (*nexus_lost)(void *dev, uint64_t nexus);
+	struct lu_worker *worker;       /* runs exec in order */
+};
+
+struct vtld;
+
+/*
+ * Opens the pool, the catalog (which vtlctl init created), the library, its
+ * changer and drives, and starts one worker per logical unit. On failure err
+ * says what to fix.
+ */
+int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_t errlen);
+
+/* Stops the workers (running what is queued), unloads nothing, syncs and closes everything. */
+void vtld_stop(struct vtld *v);
+
+/* The logical units, changer first; *n gets their number. */
+struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n);
+
+#endif

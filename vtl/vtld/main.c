@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vtld: serves the library of a configuration file until SIGTERM or SIGINT,
+ * then finishes the commands in flight, syncs the cartridges and exits 0.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/vtl_error.h"
+#include "vtl/config.h"
+#include "vtl/vtld/daemon.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vtld [-c FILE]\n"
+		   "  -c, --config FILE   the configuration (default $VTL_CONFIG, else ./vtl.conf)\n"
+		   "  -h, --help          this text\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = getenv("VTL_CONFIG") ? getenv("VTL_CONFIG") : "vtl.conf";
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc) {
+			path = argv[++i];
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "vtld: unknown argument '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	struct vtl_config *cfg;
+	char err[VTL_CFG_ERR_LEN];
+	if (vtl_config_load(path, &cfg, err, sizeof err) != VTL_OK) {
+		fprintf(stderr, "vtld: %s\n", err);
+		return 1;
+	}
+	int level = log_level_parse(cfg->daemon.log_level[0] ? cfg->daemon.log_level : "info");
+	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, false, "vtld");
+
+	/* Signals are taken synchronously by this thread; every other thread inherits the mask. */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct vtld *v;
+	if (vtld_start(cfg, &v, err, sizeof err) != VTL_OK) {
+		log_error("%s", err);
+		vtl_config_free(cfg);
+		return 1;
+	}
+	unsigned n;
+	struct vtld_lu *lus = vtld_lus(v, &n);
+	log_info("library %s ready: %u logical units (LUN %u %s, LUN %u..%u drives)", cfg->library.name, n,
+		 lus[0].lun, lus[0].what, n > 1 ? lus[1].lun : 0, n > 1 ? lus[n - 1].lun : 0);
+	int sig = 0;
+	sigwait(&stop, &sig);
+	log_info("signal %d: stopping", sig);
+	vtld_stop(v);
+	log_info("stopped");
+	vtl_config_free(cfg);
+	return 0;
+}

@@ -67,6 +67,29 @@ step "vtlctl init, then vtld comes up with the changer and 2 drives"
 pid=$!
 wait_for "ready: 3 logical units"
 
+step "vtlctl refuses offline changes while vtld answers on its control socket"
+set +e
+"$VTLCTL" -c "$conf" move 1025 257 >"$tmp/out" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "vtlctl move ran while vtld was up (exit $rc)"
+grep -q "vtld is running" "$tmp/out" || fail "vtlctl did not say vtld is running"
+
+step "the control socket answers status with the drives as JSON"
+sock=$tmp/etc/vtld.sock
+answer=$(python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"status\n"); print(s.makefile().readline().strip())' "$sock")
+echo "   $answer"
+echo "$answer" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ok"] and d["library"]=="vtldtest" and len(d["drives"])==2 and d["drives"][0]["state"]=="empty", d' ||
+	fail "status answer is not what it should be: $answer"
+
+step "a second vtld refuses to start on the same control socket"
+set +e
+"$VTLD" -c "$conf" 2>"$tmp/second.log"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "a second vtld exited $rc, expected 1"
+grep -q "another vtld" "$tmp/second.log" || fail "the second vtld did not say another one runs"
+
 step "SIGTERM: vtld stops cleanly with exit 0"
 kill -TERM "$pid"
 set +e
@@ -76,4 +99,5 @@ set -e
 pid=""
 [ "$rc" -eq 0 ] || fail "vtld exited $rc on SIGTERM, expected 0"
 grep -q "stopped" "$log" || fail "vtld did not log that it stopped"
+[ ! -e "$sock" ] || fail "vtld left its control socket behind"
 echo "test_vtld: all steps passed"

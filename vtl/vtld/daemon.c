@@ -145,6 +145,11 @@ void vtld_stop(struct vtld *v)
 	free(v);
 }
 
+struct vtl_library *vtld_library(struct vtld *v)
+{
+	return v->lib;
+}
+
 struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n)
 {
 	*n = v->n_lus;

@@ -40,6 +40,10 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 /* Stops the workers (running what is queued), unloads nothing, syncs and closes everything. */
 void vtld_stop(struct vtld *v);
 
+struct vtl_library;
+/* The library model (for the control socket). */
+struct vtl_library *vtld_library(struct vtld *v);
+
 /* The logical units, changer first; *n gets their number. */
 struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n);
 

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "vtl/config.h"
+#include "vtl/vtld/control.h"
 #include "vtl/vtld/daemon.h"
 
 static void usage(FILE *f)
@@ -53,9 +54,21 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (control_answers(cfg->daemon.control_socket)) {
+		log_error("another vtld answers on %s: it serves this library already", cfg->daemon.control_socket);
+		vtl_config_free(cfg);
+		return 1;
+	}
 	struct vtld *v;
 	if (vtld_start(cfg, &v, err, sizeof err) != VTL_OK) {
 		log_error("%s", err);
+		vtl_config_free(cfg);
+		return 1;
+	}
+	struct control *ctl;
+	if (control_start(cfg->daemon.control_socket, v, &ctl, err, sizeof err) != VTL_OK) {
+		log_error("%s", err);
+		vtld_stop(v);
 		vtl_config_free(cfg);
 		return 1;
 	}
@@ -66,6 +79,7 @@ int main(int argc, char **argv)
 	int sig = 0;
 	sigwait(&stop, &sig);
 	log_info("signal %d: stopping", sig);
+	control_stop(ctl);
 	vtld_stop(v);
 	log_info("stopped");
 	vtl_config_free(cfg);

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "vtl/vtld/control.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/vtl_error.h"
+#include "vtl/library.h"
+#include "vtl/vtld/daemon.h"
+
+#define REQUEST_MAX 1024
+#define ANSWER_MAX 65536
+#define CLIENT_TIMEOUT_MS 5000 /* a client that sends nothing is dropped */
+
+struct control {
+	int fd;
+	int stop_pipe[2];
+	pthread_t thread;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct vtld *v;
+};
+
+/* Appends to out (cap) at *at, keeping it NUL-terminated and never past cap. */
+static void put(char *out, size_t cap, size_t *at, const char *fmt, ...)
+{
+	if (*at >= cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out + *at, cap - *at, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*at += (size_t)n < cap - *at ? (size_t)n : cap - *at - 1;
+}
+
+static const char *state_name(enum ssc_state st)
+{
+	switch (st) {
+	case SSC_LOADED: return "loaded";
+	case SSC_EJECTED: return "ejected";
+	case SSC_CLEANING: return "cleaning";
+	default: return "empty";
+	}
+}
+
+static void status(struct vtld *v, char *out, size_t cap)
+{
+	size_t at = 0;
+	struct vtl_library *lib = vtld_library(v);
+	put(out, cap, &at, "{\"ok\":true,\"library\":\"%s\",\"drives\":[", library_info(lib)->name);
+	unsigned n;
+	struct vtld_lu *lus = vtld_lus(v, &n);
+	for (unsigned i = 0, k = 0; i < n; i++) {
+		if (strcmp(lus[i].what, "drive") != 0)
+			continue;
+		uint16_t address = 0;
+		library_drive(lib, k++, &address);
+		struct ssc_status st;
+		ssc_status(lus[i].dev, &st);
+		put(out, cap, &at,
+		    "%s{\"lun\":%u,\"address\":%u,\"state\":\"%s\",\"barcode\":\"%s\",\"position\":%llu,"
+		    "\"file\":%llu,\"eod\":%llu,\"written_bytes\":%llu,\"read_bytes\":%llu,\"prevent\":%s}",
+		    k > 1 ? "," : "", lus[i].lun, address, state_name(st.state), st.barcode,
+		    (unsigned long long)st.object, (unsigned long long)st.file, (unsigned long long)st.eod,
+		    (unsigned long long)st.written_bytes, (unsigned long long)st.read_bytes,
+		    st.prevent ? "true" : "false");
+	}
+	put(out, cap, &at, "]}");
+}
+
+void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
+{
+	char word[32] = "";
+	sscanf(request, "%31s", word);
+	if (strcmp(word, "status") == 0) {
+		status(v, out, cap);
+		return;
+	}
+	size_t at = 0;
+	put(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '%s'\"}", word);
+}
+
+static void serve_one(struct control *c, int fd)
+{
+	char req[REQUEST_MAX];
+	size_t have = 0;
+	struct pollfd p = {fd, POLLIN, 0};
+	while (have < sizeof req - 1 && poll(&p, 1, CLIENT_TIMEOUT_MS) == 1) {
+		ssize_t n = read(fd, req + have, sizeof req - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if (memchr(req, '\n', have))
+			break;
+	}
+	req[have] = 0;
+	char *nl = strchr(req, '\n');
+	if (nl)
+		*nl = 0;
+	static char answer[ANSWER_MAX];
+	control_answer(c->v, req, answer, sizeof answer - 1);
+	size_t len = strlen(answer);
+	answer[len++] = '\n';
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, answer + done, len - done);
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+}
+
+static void *run(void *arg)
+{
+	struct control *c = arg;
+	for (;;) {
+		struct pollfd p[2] = {{c->fd, POLLIN, 0}, {c->stop_pipe[0], POLLIN, 0}};
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve_one(c, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+bool control_answers(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	bool up = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+	close(fd);
+	return up;
+}
+
+int control_start(const char *path, struct vtld *v, struct control **out, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path) {
+		snprintf(err, errlen, "control socket path %s is too long", path);
+		return VTL_E_CONFIG;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	struct control *c = calloc(1, sizeof *c);
+	if (!c)
+		return VTL_E_NOMEM;
+	c->v = v;
+	c->stop_pipe[0] = c->stop_pipe[1] = -1;
+	memcpy(c->path, path, strlen(path) + 1);
+	/* A socket file nobody answers on is left from a crash: take it over. One that answers is another vtld. */
+	if (control_answers(path)) {
+		snprintf(err, errlen, "another vtld answers on %s", path);
+		free(c);
+		return VTL_E_BUSY;
+	}
+	unlink(path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(c->fd, 8) != 0 ||
+	    pipe(c->stop_pipe) != 0)
+		goto io_fail;
+	if (pthread_create(&c->thread, NULL, run, c) != 0)
+		goto io_fail;
+	*out = c;
+	return VTL_OK;
+io_fail:
+	snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->stop_pipe[0] >= 0) {
+		close(c->stop_pipe[0]);
+		close(c->stop_pipe[1]);
+	}
+	free(c);
+	return VTL_E_IO;
+}
+
+void control_stop(struct control *c)
+{
+	if (!c)
+		return;
+	if (write(c->stop_pipe[1], "x", 1) != 1)
+		log_warn("control socket: cannot wake its thread");
+	pthread_join(c->thread, NULL);
+	close(c->fd);
+	close(c->stop_pipe[0]);
+	close(c->stop_pipe[1]);
+	unlink(c->path);
+	free(c);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vtld's control socket: vtlctl connects to a Unix socket, sends one request
+ * line ("status", "load ...", ...) and reads one JSON answer. Requests run on
+ * the same code paths as the SCSI commands (the library model), so what the
+ * operator does is what hosts see.
+ */
+#ifndef VTL_VTLD_CONTROL_H
+#define VTL_VTLD_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct vtld;
+struct control;
+
+/*
+ * Listens on path (a stale socket nobody answers on is replaced; one that
+ * answers means another vtld runs: VTL_E_BUSY) and serves v from a thread.
+ */
+int control_start(const char *path, struct vtld *v, struct control **out, char *err, size_t errlen);
+
+/* Whether something answers on the socket at path (another vtld). */
+bool control_answers(const char *path);
+
+/* Stops serving, removes the socket and frees c. */
+void control_stop(struct control *c);
+
+/* Answers one request line into out (cap bytes, NUL-terminated JSON); for tests and the server. */
+void control_answer(struct vtld *v, const char *request, char *out, size_t cap);
+
+#endif

@@ -154,6 +154,15 @@ int catalog_cartridge_remove(struct vtl_catalog *cat, const char *barcode);
  */
 int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uint16_t to, const char *actor);
 
+/*
+ * EXCHANGE MEDIUM in one transaction: the cartridge in src goes to dst1 and
+ * the one that was in dst1 to dst2 (dst2 may be src: a swap). Checks as
+ * catalog_move (VTL_E_SRC_EMPTY when src or dst1 is empty, VTL_E_DST_FULL);
+ * VTL_E_INVAL when dst1 equals src or dst2. Records sources and one event.
+ */
+int catalog_exchange(struct vtl_catalog *cat, int64_t library_id, uint16_t src, uint16_t dst1, uint16_t dst2,
+		     const char *actor);
+
 /* Sets MAM attribute id of a cartridge (SPC-4 attribute identifier) to len bytes. */
 int catalog_mam_set(struct vtl_catalog *cat, const char *barcode, uint16_t id, const void *val, size_t len);
 /* Reads MAM attribute id into buf (cap bytes); *len = its true length. VTL_E_NOTFOUND if unset. */

@@ -559,7 +559,66 @@ static int move_locked(struct vtl_catalog *cat, int64_t library_id, uint16_t fro
 	return rc;
 }
 
-int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uint16_t to, const char *actor)
+static int exchange_locked(struct vtl_catalog *cat, int64_t library_id, uint16_t src, uint16_t dst1, uint16_t dst2,
+			   const char *actor)
+{
+	if (dst1 == src || dst1 == dst2)
+		return cat_fail(cat, VTL_E_INVAL, "exchange: the first destination %u must differ from %u and %u", dst1, src,
+				dst2);
+	int64_t a, b, c;
+	int rc = element_holder(cat, library_id, src, &a);
+	if (rc == 0)
+		rc = element_holder(cat, library_id, dst1, &b);
+	if (rc == 0)
+		rc = element_holder(cat, library_id, dst2, &c);
+	if (rc)
+		return rc;
+	if (!a || !b)
+		return cat_fail(cat, VTL_E_SRC_EMPTY, "element %u is empty", a ? dst1 : src);
+	if (c && dst2 != src)
+		return cat_fail(cat, VTL_E_DST_FULL, "element %u is full", dst2);
+	char bca[CAT_BARCODE_MAX + 1], bcb[CAT_BARCODE_MAX + 1];
+	sqlite3_stmt *st;
+	if ((rc = cat_row(cat, "SELECT barcode FROM cartridge WHERE id = ?1", &st, "I", a)))
+		return rc;
+	cat_col_text(st, 0, bca, sizeof(bca));
+	sqlite3_reset(st);
+	if ((rc = cat_row(cat, "SELECT barcode FROM cartridge WHERE id = ?1", &st, "I", b)))
+		return rc;
+	cat_col_text(st, 0, bcb, sizeof(bcb));
+	sqlite3_reset(st);
+	/* Both out first, then both in: a cartridge is in at most one element (UNIQUE cartridge_id). */
+	rc = cat_exec(cat,
+		      "UPDATE element SET cartridge_id = NULL, source = NULL"
+		      " WHERE library_id = ?1 AND address IN (?2, ?3)",
+		      "Iii", library_id, (int)src, (int)dst1);
+	if (rc == 0)
+		rc = cat_exec(cat,
+			      "UPDATE element SET cartridge_id = ?3, source = ?4 WHERE library_id = ?1 AND address = ?2",
+			      "IiIi", library_id, (int)dst1, a, (int)src);
+	if (rc == 0)
+		rc = cat_exec(cat,
+			      "UPDATE element SET cartridge_id = ?3, source = ?4 WHERE library_id = ?1 AND address = ?2",
+			      "IiIi", library_id, (int)dst2, b, (int)dst1);
+	/* Likewise a cartridge row names at most one element (UNIQUE library_id, element). */
+	if (rc == 0)
+		rc = cat_exec(cat, "UPDATE cartridge SET element = NULL WHERE id IN (?1, ?2)", "II", a, b);
+	if (rc == 0)
+		rc = cat_exec(cat, "UPDATE cartridge SET element = ?2 WHERE id = ?1", "Ii", a, (int)dst1);
+	if (rc == 0)
+		rc = cat_exec(cat, "UPDATE cartridge SET element = ?2 WHERE id = ?1", "Ii", b, (int)dst2);
+	if (rc == 0) {
+		char what[160];
+		snprintf(what, sizeof(what), "exchange: %s from %u to %u, %s from %u to %u", bca, src, dst1, bcb, dst1,
+			 dst2);
+		rc = event_add(cat, actor, what);
+	}
+	return rc;
+}
+
+/* A move (dst2 CAT_NO_ELEMENT) or an exchange, in one transaction. */
+static int move_txn(struct vtl_catalog *cat, int64_t library_id, uint16_t src, uint16_t dst1, uint16_t dst2,
+		    const char *actor)
 {
 	if (!cat)
 		return VTL_E_INVAL;
@@ -568,8 +627,20 @@ int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uin
 		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "actor missing or too long"));
 	int rc = cat_begin(cat);
 	if (rc == 0)
-		rc = cat_end(cat, move_locked(cat, library_id, from, to, actor));
+		rc = cat_end(cat, dst2 == CAT_NO_ELEMENT ? move_locked(cat, library_id, src, dst1, actor)
+							 : exchange_locked(cat, library_id, src, dst1, dst2, actor));
 	return cat_unlock(cat, rc);
+}
+
+int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uint16_t to, const char *actor)
+{
+	return move_txn(cat, library_id, from, to, CAT_NO_ELEMENT, actor);
+}
+
+int catalog_exchange(struct vtl_catalog *cat, int64_t library_id, uint16_t src, uint16_t dst1, uint16_t dst2,
+		     const char *actor)
+{
+	return dst2 == CAT_NO_ELEMENT ? VTL_E_INVAL : move_txn(cat, library_id, src, dst1, dst2, actor);
 }
 
 static int place_locked(struct vtl_catalog *cat, const char *barcode, int64_t library_id, uint16_t element,

@@ -23,6 +23,7 @@ const char *vtl_strerror(int err)
 	case VTL_E_SRC_EMPTY: return "the source element is empty";
 	case VTL_E_DST_FULL: return "the destination element is full";
 	case VTL_E_INCOMPATIBLE: return "the drive cannot read this medium";
+	case VTL_E_INACCESSIBLE: return "the robot cannot reach the element now";
 	}
 	return "unknown error";
 }

@@ -29,6 +29,7 @@ enum vtl_err {
 	VTL_E_SRC_EMPTY = -15, /* a move from an element that holds nothing */
 	VTL_E_DST_FULL = -16,  /* a move into an element that is already full */
 	VTL_E_INCOMPATIBLE = -17, /* a medium the drive cannot read */
+	VTL_E_INACCESSIBLE = -18, /* an element the robot cannot reach now (a mail slot open to the operator) */
 };
 
 /* Positive warnings (the operation completed). */

@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cartridge.h"
 #include "common/vtl_error.h"
+#include "vtl/config.h"
 #include "vtl/media.h"
 
 #define STATE_AVAILABLE "available"
-#define STATE_LOADED "loaded"
+#define STATE_EXPORTED "exported"
 
 struct lib_drive {
 	uint16_t address;
@@ -29,6 +31,8 @@ struct vtl_library {
 	unsigned ndrives;
 	void (*ie_fn)(void *arg);
 	void *ie_arg;
+	bool ie_open;   /* the mail slot bank is open to the operator: the robot cannot reach it */
+	bool prevented; /* a host prevents medium removal: the mail slots stay locked */
 };
 
 struct drive_list {
@@ -192,6 +196,7 @@ struct ssc_drive *library_drive(struct vtl_library *lib, unsigned i, uint16_t *a
 
 struct elem_walk {
 	struct vtl_library *lib;
+	bool ie_open;
 	int (*fn)(const struct library_element *le, void *arg);
 	void *arg;
 };
@@ -204,8 +209,10 @@ static int elem_one(const struct cat_element *e, void *arg)
 	le.e = *e;
 	le.accessible = true;
 	le.lun = -1;
-	if (e->type == CAT_ELEM_IE)
+	if (e->type == CAT_ELEM_IE) {
 		le.imported = e->full && e->source == CAT_NO_ELEMENT;
+		le.accessible = !w->ie_open;
+	}
 	struct lib_drive *ld = e->type == CAT_ELEM_DRIVE ? drive_at(w->lib, e->address) : NULL;
 	if (ld) {
 		struct ssc_status st;
@@ -220,7 +227,9 @@ static int elem_one(const struct cat_element *e, void *arg)
 int library_elements(struct vtl_library *lib, enum cat_elem_type type,
 		     int (*fn)(const struct library_element *le, void *arg), void *arg)
 {
-	struct elem_walk w = {lib, fn, arg};
+	pthread_mutex_lock(&lib->mu);
+	struct elem_walk w = {lib, lib->ie_open, fn, arg};
+	pthread_mutex_unlock(&lib->mu);
 	return catalog_element_list(lib->cat, lib->info.id, type, elem_one, &w);
 }
 
@@ -245,6 +254,152 @@ static int element(struct vtl_library *lib, uint16_t a, struct cat_element *e, c
 	return rc;
 }
 
+/* Fetches element a and refuses it (VTL_E_INVAL) unless it is of type t. */
+static int element_of_type(struct vtl_library *lib, uint16_t a, enum cat_elem_type t, struct cat_element *e,
+			   char *err, size_t errlen)
+{
+	int rc = element(lib, a, e, err, errlen);
+	if (rc == VTL_OK && e->type != t) {
+		snprintf(err, errlen, "element %u is not a %s", a, t == CAT_ELEM_IE ? "mail slot" : "drive");
+		rc = VTL_E_INVAL;
+	}
+	return rc;
+}
+
+static bool is_mail_slot(const struct vtl_library *lib, uint16_t a)
+{
+	return a >= lib->info.ie_first && a - lib->info.ie_first < lib->info.ies;
+}
+
+static bool by_operator(const char *actor)
+{
+	return strcmp(actor, LIBRARY_ACTOR_HOST) != 0;
+}
+
+/* The robot cannot reach a mail slot while the bank is open to the operator. */
+static int reachable(struct vtl_library *lib, uint16_t a, char *err, size_t errlen)
+{
+	if (lib->ie_open && is_mail_slot(lib, a)) {
+		snprintf(err, errlen, "mail slot %u is open to the operator; the robot cannot reach it until it is closed",
+			 a);
+		return VTL_E_INACCESSIBLE;
+	}
+	return VTL_OK;
+}
+
+/*
+ * One cartridge's part of a robot action: out of from (a drive there gives
+ * it up), into to (a drive there loads it).
+ */
+struct step {
+	uint16_t from, to;
+	char barcode[CAT_BARCODE_MAX + 1];
+	struct lib_drive *sd, *dd;
+	struct ssc_medium m;
+	struct ssc_status ss; /* the source drive's, as the cartridge left it */
+	bool taken, put;
+};
+
+/* Checks a step before anything moves: reachable elements, a source drive that let go, a drive that can read it. */
+static int step_check(struct vtl_library *lib, struct step *s, char *err, size_t errlen)
+{
+	int rc;
+	if ((rc = reachable(lib, s->from, err, errlen)) || (rc = reachable(lib, s->to, err, errlen)))
+		return rc;
+	s->sd = drive_at(lib, s->from);
+	s->dd = drive_at(lib, s->to);
+	if ((rc = medium_of(lib, s->barcode, &s->m)) != VTL_OK) {
+		snprintf(err, errlen, "cartridge %s: %s", s->barcode, catalog_last_error(lib->cat));
+		return rc;
+	}
+	if (s->sd && !ssc_removable(s->sd->drive)) {
+		snprintf(err, errlen, "the drive at %u has %s loaded; it must be unloaded first", s->from, s->barcode);
+		return VTL_E_BUSY;
+	}
+	if (s->dd) {
+		struct vtl_label label;
+		bool can_write;
+		struct ssc_status ds;
+		ssc_status(s->dd->drive, &ds);
+		if ((rc = vtl_label_parse(s->barcode, &label, err, errlen)) != VTL_OK)
+			return rc;
+		if (!vtl_drive_accepts(ds.generation, &label, &can_write)) {
+			snprintf(err, errlen, "the LTO-%u drive at %u cannot read %s (%s)", ds.generation, s->to, s->barcode,
+				 vtl_media_describe(label.media, label.type_m));
+			return VTL_E_INCOMPATIBLE;
+		}
+	}
+	return VTL_OK;
+}
+
+/* Undoes what steps_run did to the drives: loaded cartridges out, taken ones back, ejected, as they were. */
+static void steps_undo(struct step *st, unsigned n, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < n; i++) {
+		char bc[VTL_LABEL_LEN + 1];
+		if (st[i].put && ssc_eject(st[i].dd->drive) == VTL_OK)
+			ssc_remove(st[i].dd->drive, bc);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		size_t at = strlen(err);
+		if (st[i].taken && ssc_insert(st[i].sd->drive, &st[i].m, err + at, errlen - at) == VTL_OK)
+			ssc_eject(st[i].sd->drive);
+	}
+}
+
+/*
+ * Carries out checked steps: source drives give their cartridges up,
+ * destination drives load theirs, and last the catalog records the whole
+ * action in one transaction (cat_do), so that it never needs undoing;
+ * whatever fails, the drives are put back as they were.
+ */
+static int steps_run(struct vtl_library *lib, struct step *st, unsigned n,
+		     int (*cat_do)(struct vtl_library *lib, const struct step *st, const char *actor), const char *actor,
+		     char *err, size_t errlen)
+{
+	int rc = VTL_OK;
+	for (unsigned i = 0; i < n && rc == VTL_OK; i++) {
+		if (!st[i].sd)
+			continue;
+		char bc[VTL_LABEL_LEN + 1];
+		ssc_status(st[i].sd->drive, &st[i].ss);
+		if ((rc = ssc_remove(st[i].sd->drive, bc)) != VTL_OK) {
+			snprintf(err, errlen, "the drive at %u has %s loaded; it must be unloaded first", st[i].from,
+				 st[i].barcode);
+			rc = rc == VTL_E_SRC_EMPTY ? VTL_E_SRC_EMPTY : VTL_E_BUSY;
+		} else {
+			st[i].taken = true;
+		}
+	}
+	for (unsigned i = 0; i < n && rc == VTL_OK; i++) {
+		char why[256];
+		if (!st[i].dd)
+			continue;
+		if ((rc = ssc_insert(st[i].dd->drive, &st[i].m, why, sizeof why)) != VTL_OK)
+			snprintf(err, errlen, "%s", why);
+		else
+			st[i].put = true;
+	}
+	if (rc == VTL_OK && (rc = cat_do(lib, st, actor)) != VTL_OK)
+		snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
+	if (rc != VTL_OK) {
+		steps_undo(st, n, err, errlen);
+		return rc;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (st[i].taken)
+			record_usage(lib, st[i].barcode, &st[i].ss);
+		if (st[i].put)
+			count_mount(lib, st[i].barcode);
+	}
+	return VTL_OK;
+}
+
+static int cat_move(struct vtl_library *lib, const struct step *st, const char *actor)
+{
+	return catalog_move(lib->cat, lib->info.id, st[0].from, st[0].to, actor);
+}
+
 /* The move itself, with lib->mu held. */
 static int move_locked(struct vtl_library *lib, uint16_t from, uint16_t to, const char *actor, char *err,
 		       size_t errlen)
@@ -261,74 +416,336 @@ static int move_locked(struct vtl_library *lib, uint16_t from, uint16_t to, cons
 		snprintf(err, errlen, "element %u already holds %s", to, dst.barcode);
 		return VTL_E_DST_FULL;
 	}
-	struct lib_drive *sd = src.type == CAT_ELEM_DRIVE ? drive_at(lib, from) : NULL;
-	struct lib_drive *dd = dst.type == CAT_ELEM_DRIVE ? drive_at(lib, to) : NULL;
-	struct ssc_medium m;
-	if ((rc = medium_of(lib, src.barcode, &m)) != VTL_OK) {
-		snprintf(err, errlen, "cartridge %s: %s", src.barcode, catalog_last_error(lib->cat));
+	struct step st = {.from = from, .to = to};
+	snprintf(st.barcode, sizeof st.barcode, "%s", src.barcode);
+	if ((rc = step_check(lib, &st, err, errlen)) != VTL_OK)
 		return rc;
-	}
-	if (dd) {
-		/* Refuse what the drive cannot read before anything moves. */
-		struct vtl_label label;
-		bool can_write;
-		struct ssc_status ds;
-		ssc_status(dd->drive, &ds);
-		if ((rc = vtl_label_parse(src.barcode, &label, err, errlen)) != VTL_OK)
-			return rc;
-		if (!vtl_drive_accepts(ds.generation, &label, &can_write)) {
-			snprintf(err, errlen, "the LTO-%u drive at %u cannot read %s (%s)", ds.generation, to, src.barcode,
-				 vtl_media_describe(label.media, label.type_m));
-			return VTL_E_INCOMPATIBLE;
-		}
-	}
-	struct ssc_status ss = {0};
-	if (sd) {
-		ssc_status(sd->drive, &ss);
-		char bc[VTL_LABEL_LEN + 1];
-		if ((rc = ssc_remove(sd->drive, bc)) != VTL_OK) {
-			snprintf(err, errlen, "the drive at %u has %s loaded; it must be unloaded first", from,
-				 src.barcode);
-			return rc == VTL_E_SRC_EMPTY ? VTL_E_SRC_EMPTY : VTL_E_BUSY;
-		}
-	}
-	if ((rc = catalog_move(lib->cat, lib->info.id, from, to, actor)) != VTL_OK) {
-		snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
-		goto undo_source;
-	}
-	if (sd)
-		record_usage(lib, src.barcode, &ss);
-	if (dd) {
-		char why[256];
-		if ((rc = ssc_insert(dd->drive, &m, why, sizeof why)) != VTL_OK) {
-			snprintf(err, errlen, "%s", why);
-			catalog_move(lib->cat, lib->info.id, to, from, actor);
-			goto undo_source;
-		}
-		count_mount(lib, src.barcode);
-	}
-	return VTL_OK;
-undo_source:
-	if (sd && ssc_insert(sd->drive, &m, err + strlen(err), errlen - strlen(err)) == VTL_OK)
-		ssc_eject(sd->drive); /* back where it was: in the drive, ejected */
+	return steps_run(lib, &st, 1, cat_move, actor, err, errlen);
+}
+
+/* Begins an action: one at a time, as one robot makes them. */
+static void begin(struct vtl_library *lib, char *err)
+{
+	pthread_mutex_lock(&lib->mu);
+	err[0] = 0;
+}
+
+/* Ends an action: after a success that touched a mail slot by an operator's hand, the changer is told. */
+static int finish(struct vtl_library *lib, int rc, bool operator_touched_ie)
+{
+	void (*fn)(void *) = rc == VTL_OK && operator_touched_ie ? lib->ie_fn : NULL;
+	void *arg = lib->ie_arg;
+	pthread_mutex_unlock(&lib->mu);
+	if (fn)
+		fn(arg);
 	return rc;
 }
 
 int library_move(struct vtl_library *lib, uint16_t from, uint16_t to, const char *actor, char *err, size_t errlen)
 {
-	pthread_mutex_lock(&lib->mu);
-	err[0] = 0;
+	begin(lib, err);
 	int rc = move_locked(lib, from, to, actor, err, errlen);
-	bool ie = false;
-	if (rc == VTL_OK) {
-		struct cat_element e;
-		ie = (catalog_element_get(lib->cat, lib->info.id, from, &e) == VTL_OK && e.type == CAT_ELEM_IE) ||
-		     (catalog_element_get(lib->cat, lib->info.id, to, &e) == VTL_OK && e.type == CAT_ELEM_IE);
+	return finish(lib, rc, by_operator(actor) && (is_mail_slot(lib, from) || is_mail_slot(lib, to)));
+}
+
+static int cat_exchange(struct vtl_library *lib, const struct step *st, const char *actor)
+{
+	return catalog_exchange(lib->cat, lib->info.id, st[0].from, st[0].to, st[1].to, actor);
+}
+
+static int exchange_locked(struct vtl_library *lib, uint16_t src, uint16_t dst1, uint16_t dst2, const char *actor,
+			   char *err, size_t errlen)
+{
+	struct cat_element s, d1, d2;
+	int rc;
+	if ((rc = element(lib, src, &s, err, errlen)) || (rc = element(lib, dst1, &d1, err, errlen)) ||
+	    (rc = element(lib, dst2, &d2, err, errlen)))
+		return rc;
+	if (dst1 == src || dst1 == dst2) {
+		snprintf(err, errlen, "the first destination %u must differ from the source and the second destination",
+			 dst1);
+		return VTL_E_INVAL;
 	}
-	void (*fn)(void *) = lib->ie_fn;
-	void *arg = lib->ie_arg;
-	pthread_mutex_unlock(&lib->mu);
-	if (ie && fn)
-		fn(arg);
+	if (!s.full || !d1.full) {
+		snprintf(err, errlen, "element %u is empty", s.full ? dst1 : src);
+		return VTL_E_SRC_EMPTY;
+	}
+	if (d2.full && dst2 != src) {
+		snprintf(err, errlen, "element %u already holds %s", dst2, d2.barcode);
+		return VTL_E_DST_FULL;
+	}
+	struct step st[2] = {{.from = src, .to = dst1}, {.from = dst1, .to = dst2}};
+	snprintf(st[0].barcode, sizeof st[0].barcode, "%s", s.barcode);
+	snprintf(st[1].barcode, sizeof st[1].barcode, "%s", d1.barcode);
+	if ((rc = step_check(lib, &st[0], err, errlen)) || (rc = step_check(lib, &st[1], err, errlen)))
+		return rc;
+	return steps_run(lib, st, 2, cat_exchange, actor, err, errlen);
+}
+
+int library_exchange(struct vtl_library *lib, uint16_t src, uint16_t dst1, uint16_t dst2, const char *actor, char *err,
+		     size_t errlen)
+{
+	begin(lib, err);
+	int rc = exchange_locked(lib, src, dst1, dst2, actor, err, errlen);
+	return finish(lib, rc,
+		      by_operator(actor) && (is_mail_slot(lib, src) || is_mail_slot(lib, dst1) || is_mail_slot(lib, dst2)));
+}
+
+/* ------------------------------------------------------- the operator's hands */
+
+/* The mail slots are locked while a host prevents medium removal. */
+static int unlocked(struct vtl_library *lib, char *err, size_t errlen)
+{
+	if (lib->prevented) {
+		snprintf(err, errlen, "a host prevents medium removal: the mail slots stay locked until it allows it");
+		return VTL_E_BUSY;
+	}
+	return VTL_OK;
+}
+
+/* Adds a new blank cartridge, outside every element, to the pool and the catalog. */
+static int create_blank(struct vtl_library *lib, const char *barcode, char *err, size_t errlen)
+{
+	struct vtl_label label;
+	int rc = vtl_label_parse(barcode, &label, err, errlen);
+	if (rc != VTL_OK)
+		return rc;
+	struct cat_cartridge c;
+	memset(&c, 0, sizeof c);
+	snprintf(c.barcode, sizeof c.barcode, "%s", barcode);
+	c.media = label.media;
+	c.capacity = label.capacity;
+	snprintf(c.state, sizeof c.state, "%s", STATE_AVAILABLE);
+	c.element = CAT_NO_ELEMENT;
+	if (!label.cleaning && (rc = vtl_cart_create(lib->pool, barcode)) != VTL_OK) {
+		snprintf(err, errlen, "creating %s in the pool: %s", barcode, vtl_strerror(rc));
+		return rc;
+	}
+	if ((rc = catalog_cartridge_add(lib->cat, &c)) != VTL_OK) {
+		snprintf(err, errlen, "adding %s to the catalog: %s", barcode, catalog_last_error(lib->cat));
+		if (!label.cleaning)
+			vtl_cart_delete(lib->pool, barcode);
+	}
 	return rc;
+}
+
+static int import_locked(struct vtl_library *lib, const char *barcode, uint16_t ie, const char *actor, char *err,
+			 size_t errlen)
+{
+	struct cat_element e;
+	struct cat_cartridge cc;
+	int rc;
+	if ((rc = element_of_type(lib, ie, CAT_ELEM_IE, &e, err, errlen)) || (rc = unlocked(lib, err, errlen)))
+		return rc;
+	if (e.full) {
+		snprintf(err, errlen, "mail slot %u already holds %s", ie, e.barcode);
+		return VTL_E_DST_FULL;
+	}
+	rc = catalog_cartridge_get(lib->cat, barcode, &cc);
+	if (rc == VTL_E_NOTFOUND)
+		rc = create_blank(lib, barcode, err, errlen);
+	else if (rc != VTL_OK)
+		snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
+	else if (cc.element != CAT_NO_ELEMENT || (cc.library_id && cc.library_id != lib->info.id)) {
+		snprintf(err, errlen, "cartridge %s is not outside the library (%s %u)", barcode,
+			 cc.library_id == lib->info.id ? "in element" : "in another library, element", cc.element);
+		rc = VTL_E_EXISTS;
+	}
+	if (rc != VTL_OK)
+		return rc;
+	if ((rc = catalog_cartridge_place(lib->cat, barcode, lib->info.id, ie, STATE_AVAILABLE, actor)) != VTL_OK)
+		snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
+	return rc;
+}
+
+int library_import(struct vtl_library *lib, const char *barcode, uint16_t ie, const char *actor, char *err,
+		   size_t errlen)
+{
+	begin(lib, err);
+	int rc = import_locked(lib, barcode, ie, actor, err, errlen);
+	return finish(lib, rc, true);
+}
+
+static int export_locked(struct vtl_library *lib, uint16_t ie, const char *actor, char *err, size_t errlen)
+{
+	struct cat_element e;
+	int rc;
+	if ((rc = element_of_type(lib, ie, CAT_ELEM_IE, &e, err, errlen)) || (rc = unlocked(lib, err, errlen)))
+		return rc;
+	if (!e.full) {
+		snprintf(err, errlen, "mail slot %u is empty", ie);
+		return VTL_E_SRC_EMPTY;
+	}
+	if ((rc = catalog_cartridge_place(lib->cat, e.barcode, 0, CAT_NO_ELEMENT, STATE_EXPORTED, actor)) != VTL_OK)
+		snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
+	return rc;
+}
+
+int library_export(struct vtl_library *lib, uint16_t ie, const char *actor, char *err, size_t errlen)
+{
+	begin(lib, err);
+	int rc = export_locked(lib, ie, actor, err, errlen);
+	return finish(lib, rc, true);
+}
+
+/* The element that holds what: a whole decimal number is an element address, anything else a barcode. */
+static int locate(struct vtl_library *lib, const char *what, uint16_t *a, char *err, size_t errlen)
+{
+	uint64_t v;
+	if (vtl_parse_uint(what, CAT_NO_ELEMENT - 1, &v) == VTL_OK) { /* "000123L8" is a barcode, "1000" an address */
+		*a = (uint16_t)v;
+		return VTL_OK;
+	}
+	struct cat_cartridge cc;
+	int rc = catalog_cartridge_get(lib->cat, what, &cc);
+	if (rc == VTL_OK && (cc.library_id != lib->info.id || cc.element == CAT_NO_ELEMENT))
+		rc = VTL_E_NOTFOUND;
+	if (rc == VTL_E_NOTFOUND)
+		snprintf(err, errlen, "cartridge %s is not in the library", what);
+	else if (rc != VTL_OK)
+		snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
+	*a = cc.element;
+	return rc;
+}
+
+int library_load(struct vtl_library *lib, const char *what, uint16_t drive, const char *actor, char *err,
+		 size_t errlen)
+{
+	begin(lib, err);
+	struct cat_element d;
+	uint16_t from = CAT_NO_ELEMENT;
+	int rc = element_of_type(lib, drive, CAT_ELEM_DRIVE, &d, err, errlen);
+	if (rc == VTL_OK && (rc = locate(lib, what, &from, err, errlen)) == VTL_OK)
+		rc = move_locked(lib, from, drive, actor, err, errlen);
+	return finish(lib, rc, by_operator(actor) && is_mail_slot(lib, from));
+}
+
+struct first_empty {
+	uint16_t address;
+	bool found;
+};
+
+static int first_empty_one(const struct cat_element *e, void *arg)
+{
+	struct first_empty *f = arg;
+	if (e->full)
+		return 0;
+	f->address = e->address;
+	f->found = true;
+	return 1;
+}
+
+/* Where an unloaded cartridge goes: slot if given, else its source if that is an empty slot, else the first empty slot. */
+static int unload_target(struct vtl_library *lib, const struct cat_element *d, uint16_t slot, uint16_t *to, char *err,
+			 size_t errlen)
+{
+	struct cat_element e;
+	int rc;
+	if (slot != CAT_NO_ELEMENT) {
+		if ((rc = element(lib, slot, &e, err, errlen)) != VTL_OK)
+			return rc;
+		if (e.full) {
+			snprintf(err, errlen, "element %u already holds %s", slot, e.barcode);
+			return VTL_E_DST_FULL;
+		}
+		*to = slot;
+		return reachable(lib, slot, err, errlen);
+	}
+	if (d->source != CAT_NO_ELEMENT && catalog_element_get(lib->cat, lib->info.id, d->source, &e) == VTL_OK &&
+	    e.type == CAT_ELEM_SLOT && !e.full) {
+		*to = d->source;
+		return VTL_OK;
+	}
+	struct first_empty f = {0};
+	if ((rc = catalog_element_list(lib->cat, lib->info.id, CAT_ELEM_SLOT, first_empty_one, &f)) != VTL_OK) {
+		snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
+		return rc;
+	}
+	if (!f.found) {
+		snprintf(err, errlen, "every storage slot is full");
+		return VTL_E_DST_FULL;
+	}
+	*to = f.address;
+	return VTL_OK;
+}
+
+static int unload_locked(struct vtl_library *lib, uint16_t drive, uint16_t slot, uint16_t *to, const char *actor,
+			 char *err, size_t errlen)
+{
+	struct cat_element d;
+	int rc;
+	if ((rc = element_of_type(lib, drive, CAT_ELEM_DRIVE, &d, err, errlen)) != VTL_OK)
+		return rc;
+	if (!d.full) {
+		snprintf(err, errlen, "the drive at %u is empty", drive);
+		return VTL_E_SRC_EMPTY;
+	}
+	/* Where it goes is settled before the drive lets go of it. */
+	if ((rc = unload_target(lib, &d, slot, to, err, errlen)) != VTL_OK)
+		return rc;
+	struct lib_drive *ld = drive_at(lib, drive);
+	if (ld && (rc = ssc_eject(ld->drive)) != VTL_OK && rc != VTL_E_SRC_EMPTY) {
+		snprintf(err, errlen, "a host prevents medium removal from the drive at %u", drive);
+		return VTL_E_BUSY;
+	}
+	return move_locked(lib, drive, *to, actor, err, errlen);
+}
+
+int library_unload(struct vtl_library *lib, uint16_t drive, uint16_t slot, const char *actor, char *err,
+		   size_t errlen)
+{
+	begin(lib, err);
+	uint16_t to = CAT_NO_ELEMENT;
+	int rc = unload_locked(lib, drive, slot, &to, actor, err, errlen);
+	return finish(lib, rc, by_operator(actor) && is_mail_slot(lib, to));
+}
+
+void library_set_prevent(struct vtl_library *lib, bool prevent)
+{
+	pthread_mutex_lock(&lib->mu);
+	lib->prevented = prevent;
+	pthread_mutex_unlock(&lib->mu);
+}
+
+/* Sets *arg once an element holds a cartridge. */
+static int any_full(const struct cat_element *e, void *arg)
+{
+	bool *full = arg;
+	*full = e->full;
+	return e->full;
+}
+
+static int ie_open_locked(struct vtl_library *lib, uint16_t ie, bool open, char *err, size_t errlen)
+{
+	struct cat_element e;
+	int rc = element_of_type(lib, ie, CAT_ELEM_IE, &e, err, errlen);
+	if (rc != VTL_OK)
+		return rc;
+	if (open && lib->prevented) {
+		bool full = false;
+		if ((rc = catalog_element_list(lib->cat, lib->info.id, CAT_ELEM_IE, any_full, &full)) != VTL_OK) {
+			snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
+			return rc;
+		}
+		if (full)
+			return unlocked(lib, err, errlen);
+	}
+	lib->ie_open = open;
+	return VTL_OK;
+}
+
+int library_ie_set_open(struct vtl_library *lib, uint16_t ie, bool open, const char *actor, char *err, size_t errlen)
+{
+	begin(lib, err);
+	bool was = lib->ie_open;
+	int rc = ie_open_locked(lib, ie, open, err, errlen);
+	return finish(lib, rc, by_operator(actor) && was != open);
+}
+
+bool library_ie_is_open(struct vtl_library *lib)
+{
+	pthread_mutex_lock(&lib->mu);
+	bool open = lib->ie_open;
+	pthread_mutex_unlock(&lib->mu);
+	return open;
 }

@@ -35,6 +35,8 @@ static void smc_move_medium(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_init_element_status(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_position(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_exchange_medium(struct scsi_dev *dev, struct scsi_cmd *c);
+static void smc_open_close_ie(struct scsi_dev *dev, struct scsi_cmd *c);
 
 #define EXEMPT (OP_UA_EXEMPT | OP_RES_ALLOWED | OP_RES_SPC2_OK)
 /* Reservation classes as in vtl/scsi/ssc.c (SPC-4 table 64, SMC-3 table of changer commands). */
@@ -56,6 +58,8 @@ static const struct scsi_op smc_ops[] = {
 	{0x12, SA_NONE, 6, EXEMPT, "INQUIRY", smc_inquiry, U6(0x12, 0x01, 0xFF, 0xFF, 0xFF), TMO_STATE},
 	{0x16, SA_NONE, 6, R_PR, "RESERVE(6)", spc_reserve, U6(0x16, 0, 0, 0, 0), TMO_STATE},
 	{0x17, SA_NONE, 6, R_ANY, "RELEASE(6)", spc_release, U6(0x17, 0, 0, 0, 0), TMO_STATE},
+	{0x1B, SA_NONE, 6, R_WRITE, "OPEN/CLOSE IMPORT/EXPORT ELEMENT", smc_open_close_ie, U6(0x1B, 0, 0xFF, 0xFF, 0x1F),
+	 TMO_STATE},
 	{0x1E, SA_NONE, 6, OP_RES_PREVENT, "PREVENT ALLOW MEDIUM REMOVAL", smc_prevent_allow,
 	 U6(0x1E, 0, 0, 0, 0x01), TMO_STATE},
 	{0x2B, SA_NONE, 10, R_WRITE, "POSITION TO ELEMENT", smc_position,
@@ -69,6 +73,8 @@ static const struct scsi_op smc_ops[] = {
 	 U12(0xA3, 0x0C, 0x87, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0), TMO_STATE},
 	{0xA5, SA_NONE, 12, R_WRITE, "MOVE MEDIUM", smc_move_medium,
 	 U12(0xA5, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0), TMO_MOVE},
+	{0xA6, SA_NONE, 12, R_WRITE, "EXCHANGE MEDIUM", smc_exchange_medium,
+	 U12(0xA6, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x03), TMO_MOVE},
 	{0xB8, SA_NONE, 12, R_READ, "READ ELEMENT STATUS", smc_read_element_status,
 	 U12(0xB8, 0x1F, 0xFF, 0xFF, 0xFF, 0xFF, 0x03, 0xFF, 0xFF, 0xFF, 0), TMO_STATE},
 	{0xE7, SA_NONE, 10, R_WRITE, "INITIALIZE ELEMENT STATUS WITH RANGE", smc_init_element_status,
@@ -79,6 +85,15 @@ const struct scsi_op *smc_command_table(size_t *n)
 {
 	*n = sizeof smc_ops / sizeof smc_ops[0];
 	return smc_ops;
+}
+
+/* An operator touched the mail slots: every initiator is told (SMC-3, IMPORT OR EXPORT ELEMENT ACCESSED). */
+static void smc_ie_accessed(void *arg)
+{
+	struct smc_changer *ch = arg;
+	pthread_mutex_lock(&ch->mu);
+	ua_raise_all(&ch->dev.ua, UA_IE_ACCESSED, UA_NO_NEXUS);
+	pthread_mutex_unlock(&ch->mu);
 }
 
 int smc_create(struct vtl_library *lib, struct smc_changer **out)
@@ -97,6 +112,7 @@ int smc_create(struct vtl_library *lib, struct smc_changer **out)
 	scsi_dev_init(&ch->dev, &id, smc_ops, sizeof smc_ops / sizeof smc_ops[0]);
 	pthread_mutex_init(&ch->mu, NULL);
 	ch->lib = lib;
+	library_on_ie_change(lib, smc_ie_accessed, ch);
 	*out = ch;
 	return VTL_OK;
 }
@@ -105,6 +121,8 @@ void smc_destroy(struct smc_changer *ch)
 {
 	if (!ch)
 		return;
+	library_on_ie_change(ch->lib, NULL, NULL);
+	library_set_prevent(ch->lib, false);
 	pthread_mutex_destroy(&ch->mu);
 	free(ch);
 }
@@ -122,16 +140,19 @@ void smc_reset(struct smc_changer *ch)
 	ua_raise_all(&ch->dev.ua, UA_POWER_ON, UA_NO_NEXUS);
 	res_reset(&ch->dev.res);
 	ch->n_prevent = 0;
+	library_set_prevent(ch->lib, false);
 	pthread_mutex_unlock(&ch->mu);
 }
 
+/* Drops nexus from the prevent set and tells the library whether removal is still prevented. */
 static void prevent_drop(struct smc_changer *ch, uint64_t nexus)
 {
 	for (unsigned i = 0; i < ch->n_prevent; i++)
 		if (ch->prevent_nexus[i] == nexus) {
 			ch->prevent_nexus[i] = ch->prevent_nexus[--ch->n_prevent];
-			return;
+			break;
 		}
+	library_set_prevent(ch->lib, ch->n_prevent > 0);
 }
 
 void smc_nexus_lost(struct smc_changer *ch, uint64_t nexus)
@@ -211,17 +232,34 @@ static bool element_of(struct smc_changer *ch, uint16_t a, struct library_elemen
 	return f.found;
 }
 
+/* An element address field of the CDB at byte at (two bytes). */
+static uint16_t cdb_address(const struct scsi_cmd *c, unsigned at)
+{
+	return (uint16_t)(c->cdb[at] << 8 | c->cdb[at + 1]);
+}
+
+/*
+ * The medium transport element field: zero (the default transport) or the
+ * robot's address; anything else ends the command with INVALID ELEMENT ADDRESS.
+ */
+static bool transport_ok(struct smc_changer *ch, struct scsi_cmd *c, unsigned at)
+{
+	uint16_t transport = cdb_address(c, at);
+	struct library_element le;
+	if (transport && (!element_of(ch, transport, &le) || le.e.type != CAT_ELEM_TRANSPORT)) {
+		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_INVALID_ELEMENT_ADDRESS));
+		return false;
+	}
+	return true;
+}
+
 /* POSITION TO ELEMENT (2Bh, SMC-3 6.x): bytes 2..3 transport, 4..5 destination, byte 8 bit 0 INVERT. */
 static void smc_position(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	struct smc_changer *ch = smc_of(dev);
-	uint16_t transport = (uint16_t)(c->cdb[2] << 8 | c->cdb[3]);
 	uint16_t dest = (uint16_t)(c->cdb[4] << 8 | c->cdb[5]);
-	struct library_element le;
-	if (transport && (!element_of(ch, transport, &le) || le.e.type != CAT_ELEM_TRANSPORT)) {
-		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_INVALID_ELEMENT_ADDRESS));
+	if (!transport_ok(ch, c, 2))
 		return;
-	}
 	if (!element_of(ch, dest, NULL)) {
 		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_INVALID_ELEMENT_ADDRESS));
 		return;
@@ -248,6 +286,7 @@ static void smc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)
 	prevent_drop(ch, c->nexus);
 	if (v && ch->n_prevent < sizeof ch->prevent_nexus / sizeof ch->prevent_nexus[0])
 		ch->prevent_nexus[ch->n_prevent++] = c->nexus;
+	library_set_prevent(ch->lib, ch->n_prevent > 0);
 	scsi_done(c, 0);
 }
 
@@ -274,33 +313,100 @@ static struct scsi_sense move_refused(int rc)
 		return sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_REMOVAL_PREVENTED);
 	case VTL_E_INCOMPATIBLE:
 		return sense_of(SK_ILLEGAL_REQUEST, ASC_INCOMPATIBLE_MEDIUM);
+	case VTL_E_INACCESSIBLE:
+		/* A mail slot of an open bank (IBM TS3100/3200 SCSI reference: 5/3B/11). */
+		return sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_MAGAZINE_NOT_ACCESSIBLE);
 	default:
 		return sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
 	}
 }
 
+/* Ends the command (INVALID FIELD IN CDB at the highest offending bit) if byte has bits set outside allowed. */
+static bool reserved_set(struct scsi_cmd *c, unsigned byte, uint8_t allowed)
+{
+	uint8_t bad = c->cdb[byte] & (uint8_t)~allowed;
+	if (!bad)
+		return false;
+	int bit = 7;
+	while (!(bad >> bit & 1))
+		bit--;
+	scsi_fail(c, sense_invalid_cdb_field((uint16_t)byte, bit));
+	return true;
+}
+
+/* Ends a move or exchange with what the library said. */
+static void move_done(struct scsi_cmd *c, int rc)
+{
+	if (rc != VTL_OK)
+		scsi_fail(c, move_refused(rc));
+	else
+		scsi_done(c, 0);
+}
+
 static void smc_move_medium(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	struct smc_changer *ch = smc_of(dev);
-	uint16_t transport = (uint16_t)(c->cdb[MOVE_TRANSPORT] << 8 | c->cdb[MOVE_TRANSPORT + 1]);
-	uint16_t src = (uint16_t)(c->cdb[MOVE_SOURCE] << 8 | c->cdb[MOVE_SOURCE + 1]);
-	uint16_t dst = (uint16_t)(c->cdb[MOVE_DEST] << 8 | c->cdb[MOVE_DEST + 1]);
 	if (c->cdb[MOVE_INVERT_BYTE] & 0x01) {
 		scsi_fail(c, sense_invalid_cdb_field(MOVE_INVERT_BYTE, 0));
 		return;
 	}
-	struct library_element le;
-	if (transport && (!element_of(ch, transport, &le) || le.e.type != CAT_ELEM_TRANSPORT)) {
-		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_INVALID_ELEMENT_ADDRESS));
+	if (!transport_ok(ch, c, MOVE_TRANSPORT))
+		return;
+	char err[256];
+	move_done(c, library_move(ch->lib, cdb_address(c, MOVE_SOURCE), cdb_address(c, MOVE_DEST), LIBRARY_ACTOR_HOST,
+				  err, sizeof err));
+}
+
+/* EXCHANGE MEDIUM (A6h, SMC-3 6.x): transport, source, first and second destination, byte 10 INV2 (bit 1) INV1 (bit 0). */
+#define XCHG_TRANSPORT 2
+#define XCHG_SOURCE 4
+#define XCHG_DEST1 6
+#define XCHG_DEST2 8
+#define XCHG_INV_BYTE 10
+#define XCHG_INV1 0x01
+#define XCHG_INV2 0x02
+
+static void smc_exchange_medium(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct smc_changer *ch = smc_of(dev);
+	/* No medium is turned over: the library has no two-sided media. */
+	if (reserved_set(c, 1, 0) || reserved_set(c, XCHG_INV_BYTE, XCHG_INV1 | XCHG_INV2))
+		return;
+	if (c->cdb[XCHG_INV_BYTE] & (XCHG_INV1 | XCHG_INV2)) {
+		scsi_fail(c, sense_invalid_cdb_field(XCHG_INV_BYTE, (c->cdb[XCHG_INV_BYTE] & XCHG_INV2) ? 1 : 0));
+		return;
+	}
+	if (!transport_ok(ch, c, XCHG_TRANSPORT))
+		return;
+	char err[256];
+	move_done(c, library_exchange(ch->lib, cdb_address(c, XCHG_SOURCE), cdb_address(c, XCHG_DEST1),
+				      cdb_address(c, XCHG_DEST2), LIBRARY_ACTOR_HOST, err, sizeof err));
+}
+
+/* OPEN/CLOSE IMPORT/EXPORT ELEMENT (1Bh, SMC-3 6.x): bytes 2..3 element, byte 4 bits 4..0 ACTION CODE. */
+#define OCIE_ELEMENT 2
+#define OCIE_ACTION_BYTE 4
+#define OCIE_ACTION_MASK 0x1F
+#define OCIE_OPEN 0x00
+#define OCIE_CLOSE 0x01
+
+static void smc_open_close_ie(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct smc_changer *ch = smc_of(dev);
+	uint8_t action = c->cdb[OCIE_ACTION_BYTE] & OCIE_ACTION_MASK;
+	if (reserved_set(c, 1, 0) || reserved_set(c, OCIE_ACTION_BYTE, OCIE_ACTION_MASK))
+		return;
+	if (action != OCIE_OPEN && action != OCIE_CLOSE) {
+		scsi_fail(c, sense_invalid_cdb_field(OCIE_ACTION_BYTE, 4));
 		return;
 	}
 	char err[256];
-	int rc = library_move(ch->lib, src, dst, "host", err, sizeof err);
-	if (rc != VTL_OK) {
-		scsi_fail(c, move_refused(rc));
-		return;
-	}
-	scsi_done(c, 0);
+	int rc = library_ie_set_open(ch->lib, cdb_address(c, OCIE_ELEMENT), action == OCIE_OPEN, LIBRARY_ACTOR_HOST,
+				     err, sizeof err);
+	if (rc == VTL_E_BUSY) /* a prevent keeps a full bank shut (IBM TS3100/3200, Dell TL2000 SCSI references) */
+		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_REMOVAL_PREVENTED));
+	else
+		move_done(c, rc);
 }
 
 /* ----------------------------------------------------- READ ELEMENT STATUS */

@@ -18,7 +18,7 @@ struct smc_changer;
 /* Creates the changer of lib, with the library's identity from the catalog. */
 int smc_create(struct vtl_library *lib, struct smc_changer **out);
 
-/* Frees the changer (the library stays). */
+/* Frees the changer (the library stays; call before library_close): it no longer hears of the library. */
 void smc_destroy(struct smc_changer *ch);
 
 /* Executes one command; status, sense and the data count are set in c. */

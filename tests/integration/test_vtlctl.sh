@@ -238,16 +238,19 @@ ok --json events --limit 3
 json_ok
 [ "$(grep -c '"id":' "$out")" -eq 3 ] || fail "events --limit 3: expected 3 events"
 
-step "with something answering on the control socket (vtld), changes are refused"
+step "with something answering on the control socket (vtld): offline changes are refused, moves go to it"
 if [ -n "$PYTHON" ]; then
-	"$PYTHON" -c 'import socket, sys, time
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
-open(sys.argv[2], "w").close(); time.sleep(60)' "$tmp/var/vtld.sock" "$tmp/listening" &
+	# A listener that accepts and hangs up at once, as a vtld that is going away would.
+	"$PYTHON" -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(60)
+open(sys.argv[2], "w").close()
+while True:
+    s.accept()[0].close()' "$tmp/var/vtld.sock" "$tmp/listening" &
 	daemon=$!
 	n=0
 	while [ ! -e "$tmp/listening" ] && [ $n -lt 100 ]; do sleep 0.1 2>/dev/null || sleep 1; n=$((n + 1)); done
-	refused 1 "vtld is running (it answers on $tmp/var/vtld.sock)" move 1029 1050
-	refused 1 "vtld is running" cartridge add C00001L8
+	refused 1 "vtld is running (it answers on $tmp/var/vtld.sock)" cartridge add C00001L8
+	refused 1 "vtld did not answer" move 1029 1050 # this listener hangs up: nothing is moved
 	ok cartridge list
 	kill "$daemon"
 	wait "$daemon" 2>/dev/null || true

@@ -67,13 +67,54 @@ step "vtlctl init, then vtld comes up with the changer and 2 drives"
 pid=$!
 wait_for "ready: 3 logical units"
 
-step "vtlctl refuses offline changes while vtld answers on its control socket"
+step "offline-only commands refuse to run while vtld answers on its control socket"
 set +e
-"$VTLCTL" -c "$conf" move 1025 257 >"$tmp/out" 2>&1
+"$VTLCTL" -c "$conf" cartridge add --barcode T00009L8 >"$tmp/out" 2>&1
 rc=$?
 set -e
-[ "$rc" -eq 1 ] || fail "vtlctl move ran while vtld was up (exit $rc)"
+[ "$rc" -eq 1 ] || fail "vtlctl cartridge add ran while vtld was up (exit $rc)"
 grep -q "vtld is running" "$tmp/out" || fail "vtlctl did not say vtld is running"
+
+# ctl ARGS: vtlctl must succeed; its output goes to the log for the record.
+ctl() {
+	"$VTLCTL" -c "$conf" "$@" >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; fail "vtlctl $* failed"; }
+	sed 's/^/   | /' "$tmp/out"
+}
+# status_has PYTHON-EXPR: the control socket's status answer d must satisfy the expression.
+status_has() {
+	python3 - "$tmp/etc/vtld.sock" "$1" <<'PY' || fail "status does not satisfy: $1"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"status\n")
+d = json.loads(s.makefile().readline())
+assert eval(sys.argv[2]), d
+PY
+}
+
+step "while vtld runs, vtlctl moves go through it: a move into a drive loads the drive"
+ctl move T00001L8 257
+status_has 'd["drives"][0]["state"] == "loaded" and d["drives"][0]["barcode"] == "T00001L8"'
+step "vtlctl unload: the drive unloads and the robot puts the cartridge back in its slot"
+ctl unload 257
+status_has 'd["drives"][0]["state"] == "empty"'
+ctl slot list
+grep -q "T00001L8" "$tmp/out" || fail "T00001L8 is not back in a slot"
+step "vtlctl load by barcode, unload to a chosen slot"
+ctl load T00002L8 258
+status_has 'd["drives"][1]["state"] == "loaded"'
+ctl unload 258 --to 1030
+step "export through a mail slot and import again, all through vtld"
+ctl export T00002L8 --remove
+ctl cartridge list
+grep "T00002L8" "$tmp/out" | grep -q "outside" || fail "T00002L8 is not outside the library"
+ctl import T00002L8
+ctl slot list --type ie
+grep -q "T00002L8" "$tmp/out" || fail "T00002L8 did not come back into a mail slot"
+set +e
+"$VTLCTL" -c "$conf" unload 257 >"$tmp/out" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "unloading an empty drive exited $rc, expected 1"
+echo "   refused as expected: $(cat "$tmp/out")"
 
 step "the control socket answers status with the drives as JSON"
 sock=$tmp/etc/vtld.sock

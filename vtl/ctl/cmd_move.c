@@ -148,8 +148,9 @@ int cmd_move(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "FROM '%s' is not an element address", pos[0]);
 	if (!all_digits(pos[0]) && (strlen(pos[0]) > CAT_BARCODE_MAX || vtl_barcode_check(pos[0])))
 		return ctl_usage(ctl, "FROM '%.40s' is neither an element address nor a barcode", pos[0]);
-	if ((rc = ctl_open_library(ctl)) || (rc = ctl_require_offline(ctl)))
+	if ((rc = ctl_open_library(ctl)))
 		return rc;
+	bool online = ctl_daemon_up(ctl);
 	bool robot_from = all_digits(pos[0]) && ctl_elem_type(&ctl->lib, from) == CAT_ELEM_TRANSPORT;
 	if (robot_from || ctl_elem_type(&ctl->lib, to) == CAT_ELEM_TRANSPORT)
 		return ctl_err(ctl, VTLCTL_FAIL, "element %u is the robot, which only carries cartridges during a move; "
@@ -183,9 +184,13 @@ int cmd_move(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "%s is already in element %u: FROM and TO are the same", barcode, to);
 	if ((rc = check_drive_load(ctl, barcode, to)))
 		return rc;
-	rc = catalog_move(ctl->cat, ctl->lib.id, from, to, ctl->actor);
-	if (rc)
+	if (online) {
+		/* vtld makes the move (a drive loads what it receives; hosts are told). */
+		if ((rc = ctl_daemon(ctl, NULL, 0, "move %u %u", from, to)))
+			return rc;
+	} else if ((rc = catalog_move(ctl->cat, ctl->lib.id, from, to, ctl->actor))) {
 		return move_err(ctl, rc, barcode, from, to);
+	}
 	print_moved(ctl, "moved", barcode, from, to, NULL);
 	return 0;
 }
@@ -239,10 +244,26 @@ int cmd_import(struct ctl *ctl, int argc, char **argv)
 	} else if (vtl_label_parse(bc, NULL, err, sizeof err)) {
 		return ctl_usage(ctl, "%s", err);
 	}
-	if ((rc = ctl_open_library(ctl)) || (isnew && (rc = ctl_open_pool(ctl))) || (rc = ctl_require_offline(ctl)))
+	if ((rc = ctl_open_library(ctl)))
+		return rc;
+	bool online = ctl_daemon_up(ctl);
+	if (online && isnew && (opts[1].set || opts[2].set))
+		return ctl_err(ctl, VTLCTL_FAIL, "vtld is running: it imports a new cartridge with its label's media and "
+			       "capacity; leave out --media and --capacity, or stop vtld");
+	if (isnew && !online && (rc = ctl_open_pool(ctl)))
 		return rc;
 	uint16_t ie;
-	if (isnew) {
+	if (online) {
+		/* vtld puts it into the mail slot (creating a new one blank) and tells the hosts. */
+		struct cat_cartridge c;
+		rc = catalog_cartridge_get(ctl->cat, bc, &c);
+		if (!isnew && rc == VTL_E_NOTFOUND)
+			return ctl_err(ctl, VTLCTL_FAIL, "there is no cartridge %s; to import a new blank one, add --new", bc);
+		if (isnew && rc == VTL_OK)
+			return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s exists already; import it without --new", bc);
+		if ((rc = pick_mail_slot(ctl, opts[3].val, &ie)) || (rc = ctl_daemon(ctl, NULL, 0, "import %s %u", bc, ie)))
+			return rc;
+	} else if (isnew) {
 		if ((rc = ctl_check_new(ctl, bc)) || (rc = pick_mail_slot(ctl, opts[3].val, &ie)) ||
 		    (rc = ctl_create_cart(ctl, &nc, ie)))
 			return rc;
@@ -297,8 +318,9 @@ int cmd_export(struct ctl *ctl, int argc, char **argv)
 	bool remove = opts[1].set;
 	if (strlen(bc) > CAT_BARCODE_MAX || vtl_barcode_check(bc))
 		return ctl_usage(ctl, "'%.40s' is not a barcode", bc);
-	if ((rc = ctl_open_library(ctl)) || (rc = ctl_require_offline(ctl)))
+	if ((rc = ctl_open_library(ctl)))
 		return rc;
+	bool online = ctl_daemon_up(ctl);
 	struct cat_cartridge c;
 	rc = catalog_cartridge_get(ctl->cat, bc, &c);
 	if (rc == VTL_E_NOTFOUND)
@@ -320,17 +342,29 @@ int cmd_export(struct ctl *ctl, int argc, char **argv)
 			return ctl_usage(ctl, "--to: %s is in mail slot %u already", bc, c.element);
 	} else if (ctl->lib.ies == 0 && remove && !opts[0].set) {
 		/* No mail slots: the operator takes it straight out of its slot. */
+		if (online)
+			return ctl_err(ctl, VTLCTL_FAIL, "library %s has no mail slots: while vtld runs, cartridges leave "
+				       "only through one", ctl->lib.name);
 	} else {
 		if ((rc = pick_mail_slot(ctl, opts[0].val, &ie)))
 			return rc;
-		rc = from == CAT_NO_ELEMENT ? ctl_place(ctl, bc, ie, c.state) : catalog_move(ctl->cat, ctl->lib.id, from,
-												 ie, ctl->actor);
-		if (rc)
-			return move_err(ctl, rc, bc, from, ie);
+		if (online) {
+			if (from == CAT_NO_ELEMENT)
+				return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is in no element; stop vtld to place it", bc);
+			if ((rc = ctl_daemon(ctl, NULL, 0, "move %u %u", from, ie)))
+				return rc;
+		} else {
+			rc = from == CAT_NO_ELEMENT ? ctl_place(ctl, bc, ie, c.state)
+						    : catalog_move(ctl->cat, ctl->lib.id, from, ie, ctl->actor);
+			if (rc)
+				return move_err(ctl, rc, bc, from, ie);
+		}
 		from = ie;
 	}
 	if (remove) {
-		rc = ctl_place(ctl, bc, CAT_NO_ELEMENT, "exported");
+		rc = online ? ctl_daemon(ctl, NULL, 0, "export %u", from) : ctl_place(ctl, bc, CAT_NO_ELEMENT, "exported");
+		if (rc && online)
+			return rc;
 		if (rc) {
 			if (ie != CAT_NO_ELEMENT)
 				ctl_warn(ctl, "%s was moved to mail slot %u but could not be taken out of the library", bc, ie);
@@ -360,5 +394,57 @@ int cmd_export(struct ctl *ctl, int argc, char **argv)
 		return 0;
 	}
 	print_moved(ctl, "exported", bc, c.element, ie, NULL);
+	return 0;
+}
+
+/* ------------------------------------------------------------ load, unload */
+
+int cmd_load(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	uint16_t drive;
+	if (npos != 2 || ctl_parse_address(pos[1], &drive))
+		return ctl_usage(ctl, "give WHAT (a barcode or an element address) and the DRIVE's element address");
+	if ((rc = ctl_open_library(ctl)))
+		return rc;
+	if (!ctl_daemon_up(ctl))
+		return ctl_err(ctl, VTLCTL_FAIL, "vtld is not running: loading a drive needs the running library (or "
+			       "use 'vtlctl move', which only records where the cartridge is)");
+	char msg[256];
+	if ((rc = ctl_daemon(ctl, msg, sizeof msg, "load %s %u", pos[0], drive)))
+		return rc;
+	printf("%s\n", msg);
+	return 0;
+}
+
+int cmd_unload(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_opt opts[] = {
+		{"to", 0, true, NULL, false},
+	};
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, opts, 1, &pos, &npos);
+	if (rc)
+		return rc;
+	uint16_t drive, slot = CAT_NO_ELEMENT;
+	if (npos != 1 || ctl_parse_address(pos[0], &drive))
+		return ctl_usage(ctl, "give the DRIVE's element address");
+	if (opts[0].set && ctl_parse_address(opts[0].val, &slot))
+		return ctl_usage(ctl, "--to %s is not an element address", opts[0].val);
+	if ((rc = ctl_open_library(ctl)))
+		return rc;
+	if (!ctl_daemon_up(ctl))
+		return ctl_err(ctl, VTLCTL_FAIL, "vtld is not running: unloading a drive needs the running library");
+	char msg[256];
+	rc = slot == CAT_NO_ELEMENT ? ctl_daemon(ctl, msg, sizeof msg, "unload %u", drive)
+				    : ctl_daemon(ctl, msg, sizeof msg, "unload %u %u", drive, slot);
+	if (rc)
+		return rc;
+	printf("%s\n", msg);
 	return 0;
 }

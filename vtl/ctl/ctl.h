@@ -58,6 +58,14 @@ int ctl_open_pool(struct ctl *ctl);
  * vtlctl changes the catalog and pool only while the daemon is stopped.
  */
 int ctl_require_offline(struct ctl *ctl);
+/* Whether vtld answers on the control socket (the configuration is loaded first). */
+bool ctl_daemon_up(struct ctl *ctl);
+/*
+ * Sends one request (printf format) to vtld and reads its answer: 0 when it
+ * says ok (its message, if msg is not NULL, copied to msg, cap bytes);
+ * VTLCTL_FAIL with vtld's error reported otherwise.
+ */
+int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Closes whatever is open. */
 void ctl_close(struct ctl *ctl);
 
@@ -189,6 +197,8 @@ int cmd_cartridge_remove(struct ctl *ctl, int argc, char **argv);
 int cmd_move(struct ctl *ctl, int argc, char **argv);
 int cmd_import(struct ctl *ctl, int argc, char **argv);
 int cmd_export(struct ctl *ctl, int argc, char **argv);
+int cmd_load(struct ctl *ctl, int argc, char **argv);
+int cmd_unload(struct ctl *ctl, int argc, char **argv);
 int cmd_catalog_rebuild(struct ctl *ctl, int argc, char **argv);
 
 /* Shared by cartridge add and import --new: checks --media and --capacity against a label. */

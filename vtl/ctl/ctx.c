@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* vtlctl: errors, opening the configuration, catalog and pool, elements, option parsing. */
 #include <errno.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -142,26 +143,103 @@ int ctl_open_pool(struct ctl *ctl)
 	return 0;
 }
 
-int ctl_require_offline(struct ctl *ctl)
+#define DAEMON_TIMEOUT_MS 120000 /* a move that loads a drive may take a while; a hung vtld must not hang vtlctl */
+
+/* A connected socket to vtld's control socket, or -1 when nothing answers. */
+static int daemon_connect(struct ctl *ctl)
 {
-	int rc = ctl_load_config(ctl);
-	if (rc)
-		return rc;
 	const char *path = ctl->cfg->daemon.control_socket;
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof sa.sun_path)
-		return 0;
+		return -1;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return 0;
-	bool up = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool ctl_daemon_up(struct ctl *ctl)
+{
+	if (ctl_load_config(ctl))
+		return false;
+	int fd = daemon_connect(ctl);
+	if (fd < 0)
+		return false;
 	close(fd);
-	if (up)
-		return ctl_err(ctl, VTLCTL_FAIL, "vtld is running (it answers on %s); this version of vtlctl changes the "
-			       "library only while vtld is stopped", path);
+	return true;
+}
+
+int ctl_require_offline(struct ctl *ctl)
+{
+	int rc = ctl_load_config(ctl);
+	if (rc)
+		return rc;
+	if (ctl_daemon_up(ctl))
+		return ctl_err(ctl, VTLCTL_FAIL, "vtld is running (it answers on %s); this command changes the library "
+			       "only while vtld is stopped", ctl->cfg->daemon.control_socket);
+	return 0;
+}
+
+/* The JSON string value of key in a one-line answer, unescaped into out; false if absent. */
+static bool json_string(const char *answer, const char *key, char *out, size_t cap)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":\"", key);
+	const char *p = strstr(answer, pat);
+	if (!p || cap == 0)
+		return false;
+	p += strlen(pat);
+	size_t n = 0;
+	for (; *p && *p != '"' && n + 1 < cap; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		out[n++] = *p;
+	}
+	out[n] = 0;
+	return true;
+}
+
+int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
+{
+	char req[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(req, sizeof req - 1, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof req - 1)
+		return ctl_err(ctl, VTLCTL_FAIL, "request too long");
+	req[len++] = '\n';
+	int fd = daemon_connect(ctl);
+	if (fd < 0)
+		return ctl_err(ctl, VTLCTL_FAIL, "vtld does not answer on %s", ctl->cfg->daemon.control_socket);
+	char answer[4096];
+	size_t have = 0;
+	bool sent = write(fd, req, (size_t)len) == len;
+	struct pollfd p = {fd, POLLIN, 0};
+	while (sent && have < sizeof answer - 1 && poll(&p, 1, DAEMON_TIMEOUT_MS) == 1) {
+		ssize_t n = read(fd, answer + have, sizeof answer - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if (memchr(answer, '\n', have))
+			break;
+	}
+	close(fd);
+	answer[have] = 0;
+	if (!sent || !have)
+		return ctl_err(ctl, VTLCTL_FAIL, "vtld did not answer the request");
+	char text[1024];
+	if (strncmp(answer, "{\"ok\":true", 10) != 0)
+		return ctl_err(ctl, VTLCTL_FAIL, "%s", json_string(answer, "error", text, sizeof text) ? text : answer);
+	if (msg && !json_string(answer, "message", msg, cap))
+		msg[0] = 0;
 	return 0;
 }
 

@@ -85,6 +85,14 @@ static const struct ctl_cmd commands[] = {
 	 "FROM may also be the barcode of the cartridge. Both must be elements of the library; moves into and\n"
 	 "out of drives, slots and mail slots are all allowed.",
 	 cmd_move},
+	{"load", "load WHAT DRIVE", "have the robot load a cartridge into a drive (vtld must run)",
+	 "WHAT is a barcode in the library or the element address holding it; DRIVE the drive's element\n"
+	 "address. vtld moves it, the drive loads it and hosts see the drive become ready.",
+	 cmd_load},
+	{"unload", "unload DRIVE [--to SLOT]", "unload a drive and put its cartridge back (vtld must run)",
+	 "The drive unloads (refused while a host prevents medium removal) and the robot takes the cartridge\n"
+	 "to the slot it came from, or --to SLOT.",
+	 cmd_unload},
 	{"import", "import BARCODE [--new [--media M] [--capacity SIZE]] [--to ADDR]",
 	 "put a cartridge from outside into a mail slot",
 	 "The operator puts a cartridge into a mail slot (import/export element): an exported cartridge\n"

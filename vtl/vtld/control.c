@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/vtl_error.h"
+#include "catalog/catalog.h"
 #include "vtl/library.h"
 #include "vtl/vtld/daemon.h"
 
@@ -77,16 +78,126 @@ static void status(struct vtld *v, char *out, size_t cap)
 	put(out, cap, &at, "]}");
 }
 
+#define OPERATOR "operator" /* the actor the event log and the attentions name */
+
+/* Writes s into out as a JSON string body (quotes and backslashes escaped, controls dropped). */
+static void put_json_str(char *out, size_t cap, size_t *at, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			put(out, cap, at, "\\%c", *s);
+		else if ((unsigned char)*s >= 0x20)
+			put(out, cap, at, "%c", *s);
+	}
+}
+
+static void answer(char *out, size_t cap, int rc, const char *err, const char *done)
+{
+	size_t at = 0;
+	if (rc == VTL_OK) {
+		put(out, cap, &at, "{\"ok\":true,\"message\":\"");
+		put_json_str(out, cap, &at, done);
+	} else {
+		put(out, cap, &at, "{\"ok\":false,\"error\":\"");
+		put_json_str(out, cap, &at, err[0] ? err : vtl_strerror(rc));
+	}
+	put(out, cap, &at, "\"}");
+}
+
+/* A decimal element address, or -1. */
+static long address_of(const char *s)
+{
+	char *end;
+	long a = strtol(s, &end, 10);
+	return *s && !*end && a >= 0 && a < CAT_NO_ELEMENT ? a : -1;
+}
+
+/* The first empty element of type, or -1. */
+struct first_empty {
+	long address;
+};
+
+static int first_empty(const struct library_element *le, void *arg)
+{
+	struct first_empty *f = arg;
+	if (le->e.full)
+		return 0;
+	f->address = le->e.address;
+	return 1;
+}
+
+/*
+ * The operator's requests (vtlctl sends them while vtld runs):
+ *   move FROM TO          FROM an address or a barcode in the library
+ *   load WHAT DRIVE       WHAT a barcode or an address
+ *   unload DRIVE [SLOT]   back to its source slot unless SLOT
+ *   import BARCODE [IE]   from outside into a mail slot (the first empty one unless IE)
+ *   export IE             out of the library from a mail slot
+ * They go through the library model as the changer's commands do.
+ */
+static void operator_request(struct vtld *v, const char *word, int argc, char args[][64], char *out, size_t cap)
+{
+	struct vtl_library *lib = vtld_library(v);
+	char err[512] = "", done[256] = "";
+	int rc = VTL_E_INVAL;
+	long a0 = argc > 0 ? address_of(args[0]) : -1, a1 = argc > 1 ? address_of(args[1]) : -1;
+	if (!strcmp(word, "move") && argc == 2 && a1 >= 0) {
+		long from = a0;
+		if (from < 0) {
+			struct cat_cartridge c;
+			if (catalog_cartridge_get(vtld_catalog(v), args[0], &c) != VTL_OK || c.element == CAT_NO_ELEMENT)
+				snprintf(err, sizeof err, "there is no cartridge %s in the library", args[0]);
+			else
+				from = c.element;
+		}
+		if (from >= 0 && (rc = library_move(lib, (uint16_t)from, (uint16_t)a1, OPERATOR, err, sizeof err)) == VTL_OK)
+			snprintf(done, sizeof done, "moved from %ld to %ld", from, a1);
+	} else if (!strcmp(word, "load") && argc == 2 && a1 >= 0) {
+		if ((rc = library_load(lib, args[0], (uint16_t)a1, OPERATOR, err, sizeof err)) == VTL_OK)
+			snprintf(done, sizeof done, "loaded %s into drive %ld", args[0], a1);
+	} else if (!strcmp(word, "unload") && (argc == 1 || argc == 2) && a0 >= 0 && (argc == 1 || a1 >= 0)) {
+		uint16_t slot = argc == 2 ? (uint16_t)a1 : CAT_NO_ELEMENT;
+		if ((rc = library_unload(lib, (uint16_t)a0, slot, OPERATOR, err, sizeof err)) == VTL_OK)
+			snprintf(done, sizeof done, "unloaded drive %ld", a0);
+	} else if (!strcmp(word, "import") && (argc == 1 || argc == 2) && (argc == 1 || a1 >= 0)) {
+		struct first_empty f = {.address = a1};
+		if (argc == 1)
+			library_elements(lib, CAT_ELEM_IE, first_empty, &f);
+		if (f.address < 0) {
+			rc = VTL_E_DST_FULL;
+			snprintf(err, sizeof err, "all mail slots are full");
+		} else if ((rc = library_import(lib, args[0], (uint16_t)f.address, OPERATOR, err, sizeof err)) == VTL_OK) {
+			snprintf(done, sizeof done, "imported %s into mail slot %ld", args[0], f.address);
+		}
+	} else if (!strcmp(word, "export") && argc == 1 && a0 >= 0) {
+		if ((rc = library_export(lib, (uint16_t)a0, OPERATOR, err, sizeof err)) == VTL_OK)
+			snprintf(done, sizeof done, "took the cartridge in mail slot %ld out of the library", a0);
+	} else {
+		snprintf(err, sizeof err, "usage: move FROM TO | load WHAT DRIVE | unload DRIVE [SLOT] | import BARCODE "
+					  "[IE] | export IE");
+	}
+	answer(out, cap, rc, err, done);
+}
+
 void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
 {
 	char word[32] = "";
-	sscanf(request, "%31s", word);
+	char args[3][64];
+	int n = sscanf(request, "%31s %63s %63s %63s", word, args[0], args[1], args[2]);
 	if (strcmp(word, "status") == 0) {
 		status(v, out, cap);
 		return;
 	}
+	static const char *const ops[] = {"move", "load", "unload", "import", "export"};
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if (strcmp(word, ops[i]) == 0) {
+			operator_request(v, word, n > 0 ? n - 1 : 0, args, out, cap);
+			return;
+		}
 	size_t at = 0;
-	put(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '%s'\"}", word);
+	put(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '");
+	put_json_str(out, cap, &at, word);
+	put(out, cap, &at, "'\"}");
 }
 
 static void serve_one(struct control *c, int fd)

@@ -145,6 +145,11 @@ void vtld_stop(struct vtld *v)
 	free(v);
 }
 
+struct vtl_catalog *vtld_catalog(struct vtld *v)
+{
+	return v->cat;
+}
+
 struct vtl_library *vtld_library(struct vtld *v)
 {
 	return v->lib;

@@ -44,6 +44,10 @@ struct vtl_library;
 /* The library model (for the control socket). */
 struct vtl_library *vtld_library(struct vtld *v);
 
+struct vtl_catalog;
+/* The catalog (for the control socket). */
+struct vtl_catalog *vtld_catalog(struct vtld *v);
+
 /* The logical units, changer first; *n gets their number. */
 struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n);
 

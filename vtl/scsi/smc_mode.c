@@ -37,6 +37,8 @@
 #define CAP_STOR 2           /* StorDT, StorI/E, StorST, StorMT in bits 3..0 */
 #define CAP_MOVE_FROM 4      /* bytes 4..7: from MT, ST, I/E, DT; bits 3..0 to DT, I/E, ST, MT */
 #define CAP_EXCHANGE_FROM 12 /* bytes 12..15 likewise for EXCHANGE MEDIUM */
+#define CAP_TYPES 4          /* one byte per source type in each matrix */
+#define CAP_FROM_MT 0        /* the transport's byte, first of each matrix */
 #define CAP_ST 0x02
 #define CAP_IE 0x04
 #define CAP_DT 0x08
@@ -92,8 +94,8 @@ static size_t render_cap(const struct cat_library *li, uint8_t *p)
 {
 	(void)li;
 	p[CAP_STOR] = CAP_MEDIA_HOLDERS;
-	for (unsigned from = 0; from < 4; from++) {
-		bool holder = from != 0; /* byte order MT, ST, I/E, DT: all but the transport */
+	for (unsigned from = 0; from < CAP_TYPES; from++) {
+		bool holder = from != CAP_FROM_MT;
 		p[CAP_MOVE_FROM + from] = holder ? CAP_MEDIA_HOLDERS : 0;
 		p[CAP_EXCHANGE_FROM + from] = holder ? CAP_MEDIA_HOLDERS : 0;
 	}

@@ -7,6 +7,7 @@
 
 #include "common/vtl_error.h"
 #include "vtl/library.h"
+#include "vtl/scsi/smc.h"
 
 static struct ssc_drive *new_drive(struct host *h, const char *vendor, const char *product)
 {
@@ -280,3 +281,20 @@ struct vtl_library *host_library(struct host *h)
 	return lib;
 }
 
+
+int host_changer_cmd(struct smc_changer *ch, struct scsi_cmd *c, uint64_t nexus, const uint8_t *cdb, uint8_t len,
+		     enum scsi_dir dir, void *data, size_t xfer)
+{
+	memset(c, 0, sizeof *c);
+	memcpy(c->cdb, cdb, len);
+	c->cdb_len = len;
+	c->dir = dir;
+	c->xfer_len = xfer;
+	struct iovec iov = {data, xfer};
+	c->iov = &iov;
+	c->iov_cnt = data ? 1 : 0;
+	c->nexus = nexus;
+	smc_execute(ch, c);
+	c->iov = NULL;
+	return c->status;
+}

@@ -74,6 +74,15 @@ struct vtl_library;
  */
 struct vtl_library *host_library(struct host *h);
 
+struct smc_changer;
+/*
+ * Sends cdb (len bytes) to changer ch from nexus, with data of xfer bytes in
+ * direction dir, as an initiator does; the command and its result are left
+ * in *c. Returns the status.
+ */
+int host_changer_cmd(struct smc_changer *ch, struct scsi_cmd *c, uint64_t nexus, const uint8_t *cdb, uint8_t len,
+		     enum scsi_dir dir, void *data, size_t xfer);
+
 /* CDB builders for the commands tests use most; each returns the CDB length. */
 uint8_t cdb_write6(uint8_t *cdb, bool fixed, uint32_t len);
 uint8_t cdb_read6(uint8_t *cdb, bool sili, bool fixed, uint32_t len);

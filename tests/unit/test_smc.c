@@ -47,19 +47,7 @@ static int teardown(void **state)
 
 static int cmd(const uint8_t *cdb, uint8_t len, enum scsi_dir dir, void *data, size_t xfer)
 {
-	struct scsi_cmd *c = &g.c;
-	memset(c, 0, sizeof *c);
-	memcpy(c->cdb, cdb, len);
-	c->cdb_len = len;
-	c->dir = dir;
-	c->xfer_len = xfer;
-	struct iovec iov = {data, xfer};
-	c->iov = &iov;
-	c->iov_cnt = data ? 1 : 0;
-	c->nexus = NEXUS;
-	smc_execute(g.ch, c);
-	c->iov = NULL;
-	return c->status;
+	return host_changer_cmd(g.ch, &g.c, NEXUS, cdb, len, dir, data, xfer);
 }
 
 static void expect(int status, enum scsi_sense_key key, enum scsi_asc asc)

@@ -5,31 +5,15 @@
  * and PREVENT ALLOW MEDIUM REMOVAL. Elements and moves belong to the library
  * model (vtl/library.c); the changer translates them to SMC-3.
  */
-#include "vtl/scsi/smc.h"
+#include "vtl/scsi/smc_internal.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/vtl_error.h"
-#include "vtl/scsi/device.h"
-
-struct smc_changer {
-	struct scsi_dev dev; /* first: handlers convert back with smc_of */
-	pthread_mutex_t mu;
-	struct vtl_library *lib;
-	uint64_t prevent_nexus[8]; /* nexuses preventing removal through the mail slots */
-	unsigned n_prevent;
-};
-
-static struct smc_changer *smc_of(struct scsi_dev *dev)
-{
-	return (struct smc_changer *)dev;
-}
 
 static void smc_tur(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c);
-static void smc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_read_element_status(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_move_medium(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_init_element_status(struct scsi_dev *dev, struct scsi_cmd *c);
@@ -56,16 +40,26 @@ static const struct scsi_op smc_ops[] = {
 	{0x07, SA_NONE, 6, R_WRITE, "INITIALIZE ELEMENT STATUS", smc_init_element_status, U6(0x07, 0, 0, 0, 0),
 	 TMO_STATE},
 	{0x12, SA_NONE, 6, EXEMPT, "INQUIRY", smc_inquiry, U6(0x12, 0x01, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x15, SA_NONE, 6, R_WRITE, "MODE SELECT(6)", smc_mode_select, U6(0x15, 0x11, 0, 0, 0xFF), TMO_STATE},
 	{0x16, SA_NONE, 6, R_PR, "RESERVE(6)", spc_reserve, U6(0x16, 0, 0, 0, 0), TMO_STATE},
 	{0x17, SA_NONE, 6, R_ANY, "RELEASE(6)", spc_release, U6(0x17, 0, 0, 0, 0), TMO_STATE},
+	{0x1A, SA_NONE, 6, R_READ, "MODE SENSE(6)", smc_mode_sense, U6(0x1A, 0x08, 0xFF, 0xFF, 0xFF), TMO_STATE},
 	{0x1B, SA_NONE, 6, R_WRITE, "OPEN/CLOSE IMPORT/EXPORT ELEMENT", smc_open_close_ie, U6(0x1B, 0, 0xFF, 0xFF, 0x1F),
 	 TMO_STATE},
 	{0x1E, SA_NONE, 6, OP_RES_PREVENT, "PREVENT ALLOW MEDIUM REMOVAL", smc_prevent_allow,
 	 U6(0x1E, 0, 0, 0, 0x01), TMO_STATE},
 	{0x2B, SA_NONE, 10, R_WRITE, "POSITION TO ELEMENT", smc_position,
 	 U10(0x2B, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0), TMO_MOVE},
+	{0x4C, SA_NONE, 10, R_WRITE, "LOG SELECT", smc_log_select,
+	 U10(0x4C, 0x03, 0xFF, 0xFF, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
+	{0x4D, SA_NONE, 10, R_ANY, "LOG SENSE", smc_log_sense,
+	 U10(0x4D, 0x01, 0xFF, 0xFF, 0, 0xFF, 0xFF, 0xFF, 0xFF), TMO_STATE},
+	{0x55, SA_NONE, 10, R_WRITE, "MODE SELECT(10)", smc_mode_select,
+	 U10(0x55, 0x11, 0, 0, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
 	{0x56, SA_NONE, 10, R_PR, "RESERVE(10)", spc_reserve, U10(0x56, 0, 0, 0, 0, 0, 0, 0, 0), TMO_STATE},
 	{0x57, SA_NONE, 10, R_ANY, "RELEASE(10)", spc_release, U10(0x57, 0, 0, 0, 0, 0, 0, 0, 0), TMO_STATE},
+	{0x5A, SA_NONE, 10, R_READ, "MODE SENSE(10)", smc_mode_sense,
+	 U10(0x5A, 0x18, 0xFF, 0xFF, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
 	SPC_PR_OPS(R_PR, TMO_STATE),
 	{0xA0, SA_NONE, 12, EXEMPT, "REPORT LUNS", spc_report_luns,
 	 U12(0xA0, 0, 0xFF, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0), TMO_STATE},
@@ -192,11 +186,6 @@ static void smc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c)
 	uint8_t b[SENSE_MAX_LEN];
 	size_t n = (c->cdb[1] & REQSENSE_DESC) ? sense_encode_desc(&s, b, sizeof b) : sense_encode(&s, b, sizeof b);
 	scsi_data_in(c, b, n, c->cdb[REQSENSE_ALLOC_BYTE]);
-}
-
-static void smc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c)
-{
-	spc_inquiry(&dev->ident, c);
 }
 
 /* INITIALIZE ELEMENT STATUS (07h) and ... WITH RANGE (E7h): the inventory is always current. */

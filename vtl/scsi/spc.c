@@ -71,7 +71,7 @@ size_t scsi_data_out(const struct scsi_cmd *c, void *buf, size_t len)
 	return done;
 }
 
-static void put_padded(uint8_t *dst, const char *s, size_t width)
+void spc_put_padded(uint8_t *dst, const char *s, size_t width)
 {
 	size_t n = strnlen(s, width);
 	memset(dst, ' ', width);
@@ -95,8 +95,8 @@ static size_t vpd_device_id(const struct scsi_ident *id, uint8_t *b)
 	b[at] = DESIG_ASCII;
 	b[at + 1] = DESIG_T10_VENDOR;
 	b[at + 3] = (uint8_t)(8 + 16 + slen);
-	put_padded(b + at + 4, id->vendor, 8);
-	put_padded(b + at + 12, id->product, 16);
+	spc_put_padded(b + at + 4, id->vendor, 8);
+	spc_put_padded(b + at + 12, id->product, 16);
 	memcpy(b + at + 28, id->serial, slen);
 	at += 4 + 8 + 16 + slen;
 	/* NAA, 8 bytes. */
@@ -134,9 +134,9 @@ void spc_inquiry_vpd(const struct scsi_ident *id, const struct spc_vpd_page *pag
 		b[3] = STD_HISUP_FORMAT2;
 		b[4] = STD_LEN - 5;
 		b[7] = STD_CMDQUE;
-		put_padded(b + STD_VENDOR, id->vendor, 8);
-		put_padded(b + STD_PRODUCT, id->product, 16);
-		put_padded(b + STD_REVISION, id->revision, 4);
+		spc_put_padded(b + STD_VENDOR, id->vendor, 8);
+		spc_put_padded(b + STD_PRODUCT, id->product, 16);
+		spc_put_padded(b + STD_REVISION, id->revision, 4);
 		len = STD_LEN;
 	} else {
 		b[0] = (uint8_t)id->type;

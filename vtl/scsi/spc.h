@@ -41,6 +41,9 @@ size_t scsi_data_out(const struct scsi_cmd *c, void *buf, size_t len);
 /* Total bytes of the command's buffers that the transfer length lets the device use. */
 size_t scsi_buf_len(const struct scsi_cmd *c);
 
+/* Writes s into a field of width bytes, space padded (ASCII fields of INQUIRY and VPD data, SPC-4 4.4.1). */
+void spc_put_padded(uint8_t *dst, const char *s, size_t width);
+
 /* Reads big-endian integers of n bytes from a CDB or parameter list. */
 static inline uint64_t be_get(const uint8_t *p, unsigned n)
 {

@@ -63,13 +63,6 @@ static const struct density densities[] = {
 /* IBM's medium type codes for LTO: generation in the high nibble, 8h data, Ch WORM. */
 #define MEDIUM_TYPE_OF(gen, worm) ((uint8_t)((gen) << 4 | ((worm) ? 0x0C : 0x08)))
 
-static void put_padded(uint8_t *dst, const char *s, size_t width)
-{
-	size_t n = strnlen(s, width);
-	memset(dst, ' ', width);
-	memcpy(dst, s, n);
-}
-
 /* Whether a drive of generation gen reads (and *writes) a density's cartridges. */
 static bool drive_reads(unsigned gen, const struct density *de, bool *writes)
 {
@@ -96,9 +89,9 @@ static void density_desc(uint8_t *b, const struct density *de, uint8_t flags, ui
 	be_put(b + 8, LTO_WIDTH_TENTHS_MM, 2);
 	be_put(b + 10, de->tracks, 2);
 	be_put(b + 12, capacity_mb, 4);
-	put_padded(b + 16, ASSIGNING_ORG, 8);
-	put_padded(b + 24, de->name, 8);
-	put_padded(b + 32, de->description, 20);
+	spc_put_padded(b + 16, ASSIGNING_ORG, 8);
+	spc_put_padded(b + 24, de->name, 8);
+	spc_put_padded(b + 32, de->description, 20);
 }
 
 /* A medium type descriptor for the cartridges of generation gen (data or WORM), with the densities drive_gen uses on them. */
@@ -118,12 +111,12 @@ static void medium_desc(uint8_t *b, unsigned drive_gen, unsigned gen, bool worm)
 	b[4] = (uint8_t)n;
 	be_put(b + 14, LTO_WIDTH_TENTHS_MM, 2);
 	be_put(b + 16, length, 2);
-	put_padded(b + 20, ASSIGNING_ORG, 8);
+	spc_put_padded(b + 20, ASSIGNING_ORG, 8);
 	char name[9], desc[21];
 	snprintf(name, sizeof name, "LTO-%u%s", gen, worm ? "W" : "");
 	snprintf(desc, sizeof desc, "Ultrium %u %s", gen, worm ? "WORM" : "Data");
-	put_padded(b + 28, name, 8);
-	put_padded(b + 36, desc, 20);
+	spc_put_padded(b + 28, name, 8);
+	spc_put_padded(b + 36, desc, 20);
 }
 
 void ssc_report_density(struct scsi_dev *dev, struct scsi_cmd *c)

@@ -37,13 +37,6 @@
 #define HP_VARIANT 23
 #define HP_FW_DATE "2024/01/01"
 
-static void put_padded(uint8_t *dst, const char *s, size_t width)
-{
-	size_t n = strnlen(s, width);
-	memset(dst, ' ', width);
-	memcpy(dst, s, n);
-}
-
 static size_t vpd_sa_capabilities(const void *arg, uint8_t *out)
 {
 	(void)arg;
@@ -65,7 +58,7 @@ static size_t put_fields(uint8_t *out, const char *const *vals, const uint8_t *w
 {
 	size_t at = 0;
 	for (size_t i = 0; i < n; i++) {
-		put_padded(out + at, vals[i], widths[i]);
+		spc_put_padded(out + at, vals[i], widths[i]);
 		at += widths[i];
 	}
 	return at;

@@ -14,39 +14,9 @@
 
 #include <string.h>
 
-/* CDB fields (SPC-4 6.11 MODE SENSE(6), 6.12 MODE SENSE(10), 6.9/6.10 MODE SELECT). */
-#define OP_MODE_SENSE6 0x1A
-#define OP_MODE_SELECT6 0x15
-#define CDB_FLAGS_BYTE 1
-#define CDB_DBD 0x08          /* byte 1 bit 3: disable block descriptors */
-#define CDB_PF 0x10           /* byte 1 bit 4: page format */
-#define CDB_PF_BIT 4
-#define CDB_SP 0x01           /* byte 1 bit 0: save pages */
-#define CDB_SP_BIT 0
-#define CDB_PAGE_BYTE 2
-#define CDB_PC_SHIFT 6        /* byte 2 bits 7..6: page control */
-#define CDB_PAGE_MASK 0x3F    /* byte 2 bits 5..0: page code */
-#define CDB_PAGE_BIT 5
-#define CDB_SUBPAGE_BYTE 3
-#define CDB_ALLOC6_BYTE 4     /* MODE SENSE(6) allocation length, MODE SELECT(6) parameter list length */
-#define CDB_ALLOC10_BYTE 7    /* 2 bytes in the 10-byte forms */
+#include "vtl/scsi/spc_mode.h"
 
-/* Page control values (SPC-4 table 101). */
-enum mode_pc { PC_CURRENT = 0, PC_CHANGEABLE = 1, PC_DEFAULT = 2, PC_SAVED = 3 };
-
-#define PAGE_ALL 0x3F        /* return all pages (SPC-4 table 102) */
-#define SUBPAGE_ALL 0xFF     /* all subpages of the page(s) */
-
-/* Mode parameter header (SPC-4 7.5.4) and its device-specific parameter for SSC (SSC-4 8.3.1). */
-#define HDR6_LEN 4
-#define HDR10_LEN 8
-#define HDR6_MEDIUM 1
-#define HDR6_DSP 2
-#define HDR6_BDL 3
-#define HDR10_MEDIUM 2
-#define HDR10_DSP 3
-#define HDR10_LONGLBA 4      /* byte 4 bit 0 */
-#define HDR10_BDL 6          /* 2 bytes */
+/* The device-specific parameter of the mode parameter header for SSC (SSC-4 8.3.1). */
 #define DSP_WP 0x80          /* write protect */
 #define DSP_BUFMODE_SHIFT 4  /* BUFFERED MODE, bits 6..4 */
 #define DSP_BUFMODE_MASK 0x70
@@ -61,12 +31,6 @@ enum mode_pc { PC_CURRENT = 0, PC_CHANGEABLE = 1, PC_DEFAULT = 2, PC_SAVED = 3 }
 #define BD_DENSITY 0
 #define BD_BLOCKS 1          /* 3 bytes, always zero on a tape drive */
 #define BD_BLOCK_LEN 5       /* 3 bytes */
-
-/* Page header: byte 0 PS, SPF, page code; page_0 format byte 1 length; sub_page format subpage + 2-byte length. */
-#define PAGE_SPF 0x40
-#define PAGE_CODE_MASK 0x3F
-#define PAGE0_HDR 2
-#define SUBPAGE_HDR 4
 
 /* Control mode page 0Ah (SPC-4 7.5.8). */
 #define PG_CONTROL 0x0A
@@ -138,7 +102,7 @@ struct mode_vals {
 	bool d_sense;
 };
 
-#define FIELD_BIT 7 /* a field pointer names the leftmost bit of the field (SPC-4 4.5.2.4.2) */
+#define FIELD_BIT SPC_MODE_FIELD_BIT
 
 /* Where a parameter list is wrong: byte offset in the page and bit. */
 struct mode_err {
@@ -178,7 +142,7 @@ void ssc_mode_init(struct ssc_drive *d)
 static void page_header(uint8_t *p, uint8_t code, uint8_t len)
 {
 	p[0] = code;
-	p[1] = (uint8_t)(len - PAGE0_HDR);
+	p[1] = (uint8_t)(len - SPC_MODE_PAGE0_HDR);
 }
 
 static const uint8_t control_mask[CONTROL_LEN] = {[CONTROL_DSENSE_BYTE] = CONTROL_DSENSE,
@@ -334,9 +298,9 @@ static const struct mode_page *page_find(uint8_t code, uint8_t subpage)
 	return NULL;
 }
 
-static void vals_of(const struct ssc_drive *d, enum mode_pc pc, struct mode_vals *v)
+static void vals_of(const struct ssc_drive *d, enum spc_mode_pc pc, struct mode_vals *v)
 {
-	if (pc == PC_DEFAULT) {
+	if (pc == SPC_PC_DEFAULT) {
 		mode_defaults(&v->m);
 		v->d_sense = false;
 	} else {
@@ -346,9 +310,9 @@ static void vals_of(const struct ssc_drive *d, enum mode_pc pc, struct mode_vals
 }
 
 /* Writes page pg as pc asks at p (pg->len bytes). */
-static void page_write(const struct ssc_drive *d, const struct mode_page *pg, enum mode_pc pc, uint8_t *p)
+static void page_write(const struct ssc_drive *d, const struct mode_page *pg, enum spc_mode_pc pc, uint8_t *p)
 {
-	if (pc == PC_CHANGEABLE) {
+	if (pc == SPC_PC_CHANGEABLE) {
 		memcpy(p, pg->changeable, pg->len);
 	} else {
 		struct mode_vals v;
@@ -370,35 +334,35 @@ static uint8_t medium_type(const struct ssc_drive *d)
 	return SSC_MEDIUM_TYPE_DATA;
 }
 
-static uint8_t device_specific(const struct ssc_drive *d, enum mode_pc pc)
+static uint8_t device_specific(const struct ssc_drive *d, enum spc_mode_pc pc)
 {
-	if (pc == PC_CHANGEABLE)
+	if (pc == SPC_PC_CHANGEABLE)
 		return DSP_BUFMODE_MASK;
 	struct mode_vals v;
 	vals_of(d, pc, &v);
 	uint8_t dsp = (uint8_t)((v.m.buffered ? BUFMODE_BUFFERED : BUFMODE_UNBUFFERED) << DSP_BUFMODE_SHIFT);
-	if (pc == PC_CURRENT && (v.m.swp || (d->state == SSC_LOADED && d->medium.write_protected)))
+	if (pc == SPC_PC_CURRENT && (v.m.swp || (d->state == SSC_LOADED && d->medium.write_protected)))
 		dsp |= DSP_WP;
 	return dsp;
 }
 
-static void block_descriptor(const struct ssc_drive *d, enum mode_pc pc, uint8_t *p)
+static void block_descriptor(const struct ssc_drive *d, enum spc_mode_pc pc, uint8_t *p)
 {
 	memset(p, 0, BD_LEN);
-	if (pc == PC_CHANGEABLE) {
+	if (pc == SPC_PC_CHANGEABLE) {
 		p[BD_DENSITY] = 0xFF;
 		be_put(p + BD_BLOCK_LEN, 0xFFFFFF, 3);
 		return;
 	}
 	p[BD_DENSITY] = ssc_density_of_medium(d);
-	be_put(p + BD_BLOCK_LEN, pc == PC_CURRENT ? d->mode.block_len : 0, 3);
+	be_put(p + BD_BLOCK_LEN, pc == SPC_PC_CURRENT ? d->mode.block_len : 0, 3);
 }
 
 /* Renders the header, block descriptor (unless dbd) and the pages code/subpage select; returns the length. */
-static size_t mode_render(const struct ssc_drive *d, bool six, bool dbd, enum mode_pc pc, uint8_t code,
+static size_t mode_render(const struct ssc_drive *d, bool six, bool dbd, enum spc_mode_pc pc, uint8_t code,
 			  uint8_t subpage, uint8_t *buf)
 {
-	size_t hdr = six ? HDR6_LEN : HDR10_LEN;
+	size_t hdr = six ? SPC_MODE_HDR6_LEN : SPC_MODE_HDR10_LEN;
 	size_t at = hdr;
 	memset(buf, 0, hdr);
 	if (!dbd) {
@@ -407,59 +371,36 @@ static size_t mode_render(const struct ssc_drive *d, bool six, bool dbd, enum mo
 	}
 	for (size_t i = 0; i < N_PAGES; i++) {
 		const struct mode_page *pg = &mode_pages[i];
-		bool code_ok = code == PAGE_ALL || code == pg->code;
-		bool sub_ok = subpage == SUBPAGE_ALL || subpage == pg->subpage;
+		bool code_ok = code == SPC_MODE_PAGE_ALL || code == pg->code;
+		bool sub_ok = subpage == SPC_MODE_SUBPAGE_ALL || subpage == pg->subpage;
 		if (code_ok && sub_ok) {
 			page_write(d, pg, pc, buf + at);
 			at += pg->len;
 		}
 	}
-	uint8_t bdl = dbd ? 0 : BD_LEN;
-	if (six) {
-		buf[0] = (uint8_t)(at - 1);
-		buf[HDR6_MEDIUM] = medium_type(d);
-		buf[HDR6_DSP] = device_specific(d, pc);
-		buf[HDR6_BDL] = bdl;
-	} else {
-		be_put(buf, at - 2, 2);
-		buf[HDR10_MEDIUM] = medium_type(d);
-		buf[HDR10_DSP] = device_specific(d, pc);
-		be_put(buf + HDR10_BDL, bdl, 2);
-	}
+	spc_mode_header(buf, six, at, medium_type(d), device_specific(d, pc), dbd ? 0 : BD_LEN);
 	return at;
 }
 
 void ssc_mode_sense(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	struct ssc_drive *d = ssc_of(dev);
-	bool six = c->cdb[0] == OP_MODE_SENSE6;
-	bool dbd = c->cdb[CDB_FLAGS_BYTE] & CDB_DBD;
-	enum mode_pc pc = (enum mode_pc)(c->cdb[CDB_PAGE_BYTE] >> CDB_PC_SHIFT);
-	uint8_t code = c->cdb[CDB_PAGE_BYTE] & CDB_PAGE_MASK;
-	uint8_t subpage = c->cdb[CDB_SUBPAGE_BYTE];
-	size_t alloc = six ? c->cdb[CDB_ALLOC6_BYTE] : be_get(c->cdb + CDB_ALLOC10_BYTE, 2);
-
-	if (pc == PC_SAVED) {
-		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_SAVING_NOT_SUPPORTED));
-		return;
-	}
-	bool code_known = code == PAGE_ALL, sub_known = code == PAGE_ALL && (subpage == 0 || subpage == SUBPAGE_ALL);
+	struct spc_mode_sense m;
+	spc_mode_sense_cdb(c, &m);
+	bool code_known = false, sub_known = false;
 	for (size_t i = 0; i < N_PAGES; i++)
-		if (mode_pages[i].code == code) {
+		if (mode_pages[i].code == m.code) {
 			code_known = true;
-			sub_known |= subpage == SUBPAGE_ALL || subpage == mode_pages[i].subpage;
+			sub_known |= m.subpage == SPC_MODE_SUBPAGE_ALL || m.subpage == mode_pages[i].subpage;
 		}
-	if (!code_known) {
-		scsi_fail(c, sense_invalid_cdb_field(CDB_PAGE_BYTE, CDB_PAGE_BIT));
-		return;
-	}
-	if (!sub_known) {
-		scsi_fail(c, sense_invalid_cdb_field(CDB_SUBPAGE_BYTE, FIELD_BIT));
+	struct scsi_sense s;
+	if (!spc_mode_sense_known(&m, code_known, sub_known, &s)) {
+		scsi_fail(c, s);
 		return;
 	}
 	uint8_t buf[MODE_BUF_MAX];
-	size_t n = mode_render(d, six, dbd, pc, code, subpage, buf);
-	scsi_data_in(c, buf, n, alloc);
+	size_t n = mode_render(d, m.six, m.dbd, m.pc, m.code, m.subpage, buf);
+	scsi_data_in(c, buf, n, m.alloc);
 }
 
 /* ------------------------------------------------------------------ MODE SELECT */
@@ -478,59 +419,32 @@ static bool pages_walk(struct ssc_drive *d, const uint8_t *buf, size_t at, size_
 		       struct scsi_sense *s)
 {
 	while (at < n) {
-		if (n - at < PAGE0_HDR) {
-			*s = list_length_error();
+		struct spc_mode_list_page lp;
+		if (!spc_mode_list_page(buf, at, n, &lp, s))
 			return false;
-		}
-		bool spf = buf[at] & PAGE_SPF;
-		size_t hdr = spf ? SUBPAGE_HDR : PAGE0_HDR;
-		if (n - at < hdr) {
-			*s = list_length_error();
-			return false;
-		}
-		/* PS is reserved in MODE SELECT; hosts echo what MODE SENSE gave, so it is ignored. */
-		uint8_t code = buf[at] & PAGE_CODE_MASK;
-		uint8_t subpage = spf ? buf[at + 1] : 0;
-		size_t len = hdr + (spf ? be_get(buf + at + 2, 2) : buf[at + 1]);
-		const struct mode_page *pg = page_find(code, subpage);
+		const struct mode_page *pg = page_find(lp.code, lp.subpage);
 		if (!pg) {
-			/* A known page with an unknown subpage points at the subpage; else at the page code. */
-			*s = spf && page_find(code, 0) ? sense_invalid_param_field((uint16_t)(at + 1), FIELD_BIT)
-						       : sense_invalid_param_field((uint16_t)at, CDB_PAGE_BIT);
+			*s = spc_mode_list_unknown(&lp, at, page_find(lp.code, 0) != NULL);
 			return false;
 		}
-		if (len != pg->len) {
-			*s = sense_invalid_param_field((uint16_t)(at + (spf ? 2 : 1)), FIELD_BIT);
+		if (!spc_mode_list_fits(&lp, at, n, pg->len, s))
 			return false;
-		}
-		if (n - at < len) {
-			*s = list_length_error();
-			return false;
-		}
 		const uint8_t *p = buf + at;
 		if (apply) {
 			if (pg->apply)
 				pg->apply(d, p);
 		} else {
 			uint8_t cur[MODE_BUF_MAX];
-			page_write(d, pg, PC_CURRENT, cur);
-			for (size_t i = hdr; i < len; i++) {
-				uint8_t bad = (uint8_t)((p[i] ^ cur[i]) & ~pg->changeable[i]);
-				if (bad) {
-					int bit = 7;
-					while (!(bad & (1u << bit)))
-						bit--;
-					*s = sense_invalid_param_field((uint16_t)(at + i), bit);
-					return false;
-				}
-			}
+			page_write(d, pg, SPC_PC_CURRENT, cur);
+			if (!spc_mode_list_unchanged(&lp, p, cur, pg->changeable, at, s))
+				return false;
 			struct mode_err e;
 			if (pg->check && !pg->check(d, p, &e)) {
 				*s = sense_invalid_param_field((uint16_t)(at + e.byte), e.bit);
 				return false;
 			}
 		}
-		at += len;
+		at += pg->len;
 	}
 	return true;
 }
@@ -553,7 +467,7 @@ static bool density_writable(const struct ssc_drive *d, uint8_t density)
 /* Renders everything MODE SENSE could report as current, to tell whether a MODE SELECT changed anything. */
 static size_t mode_snapshot(const struct ssc_drive *d, uint8_t *buf)
 {
-	size_t n = mode_render(d, false, false, PC_CURRENT, PAGE_ALL, SUBPAGE_ALL, buf);
+	size_t n = mode_render(d, false, false, SPC_PC_CURRENT, SPC_MODE_PAGE_ALL, SPC_MODE_SUBPAGE_ALL, buf);
 	buf[n++] = d->mode.density;
 	return n;
 }
@@ -561,38 +475,13 @@ static size_t mode_snapshot(const struct ssc_drive *d, uint8_t *buf)
 void ssc_mode_select(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	struct ssc_drive *d = ssc_of(dev);
-	bool six = c->cdb[0] == OP_MODE_SELECT6;
-	uint8_t flags = c->cdb[CDB_FLAGS_BYTE];
-	size_t plen = six ? c->cdb[CDB_ALLOC6_BYTE] : be_get(c->cdb + CDB_ALLOC10_BYTE, 2);
-	if (flags & CDB_SP) {
-		/* No saved pages (SPC-4 6.9): SP=1 is an invalid CDB field. */
-		scsi_fail(c, sense_invalid_cdb_field(CDB_FLAGS_BYTE, CDB_SP_BIT));
-		return;
-	}
-	if (plen == 0) {
-		scsi_done(c, 0); /* an empty list is not an error (SPC-4 6.9) */
-		return;
-	}
-	if (plen > SELECT_MAX) {
-		scsi_fail(c, sense_invalid_cdb_field(six ? CDB_ALLOC6_BYTE : CDB_ALLOC10_BYTE, FIELD_BIT));
-		return;
-	}
+	struct spc_mode_select m;
 	uint8_t buf[SELECT_MAX];
-	size_t n = scsi_data_out(c, buf, plen);
-	size_t hdr = six ? HDR6_LEN : HDR10_LEN;
-	if (n < hdr) {
-		scsi_fail(c, list_length_error());
+	if (!spc_mode_select_list(c, buf, sizeof buf, &m))
 		return;
-	}
-	size_t dsp_at = six ? HDR6_DSP : HDR10_DSP;
-	size_t bdl_at = six ? HDR6_BDL : HDR10_BDL;
-	size_t bdl = six ? buf[HDR6_BDL] : be_get(buf + HDR10_BDL, 2);
-	uint8_t dsp = buf[dsp_at];
-	/* MODE DATA LENGTH and MEDIUM TYPE are reserved in MODE SELECT (SPC-4 7.5.4); WP is ignored (SSC-4 8.3.1). */
-	if (!six && (buf[HDR10_LONGLBA] & 0x01)) {
-		scsi_fail(c, sense_invalid_param_field(HDR10_LONGLBA, 0));
-		return;
-	}
+	size_t n = m.n, hdr = m.hdr, dsp_at = m.dsp_at, bdl_at = m.bdl_at, bdl = m.bdl;
+	uint8_t dsp = m.dsp;
+	/* WP is ignored in MODE SELECT (SSC-4 8.3.1). */
 	if (bdl != 0 && bdl != BD_LEN) {
 		scsi_fail(c, sense_invalid_param_field((uint16_t)bdl_at, FIELD_BIT));
 		return;
@@ -629,9 +518,9 @@ void ssc_mode_select(struct scsi_dev *dev, struct scsi_cmd *c)
 		}
 	}
 	size_t pages_at = hdr + bdl;
-	if (!(flags & CDB_PF) && pages_at < n) {
+	if (!m.pf && pages_at < n) {
 		/* Without PF the list holds no pages (SPC-4 6.9): pages need PF set. */
-		scsi_fail(c, sense_invalid_cdb_field(CDB_FLAGS_BYTE, CDB_PF_BIT));
+		scsi_fail(c, spc_mode_pf_needed());
 		return;
 	}
 	struct scsi_sense s;

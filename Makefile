@@ -13,7 +13,7 @@ TEST_LDLIBS := -lcmocka $(LDLIBS)
 COMMON_SRC  := $(wildcard common/*.c)
 BACKEND_SRC := $(wildcard backend/*.c)
 CATALOG_SRC := $(wildcard catalog/*.c)
-VTL_SRC     := $(wildcard vtl/*.c vtl/scsi/*.c)
+VTL_SRC     := $(wildcard vtl/*.c vtl/scsi/*.c vtl/iscsi/*.c)
 LIB_SRC     := $(COMMON_SRC) $(BACKEND_SRC) $(CATALOG_SRC) $(VTL_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB         := $(BUILD)/libvtl.a

@@ -482,8 +482,9 @@ static void build_response(struct iscsi_login *l, const struct iscsi_pdu *req, s
 	memset(rsp->bhs, 0, sizeof rsp->bhs);
 	rsp->ahs_len = 0;
 	rsp->bhs[BHS_OPCODE] = ISCSI_OP_LOGIN_RSP;
-	if (l->status == LOGIN_OK)
-		rsp->bhs[BHS_FLAGS] = (uint8_t)((transit ? LOGIN_TRANSIT | nsg : 0) | csg << LOGIN_CSG_SHIFT);
+	/* A failed response keeps CSG (the stage the login failed in) and never transits. */
+	transit = transit && l->status == LOGIN_OK;
+	rsp->bhs[BHS_FLAGS] = (uint8_t)((transit ? LOGIN_TRANSIT | nsg : 0) | csg << LOGIN_CSG_SHIFT);
 	rsp->bhs[LOGIN_VERSION_MAX] = ISCSI_VERSION;
 	rsp->bhs[LOGIN_VERSION_MIN] = ISCSI_VERSION;
 	memcpy(rsp->bhs + LOGIN_ISID, req->bhs + LOGIN_ISID, ISCSI_ISID_LEN);
@@ -520,6 +521,8 @@ static bool check_header(struct iscsi_login *l, const struct iscsi_pdu *req, boo
 	*cont = b[BHS_FLAGS] & LOGIN_CONTINUE;
 	*csg = (b[BHS_FLAGS] >> LOGIN_CSG_SHIFT) & LOGIN_STAGE_MASK;
 	*nsg = b[BHS_FLAGS] & LOGIN_STAGE_MASK;
+	if (!l->started && *csg <= ISCSI_STAGE_OPERATIONAL)
+		l->stage = (enum iscsi_stage)*csg; /* so that even a refusal names the stage it refused */
 	if (b[LOGIN_VERSION_MIN] > ISCSI_VERSION || b[LOGIN_VERSION_MAX] < b[LOGIN_VERSION_MIN])
 		return fail(l, LOGIN_UNSUPPORTED_VERSION, "no common protocol version");
 	if (*transit && *cont)

@@ -135,6 +135,32 @@ static void check_response(const struct iscsi_login *l, enum iscsi_login_result 
 	iscsi_text_free(&t);
 }
 
+/* One PDU to the login, or after it to the Text Request answer, checking what comes back. */
+static void deliver(struct iscsi_login *login, const struct iscsi_target_config *cfg, const struct iscsi_pdu *pdu,
+		    bool *in_ffp)
+{
+	if (*in_ffp) {
+		struct iscsi_text_buf b = {0};
+		iscsi_text_respond(cfg, &login->params, pdu->data, pdu->data_len, "10.0.2.15:3260", &b);
+		struct iscsi_text t;
+		if (!b.failed && iscsi_text_parse(b.data, b.len, &t) == ISCSI_TEXT_OK)
+			iscsi_text_free(&t);
+		else if (!b.failed && b.len)
+			abort();
+		iscsi_text_buf_free(&b);
+		return;
+	}
+	struct iscsi_pdu rsp;
+	enum iscsi_login_result lr = iscsi_login_step(login, pdu, &rsp);
+	check_response(login, lr, &rsp);
+	if (lr == ISCSI_LOGIN_FAILED) {
+		iscsi_login_free(login);
+		iscsi_login_init(login, cfg, 1, 0);
+	} else if (lr == ISCSI_LOGIN_DONE) {
+		*in_ffp = true;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -174,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (n) {
 			size_t len = build_request(&p, &n, &login, stream, 0, r.header_digest, r.data_digest);
 			for (size_t off = 0; off < len;) {
-				struct iscsi_pdu pdu, rsp;
+				struct iscsi_pdu pdu;
 				size_t used, piece = 1 + take(&p, &n) % 64;
 				if (piece > len - off)
 					piece = len - off;
@@ -184,20 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					continue;
 				if (e != PDU_OK)
 					abort(); /* our own writers made it: it must read back */
-				if (in_ffp) {
-					struct iscsi_text_buf b = {0};
-					iscsi_text_respond(&cfg, &login.params, pdu.data, pdu.data_len, "10.0.2.15:3260", &b);
-					iscsi_text_buf_free(&b);
-					continue;
-				}
-				enum iscsi_login_result lr = iscsi_login_step(&login, &pdu, &rsp);
-				check_response(&login, lr, &rsp);
-				if (lr == ISCSI_LOGIN_FAILED) {
-					iscsi_login_free(&login);
-					iscsi_login_init(&login, &cfg, 1, 0);
-				} else if (lr == ISCSI_LOGIN_DONE) {
-					in_ffp = true;
-				}
+				deliver(&login, &cfg, &pdu, &in_ffp);
 			}
 		}
 		goto out;
@@ -210,7 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			chunk = size - at;
 		size_t off = 0;
 		while (off < chunk) {
-			struct iscsi_pdu pdu, rsp;
+			struct iscsi_pdu pdu;
 			size_t used;
 			enum pdu_error e = pdu_reader_feed(&r, data + at + off, chunk - off, &used, &pdu);
 			if (used > chunk - off)
@@ -224,25 +237,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			if (pdu.data_len > FUZZ_MAX_DATA || (pdu.data_len && !pdu.data))
 				abort();
-			if (in_ffp) {
-				struct iscsi_text_buf b = {0};
-				iscsi_text_respond(&cfg, &login.params, pdu.data, pdu.data_len, "10.0.2.15:3260", &b);
-				struct iscsi_text t;
-				if (!b.failed && iscsi_text_parse(b.data, b.len, &t) == ISCSI_TEXT_OK)
-					iscsi_text_free(&t);
-				else if (!b.failed && b.len)
-					abort();
-				iscsi_text_buf_free(&b);
-				continue;
-			}
-			enum iscsi_login_result lr = iscsi_login_step(&login, &pdu, &rsp);
-			check_response(&login, lr, &rsp);
-			if (lr == ISCSI_LOGIN_FAILED) {
-				iscsi_login_free(&login);
-				iscsi_login_init(&login, &cfg, 1, 0);
-			} else if (lr == ISCSI_LOGIN_DONE) {
-				in_ffp = true;
-			}
+			deliver(&login, &cfg, &pdu, &in_ffp);
 		}
 		at += chunk;
 	}

@@ -142,10 +142,12 @@ static void deliver(struct iscsi_login *login, const struct iscsi_target_config 
 	if (*in_ffp) {
 		struct iscsi_text_buf b = {0};
 		iscsi_text_respond(cfg, &login->params, pdu->data, pdu->data_len, "10.0.2.15:3260", &b);
+		/* Well-formed pairs; keys may repeat (SendTargets lists TargetName once per target). */
 		struct iscsi_text t;
-		if (!b.failed && iscsi_text_parse(b.data, b.len, &t) == ISCSI_TEXT_OK)
+		int e = b.failed ? ISCSI_TEXT_OK : iscsi_text_parse(b.data, b.len, &t);
+		if (e == ISCSI_TEXT_OK && !b.failed)
 			iscsi_text_free(&t);
-		else if (!b.failed && b.len)
+		else if (e != ISCSI_TEXT_OK && e != ISCSI_TEXT_DUPLICATE)
 			abort();
 		iscsi_text_buf_free(&b);
 		return;

@@ -225,6 +225,7 @@ static const struct keydef keys[] = {
 	{SEC_ISCSI, "listen", K_HOST, CF(iscsi.listen), CAP(iscsi.listen), 0, 0},
 	{SEC_ISCSI, "port", K_UINT, CF(iscsi.port), 0, 1, 65535},
 	{SEC_ISCSI, "target_iqn", K_IQN, CF(iscsi.target_iqn), CAP(iscsi.target_iqn), 0, 0},
+	{SEC_ISCSI, "advertise", K_HOST, CF(iscsi.advertise), CAP(iscsi.advertise), 0, 0},
 	{SEC_DAEMON, "control_socket", K_PATH, CF(daemon.control_socket), 0, 0, 0},
 	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
 };
@@ -792,6 +793,7 @@ static void set_defaults(struct vtl_config *c)
 	}
 	snprintf(c->iscsi.listen, sizeof c->iscsi.listen, "0.0.0.0");
 	c->iscsi.port = 3260;
+	snprintf(c->iscsi.advertise, sizeof c->iscsi.advertise, "none");
 	snprintf(c->daemon.log_level, sizeof c->daemon.log_level, "info");
 }
 

@@ -68,6 +68,7 @@ struct vtl_config {
 		char listen[256];
 		unsigned port;
 		char target_iqn[224];
+		char advertise[256]; /* SendTargets' TargetAddress: "none", "local" or host[:port] (docs/iscsi.md) */
 	} iscsi;
 	struct {
 		char *control_socket; /* absolute */

@@ -191,6 +191,7 @@ static void minimal_config_defaults(void **state)
 	assert_string_equal(c->iscsi.listen, "0.0.0.0");
 	assert_int_equal(c->iscsi.port, 3260);
 	assert_string_equal(c->iscsi.target_iqn, "iqn.2026-01.org.vtl:vtl");
+	assert_string_equal(c->iscsi.advertise, "none");
 	vtl_config_free(c);
 
 	/* The default serial depends only on the name; the IQN is the name in lower case. */
@@ -286,6 +287,7 @@ static void value_errors(void **state)
 	expect_error("[iscsi]\ntarget_iqn = iqn.26-01.com.example\n", "is not an iSCSI name");
 	expect_error("[iscsi]\ntarget_iqn = eui.12345\n", "is not an iSCSI name");
 	expect_error("[iscsi]\nlisten = a b\n", "listen 'a b': give an IP address or host name");
+	expect_error("[iscsi]\nadvertise = a b\n", "advertise 'a b': give an IP address or host name");
 	expect_error("[daemon]\nlog_level = verbose\n", "t.conf:2: log_level 'verbose': use error, warn, info or debug");
 	char sock[300] = "[daemon]\ncontrol_socket = /";
 	memset(sock + strlen(sock), 'x', 150);

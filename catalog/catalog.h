@@ -133,6 +133,8 @@ int catalog_cartridge_usage(struct vtl_catalog *cat, const char *barcode, uint64
 			    uint64_t bytes_stored, uint64_t eod, bool mounted);
 /* Sets the cache state. */
 int catalog_cartridge_set_cache(struct vtl_catalog *cat, const char *barcode, enum cat_cache_state st);
+/* Sets the state word (e.g. "available", "loaded", "unloaded"); VTL_E_NOTFOUND for an unknown barcode. */
+int catalog_cartridge_set_state(struct vtl_catalog *cat, const char *barcode, const char *state);
 /*
  * Puts a cartridge into element (of library_id), or out of every element and
  * library (element CAT_NO_ELEMENT, library_id ignored), and sets its state, in

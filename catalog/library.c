@@ -487,6 +487,17 @@ int catalog_cartridge_set_cache(struct vtl_catalog *cat, const char *barcode, en
 	return cartridge_update(cat, barcode, rc);
 }
 
+int catalog_cartridge_set_state(struct vtl_catalog *cat, const char *barcode, const char *state)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode) || !cat_str_ok(state, sizeof(((struct cat_cartridge *)0)->state), false))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "bad barcode or state"));
+	int rc = cat_exec(cat, "UPDATE cartridge SET state = ?2 WHERE barcode = ?1", "tt", barcode, state);
+	return cartridge_update(cat, barcode, rc);
+}
+
 static int cartridge_remove_locked(struct vtl_catalog *cat, const char *barcode)
 {
 	sqlite3_stmt *st;

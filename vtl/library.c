@@ -13,6 +13,8 @@
 
 #define STATE_AVAILABLE "available"
 #define STATE_EXPORTED "exported"
+#define STATE_LOADED "loaded"     /* in a drive, threaded */
+#define STATE_UNLOADED "unloaded" /* in a drive, unloaded by a host: the robot may take it */
 
 struct lib_drive {
 	uint16_t address;
@@ -42,12 +44,19 @@ struct drive_list {
 	size_t errlen;
 };
 
+/* The drive threaded or unthreaded a cartridge: the catalog remembers it for a restart. */
+static void drive_medium(void *arg, const char *barcode, enum ssc_state state)
+{
+	struct vtl_library *lib = arg;
+	catalog_cartridge_set_state(lib->cat, barcode, state == SSC_LOADED ? STATE_LOADED : STATE_UNLOADED);
+}
+
 static int add_drive(const struct cat_drive *cd, void *arg)
 {
 	struct drive_list *dl = arg;
 	struct vtl_library *lib = dl->lib;
 	struct ssc_config cfg = {.pool = lib->pool, .cat = lib->cat, .early_warning = lib->opt.early_warning,
-				 .clean_ms = lib->opt.clean_ms};
+				 .clean_ms = lib->opt.clean_ms, .on_medium = drive_medium, .on_medium_arg = lib};
 	cfg.ident.type = SCSI_TYPE_TAPE;
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", cd->vendor);
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", cd->model);
@@ -145,12 +154,17 @@ int library_open(struct vtl_catalog *cat, struct vtl_pool *pool, const char *nam
 		char why[256];
 		if (catalog_element_get(cat, lib->info.id, lib->drives[i].address, &e) != VTL_OK || !e.full)
 			continue;
+		struct cat_cartridge cc;
+		bool unloaded = catalog_cartridge_get(cat, e.barcode, &cc) == VTL_OK && !strcmp(cc.state, STATE_UNLOADED);
 		if ((rc = medium_of(lib, e.barcode, &m)) != VTL_OK ||
 		    (rc = ssc_insert(lib->drives[i].drive, &m, why, sizeof why)) != VTL_OK) {
 			snprintf(err, errlen, "cartridge %s in drive %u: %s", e.barcode, lib->drives[i].address,
 				 rc == VTL_OK ? "" : why);
 			goto fail;
 		}
+		/* A host had unloaded it: it waits in the drive for the robot, as before the restart. */
+		if (unloaded)
+			ssc_eject(lib->drives[i].drive);
 	}
 	*out = lib;
 	return VTL_OK;
@@ -387,8 +401,11 @@ static int steps_run(struct vtl_library *lib, struct step *st, unsigned n,
 		return rc;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		if (st[i].taken)
+		if (st[i].taken) {
 			record_usage(lib, st[i].barcode, &st[i].ss);
+			if (!st[i].put)
+				catalog_cartridge_set_state(lib->cat, st[i].barcode, STATE_AVAILABLE);
+		}
 		if (st[i].put)
 			count_mount(lib, st[i].barcode);
 	}

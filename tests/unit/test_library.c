@@ -193,6 +193,41 @@ static void source_of(struct host *h, const struct vtl_library *lib, uint16_t a,
 	assert_int_equal(e.source, want);
 }
 
+/* A cartridge a host unloaded is still unloaded after a restart: not threaded, and the robot may take it. */
+static void restart_keeps_an_unloaded_cartridge_unloaded(void **state)
+{
+	struct host *h = *state;
+	struct vtl_library *lib = make_library(h);
+	char err[256];
+	EXPECT_RC(move(lib, SLOT0, DRIVE0, err), 0);
+	struct ssc_drive *d = library_drive(lib, 0, NULL);
+	struct scsi_cmd c;
+	uint8_t tur[6] = {0}, unload[6] = {0x1B, 0, 0, 0, 0, 0};
+	drive_cmd(d, tur, 6, SCSI_DIR_NONE, NULL, 0, &c);
+	assert_int_equal(drive_cmd(d, unload, 6, SCSI_DIR_NONE, NULL, 0, &c), SCSI_GOOD);
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "D00000L8", &cc), 0);
+	assert_string_equal(cc.state, "unloaded");
+	library_close(lib);
+	struct library_options opt = {0};
+	EXPECT_RC(library_open(h->cat, h->fx->pool, "LIB1", &opt, &lib, err, sizeof err), 0);
+	struct ssc_status st;
+	ssc_status(library_drive(lib, 0, NULL), &st);
+	assert_int_equal(st.state, SSC_EJECTED);
+	EXPECT_RC(move(lib, DRIVE0, SLOT0, err), 0);
+	EXPECT_RC(catalog_cartridge_get(h->cat, "D00000L8", &cc), 0);
+	assert_string_equal(cc.state, "available");
+	/* One that stays threaded across a clean stop is threaded again. */
+	EXPECT_RC(move(lib, SLOT0, DRIVE0, err), 0);
+	EXPECT_RC(catalog_cartridge_get(h->cat, "D00000L8", &cc), 0);
+	assert_string_equal(cc.state, "loaded");
+	library_close(lib);
+	EXPECT_RC(library_open(h->cat, h->fx->pool, "LIB1", &opt, &lib, err, sizeof err), 0);
+	ssc_status(library_drive(lib, 0, NULL), &st);
+	assert_int_equal(st.state, SSC_LOADED);
+	library_close(lib);
+}
+
 static int last_event(const struct cat_event *ev, void *arg)
 {
 	snprintf(arg, sizeof ((struct cat_event *)0)->what, "%s", ev->what);
@@ -342,6 +377,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(slot_to_drive_and_back), T(refusals), T(mail_slots_and_cleaning), T(restart_keeps_the_drives_loaded),
+		T(restart_keeps_an_unloaded_cartridge_unloaded),
 		T(exchange_in_one_step), T(failed_load_is_undone), T(import_export_and_the_open_bank),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -206,6 +206,8 @@ static int ssc_unthread(struct ssc_drive *d)
 		ssc_mam_unloading(d);
 		rc = vtl_cart_close(d->cart);
 		d->cart = NULL;
+		if (d->cfg.on_medium)
+			d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_EJECTED);
 	}
 	d->state = SSC_EJECTED;
 	return rc;
@@ -215,6 +217,7 @@ void ssc_destroy(struct ssc_drive *d)
 {
 	if (!d)
 		return;
+	d->cfg.on_medium = NULL; /* going away is no unload: the cartridge stays threaded for the next start */
 	ssc_unthread(d);
 	free(d->mam_mem);
 	free(d->bounce);
@@ -397,6 +400,8 @@ static int ssc_thread(struct ssc_drive *d)
 		return rc;
 	d->state = SSC_LOADED;
 	memset(&d->last, 0, sizeof d->last);
+	if (d->cfg.on_medium)
+		d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED);
 	d->cnt.loads++;
 	ssc_mam_loaded(d);
 	return VTL_OK;

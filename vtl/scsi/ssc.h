@@ -24,12 +24,27 @@
 
 struct ssc_drive;
 
+/* What the drive is doing, for status displays and the changer. */
+enum ssc_state {
+	SSC_EMPTY = 0,  /* no cartridge */
+	SSC_LOADED,     /* cartridge threaded, ready */
+	SSC_EJECTED,    /* cartridge in the drive's mouth, unloaded: the robot may take it */
+	SSC_CLEANING,   /* a cleaning cartridge is running its cycle */
+};
+
 struct ssc_config {
 	struct scsi_ident ident;  /* vendor, product, revision, serial; type is set to tape */
 	struct vtl_pool *pool;    /* where cartridges live */
 	struct vtl_catalog *cat;  /* MAM attributes are kept here; NULL keeps them for the load only */
 	uint64_t early_warning;   /* bytes before the end that early warning starts; 0: a default */
 	unsigned clean_ms;        /* how long a cleaning cycle takes */
+	/*
+	 * Told (under the drive's lock: it must not call back into the drive)
+	 * whenever the cartridge is threaded (SSC_LOADED) or unthreaded and left
+	 * in the drive (SSC_EJECTED), so that the library can record it. May be NULL.
+	 */
+	void (*on_medium)(void *arg, const char *barcode, enum ssc_state state);
+	void *on_medium_arg;
 };
 
 /* A cartridge as the library hands it to the drive. */
@@ -39,13 +54,6 @@ struct ssc_medium {
 	uint64_t capacity;        /* native capacity in bytes; 0: the label's nominal capacity */
 };
 
-/* What the drive is doing, for status displays and the changer. */
-enum ssc_state {
-	SSC_EMPTY = 0,  /* no cartridge */
-	SSC_LOADED,     /* cartridge threaded, ready */
-	SSC_EJECTED,    /* cartridge in the drive's mouth, unloaded: the robot may take it */
-	SSC_CLEANING,   /* a cleaning cartridge is running its cycle */
-};
 
 struct ssc_status {
 	enum ssc_state state;

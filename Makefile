@@ -98,10 +98,10 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	@tests/bench/run $(BENCH_BIN)
 
-# vtld (the daemon `make run` starts) does not exist yet; say so instead of pretending.
+# Creates a default library under $(VTL_HOME) (default ./var) on first run and starts vtld in the
+# foreground on 127.0.0.1:$(VTL_PORT) (default 3260).
 run: deps all
-	@echo "make run: vtld is not written yet; the cartridge store is built (build/libvtl.a)." >&2
-	@exit 2
+	@scripts/vtl-run $(BUILD)
 
 clean:
 	rm -rf build build-asan

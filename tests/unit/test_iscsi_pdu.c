@@ -46,7 +46,8 @@ static void crc_rfc3720_examples(void **state)
 static size_t wire(struct iscsi_pdu *p, bool hd, bool dd, uint8_t *out)
 {
 	size_t n = pdu_header(p, hd, out);
-	memcpy(out + n, p->data, p->data_len);
+	if (p->data_len)
+		memcpy(out + n, p->data, p->data_len);
 	uint32_t crc = pdu_crc(0, p->data, p->data_len);
 	n += p->data_len;
 	n += pdu_trailer(crc, p->data_len, dd, out + n);

@@ -9,6 +9,7 @@
 #include "catalog/catalog.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
+#include "vtl/iscsi/target.h"
 #include "vtl/library.h"
 #include "vtl/scsi/smc.h"
 #include "vtl/scsi/ssc.h"
@@ -20,6 +21,7 @@ struct vtld {
 	struct smc_changer *changer;
 	struct vtld_lu lus[VTLD_MAX_LUS];
 	unsigned n_lus;
+	struct iscsi_target *iscsi;
 };
 
 static void changer_exec(void *dev, struct scsi_cmd *c)
@@ -123,6 +125,31 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 			snprintf(err, errlen, "cannot start a worker thread: %s", vtl_strerror(rc));
 			goto fail;
 		}
+	/* The iSCSI target: every unit, commands through its worker. */
+	struct session_lu slus[VTLD_MAX_LUS];
+	struct lu_worker *workers[VTLD_MAX_LUS];
+	for (unsigned i = 0; i < v->n_lus; i++) {
+		slus[i] = (struct session_lu){.lun = v->lus[i].lun, .dev = v->lus[i].dev, .exec = v->lus[i].exec,
+					      .reset = v->lus[i].reset, .nexus_lost = v->lus[i].nexus_lost};
+		workers[i] = v->lus[i].worker;
+	}
+	struct iscsi_target_opts to = {
+		.listen = cfg->iscsi.listen, .port = cfg->iscsi.port, .lus = slus, .workers = workers, .n_lus = v->n_lus,
+		.login = {.target_name = cfg->iscsi.target_iqn, .target_alias = cfg->library.name,
+			  .advertise = ISCSI_ADVERTISE_NONE},
+	};
+	/* [iscsi] advertise: "none" (the default), "local", or a host[:port] to name in SendTargets. */
+	if (!strcmp(cfg->iscsi.advertise, "local")) {
+		to.login.advertise = ISCSI_ADVERTISE_LOCAL;
+	} else if (cfg->iscsi.advertise[0] && strcmp(cfg->iscsi.advertise, "none") != 0) {
+		to.login.advertise = ISCSI_ADVERTISE_FIXED;
+		to.login.advertise_address = cfg->iscsi.advertise;
+	}
+	if ((rc = iscsi_target_start(&to, &v->iscsi, why, sizeof why)) != VTL_OK) {
+		snprintf(err, errlen, "%s", why);
+		goto fail;
+	}
+	log_info("iscsi: target %s on %s:%u", cfg->iscsi.target_iqn, cfg->iscsi.listen, iscsi_target_port(v->iscsi));
 	*out = v;
 	return VTL_OK;
 fail:
@@ -134,6 +161,7 @@ void vtld_stop(struct vtld *v)
 {
 	if (!v)
 		return;
+	iscsi_target_stop(v->iscsi); /* no new commands; those in flight finish first */
 	for (unsigned i = 0; i < v->n_lus; i++)
 		lu_worker_stop(v->lus[i].worker);
 	smc_destroy(v->changer);

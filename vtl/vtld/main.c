@@ -17,17 +17,26 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vtld [-c FILE]\n"
+	fprintf(f, "usage: vtld [-c FILE] [--port N]\n"
 		   "  -c, --config FILE   the configuration (default $VTL_CONFIG, else ./vtl.conf)\n"
+		   "  -p, --port N        the iSCSI port, instead of [iscsi] port\n"
 		   "  -h, --help          this text\n");
 }
 
 int main(int argc, char **argv)
 {
 	const char *path = getenv("VTL_CONFIG") ? getenv("VTL_CONFIG") : "vtl.conf";
+	long port = -1;
 	for (int i = 1; i < argc; i++) {
 		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc) {
 			path = argv[++i];
+		} else if ((!strcmp(argv[i], "-p") || !strcmp(argv[i], "--port")) && i + 1 < argc) {
+			char *end;
+			port = strtol(argv[++i], &end, 10);
+			if (*end || port < 1 || port > 65535) {
+				fprintf(stderr, "vtld: --port %s is not a TCP port (1..65535)\n", argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -43,6 +52,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vtld: %s\n", err);
 		return 1;
 	}
+	if (port > 0)
+		cfg->iscsi.port = (unsigned)port;
 	int level = log_level_parse(cfg->daemon.log_level[0] ? cfg->daemon.log_level : "info");
 	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, false, "vtld");
 

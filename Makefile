@@ -27,6 +27,8 @@ VTLCTL      := $(BUILD)/vtlctl
 VTLD_SRC    := $(wildcard vtl/vtld/*.c)
 VTLD        := $(BUILD)/vtld
 INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
+INTEG_SRC   := $(wildcard tests/integration/*.c)
+INTEG_BIN   := $(INTEG_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 # Seconds per fuzz target: FUZZ_SECONDS for `make fuzz`, FUZZ_CHECK_SECONDS within `make check`.
@@ -37,7 +39,7 @@ BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
 .PHONY: all deps check unit integration fuzz asan bench run clean
 PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD))
-all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN)
+all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN)
 
 deps:
 	@scripts/install-deps
@@ -83,8 +85,13 @@ check: deps
 	@$(MAKE) --no-print-directory integration
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS)
 
-integration: $(PROGRAMS)
+integration: $(PROGRAMS) $(INTEG_BIN)
 	@tests/run-integration $(BUILD) $(INTEG_TESTS)
+
+# Integration clients are hosts: they use libiscsi, not the library.
+$(BUILD)/tests/integration/%: tests/integration/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ -liscsi
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)

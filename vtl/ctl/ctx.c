@@ -221,7 +221,8 @@ int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld does not answer on %s", ctl->cfg->daemon.control_socket);
 	char answer[4096];
 	size_t have = 0;
-	bool sent = write(fd, req, (size_t)len) == len;
+	/* MSG_NOSIGNAL: a vtld that hangs up must give an error, not kill vtlctl with SIGPIPE. */
+	bool sent = send(fd, req, (size_t)len, MSG_NOSIGNAL) == len;
 	struct pollfd p = {fd, POLLIN, 0};
 	while (sent && have < sizeof answer - 1 && poll(&p, 1, DAEMON_TIMEOUT_MS) == 1) {
 		ssize_t n = read(fd, answer + have, sizeof answer - 1 - have);

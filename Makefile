@@ -93,6 +93,8 @@ $(BUILD)/tests/integration/%: tests/integration/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ -liscsi
 
+-include $(INTEG_BIN:=.d)
+
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 

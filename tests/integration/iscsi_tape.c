@@ -9,14 +9,11 @@
  * Usage: iscsi_tape PORTAL TARGET-IQN   (e.g. 127.0.0.1:3260 iqn.2026-01.org.vtl:x)
  * Exit 0 when every step passed; each step prints a line.
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include <iscsi/iscsi.h>
-#include <iscsi/scsi-lowlevel.h>
+#include "tests/integration/hostlib.h"
 
 #define BLOCK (256u << 10)
 #define BLOCKS_PER_FILE 8
@@ -28,27 +25,9 @@
 
 static struct iscsi_context *iscsi;
 
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " (%s)\n", iscsi_get_error(iscsi));
-	va_end(ap);
-	exit(1);
-}
-
-/* Runs a CDB on lun; data out (len bytes) or in (up to len bytes). Returns the task (caller frees). */
 static struct scsi_task *run(int lun, const uint8_t *cdb, int cdb_len, int dir, void *data, size_t len)
 {
-	struct scsi_task *t = scsi_create_task(cdb_len, (unsigned char *)cdb, dir, (int)len);
-	if (!t)
-		fail("scsi_create_task");
-	struct iscsi_data d = {len, data};
-	if (!iscsi_scsi_command_sync(iscsi, lun, t, dir == SCSI_XFER_WRITE ? &d : NULL))
-		fail("command %02Xh on LUN %d did not complete", cdb[0], lun);
-	return t;
+	return host_run(iscsi, lun, cdb, cdb_len, dir, data, len);
 }
 
 /* Runs a CDB that must end GOOD. */
@@ -61,30 +40,12 @@ static struct scsi_task *good(int lun, const uint8_t *cdb, int cdb_len, int dir,
 	return t;
 }
 
-/* TEST UNIT READY until GOOD, allowing the unit attentions a new initiator and a load bring. */
 static void ready(int lun)
 {
-	uint8_t tur[6] = {0};
-	for (int i = 0; i < 5; i++) {
-		struct scsi_task *t = run(lun, tur, 6, SCSI_XFER_NONE, NULL, 0);
-		int st = t->status, key = t->sense.key;
-		scsi_free_scsi_task(t);
-		if (st == SCSI_STATUS_GOOD)
-			return;
-		if (key != SCSI_SENSE_UNIT_ATTENTION)
-			fail("TEST UNIT READY on LUN %d: status %d, sense key %d", lun, st, key);
-	}
-	fail("LUN %d never became ready", lun);
+	host_ready(iscsi, lun);
 }
 
-static void fill(uint8_t *b, size_t n, unsigned seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	for (size_t i = 0; i < n; i++) {
-		x = x * 1103515245u + 12345u;
-		b[i] = (uint8_t)(x >> 16);
-	}
-}
+#define fill host_fill
 
 static void put24(uint8_t *p, uint32_t v)
 {
@@ -117,7 +78,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: iscsi_tape PORTAL TARGET-IQN\n");
 		return 2;
 	}
-	iscsi = iscsi_create_context("iqn.2026-01.org.vtl:test-host");
+	iscsi = host_ctx = iscsi_create_context("iqn.2026-01.org.vtl:test-host");
 	if (!iscsi)
 		fail("iscsi_create_context");
 	iscsi_set_targetname(iscsi, argv[2]);

@@ -5,7 +5,9 @@
 # on a free loopback port in a temporary folder; iscsi-inq sees the changer
 # (LUN 0) and the drives; the iscsi_tape client moves a cartridge into a
 # drive, writes three files with filemarks and reads them back byte for byte;
-# discovery lists the target; vtld restarts and serves the same library.
+# discovery lists the target; two initiators contend for a drive through
+# SPC-2 and persistent reservations; vtld restarts with a cartridge loaded and
+# every block and filemark where it was written.
 #
 # Usage: sh test_iscsi.sh <build-dir>   (needs vtld, vtlctl, tests/integration/iscsi_tape; libiscsi-bin)
 set -eu
@@ -56,11 +58,14 @@ CONF
 "$VTLCTL" -c "$tmp/etc/vtl.conf" init >/dev/null
 "$VTLCTL" -c "$tmp/etc/vtl.conf" cartridge add --barcode I00001L8 --count 2 >/dev/null
 
+starts=0
 start() {
+	starts=$((starts + 1))
 	"$VTLD" -c "$tmp/etc/vtl.conf" 2>>"$log" &
 	pid=$!
 	i=0
-	until grep -q "ready:" "$log" 2>/dev/null; do
+	# The log is shared by every start: wait for this start's "ready" line.
+	until [ "$(grep -c "ready:" "$log" 2>/dev/null)" -ge "$starts" ]; do
 		i=$((i + 1))
 		[ "$i" -le 200 ] || fail "vtld did not come up within 20 s"
 		kill -0 "$pid" 2>/dev/null || fail "vtld exited"
@@ -92,9 +97,20 @@ client() {
 	sed 's/^/   /' "$tmp/client"
 }
 client ""
-step "vtld restarts and serves the same library"
+HOSTS=$build/tests/integration/iscsi_hosts
+hosts() {
+	timeout 120 "$HOSTS" "127.0.0.1:$port" "$iqn" "$1" >"$tmp/hosts" 2>&1 || { sed 's/^/   /' "$tmp/hosts"; fail "iscsi_hosts $1 failed"; }
+	sed 's/^/   /' "$tmp/hosts"
+}
+step "two initiators share a drive under SPC-2 and persistent reservations (iscsi_hosts reserve)"
+hosts reserve
+step "a host writes two files and leaves the cartridge loaded; vtld restarts"
+hosts write
 stop
 start
+step "after the restart the cartridge is still loaded and every block is where it was"
+hosts check
+step "and the first client's whole run works again"
 client "after the restart"
 stop
 echo "test_iscsi: all steps passed"

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the libiscsi host programs of the integration tests share: failing
+ * with libiscsi's own words, running one CDB on a LUN of a context, waiting
+ * for a unit to become ready, and deterministic block content. Each program
+ * is built on its own, so these are static functions.
+ */
+#ifndef VTL_TESTS_INTEGRATION_HOSTLIB_H
+#define VTL_TESTS_INTEGRATION_HOSTLIB_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <iscsi/iscsi.h>
+#include <iscsi/scsi-lowlevel.h>
+
+static struct iscsi_context *host_ctx; /* the context whose error a failure reports */
+
+/* Prints FAIL with the message and libiscsi's last error, and exits 1. */
+static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "FAIL: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (%s)\n", host_ctx ? iscsi_get_error(host_ctx) : "");
+	va_end(ap);
+	exit(1);
+}
+
+/* Runs a CDB on lun of c: data out (n bytes) or in (up to n). Returns the task (the caller frees it). */
+static struct scsi_task *host_run(struct iscsi_context *c, int lun, const uint8_t *cdb, int len, int dir, void *data,
+				  size_t n)
+{
+	host_ctx = c;
+	struct scsi_task *t = scsi_create_task(len, (unsigned char *)cdb, dir, (int)n);
+	struct iscsi_data d = {n, data};
+	if (!t || !iscsi_scsi_command_sync(c, lun, t, dir == SCSI_XFER_WRITE ? &d : NULL))
+		fail("command %02Xh on LUN %d did not complete", cdb[0], lun);
+	return t;
+}
+
+/* TEST UNIT READY until GOOD, taking the unit attentions a new initiator and a load bring. */
+static void host_ready(struct iscsi_context *c, int lun)
+{
+	uint8_t tur[6] = {0};
+	for (int i = 0; i < 5; i++) {
+		struct scsi_task *t = host_run(c, lun, tur, 6, SCSI_XFER_NONE, NULL, 0);
+		int st = t->status, key = t->sense.key;
+		scsi_free_scsi_task(t);
+		if (st == SCSI_STATUS_GOOD)
+			return;
+		if (key != SCSI_SENSE_UNIT_ATTENTION)
+			fail("TEST UNIT READY on LUN %d: status %d, sense key %d", lun, st, key);
+	}
+	fail("LUN %d never became ready", lun);
+}
+
+/* n bytes of pseudo-random content that depend only on seed. */
+static void host_fill(uint8_t *b, size_t n, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (uint8_t)(x >> 16);
+	}
+}
+
+#endif

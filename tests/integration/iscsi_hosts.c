@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Two hosts and a restart, over iSCSI with libiscsi as the initiators.
+ *
+ *   iscsi_hosts PORTAL IQN reserve   two initiators share a drive: SPC-2 RESERVE keeps the other's
+ *                                    commands out (RESERVATION CONFLICT) but INQUIRY and RELEASE;
+ *                                    the holder's RELEASE lets it in; then a persistent reservation
+ *                                    (Write Exclusive): the other may read but not write, until
+ *                                    the holder releases it
+ *   iscsi_hosts PORTAL IQN write     loads slot 1026 into the second drive, writes two files and
+ *                                    leaves the cartridge loaded (for a restart)
+ *   iscsi_hosts PORTAL IQN check     after vtld restarted: the cartridge is still in that drive,
+ *                                    and every block and filemark is where it was written
+ * Exit 0 when every step passed.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/integration/hostlib.h"
+
+#define CHANGER 0
+#define DRIVE 2
+#define SLOT 1026
+#define DRIVE_ELEMENT 258
+#define BLOCK 65536
+#define BLOCKS 5
+
+static struct iscsi_context *login(const char *portal, const char *iqn, const char *initiator)
+{
+	struct iscsi_context *c = iscsi_create_context(initiator);
+	if (!c)
+		fail("iscsi_create_context");
+	host_ctx = c;
+	iscsi_set_targetname(c, iqn);
+	iscsi_set_session_type(c, ISCSI_SESSION_NORMAL);
+	if (iscsi_full_connect_sync(c, portal, DRIVE) != 0)
+		fail("login of %s", initiator);
+	return c;
+}
+
+#define run host_run
+#define ready host_ready
+#define fill(b, n, seed) host_fill(b, n, (seed) + 7)
+
+/* Runs a command and checks its status (and sense key for CHECK CONDITION, -1: any). */
+static void expect(struct iscsi_context *c, int lun, const uint8_t *cdb, int len, int dir, void *data, size_t n,
+		   int status, int key, const char *what)
+{
+	struct scsi_task *t = run(c, lun, cdb, len, dir, data, n);
+	if (t->status != status || (status == SCSI_STATUS_CHECK_CONDITION && key >= 0 && (int)t->sense.key != key))
+		fail("%s: status %d sense key %d ASC/ASCQ %04X, expected status %d", what, t->status, t->sense.key,
+		     t->sense.ascq, status);
+	scsi_free_scsi_task(t);
+	printf("   %s\n", what);
+}
+
+static const uint8_t wr6[6] = {0x0A, 0, 0x01, 0x00, 0x00, 0}; /* one 64 KiB variable block */
+static const uint8_t rd6[6] = {0x08, 0, 0x01, 0x00, 0x00, 0};
+static const uint8_t tur6[6] = {0};
+static const uint8_t wfm1[6] = {0x10, 0, 0, 0, 1, 0};
+static const uint8_t rewind6[6] = {0x01};
+
+static void reserve(const char *portal, const char *iqn)
+{
+	struct iscsi_context *a = login(portal, iqn, "iqn.2026-01.org.vtl:host-a");
+	struct iscsi_context *b = login(portal, iqn, "iqn.2026-01.org.vtl:host-b");
+	uint8_t move[12] = {0xA5, 0, 0, 0, SLOT >> 8, SLOT & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
+	ready(a, CHANGER);
+	expect(a, CHANGER, move, 12, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host A loads a cartridge");
+	ready(a, DRIVE);
+	ready(b, DRIVE);
+	static uint8_t block[BLOCK], pos[20];
+	fill(block, BLOCK, 1);
+	uint8_t res6[6] = {0x16}, rel6[6] = {0x17}, inq[6] = {0x12, 0, 0, 0, 36, 0}, rp[10] = {0x34};
+	static uint8_t buf[256];
+	expect(a, DRIVE, res6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host A: RESERVE(6)");
+	expect(b, DRIVE, wr6, 6, SCSI_XFER_WRITE, block, BLOCK, SCSI_STATUS_RESERVATION_CONFLICT, -1,
+	       "host B: WRITE(6) -> RESERVATION CONFLICT");
+	expect(b, DRIVE, inq, 6, SCSI_XFER_READ, buf, 36, SCSI_STATUS_GOOD, 0, "host B: INQUIRY passes");
+	expect(a, DRIVE, wr6, 6, SCSI_XFER_WRITE, block, BLOCK, SCSI_STATUS_GOOD, 0, "host A: WRITE(6)");
+	expect(b, DRIVE, rel6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0,
+	       "host B: RELEASE(6) of A's reservation is GOOD and releases nothing");
+	expect(b, DRIVE, rp, 10, SCSI_XFER_READ, pos, sizeof pos, SCSI_STATUS_RESERVATION_CONFLICT, -1,
+	       "host B: READ POSITION still conflicts");
+	expect(a, DRIVE, rel6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host A: RELEASE(6)");
+	expect(b, DRIVE, rp, 10, SCSI_XFER_READ, pos, sizeof pos, SCSI_STATUS_GOOD, 0, "host B: READ POSITION now");
+
+	/* Persistent reservation, Write Exclusive: B may read, not write. */
+	uint8_t reg[10] = {0x5F, 0x00, 0, 0, 0, 0, 0, 0, 24, 0}, resv[10] = {0x5F, 0x01, 0x01, 0, 0, 0, 0, 0, 24, 0};
+	uint8_t relpr[10] = {0x5F, 0x02, 0x01, 0, 0, 0, 0, 0, 24, 0};
+	uint8_t key_a[24] = {0}, key_as_res[24] = {0};
+	key_a[15] = 0xA1;      /* SERVICE ACTION RESERVATION KEY */
+	key_as_res[7] = 0xA1;  /* RESERVATION KEY */
+	expect(a, DRIVE, reg, 10, SCSI_XFER_WRITE, key_a, 24, SCSI_STATUS_GOOD, 0, "host A: PR OUT REGISTER key A1");
+	expect(a, DRIVE, resv, 10, SCSI_XFER_WRITE, key_as_res, 24, SCSI_STATUS_GOOD, 0,
+	       "host A: PR OUT RESERVE, Write Exclusive");
+	expect(b, DRIVE, rewind6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host B: REWIND passes");
+	static uint8_t whole[BLOCK];
+	expect(b, DRIVE, rd6, 6, SCSI_XFER_READ, whole, BLOCK, SCSI_STATUS_GOOD, 0, "host B: READ passes");
+	expect(b, DRIVE, wfm1, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_RESERVATION_CONFLICT, -1,
+	       "host B: WRITE FILEMARKS -> RESERVATION CONFLICT");
+	expect(a, DRIVE, relpr, 10, SCSI_XFER_WRITE, key_as_res, 24, SCSI_STATUS_GOOD, 0, "host A: PR OUT RELEASE");
+	expect(b, DRIVE, tur6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host B: TEST UNIT READY");
+	uint8_t unload[6] = {0x1B};
+	expect(b, DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host B: unloads");
+	uint8_t back[12] = {0xA5, 0, 0, 0, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF, SLOT >> 8, SLOT & 0xFF};
+	ready(b, CHANGER);
+	expect(b, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0,
+	       "host B: the robot puts it back");
+	iscsi_logout_sync(a);
+	iscsi_logout_sync(b);
+	iscsi_destroy_context(a);
+	iscsi_destroy_context(b);
+}
+
+static void write_for_restart(const char *portal, const char *iqn)
+{
+	struct iscsi_context *a = login(portal, iqn, "iqn.2026-01.org.vtl:host-a");
+	uint8_t move[12] = {0xA5, 0, 0, 0, SLOT >> 8, SLOT & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
+	ready(a, CHANGER);
+	expect(a, CHANGER, move, 12, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "the robot loads slot 1026");
+	ready(a, DRIVE);
+	static uint8_t block[BLOCK];
+	for (unsigned f = 0; f < 2; f++) {
+		for (unsigned b = 0; b < BLOCKS; b++) {
+			fill(block, BLOCK, 10 * f + b + 100);
+			struct scsi_task *t = run(a, DRIVE, wr6, 6, SCSI_XFER_WRITE, block, BLOCK);
+			if (t->status != SCSI_STATUS_GOOD)
+				fail("write");
+			scsi_free_scsi_task(t);
+		}
+		expect(a, DRIVE, wfm1, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "file written, filemark");
+	}
+	iscsi_logout_sync(a);
+	iscsi_destroy_context(a);
+}
+
+static void check_after_restart(const char *portal, const char *iqn)
+{
+	struct iscsi_context *a = login(portal, iqn, "iqn.2026-01.org.vtl:host-c");
+	ready(a, DRIVE); /* the cartridge is still in the drive: it becomes ready without a move */
+	printf("   the cartridge is still loaded after the restart\n");
+	/* LOCATE to file 1's third block (object 5 + 1 + 2) and read from there; then file 0 from BOT. */
+	uint8_t loc[10] = {0x2B, 0, 0, 0, 0, 0, BLOCKS + 1 + 2, 0, 0, 0};
+	expect(a, DRIVE, loc, 10, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "LOCATE to file 1, block 2");
+	static uint8_t block[BLOCK], back[BLOCK];
+	for (unsigned b = 2; b < BLOCKS; b++) {
+		struct scsi_task *t = run(a, DRIVE, rd6, 6, SCSI_XFER_READ, back, BLOCK);
+		fill(block, BLOCK, 10 + b + 100);
+		if (t->status != SCSI_STATUS_GOOD || memcmp(t->datain.data, block, BLOCK) != 0)
+			fail("file 1 block %u after the restart", b);
+		scsi_free_scsi_task(t);
+	}
+	expect(a, DRIVE, rd6, 6, SCSI_XFER_READ, back, BLOCK, SCSI_STATUS_CHECK_CONDITION, SCSI_SENSE_NO_SENSE,
+	       "the filemark closing file 1");
+	expect(a, DRIVE, rd6, 6, SCSI_XFER_READ, back, BLOCK, SCSI_STATUS_CHECK_CONDITION, SCSI_SENSE_BLANK_CHECK,
+	       "then end of data");
+	expect(a, DRIVE, rewind6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "REWIND");
+	for (unsigned b = 0; b < BLOCKS; b++) {
+		struct scsi_task *t = run(a, DRIVE, rd6, 6, SCSI_XFER_READ, back, BLOCK);
+		fill(block, BLOCK, b + 100);
+		if (t->status != SCSI_STATUS_GOOD || memcmp(t->datain.data, block, BLOCK) != 0)
+			fail("file 0 block %u after the restart", b);
+		scsi_free_scsi_task(t);
+	}
+	printf("   every block reads back where it was written\n");
+	iscsi_logout_sync(a);
+	iscsi_destroy_context(a);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: iscsi_hosts PORTAL IQN reserve|write|check\n");
+		return 2;
+	}
+	if (!strcmp(argv[3], "reserve"))
+		reserve(argv[1], argv[2]);
+	else if (!strcmp(argv[3], "write"))
+		write_for_restart(argv[1], argv[2]);
+	else if (!strcmp(argv[3], "check"))
+		check_after_restart(argv[1], argv[2]);
+	else
+		return 2;
+	printf("iscsi_hosts %s: all steps passed\n", argv[3]);
+	return 0;
+}

@@ -37,7 +37,7 @@ FUZZ_CHECK_SECONDS ?= 15
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
-.PHONY: all deps check unit integration fuzz asan bench run clean
+.PHONY: all deps check unit integration kernel fuzz asan bench run clean
 PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD))
 all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN)
 
@@ -77,12 +77,13 @@ $(BUILD)/tests/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
 
-# Every tier this machine can run. Today: unit (cmocka), integration (the programs, end to end)
+# Every tier this machine can run: unit (cmocka), integration (the programs, end to end), kernel
 # and a short fuzz run (libFuzzer, FUZZ_CHECK_SECONDS per target).
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory kernel
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS)
 
 integration: $(PROGRAMS) $(INTEG_BIN)
@@ -94,6 +95,10 @@ $(BUILD)/tests/integration/%: tests/integration/%.c
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ -liscsi
 
 -include $(INTEG_BIN:=.d)
+
+# The kernel tier: a real Linux (the host's Debian kernel in qemu) as an iSCSI host (tests/kernel/).
+kernel: $(PROGRAMS)
+	@sh tests/kernel/test_kernel.sh $(BUILD)
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)

@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Runs in the guest (tests/kernel/run_vm.py): a real Linux host logs in to
+# vtld on the host (10.0.2.2:$VTL_PORT) with open-iscsi, gets the changer
+# and drives through the st and ch drivers, and uses unmodified tools: lsscsi,
+# sg_inq, mtx, mt and tar. Writes its log to stdout (/results/guest.log).
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+step() { echo "-- $*"; }
+run() { echo "\$ $*"; "$@"; }
+
+step "modules and iscsid"
+for m in sg st ch iscsi_tcp; do modprobe "$m" || fail "modprobe $m"; done
+mkdir -p /etc/iscsi /var/lib/iscsi /run/lock/iscsi
+echo "InitiatorName=iqn.2026-01.org.vtl:kernel-guest" >/etc/iscsi/initiatorname.iscsi
+iscsid -f >/results/iscsid.log 2>&1 &
+sleep 1
+
+step "discovery and login (no hand-made node records)"
+run iscsiadm -m discovery -t sendtargets -p "10.0.2.2:$VTL_PORT" || fail "discovery"
+run iscsiadm -m node --login || fail "login"
+i=0
+until [ -e /dev/sch0 ] && [ -e /dev/nst0 ]; do
+	i=$((i + 1))
+	[ "$i" -le 100 ] || fail "no /dev/sch0 and /dev/nst0 after login"
+	sleep 0.2
+done
+run lsscsi -g || fail "lsscsi"
+lsscsi | grep -q "mediumx" || fail "lsscsi shows no medium changer"
+lsscsi | grep -q "tape" || fail "lsscsi shows no tape drive"
+run sg_inq /dev/nst0 || fail "sg_inq /dev/nst0"
+run sg_turs /dev/sch0 || fail "sg_turs /dev/sch0"
+
+step "mtx: status, load slot 1 into drive 0"
+run mtx -f /dev/sch0 status >/tmp/mtx.out || fail "mtx status"
+cat /tmp/mtx.out
+grep -q "Storage Element 1:Full" /tmp/mtx.out || fail "mtx does not see slot 1 full"
+run mtx -f /dev/sch0 load 1 0 || fail "mtx load 1 0"
+i=0
+until mt -f /dev/nst0 status >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ "$i" -le 50 ] || fail "the drive did not become ready"
+	sleep 0.2
+done
+run mt -f /dev/nst0 status || fail "mt status"
+
+step "tar: two archives separated by filemarks, read back and compared"
+mkdir -p /tmp/src1 /tmp/src2
+cp -r /usr/share/doc/mt-st /usr/share/doc/mtx /tmp/src1/ 2>/dev/null
+cp -r /etc/iscsi /tmp/src2/ 2>/dev/null
+dd if=/dev/urandom of=/tmp/src2/random.bin bs=1M count=8 2>/dev/null
+run mt -f /dev/nst0 rewind || fail "rewind"
+run tar -cf /dev/nst0 -C /tmp src1 || fail "tar write 1"
+run tar -cf /dev/nst0 -C /tmp src2 || fail "tar write 2"
+run mt -f /dev/nst0 rewind || fail "rewind"
+run mt -f /dev/nst0 fsf 1 || fail "fsf 1"
+mkdir -p /tmp/back
+run tar -xf /dev/nst0 -C /tmp/back || fail "tar read 2"
+run mt -f /dev/nst0 rewind || fail "rewind"
+run tar -xf /dev/nst0 -C /tmp/back || fail "tar read 1"
+run diff -r /tmp/src1 /tmp/back/src1 || fail "archive 1 differs"
+run diff -r /tmp/src2 /tmp/back/src2 || fail "archive 2 differs"
+run mt -f /dev/nst0 tell || fail "tell"
+
+step "dd of 32 MiB in 256 KiB blocks and back, with checksums"
+dd if=/dev/urandom of=/tmp/big bs=256k count=128 2>/dev/null
+run mt -f /dev/nst0 setblk 0 || fail "setblk 0"
+run mt -f /dev/nst0 rewind
+run dd if=/tmp/big of=/dev/nst0 bs=256k || fail "dd write"
+run mt -f /dev/nst0 rewind
+run dd if=/dev/nst0 of=/tmp/big.back bs=256k || fail "dd read"
+a=$(md5sum </tmp/big) b=$(md5sum </tmp/big.back)
+[ "$a" = "$b" ] || fail "dd data differs ($a / $b)"
+echo "checksums match: $a"
+
+step "offline and unload"
+run mt -f /dev/nst0 offline || fail "mt offline"
+run mtx -f /dev/sch0 unload 1 0 || fail "mtx unload"
+run mtx -f /dev/sch0 status | head -5
+run iscsiadm -m node --logout || fail "logout"
+echo "guest_tape: all steps passed"

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Boots the host's Debian kernel in qemu (software emulation) with the host's
+root file system shared read-only, runs one guest script and brings back its
+exit status and the files it writes to /results.
+
+    run_vm.py BUILD-DIR GUEST-SCRIPT RESULTS-DIR [NAME=VALUE ...] [--timeout S]
+
+The VM always ends: the guest powers off on every path, and qemu runs under
+a timeout. NAME=VALUE words reach the guest script as environment variables
+(through the kernel command line). The uncompressed kernel and a tiny
+initramfs (busybox, the 9p/virtio/overlay modules) are cached in
+BUILD-DIR/kernel/. See ../shared/design/KERNEL-TESTS.md for why each piece.
+"""
+import glob
+import gzip
+import lzma
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BOOT_MODULES = ["virtio_pci", "virtio_net", "9pnet_virtio", "9p", "overlay"]
+ELF_MAGIC = b"\x7fELF"
+
+
+def kernel_version():
+    """The newest kernel with its modules installed."""
+    versions = sorted(os.path.basename(p)[len("vmlinuz-"):] for p in glob.glob("/boot/vmlinuz-*"))
+    versions = [v for v in versions if os.path.isdir("/lib/modules/" + v)]
+    if not versions:
+        sys.exit("run_vm: no kernel in /boot with modules in /lib/modules (scripts/install-deps installs one)")
+    return versions[-1]
+
+
+def extract_vmlinux(bzimage, out):
+    """The ELF kernel inside a bzImage: qemu boots it directly, which saves the decompression under TCG."""
+    data = open(bzimage, "rb").read()
+    for magic, opener in ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b\x08", "gz")):
+        at = data.find(magic)
+        while at >= 0:
+            try:
+                if opener == "xz":
+                    raw = lzma.LZMADecompressor().decompress(data[at:])
+                else:
+                    raw = gzip.GzipFile(fileobj=__import__("io").BytesIO(data[at:])).read()
+                if raw.startswith(ELF_MAGIC):
+                    with open(out, "wb") as f:
+                        f.write(raw)
+                    return True
+            except (lzma.LZMAError, OSError, EOFError):
+                pass
+            at = data.find(magic, at + 1)
+    return False
+
+
+def module_files(version):
+    """The .ko files (with dependencies, in load order) of the boot modules."""
+    files = []
+    for m in BOOT_MODULES:
+        out = subprocess.run(["modprobe", "-S", version, "--show-depends", m], capture_output=True, text=True)
+        for line in out.stdout.splitlines():
+            parts = line.split()
+            if parts and parts[0] == "insmod" and parts[1] not in files:
+                files.append(parts[1])
+    return files
+
+
+INIT = r"""#!/bin/busybox sh
+# Stage 1: mount the host's root (9p, read-only) under a tmpfs overlay, set up
+# the network, and switch to it to run stage 2 (tests/kernel/guest_stage2.sh).
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+for m in /modules/*.ko; do insmod "$m" 2>/dev/null; done
+mkdir -p /lower /upper /newroot
+mount -t 9p -o trans=virtio,version=9p2000.L,ro rootfs /lower || { echo "VTL-STAGE1: no 9p root"; poweroff -f; }
+mount -t tmpfs tmpfs /upper
+mkdir -p /upper/u /upper/w
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w /newroot || { echo "VTL-STAGE1: no overlay"; poweroff -f; }
+mkdir -p /newroot/results
+mount -t 9p -o trans=virtio,version=9p2000.L results /newroot/results || echo "VTL-STAGE1: no results share"
+ip link set lo up
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+ip route add default via 10.0.2.2
+mount --move /dev /newroot/dev
+mount --move /proc /newroot/proc
+mount --move /sys /newroot/sys
+exec switch_root /newroot /bin/sh "$VTL_STAGE2"
+"""
+
+
+def build_initramfs(version, out):
+    work = tempfile.mkdtemp(prefix="vtl-initramfs-")
+    try:
+        for d in ("bin", "proc", "sys", "dev", "modules"):
+            os.makedirs(os.path.join(work, d))
+        shutil.copy("/bin/busybox", os.path.join(work, "bin/busybox"))
+        for i, ko in enumerate(module_files(version)):
+            dst = os.path.join(work, "modules", "%02d-%s" % (i, os.path.basename(ko)))
+            if ko.endswith(".xz"):
+                with lzma.open(ko) as src, open(dst[:-3], "wb") as f:
+                    f.write(src.read())
+            elif ko.endswith(".zst"):
+                subprocess.run(["zstd", "-d", "-q", "-o", dst[:-4], ko], check=True)
+            else:
+                shutil.copy(ko, dst)
+        with open(os.path.join(work, "init"), "w") as f:
+            f.write(INIT)
+        os.chmod(os.path.join(work, "init"), 0o755)
+        files = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=work, capture_output=True,
+                               check=True).stdout
+        with gzip.open(out, "wb") as f:
+            f.write(files)
+    finally:
+        shutil.rmtree(work)
+
+
+def main():
+    args = [a for a in sys.argv[1:]]
+    timeout = 600
+    if "--timeout" in args:
+        i = args.index("--timeout")
+        timeout = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) < 3:
+        sys.exit(__doc__)
+    build, script, results = args[0], os.path.abspath(args[1]), os.path.abspath(args[2])
+    params = args[3:]
+    version = kernel_version()
+    cache = os.path.join(build, "kernel")
+    os.makedirs(cache, exist_ok=True)
+    vmlinux = os.path.join(cache, "vmlinux-" + version)
+    if not os.path.exists(vmlinux) and not extract_vmlinux("/boot/vmlinuz-" + version, vmlinux):
+        vmlinux = "/boot/vmlinuz-" + version  # boots too, only slower
+    initrd = os.path.join(cache, "initramfs-%s.gz" % version)
+    if not os.path.exists(initrd) or os.path.getmtime(initrd) < os.path.getmtime(__file__):
+        build_initramfs(version, initrd)
+    os.makedirs(results, exist_ok=True)
+    stage2 = os.path.join(HERE, "guest_stage2.sh")
+    cmdline = ["console=ttyS0", "quiet", "loglevel=3", "panic=-1", "rw",
+               "VTL_STAGE2=" + stage2, "VTL_SCRIPT=" + script] + params
+    qemu = ["timeout", "--kill-after=10", str(timeout), "qemu-system-x86_64",
+            "-accel", "tcg,thread=multi", "-cpu", "max", "-m", "2048", "-smp", "2",
+            "-nographic", "-no-reboot", "-kernel", vmlinux, "-initrd", initrd, "-append", " ".join(cmdline),
+            "-virtfs", "local,path=/,mount_tag=rootfs,security_model=none,readonly=on,multidevs=remap",
+            "-virtfs", "local,path=%s,mount_tag=results,security_model=none" % results,
+            "-netdev", "user,id=n0", "-device", "virtio-net-pci,netdev=n0,romfile="]
+    with open(os.path.join(results, "console.log"), "w") as log:
+        rc = subprocess.run(qemu, stdout=log, stderr=subprocess.STDOUT).returncode
+    status_file = os.path.join(results, "exit-status")
+    if rc == 124:
+        print("run_vm: the VM did not finish within %d s" % timeout)
+        return 124
+    if not os.path.exists(status_file):
+        print("run_vm: the guest left no exit status; console:")
+        print(open(os.path.join(results, "console.log")).read()[-4000:])
+        return 1
+    return int(open(status_file).read().strip() or 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

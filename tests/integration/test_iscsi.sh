@@ -57,10 +57,12 @@ CONF
 "$VTLCTL" -c "$tmp/etc/vtl.conf" cartridge add --barcode I00001L8 --count 2 >/dev/null
 
 start() {
+	# The log keeps every run: wait for one more "ready:" than it has, not for the last run's.
+	readies=$(grep -c "ready:" "$log" 2>/dev/null || true)
 	"$VTLD" -c "$tmp/etc/vtl.conf" 2>>"$log" &
 	pid=$!
 	i=0
-	until grep -q "ready:" "$log" 2>/dev/null; do
+	until [ "$(grep -c "ready:" "$log" 2>/dev/null || true)" -gt "${readies:-0}" ]; do
 		i=$((i + 1))
 		[ "$i" -le 200 ] || fail "vtld did not come up within 20 s"
 		kill -0 "$pid" 2>/dev/null || fail "vtld exited"

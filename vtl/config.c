@@ -176,6 +176,10 @@ enum ktype {
 	K_HOST,   /* listen address: no blanks */
 	K_IQN,    /* iSCSI qualified name */
 	K_LEVEL,  /* log level */
+	K_TEXT,   /* printable ASCII, blanks allowed (an alias, a CHAP name), 1..cap-1 */
+	K_SECRET, /* CHAP secret: printable ASCII, VTL_CFG_CHAP_SECRET_MIN..cap-1; never echoed in messages */
+	K_BOOL,   /* yes/no */
+	K_INITIATOR, /* allowed initiator name: appended */
 };
 
 struct keydef {
@@ -226,6 +230,13 @@ static const struct keydef keys[] = {
 	{SEC_ISCSI, "port", K_UINT, CF(iscsi.port), 0, 1, 65535},
 	{SEC_ISCSI, "target_iqn", K_IQN, CF(iscsi.target_iqn), CAP(iscsi.target_iqn), 0, 0},
 	{SEC_ISCSI, "advertise", K_HOST, CF(iscsi.advertise), CAP(iscsi.advertise), 0, 0},
+	{SEC_ISCSI, "target_alias", K_TEXT, CF(iscsi.target_alias), CAP(iscsi.target_alias), 0, 0},
+	{SEC_ISCSI, "chap_user", K_TEXT, CF(iscsi.chap_user), CAP(iscsi.chap_user), 0, 0},
+	{SEC_ISCSI, "chap_secret", K_SECRET, CF(iscsi.chap_secret), CAP(iscsi.chap_secret), 0, 0},
+	{SEC_ISCSI, "mutual_user", K_TEXT, CF(iscsi.mutual_user), CAP(iscsi.mutual_user), 0, 0},
+	{SEC_ISCSI, "mutual_secret", K_SECRET, CF(iscsi.mutual_secret), CAP(iscsi.mutual_secret), 0, 0},
+	{SEC_ISCSI, "discovery_chap", K_BOOL, CF(iscsi.discovery_chap), 0, 0, 0},
+	{SEC_ISCSI, "initiator", K_INITIATOR, 0, 0, 0, 0},
 	{SEC_DAEMON, "control_socket", K_PATH, CF(daemon.control_socket), 0, 0, 0},
 	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
 };
@@ -243,6 +254,7 @@ struct parser {
 	unsigned key_line[NKEYS];           /* line of each key in non-drive sections */
 	unsigned drive_key_line[VTL_CFG_MAX_DRIVES][NKEYS];
 	unsigned member_line[VTL_POOL_MAX_MEMBERS];
+	unsigned initiator_line[VTL_CFG_MAX_INITIATORS];
 };
 
 static int perr(struct parser *ps, unsigned line, const char *fmt, ...)
@@ -396,6 +408,48 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 				    "iqn.YYYY-MM.reversed.domain:name (e.g. iqn.2026-01.com.example:vtl1)", key, v);
 		snprintf(field, k->cap, "%s", v);
 		return VTL_OK;
+	case K_TEXT:
+		if (strlen(v) >= k->cap || !all_in(v, t10_char))
+			return perr(ps, ps->line, "%s '%s': use 1 to %zu printable ASCII characters", key, v, k->cap - 1);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	case K_SECRET:
+		/* The secret itself stays out of the message: error output ends up in logs. */
+		if (strlen(v) < VTL_CFG_CHAP_SECRET_MIN || strlen(v) >= k->cap)
+			return perr(ps, ps->line, "%s is %zu characters long: use %d to %zu (RFC 7143 12.1.3 recommends "
+				    "at least %d bytes, so that one overheard CHAP exchange cannot be brute-forced)", key,
+				    strlen(v), VTL_CFG_CHAP_SECRET_MIN, k->cap - 1, VTL_CFG_CHAP_SECRET_MIN);
+		if (!all_in(v, t10_char))
+			return perr(ps, ps->line, "%s: use printable ASCII characters only", key);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	case K_BOOL:
+		if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1"))
+			*(bool *)field = true;
+		else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0"))
+			*(bool *)field = false;
+		else
+			return perr(ps, ps->line, "[%s] %s = %s: use yes or no", sec, key, v);
+		return VTL_OK;
+	case K_INITIATOR: {
+		struct vtl_config *c = ps->c;
+		if (!iqn_valid(v))
+			return perr(ps, ps->line, "initiator '%s' is not an iSCSI name: use the initiator's name as it "
+				    "sends it, in lower case (e.g. iqn.1993-08.org.debian:01:1234abcd; on Linux it is in "
+				    "/etc/iscsi/initiatorname.iscsi)", v);
+		if (c->iscsi.initiators >= VTL_CFG_MAX_INITIATORS)
+			return perr(ps, ps->line, "too many initiator lines: at most %d", VTL_CFG_MAX_INITIATORS);
+		for (unsigned i = 0; i < c->iscsi.initiators; i++)
+			if (strcmp(c->iscsi.initiator[i], v) == 0)
+				return perr(ps, ps->line, "initiator %s is listed twice (first at line %u)", v,
+					    ps->initiator_line[i]);
+		char *d = strdup(v);
+		if (!d)
+			return VTL_E_NOMEM;
+		ps->initiator_line[c->iscsi.initiators] = ps->line;
+		c->iscsi.initiator[c->iscsi.initiators++] = d;
+		return VTL_OK;
+	}
 	case K_LEVEL:
 		if (strcmp(v, "error") && strcmp(v, "warn") && strcmp(v, "info") && strcmp(v, "debug"))
 			return perr(ps, ps->line, "%s '%s': use error, warn, info or debug", key, v);
@@ -596,7 +650,7 @@ static int parse_line(struct parser *ps, char *line)
 	}
 	if (!*val)
 		return perr(ps, ps->line, "[%s] %s has no value", secname, keys[ki].name);
-	if (keys[ki].type != K_MEMBER) {
+	if (keys[ki].type != K_MEMBER && keys[ki].type != K_INITIATOR) {
 		unsigned *seen = ps->sec == SEC_DRIVE ? &ps->drive_key_line[ps->drive->number - 1][ki] : &ps->key_line[ki];
 		if (*seen)
 			return perr(ps, ps->line, "[%s] %s is set twice (first at line %u)", secname, keys[ki].name, *seen);
@@ -636,6 +690,34 @@ static uint32_t fnv1a(const char *s)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		h = (h ^ *p) * 16777619u;
 	return h;
+}
+
+/* CHAP settings go in pairs, and mutual CHAP builds on one-way CHAP (RFC 7143 12.1.3). */
+static int validate_chap(struct parser *ps)
+{
+	const struct vtl_config *c = ps->c;
+	unsigned l_user = ps->key_line[key_index(SEC_ISCSI, "chap_user")];
+	unsigned l_secret = ps->key_line[key_index(SEC_ISCSI, "chap_secret")];
+	unsigned l_muser = ps->key_line[key_index(SEC_ISCSI, "mutual_user")];
+	unsigned l_msecret = ps->key_line[key_index(SEC_ISCSI, "mutual_secret")];
+	unsigned l_disc = ps->key_line[key_index(SEC_ISCSI, "discovery_chap")];
+	if (l_user && !l_secret)
+		return perr(ps, l_user, "[iscsi] chap_user is set but chap_secret is not; CHAP needs both");
+	if (l_secret && !l_user)
+		return perr(ps, l_secret, "[iscsi] chap_secret is set but chap_user is not; CHAP needs both");
+	if (l_muser && !l_msecret)
+		return perr(ps, l_muser, "[iscsi] mutual_user is set but mutual_secret is not; mutual CHAP needs both");
+	if (l_msecret && !l_muser)
+		return perr(ps, l_msecret, "[iscsi] mutual_secret is set but mutual_user is not; mutual CHAP needs both");
+	if (l_muser && !l_user)
+		return perr(ps, max_u(l_muser, l_msecret), "[iscsi] mutual CHAP (the target proving itself) needs "
+			    "one-way CHAP too: set chap_user and chap_secret");
+	if (l_msecret && strcmp(c->iscsi.mutual_secret, c->iscsi.chap_secret) == 0)
+		return perr(ps, max_u(l_secret, l_msecret), "[iscsi] mutual_secret is the same as chap_secret; they "
+			    "must differ (RFC 7143 12.1.3), or anyone who knows one could pose as the other side");
+	if (c->iscsi.discovery_chap && !l_user)
+		return perr(ps, l_disc, "[iscsi] discovery_chap = yes needs chap_user and chap_secret");
+	return VTL_OK;
 }
 
 /* Checks what no single line can: element ranges, drive sections, LUNs, serials; fills the defaults that depend on others. */
@@ -760,6 +842,9 @@ static int validate(struct parser *ps)
 	for (unsigned i = 0; i < c->pool.members; i++)
 		if (strcmp(c->pool.member[i], c->catalog.path) == 0)
 			return perr(ps, ps->member_line[i], "pool member %s is also the catalog path", c->catalog.path);
+	int rc = validate_chap(ps);
+	if (rc != VTL_OK)
+		return rc;
 	if (!c->iscsi.target_iqn[0]) {
 		int n = snprintf(c->iscsi.target_iqn, sizeof c->iscsi.target_iqn, "iqn.2026-01.org.vtl:%s", c->library.name);
 		for (int i = 0; i < n && i < (int)sizeof c->iscsi.target_iqn; i++)
@@ -829,6 +914,8 @@ void vtl_config_free(struct vtl_config *c)
 		free(c->pool.member[i]);
 	free(c->catalog.path);
 	free(c->daemon.control_socket);
+	for (unsigned i = 0; i < c->iscsi.initiators; i++)
+		free(c->iscsi.initiator[i]);
 	free(c);
 }
 

@@ -26,6 +26,10 @@
 #define VTL_CFG_MAX_DRIVES 256
 #define VTL_CFG_MAX_LUN 255
 #define VTL_CFG_ERR_LEN 512 /* a big enough err buffer for every message */
+#define VTL_CFG_MAX_INITIATORS 64 /* [iscsi] initiator lines */
+/* CHAP secrets: RFC 7143 12.1.3 recommends 12 to 16 bytes; shorter ones fall to an offline guess from one exchange. */
+#define VTL_CFG_CHAP_SECRET_MIN 12
+#define VTL_CFG_CHAP_SECRET_MAX 255
 
 struct vtl_drive_config {
 	unsigned number;             /* 1..drives: the N of [drive N] */
@@ -63,12 +67,19 @@ struct vtl_config {
 		char *path; /* absolute */
 	} catalog;
 
-	/* Read by vtld (not yet written); vtlctl only checks them. */
+	/* Read by vtld; vtlctl only checks them. */
 	struct {
 		char listen[256];
 		unsigned port;
 		char target_iqn[224];
+		char target_alias[256]; /* "" = the library name */
 		char advertise[256]; /* SendTargets' TargetAddress: "none", "local" or host[:port] (docs/iscsi.md) */
+		/* CHAP (docs/iscsi.md): chap_* the initiators' credentials, mutual_* the target's own. "" = unset. */
+		char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+		char mutual_user[256], mutual_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+		bool discovery_chap;    /* discovery sessions need CHAP too */
+		char *initiator[VTL_CFG_MAX_INITIATORS]; /* allowed initiator names; none = every initiator */
+		unsigned initiators;
 	} iscsi;
 	struct {
 		char *control_socket; /* absolute */

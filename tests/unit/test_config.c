@@ -455,6 +455,90 @@ static void load_file(void **state)
 	vtl_config_free(NULL);
 }
 
+#define LIB "[library]\nslots = 4\n" POOL
+#define ISCSI_HDR LIB "[iscsi]\n" /* [iscsi] is line 5 */
+
+/* CHAP credentials, the initiator list and the alias: parsed, and every inconsistency refused at its line. */
+static void iscsi_security(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok(ISCSI_HDR
+					"target_alias = Tape library 1\n"
+					"chap_user = backup-host\n"
+					"chap_secret = \"twelve chars\"\n"
+					"mutual_user = vtl1\n"
+					"mutual_secret = 0123456789abcdef\n"
+					"discovery_chap = yes\n"
+					"initiator = iqn.1993-08.org.debian:01:aaaa\n"
+					"initiator = iqn.2026-01.com.example:host2\n");
+	assert_string_equal(c->iscsi.target_alias, "Tape library 1");
+	assert_string_equal(c->iscsi.chap_user, "backup-host");
+	assert_string_equal(c->iscsi.chap_secret, "twelve chars");
+	assert_string_equal(c->iscsi.mutual_user, "vtl1");
+	assert_string_equal(c->iscsi.mutual_secret, "0123456789abcdef");
+	assert_true(c->iscsi.discovery_chap);
+	assert_int_equal(c->iscsi.initiators, 2);
+	assert_string_equal(c->iscsi.initiator[0], "iqn.1993-08.org.debian:01:aaaa");
+	assert_string_equal(c->iscsi.initiator[1], "iqn.2026-01.com.example:host2");
+	vtl_config_free(c);
+
+	/* The defaults: no CHAP, every initiator, no alias (vtld then uses the library name). */
+	c = parse_ok(LIB);
+	assert_string_equal(c->iscsi.chap_user, "");
+	assert_string_equal(c->iscsi.chap_secret, "");
+	assert_string_equal(c->iscsi.mutual_user, "");
+	assert_false(c->iscsi.discovery_chap);
+	assert_int_equal(c->iscsi.initiators, 0);
+	assert_string_equal(c->iscsi.target_alias, "");
+	vtl_config_free(c);
+	c = parse_ok(ISCSI_HDR "chap_user = u\nchap_secret = 123456789012\ndiscovery_chap = no\n");
+	assert_false(c->iscsi.discovery_chap);
+	vtl_config_free(c);
+
+	/* A secret under 12 bytes, at its line, without the secret in the message. */
+	expect_error(ISCSI_HDR "chap_user = u\nchap_secret = 12345678901\n",
+		     "t.conf:7: chap_secret is 11 characters long: use 12 to 255");
+	struct vtl_config *none = NULL;
+	char err[VTL_CFG_ERR_LEN] = "";
+	const char *short_secret = ISCSI_HDR "chap_user = u\nchap_secret = s3cr3t\n";
+	assert_int_equal(vtl_config_parse("t.conf", short_secret, strlen(short_secret), &none, err, sizeof err),
+			 VTL_E_CONFIG);
+	assert_null(strstr(err, "s3cr3t"));
+	expect_error(ISCSI_HDR "mutual_user = t\nmutual_secret = short\n", "t.conf:7: mutual_secret is 5 characters");
+	char longer[400];
+	snprintf(longer, sizeof longer, ISCSI_HDR "chap_user = u\nchap_secret = %0256d\n", 0);
+	expect_error(longer, "t.conf:7: chap_secret is 256 characters long: use 12 to 255");
+	expect_error(ISCSI_HDR "chap_user = u\nchap_secret = \"tab\there 12345\"\n", "t.conf:7: chap_secret: use "
+		     "printable ASCII");
+
+	/* Pairs, and mutual CHAP on top of one-way CHAP with another secret. */
+	expect_error(ISCSI_HDR "chap_user = u\n", "t.conf:6: [iscsi] chap_user is set but chap_secret is not");
+	expect_error(ISCSI_HDR "chap_secret = 123456789012\n", "t.conf:6: [iscsi] chap_secret is set but chap_user");
+	expect_error(ISCSI_HDR "chap_user = u\nchap_secret = 123456789012\nmutual_user = t\n",
+		     "t.conf:8: [iscsi] mutual_user is set but mutual_secret is not");
+	expect_error(ISCSI_HDR "chap_user = u\nchap_secret = 123456789012\nmutual_secret = 123456789013\n",
+		     "t.conf:8: [iscsi] mutual_secret is set but mutual_user is not");
+	expect_error(ISCSI_HDR "mutual_user = t\nmutual_secret = 123456789012\n",
+		     "t.conf:7: [iscsi] mutual CHAP (the target proving itself) needs one-way CHAP too");
+	expect_error(ISCSI_HDR "chap_user = u\nchap_secret = 123456789012\nmutual_user = t\n"
+		     "mutual_secret = 123456789012\n", "t.conf:9: [iscsi] mutual_secret is the same as chap_secret");
+	expect_error(ISCSI_HDR "discovery_chap = yes\n", "t.conf:6: [iscsi] discovery_chap = yes needs chap_user");
+	expect_error(ISCSI_HDR "discovery_chap = maybe\n", "t.conf:6: [iscsi] discovery_chap = maybe: use yes or no");
+	expect_error(ISCSI_HDR "chap_user = u\nchap_user = v\n", "t.conf:7: [iscsi] chap_user is set twice (first at "
+		     "line 6)");
+
+	/* Initiator names: iSCSI names, each once. */
+	expect_error(ISCSI_HDR "initiator = host1\n", "t.conf:6: initiator 'host1' is not an iSCSI name");
+	expect_error(ISCSI_HDR "initiator = iqn.1993-08.org.debian:01:AAAA\n", "is not an iSCSI name");
+	expect_error(ISCSI_HDR "initiator = iqn.1993-08.org.debian:01:a\ninitiator = iqn.1993-08.org.debian:01:a\n",
+		     "t.conf:7: initiator iqn.1993-08.org.debian:01:a is listed twice (first at line 6)");
+	char many[8192];
+	int n = snprintf(many, sizeof many, ISCSI_HDR);
+	for (int i = 0; i <= VTL_CFG_MAX_INITIATORS; i++)
+		n += snprintf(many + n, sizeof many - (size_t)n, "initiator = iqn.2026-01.com.example:h%d\n", i);
+	expect_error(many, "t.conf:70: too many initiator lines: at most 64");
+}
+
 /* The example shipped in etc/ parses (the tests run from the top of the tree; elsewhere it is skipped). */
 static void shipped_example(void **state)
 {
@@ -488,6 +572,7 @@ int main(void)
 		cmocka_unit_test(sizes),
 		cmocka_unit_test(load_file),
 		cmocka_unit_test(shipped_example),
+		cmocka_unit_test(iscsi_security),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -380,6 +380,84 @@ static void abort_waits_for_running_task(void **state)
 	assert_false(session_busy(sess));
 }
 
+/* A Data-Out or a ping whose data digest failed: Reject 02h, the write ends in CHECK CONDITION, the session goes on. */
+static void data_digest_errors(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00002L8", 0);
+	host_load(h, "F00002L8");
+	enum { LEN = 100000, IMM = 16384, FIRST = 65536 };
+	static uint8_t block[LEN];
+	gen_data(block, LEN, 9, false);
+	uint8_t wr[6];
+	cdb_write6(wr, false, LEN);
+	command(1, wr, 6, 0x20, LEN, 30, block, IMM);
+	assert_int_equal(n_out, 0);
+	/* The unsolicited burst's Data-Out arrives with a bad digest. */
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_DATA_OUT;
+	p.bhs[1] = 0x80;
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 30, 4);
+	pdu_put(p.bhs + 20, ITT_RESERVED, 4);
+	pdu_put(p.bhs + 40, IMM, 4);
+	p.data = block + IMM;
+	p.data_len = FIRST - IMM;
+	session_data_digest_error(sess, &p);
+	run_queue();
+	assert_int_equal(n_out, 2);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+	assert_int_equal(out[0].bhs[2], 0x02); /* reason: data (payload) digest error */
+	assert_int_equal(out[0].len, ISCSI_BHS_LEN);
+	assert_memory_equal(out[0].data, p.bhs, ISCSI_BHS_LEN); /* the rejected header */
+	/* No R2T for the rest: the command ends with "protocol service CRC error", unexecuted. */
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(f32(&out[1], 16), 30);
+	assert_int_equal(out[1].bhs[3], SCSI_CHECK_CONDITION);
+	assert_int_equal(out[1].data[2 + 2] & 0x0F, SK_ABORTED_COMMAND);
+	assert_int_equal(out[1].data[2 + 12], 0x47);
+	assert_int_equal(out[1].data[2 + 13], 0x05);
+	assert_false(session_busy(sess));
+	uint8_t rp[10] = {0x34};
+	n_out = 0;
+	command(1, rp, 10, 0xC0, 20, 31, NULL, 0); /* READ POSITION: still at block 0, nothing was written */
+	assert_int_equal(out[0].bhs[3], SCSI_GOOD);
+	assert_int_equal(pdu_get(out[0].data + 4, 4), 0);
+
+	/* A ping whose data digest failed is dropped: Reject, and its CmdSN stays expected for the retry. */
+	n_out = 0;
+	uint8_t ping[8] = "pingpong";
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_NOP_OUT;
+	p.bhs[1] = 0x80;
+	pdu_put(p.bhs + 16, 32, 4);
+	pdu_put(p.bhs + 20, ITT_RESERVED, 4);
+	pdu_put(p.bhs + 24, cmd_sn, 4);
+	p.data = ping;
+	p.data_len = sizeof ping;
+	session_data_digest_error(sess, &p);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+	assert_int_equal(out[0].bhs[2], 0x02);
+	assert_int_equal(f32(&out[0], 28), cmd_sn); /* ExpCmdSN did not move */
+	session_receive(sess, &p);
+	assert_int_equal(n_out, 2);
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_NOP_IN);
+	assert_memory_equal(out[1].data, ping, sizeof ping);
+	assert_int_equal(f32(&out[1], 28), cmd_sn + 1);
+	cmd_sn++;
+
+	/* The same write, sent whole this time, works. */
+	n_out = 0;
+	command(1, wr, 6, 0x20, LEN, 33, block, IMM);
+	data_out(33, ITT_RESERVED, IMM, block + IMM, FIRST - IMM, true);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_R2T);
+	data_out(33, f32(&out[0], 20), FIRST, block + FIRST, LEN - FIRST, true);
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[1].bhs[3], SCSI_GOOD);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -387,6 +465,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(inquiry_with_phase_collapse), T(unknown_lun), T(write_with_r2t_then_read_back),
 		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task),
+		T(data_digest_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -324,7 +324,16 @@ static void send_r2t(struct session *s, struct session_task *t)
 /* The next step of a write once a burst ended: all data there (submit), or another R2T. */
 static void write_progress(struct session *s, struct session_task *t)
 {
-	if (t->received >= t->edtl)
+	if (t->crc_error) {
+		/*
+		 * Its burst has ended and some of its data was lost to a digest
+		 * error: no further R2T, and the unit never sees the command
+		 * (RFC 7143 7.8, option b: ERL 0 cannot ask for the data again).
+		 */
+		scsi_fail(&t->cmd, sense_of(SK_ABORTED_COMMAND, ASC_PROTOCOL_SERVICE_CRC_ERROR));
+		send_status(s, t);
+		task_free(s, t);
+	} else if (t->received >= t->edtl)
 		submit(s, t);
 	else if (t->burst_left == 0)
 		send_r2t(s, t);
@@ -425,22 +434,52 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	write_progress(s, t);
 }
 
-static void data_out(struct session *s, const struct iscsi_pdu *pdu)
+/* The write task a Data-Out belongs to, when its offset and length fit what was asked for; else NULL. */
+static struct session_task *data_out_task(struct session *s, const struct iscsi_pdu *pdu)
 {
 	struct session_task *t = task_by_itt(s, pdu_itt(pdu));
 	uint32_t off = pdu_get(pdu->bhs + DOUT_OFFSET, 4);
 	if (!t || !t->write || t->submitted || off > t->edtl || pdu->data_len > t->edtl - off ||
-	    pdu->data_len > t->burst_left) {
-		reject(s, pdu, REJECT_INVALID_FIELD);
-		return;
-	}
-	memcpy(t->buf + off, pdu->data, pdu->data_len);
+	    pdu->data_len > t->burst_left)
+		return NULL;
+	return t;
+}
+
+/* Counts a Data-Out's bytes against its burst (placed or lost) and moves the write on when the burst ends. */
+static void data_out_account(struct session *s, struct session_task *t, const struct iscsi_pdu *pdu)
+{
 	t->received += pdu->data_len;
 	t->burst_left -= pdu->data_len;
 	if (pdu->bhs[RSP_FLAGS] & BHS_FINAL)
 		t->burst_left = 0;
 	if (t->burst_left == 0)
 		write_progress(s, t);
+}
+
+static void data_out(struct session *s, const struct iscsi_pdu *pdu)
+{
+	struct session_task *t = data_out_task(s, pdu);
+	if (!t) {
+		reject(s, pdu, REJECT_INVALID_FIELD);
+		return;
+	}
+	memcpy(t->buf + pdu_get(pdu->bhs + DOUT_OFFSET, 4), pdu->data, pdu->data_len);
+	data_out_account(s, t, pdu);
+}
+
+void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu)
+{
+	if (s->closing)
+		return;
+	reject(s, pdu, REJECT_DATA_DIGEST);
+	if (pdu_opcode(pdu) != ISCSI_OP_DATA_OUT)
+		return; /* a command, ping or text dropped whole: its CmdSN stays expected, for a retry */
+	struct session_task *t = data_out_task(s, pdu);
+	if (!t)
+		return; /* it fits no write: nothing more to do than for a good one */
+	/* The bytes are lost but count towards the burst, so the task still reaches its end (and its status). */
+	t->crc_error = true;
+	data_out_account(s, t, pdu);
 }
 
 static void nop_out(struct session *s, const struct iscsi_pdu *pdu)

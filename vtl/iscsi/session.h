@@ -62,6 +62,7 @@ struct session_task {
 	bool write;
 	bool submitted;
 	bool aborted;              /* a task management function waits for it instead of its status */
+	bool crc_error;            /* a Data-Out of it failed its digest: ends in CHECK CONDITION, never runs */
 	struct session_task *next;
 };
 
@@ -88,6 +89,15 @@ void session_destroy(struct session *s);
 
 /* Handles one PDU from the initiator. */
 void session_receive(struct session *s, const struct iscsi_pdu *pdu);
+
+/*
+ * A PDU whose header was sound but whose data digest was wrong (RFC 7143
+ * 7.8): answers with a Reject, reason "data digest error", and carries on.
+ * A Data-Out's task then ends, once all its data has come, with CHECK
+ * CONDITION "protocol service CRC error" (ERL 0 has no recovery R2T); any
+ * other PDU is dropped as if never sent (the initiator may retry it).
+ */
+void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu);
 
 /* A task the submit callback handed out has been executed: sends its data and status. */
 void session_complete(struct session *s, struct session_task *t);

@@ -321,6 +321,16 @@ static void conn_read(struct conn *c)
 		off += used;
 		if (e == PDU_OK) {
 			handle_pdu(c, &pdu);
+		} else if (e == PDU_BAD_DATA_DIGEST && c->phase == PH_FFP) {
+			/* The header is sound: Reject that PDU and go on (RFC 7143 7.8, 11.17). */
+			log_warn("iscsi: %s: data digest error (opcode 0x%02x, ITT 0x%08x): rejected", c->peer,
+				 (unsigned)pdu_opcode(&pdu), (unsigned)pdu_itt(&pdu));
+			session_data_digest_error(c->sess, &pdu);
+		} else if (e == PDU_BAD_HEADER_DIGEST) {
+			/* Where the next PDU starts is unknown: only a new connection can resynchronise (RFC 7143 7.8). */
+			log_warn("iscsi: %s: header digest error; closing the connection", c->peer);
+			conn_kill(c);
+			return;
 		} else if (e != PDU_NEED_MORE) {
 			/* A header that cannot be trusted, or a PDU larger than declared: the stream is lost. */
 			log_warn("iscsi: %s: malformed stream (%d); closing", c->peer, (int)e);

@@ -81,6 +81,7 @@ enum scsi_asc {
 	ASC_SEQUENTIAL_POSITIONING_ERROR = 0x3B00,
 	ASC_OVERLAPPED_COMMANDS = 0x4E00,
 	ASC_INTERNAL_TARGET_FAILURE = 0x4400,
+	ASC_PROTOCOL_SERVICE_CRC_ERROR = 0x4705, /* SCSI parity error: protocol service CRC error (a data digest) */
 	ASC_MISCOMPARE_DURING_VERIFY = 0x1D00,
 	ASC_FAILURE_PREDICTION = 0x5D00,         /* failure prediction threshold exceeded */
 	ASC_FAILURE_PREDICTION_TEST = 0x5DFF,    /* failure prediction threshold exceeded (false) */

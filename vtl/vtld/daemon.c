@@ -135,7 +135,13 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	}
 	struct iscsi_target_opts to = {
 		.listen = cfg->iscsi.listen, .port = cfg->iscsi.port, .lus = slus, .workers = workers, .n_lus = v->n_lus,
-		.login = {.target_name = cfg->iscsi.target_iqn, .target_alias = cfg->library.name,
+		.login = {.target_name = cfg->iscsi.target_iqn,
+			  .target_alias = cfg->iscsi.target_alias[0] ? cfg->iscsi.target_alias : cfg->library.name,
+			  /* CHAP and the initiator list; cfg outlives the target (vtld_stop comes first). */
+			  .chap_user = cfg->iscsi.chap_user, .chap_secret = cfg->iscsi.chap_secret,
+			  .mutual_user = cfg->iscsi.mutual_user, .mutual_secret = cfg->iscsi.mutual_secret,
+			  .discovery_chap = cfg->iscsi.discovery_chap,
+			  .initiators = (const char *const *)cfg->iscsi.initiator, .n_initiators = cfg->iscsi.initiators,
 			  .advertise = ISCSI_ADVERTISE_NONE},
 	};
 	/* [iscsi] advertise: "none" (the default), "local", or a host[:port] to name in SendTargets. */
@@ -150,6 +156,10 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		goto fail;
 	}
 	log_info("iscsi: target %s on %s:%u", cfg->iscsi.target_iqn, cfg->iscsi.listen, iscsi_target_port(v->iscsi));
+	log_info("iscsi: authentication: %s%s%s; initiators: %s", cfg->iscsi.chap_user[0] ? "CHAP" : "none",
+		 cfg->iscsi.mutual_user[0] ? " (mutual offered)" : "",
+		 cfg->iscsi.chap_user[0] ? (cfg->iscsi.discovery_chap ? ", discovery too" : ", not for discovery") : "",
+		 cfg->iscsi.initiators ? "allow list" : "any");
 	*out = v;
 	return VTL_OK;
 fail:

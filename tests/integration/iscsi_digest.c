@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * An initiator made by hand, for what libiscsi cannot do: data digests, and
+ * digests that are wrong on purpose. It logs in with HeaderDigest=CRC32C
+ * and DataDigest=CRC32C (and checks the target agreed), moves a cartridge
+ * into the drive (LUN 1), writes two blocks, then:
+ *   - a NOP-Out whose ping data has a wrong data digest gets a Reject with
+ *     reason 02h ("data digest error") carrying its header; a good ping
+ *     after it is answered (the connection goes on);
+ *   - a WRITE whose immediate data has a wrong data digest gets the same
+ *     Reject; sent again with the same CmdSN and a right digest, it works;
+ * reads the blocks back (checking every digest the target sends) and
+ * finally sends a command with a wrong header digest, after which the
+ * target must close the connection without answering it.
+ *
+ * Usage: iscsi_digest PORTAL TARGET-IQN   (PORTAL: IPv4 address:port)
+ * Exit 0 when every step passed; each step prints a line.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+/* RFC 7143 section 11: the few opcodes and fields this initiator uses. */
+#define BHS_LEN 48
+#define DIGEST_LEN 4
+#define OP_NOP_OUT 0x00
+#define OP_SCSI_CMD 0x01
+#define OP_LOGIN_REQ 0x03
+#define OP_NOP_IN 0x20
+#define OP_SCSI_RSP 0x21
+#define OP_LOGIN_RSP 0x23
+#define OP_DATA_IN 0x25
+#define OP_REJECT 0x3F
+#define OP_IMMEDIATE 0x40
+#define OP_MASK 0x3F
+#define FLAG_FINAL 0x80
+#define CMD_READ 0x40
+#define CMD_WRITE 0x20
+#define CMD_ATTR_SIMPLE 0x01
+#define DATAIN_STATUS 0x01
+#define LOGIN_TRANSIT 0x80
+#define STAGE_OPERATIONAL 1
+#define STAGE_FFP 3
+#define REJECT_DATA_DIGEST 0x02
+#define TAG_NONE 0xFFFFFFFFu
+#define ISID_RANDOM 0x80 /* ISID type 10b: random (RFC 7143 11.12.5) */
+
+#define BLOCK 4096u
+#define MAX_DATA (256u << 10)
+#define RECV_TIMEOUT_S 10
+#define TUR_TRIES 5
+#define INITIATOR "iqn.2026-01.org.vtl:digest-host"
+#define SLOT 1025
+#define DRIVE_ELEMENT 257
+#define CHANGER 0
+#define DRIVE 1
+#define GOOD 0x00
+#define CHECK_CONDITION 0x02
+
+static int fd = -1;
+static bool digests;        /* both digests, once the login is done */
+static uint32_t cmd_sn = 1, exp_stat_sn, next_itt = 1;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "FAIL: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+/* CRC32C (Castagnoli, reflected 0x82F63B78), bit by bit: slow, small, independent of the target's. */
+static uint32_t crc32c(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int b = 0; b < 8; b++)
+			c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+	}
+	return ~c;
+}
+
+/* A digest as it goes on the wire: least significant byte first (RFC 7143 11.1.3). */
+static void put_digest(uint8_t *out, uint32_t crc)
+{
+	for (int i = 0; i < DIGEST_LEN; i++)
+		out[i] = (uint8_t)(crc >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t padded(uint32_t n)
+{
+	return (n + 3) & ~3u;
+}
+
+/* What to spoil in a PDU on its way out. */
+enum spoil { SPOIL_NONE, SPOIL_HEADER_DIGEST, SPOIL_DATA_DIGEST };
+
+static void send_pdu(uint8_t *bhs, const uint8_t *data, uint32_t len, enum spoil spoil)
+{
+	static uint8_t buf[BHS_LEN + DIGEST_LEN + MAX_DATA + 3 + DIGEST_LEN];
+	bhs[5] = (uint8_t)(len >> 16);
+	bhs[6] = (uint8_t)(len >> 8);
+	bhs[7] = (uint8_t)len;
+	size_t n = 0;
+	memcpy(buf, bhs, BHS_LEN);
+	n += BHS_LEN;
+	if (digests) {
+		put_digest(buf + n, crc32c(buf, BHS_LEN) ^ (spoil == SPOIL_HEADER_DIGEST ? 1u : 0u));
+		n += DIGEST_LEN;
+	}
+	if (len) {
+		size_t start = n;
+		memcpy(buf + n, data, len);
+		memset(buf + n + len, 0, padded(len) - len);
+		n += padded(len);
+		if (digests) {
+			put_digest(buf + n, crc32c(buf + start, padded(len)) ^ (spoil == SPOIL_DATA_DIGEST ? 1u : 0u));
+			n += DIGEST_LEN;
+		}
+	}
+	for (size_t off = 0; off < n;) {
+		ssize_t w = send(fd, buf + off, n - off, MSG_NOSIGNAL);
+		if (w <= 0)
+			fail("send: %s", strerror(errno));
+		off += (size_t)w;
+	}
+}
+
+/* Reads n bytes; false at end of stream (the target closed the connection). */
+static bool recv_all(uint8_t *p, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t r = recv(fd, p + off, n - off, 0);
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
+			return false;
+		if (r < 0)
+			fail("recv: %s (no answer within %d s?)", strerror(errno), RECV_TIMEOUT_S);
+		off += (size_t)r;
+	}
+	return true;
+}
+
+struct pdu {
+	uint8_t bhs[BHS_LEN];
+	uint8_t data[MAX_DATA + 3];
+	uint32_t len;
+};
+
+/* Receives one PDU, checking both digests when they are on; false at end of stream. */
+static bool recv_pdu(struct pdu *p)
+{
+	if (!recv_all(p->bhs, BHS_LEN))
+		return false;
+	if (p->bhs[4])
+		fail("the target sent an AHS");
+	uint8_t d[DIGEST_LEN], want[DIGEST_LEN];
+	if (digests) {
+		if (!recv_all(d, DIGEST_LEN))
+			return false;
+		put_digest(want, crc32c(p->bhs, BHS_LEN));
+		if (memcmp(d, want, DIGEST_LEN))
+			fail("wrong header digest from the target (opcode %02Xh)", p->bhs[0]);
+	}
+	p->len = (uint32_t)p->bhs[5] << 16 | (uint32_t)p->bhs[6] << 8 | p->bhs[7];
+	if (p->len > MAX_DATA)
+		fail("a data segment of %u bytes, above the %u declared", p->len, MAX_DATA);
+	if (p->len) {
+		if (!recv_all(p->data, padded(p->len)))
+			return false;
+		if (digests) {
+			if (!recv_all(d, DIGEST_LEN))
+				return false;
+			put_digest(want, crc32c(p->data, padded(p->len)));
+			if (memcmp(d, want, DIGEST_LEN))
+				fail("wrong data digest from the target (opcode %02Xh)", p->bhs[0]);
+		}
+	}
+	uint8_t op = p->bhs[0] & OP_MASK;
+	bool has_status = op == OP_SCSI_RSP || op == OP_NOP_IN || op == OP_REJECT ||
+			  (op == OP_DATA_IN && (p->bhs[1] & DATAIN_STATUS));
+	if (has_status)
+		exp_stat_sn = get32(p->bhs + 24) + 1;
+	return true;
+}
+
+static void connect_to(const char *portal)
+{
+	char host[64];
+	const char *colon = strrchr(portal, ':');
+	if (!colon || (size_t)(colon - portal) >= sizeof host)
+		fail("portal '%s': give ADDRESS:PORT", portal);
+	memcpy(host, portal, (size_t)(colon - portal));
+	host[colon - portal] = 0;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		fail("portal '%s': not an IPv4 address", portal);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct timeval tv = {.tv_sec = RECV_TIMEOUT_S};
+	int one = 1;
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof sa))
+		fail("cannot connect to %s: %s", portal, strerror(errno));
+}
+
+/* The value of key in a login response's text, or NULL. */
+static const char *key_value(const struct pdu *p, const char *key)
+{
+	size_t kl = strlen(key);
+	for (uint32_t at = 0; at < p->len;) {
+		const char *kv = (const char *)p->data + at;
+		size_t n = strnlen(kv, p->len - at);
+		if (n > kl && !strncmp(kv, key, kl) && kv[kl] == '=')
+			return kv + kl + 1;
+		at += (uint32_t)n + 1;
+	}
+	return NULL;
+}
+
+/* Operational stage straight to the full feature phase (no CHAP configured), offering only CRC32C. */
+static void login(const char *target)
+{
+	char text[1024];
+	int n = snprintf(text, sizeof text,
+			 "InitiatorName=" INITIATOR "%cTargetName=%s%cSessionType=Normal%cHeaderDigest=CRC32C%c"
+			 "DataDigest=CRC32C%cMaxRecvDataSegmentLength=%u%cImmediateData=Yes%cInitialR2T=No%c"
+			 "FirstBurstLength=65536%cMaxBurstLength=262144%cErrorRecoveryLevel=0%c",
+			 0, target, 0, 0, 0, 0, MAX_DATA, 0, 0, 0, 0, 0, 0);
+	uint8_t bhs[BHS_LEN] = {OP_IMMEDIATE | OP_LOGIN_REQ, LOGIN_TRANSIT | STAGE_OPERATIONAL << 2 | STAGE_FFP};
+	static const uint8_t isid[6] = {ISID_RANDOM, 0, 0, 0x12, 0x34, 0x56};
+	memcpy(bhs + 8, isid, sizeof isid);
+	put32(bhs + 16, next_itt++);
+	put32(bhs + 24, cmd_sn);
+	send_pdu(bhs, (const uint8_t *)text, (uint32_t)n, SPOIL_NONE);
+	static struct pdu r;
+	if (!recv_pdu(&r))
+		fail("the target closed the connection during the login");
+	if ((r.bhs[0] & OP_MASK) != OP_LOGIN_RSP)
+		fail("expected a Login Response, got opcode %02Xh", r.bhs[0]);
+	if (r.bhs[36] || r.bhs[37])
+		fail("login refused: status class %u, detail %u", r.bhs[36], r.bhs[37]);
+	if (!(r.bhs[1] & LOGIN_TRANSIT) || (r.bhs[1] & 3) != STAGE_FFP)
+		fail("the target did not move to the full feature phase in one step (flags %02Xh)", r.bhs[1]);
+	const char *hd = key_value(&r, "HeaderDigest"), *dd = key_value(&r, "DataDigest");
+	if (!hd || strcmp(hd, "CRC32C") || !dd || strcmp(dd, "CRC32C"))
+		fail("digests not negotiated: HeaderDigest=%s DataDigest=%s", hd ? hd : "(none)", dd ? dd : "(none)");
+	exp_stat_sn = get32(r.bhs + 24) + 1;
+	cmd_sn = get32(r.bhs + 28);
+	digests = true;
+	printf("-- logged in with HeaderDigest=%s DataDigest=%s\n", hd, dd);
+}
+
+/* A SCSI Command header for lun with cdb: flags R/W, edtl; takes the next CmdSN unless sn is given. */
+static void command_bhs(uint8_t *bhs, int lun, const uint8_t *cdb, size_t cdb_len, uint8_t rw, uint32_t edtl,
+			uint32_t itt, uint32_t sn)
+{
+	memset(bhs, 0, BHS_LEN);
+	bhs[0] = OP_SCSI_CMD;
+	bhs[1] = FLAG_FINAL | rw | CMD_ATTR_SIMPLE;
+	bhs[9] = (uint8_t)lun;
+	put32(bhs + 16, itt);
+	put32(bhs + 20, edtl);
+	put32(bhs + 24, sn);
+	put32(bhs + 28, exp_stat_sn);
+	memcpy(bhs + 32, cdb, cdb_len);
+}
+
+/* Waits for the end of command itt: its status; Data-In goes to in (up to cap bytes), *got says how much. */
+static int wait_status(uint32_t itt, uint8_t *in, uint32_t cap, uint32_t *got, uint8_t *sense_key)
+{
+	static struct pdu r;
+	if (got)
+		*got = 0;
+	for (;;) {
+		if (!recv_pdu(&r))
+			fail("the target closed the connection before answering ITT %u", itt);
+		uint8_t op = r.bhs[0] & OP_MASK;
+		if (get32(r.bhs + 16) != itt)
+			fail("unexpected PDU (opcode %02Xh, ITT %u) while waiting for ITT %u", op, get32(r.bhs + 16), itt);
+		if (op == OP_DATA_IN) {
+			uint32_t off = get32(r.bhs + 40);
+			if (off + r.len > cap)
+				fail("Data-In beyond the buffer");
+			memcpy(in + off, r.data, r.len);
+			if (got)
+				*got = off + r.len;
+			if (r.bhs[1] & DATAIN_STATUS)
+				return r.bhs[3];
+		} else if (op == OP_SCSI_RSP) {
+			if (sense_key)
+				*sense_key = r.len > 4 ? r.data[2 + 2] & 0x0F : 0;
+			return r.bhs[3];
+		} else {
+			fail("unexpected opcode %02Xh for ITT %u", op, itt);
+		}
+	}
+}
+
+/* Runs a command whose data (out: len bytes as immediate data; in: up to len bytes) fits one PDU. */
+static int run(int lun, const uint8_t *cdb, size_t cdb_len, uint8_t rw, uint8_t *data, uint32_t len, uint32_t *got,
+	       uint8_t *sense_key)
+{
+	uint8_t bhs[BHS_LEN];
+	uint32_t itt = next_itt++;
+	command_bhs(bhs, lun, cdb, cdb_len, rw, len, itt, cmd_sn++);
+	send_pdu(bhs, rw == CMD_WRITE ? data : NULL, rw == CMD_WRITE ? len : 0, SPOIL_NONE);
+	return wait_status(itt, data, len, got, sense_key);
+}
+
+static void good(int lun, const uint8_t *cdb, size_t cdb_len, uint8_t rw, uint8_t *data, uint32_t len,
+		 uint32_t *got, const char *what)
+{
+	uint8_t key = 0;
+	int st = run(lun, cdb, cdb_len, rw, data, len, got, &key);
+	if (st != GOOD)
+		fail("%s: status %02Xh, sense key %Xh", what, st, key);
+}
+
+static void ready(int lun)
+{
+	static const uint8_t tur[6] = {0};
+	for (int i = 0; i < TUR_TRIES; i++) {
+		uint8_t key = 0;
+		if (run(lun, tur, sizeof tur, 0, NULL, 0, NULL, &key) == GOOD)
+			return;
+	}
+	fail("LUN %d never became ready", lun);
+}
+
+/* A NOP-Out ping (immediate: it takes no CmdSN), with its data digest spoiled or not. */
+static void ping(const uint8_t *data, uint32_t len, uint32_t itt, enum spoil spoil)
+{
+	uint8_t bhs[BHS_LEN] = {OP_IMMEDIATE | OP_NOP_OUT, FLAG_FINAL};
+	put32(bhs + 16, itt);
+	put32(bhs + 20, TAG_NONE);
+	put32(bhs + 24, cmd_sn);
+	put32(bhs + 28, exp_stat_sn);
+	send_pdu(bhs, data, len, spoil);
+}
+
+/* The next PDU must be a Reject for a data digest error, carrying the header of the PDU with tag itt. */
+static void expect_digest_reject(uint32_t itt, uint8_t opcode)
+{
+	static struct pdu r;
+	if (!recv_pdu(&r))
+		fail("the target closed the connection instead of rejecting the PDU");
+	if ((r.bhs[0] & OP_MASK) != OP_REJECT)
+		fail("expected a Reject, got opcode %02Xh", r.bhs[0]);
+	if (r.bhs[2] != REJECT_DATA_DIGEST)
+		fail("Reject reason %02Xh, expected %02Xh (data digest error)", r.bhs[2], REJECT_DATA_DIGEST);
+	if (r.len != BHS_LEN || (r.data[0] & OP_MASK) != opcode || get32(r.data + 16) != itt)
+		fail("the Reject does not carry the rejected header (%u bytes, opcode %02Xh)", r.len, r.data[0]);
+	printf("-- Reject, reason %02Xh (data digest error), for opcode %02Xh ITT %u\n", r.bhs[2], opcode, itt);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: iscsi_digest PORTAL TARGET-IQN\n");
+		return 1;
+	}
+	connect_to(argv[1]);
+	login(argv[2]);
+	ready(CHANGER);
+	uint8_t move[12] = {0xA5, 0, 0, 0, SLOT >> 8, SLOT & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
+	good(CHANGER, move, sizeof move, 0, NULL, 0, NULL, "MOVE MEDIUM");
+	ready(DRIVE);
+	printf("-- cartridge in the drive\n");
+
+	/* Two variable blocks of different bytes, written with data digests. */
+	static uint8_t blk[2][BLOCK], back[BLOCK];
+	for (unsigned b = 0; b < 2; b++)
+		for (unsigned i = 0; i < BLOCK; i++)
+			blk[b][i] = (uint8_t)(i * 7 + b * 131 + (i >> 8));
+	uint8_t wr[6] = {0x0A, 0, BLOCK >> 16, (BLOCK >> 8) & 0xFF, BLOCK & 0xFF, 0};
+	good(DRIVE, wr, sizeof wr, CMD_WRITE, blk[0], BLOCK, NULL, "WRITE of block 0");
+	printf("-- wrote block 0 with a data digest\n");
+
+	/* A ping with a wrong data digest: Reject 02h; a good ping after it is answered. */
+	static const uint8_t ping_data[] = "are you there?";
+	uint32_t itt = next_itt++;
+	ping(ping_data, sizeof ping_data, itt, SPOIL_DATA_DIGEST);
+	expect_digest_reject(itt, OP_NOP_OUT);
+	itt = next_itt++;
+	ping(ping_data, sizeof ping_data, itt, SPOIL_NONE);
+	static struct pdu r;
+	if (!recv_pdu(&r) || (r.bhs[0] & OP_MASK) != OP_NOP_IN || get32(r.bhs + 16) != itt || r.len != sizeof ping_data ||
+	    memcmp(r.data, ping_data, sizeof ping_data))
+		fail("no NOP-In echo for the good ping after the Reject");
+	printf("-- the connection goes on: a good ping is answered\n");
+
+	/* A WRITE whose immediate data fails its digest: Reject; retried with the same ITT and CmdSN, it works. */
+	uint8_t bhs[BHS_LEN];
+	itt = next_itt++;
+	uint32_t sn = cmd_sn++;
+	command_bhs(bhs, DRIVE, wr, sizeof wr, CMD_WRITE, BLOCK, itt, sn);
+	send_pdu(bhs, blk[1], BLOCK, SPOIL_DATA_DIGEST);
+	expect_digest_reject(itt, OP_SCSI_CMD);
+	command_bhs(bhs, DRIVE, wr, sizeof wr, CMD_WRITE, BLOCK, itt, sn);
+	send_pdu(bhs, blk[1], BLOCK, SPOIL_NONE);
+	uint8_t key = 0;
+	int st = wait_status(itt, NULL, 0, NULL, &key);
+	if (st != GOOD)
+		fail("the retried WRITE: status %02Xh, sense key %Xh", st, key);
+	printf("-- the WRITE retried with the same CmdSN succeeded\n");
+
+	/* Rewind and read both blocks back: the target's data digests are checked on every Data-In. */
+	static const uint8_t rewind[6] = {0x01};
+	good(DRIVE, rewind, sizeof rewind, 0, NULL, 0, NULL, "REWIND");
+	uint8_t rd[6] = {0x08, 0, BLOCK >> 16, (BLOCK >> 8) & 0xFF, BLOCK & 0xFF, 0};
+	for (unsigned b = 0; b < 2; b++) {
+		uint32_t got = 0;
+		memset(back, 0, sizeof back);
+		good(DRIVE, rd, sizeof rd, CMD_READ, back, BLOCK, &got, "READ");
+		if (got != BLOCK || memcmp(back, blk[b], BLOCK))
+			fail("block %u read back differs (%u bytes)", b, got);
+	}
+	printf("-- read both blocks back, byte for byte, digests checked\n");
+
+	/* A wrong header digest: the target cannot trust where the next PDU starts, and closes. */
+	static const uint8_t tur[6] = {0};
+	command_bhs(bhs, DRIVE, tur, sizeof tur, 0, 0, next_itt++, cmd_sn++);
+	send_pdu(bhs, NULL, 0, SPOIL_HEADER_DIGEST);
+	if (recv_pdu(&r))
+		fail("the target answered a PDU with a wrong header digest (opcode %02Xh)", r.bhs[0]);
+	printf("-- a wrong header digest closed the connection\n");
+	close(fd);
+	return 0;
+}

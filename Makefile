@@ -27,8 +27,11 @@ VTLCTL      := $(BUILD)/vtlctl
 VTLD_SRC    := $(wildcard vtl/vtld/*.c)
 VTLD        := $(BUILD)/vtld
 INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
-INTEG_SRC   := $(wildcard tests/integration/*.c)
-INTEG_BIN   := $(INTEG_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%)
+# Every tests/integration/*.c is a host program, except the LD_PRELOAD shims (*_shim.c -> .so).
+INTEG_SHIM_SRC := $(wildcard tests/integration/*_shim.c)
+INTEG_SHIM  := $(INTEG_SHIM_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%.so)
+INTEG_SRC   := $(filter-out $(INTEG_SHIM_SRC),$(wildcard tests/integration/*.c))
+INTEG_BIN   := $(INTEG_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%) $(INTEG_SHIM)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 # Seconds per fuzz target: FUZZ_SECONDS for `make fuzz`, FUZZ_CHECK_SECONDS within `make check`.
@@ -93,6 +96,12 @@ integration: $(PROGRAMS) $(INTEG_BIN)
 $(BUILD)/tests/integration/%: tests/integration/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ -liscsi
+
+# A shim is preloaded into a libiscsi program (see its header comment). It is built without
+# CFLAGS_EXTRA: a sanitizer runtime cannot be preloaded into a program built without it.
+$(BUILD)/tests/integration/%_shim.so: tests/integration/%_shim.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -shared -fPIC -MMD -MP $< -o $@ -ldl
 
 -include $(INTEG_BIN:=.d)
 

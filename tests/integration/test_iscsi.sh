@@ -21,65 +21,14 @@ for x in "$VTLD" "$VTLCTL" "$CLIENT"; do
 done
 command -v iscsi-inq >/dev/null || { echo "FAIL: iscsi-inq is missing (libiscsi-bin; scripts/install-deps)" >&2; exit 1; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/vtl-iscsi.XXXXXX")
-pid=""
-trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
-log=$tmp/vtld.log
-step() { echo "-- $*"; }
-fail() {
-	echo "FAIL: $*" >&2
-	echo "   vtld log:" >&2; tail -20 "$log" | sed 's/^/   | /' >&2 2>/dev/null || true
-	exit 1
-}
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/vtld_env.sh"
+vtld_env vtl-iscsi
 iqn=iqn.2026-01.org.vtl:itest
-
-mkdir -p "$tmp/etc"
-cat >"$tmp/etc/vtl.conf" <<CONF
-[library]
-name = itest
-serial = ISCSI0001
-slots = 8
-mail_slots = 2
-drives = 2
-
-[pool]
-member = ../pool/m0
-
-[catalog]
-path = ../var/catalog.db
-
-[iscsi]
-listen = 127.0.0.1
-port = $port
-target_iqn = $iqn
-advertise = local
-CONF
-"$VTLCTL" -c "$tmp/etc/vtl.conf" init >/dev/null
-"$VTLCTL" -c "$tmp/etc/vtl.conf" cartridge add --barcode I00001L8 --count 2 >/dev/null
-
-starts=0
-start() {
-	starts=$((starts + 1))
-	"$VTLD" -c "$tmp/etc/vtl.conf" 2>>"$log" &
-	pid=$!
-	i=0
-	# The log is shared by every start: wait for this start's "ready" line.
-	until [ "$(grep -c "ready:" "$log" 2>/dev/null)" -ge "$starts" ]; do
-		i=$((i + 1))
-		[ "$i" -le 200 ] || fail "vtld did not come up within 20 s"
-		kill -0 "$pid" 2>/dev/null || fail "vtld exited"
-		sleep 0.1
-	done
-}
-stop() {
-	kill -TERM "$pid"
-	wait "$pid" || fail "vtld did not stop cleanly"
-	pid=""
-}
+vtld_library $iqn ISCSI0001
+"$VTLCTL" -c "$conf" cartridge add --barcode I00001L8 --count 2 >/dev/null
 
 step "vtld listens on 127.0.0.1:$port"
-start
+vtld_start
 step "discovery lists the target (advertise = local gives libiscsi an address)"
 timeout 20 iscsi-ls "iscsi://127.0.0.1:$port" >"$tmp/ls" 2>&1 || fail "iscsi-ls failed: $(cat "$tmp/ls")"
 grep -q "$iqn" "$tmp/ls" || fail "iscsi-ls does not list $iqn: $(cat "$tmp/ls")"
@@ -106,11 +55,11 @@ step "two initiators share a drive under SPC-2 and persistent reservations (iscs
 hosts reserve
 step "a host writes two files and leaves the cartridge loaded; vtld restarts"
 hosts write
-stop
-start
+vtld_stop
+vtld_start
 step "after the restart the cartridge is still loaded and every block is where it was"
 hosts check
 step "and the first client's whole run works again"
 client "after the restart"
-stop
+vtld_stop
 echo "test_iscsi: all steps passed"

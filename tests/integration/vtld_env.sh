@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# Sourced by the integration tests that serve a library over iSCSI: a
+# temporary folder removed on exit, a free loopback port, a library made with
+# vtlctl, and vtld started and stopped by its PID.
+#
+# Use: VTLD=... VTLCTL=...; . vtld_env.sh; vtld_env NAME; vtld_library IQN; vtld_start; ...; vtld_stop
+# Sets tmp (the folder), log (vtld's stderr), conf (the configuration file), port and pid.
+
+step() { echo "-- $*"; }
+fail() {
+	echo "FAIL: $*" >&2
+	echo "   vtld log:" >&2; tail -20 "$log" | sed 's/^/   | /' >&2 2>/dev/null || true
+	exit 1
+}
+
+# vtld_env NAME: makes the temporary folder and picks the port; the exit trap stops vtld and removes the folder.
+vtld_env() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+	pid=""
+	trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+	log=$tmp/vtld.log
+	conf=$tmp/etc/vtl.conf
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+}
+
+# vtld_library IQN SERIAL: a library of 2 drives, 8 slots and 2 mail slots served as IQN on 127.0.0.1:$port.
+vtld_library() {
+	mkdir -p "$tmp/etc"
+	cat >"$conf" <<CONF
+[library]
+name = itest
+serial = $2
+slots = 8
+mail_slots = 2
+drives = 2
+
+[pool]
+member = ../pool/m0
+
+[catalog]
+path = ../var/catalog.db
+
+[iscsi]
+listen = 127.0.0.1
+port = $port
+target_iqn = $1
+advertise = local
+CONF
+	"$VTLCTL" -c "$conf" init >/dev/null || fail "vtlctl init"
+}
+
+# vtld_start: starts vtld in the background and waits up to 20 s for it to be ready.
+vtld_starts=0
+vtld_start() {
+	vtld_starts=$((vtld_starts + 1))
+	"$VTLD" -c "$conf" 2>>"$log" &
+	pid=$!
+	i=0
+	# The log is shared by every start: wait for this start's own "ready" line.
+	until [ "$(grep -c "ready:" "$log" 2>/dev/null)" -ge "$vtld_starts" ]; do
+		i=$((i + 1))
+		[ "$i" -le 200 ] || fail "vtld did not come up within 20 s"
+		kill -0 "$pid" 2>/dev/null || fail "vtld exited"
+		sleep 0.1
+	done
+}
+
+# vtld_stop: SIGTERM, and vtld must exit 0.
+vtld_stop() {
+	kill -TERM "$pid"
+	wait "$pid" || fail "vtld did not stop cleanly"
+	pid=""
+}

@@ -80,6 +80,11 @@ $(BUILD)/tests/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
 
+# The iSCSI benchmark is a host: it uses libiscsi, not the library (bench_iscsi.sh starts vtld for it).
+$(BUILD)/tests/bench/bench_iscsi: tests/bench/bench_iscsi.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ -liscsi -llz4
+
 # Every tier this machine can run: unit (cmocka), integration (the programs, end to end), kernel
 # and a short fuzz run (libFuzzer, FUZZ_CHECK_SECONDS per target).
 check: deps
@@ -118,7 +123,7 @@ asan: deps
 		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -lpthread" unit integration
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BENCH_BIN)
+	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PROGRAMS)
 	@tests/bench/run $(BENCH_BIN)
 
 # Creates a default library under $(VTL_HOME) (default ./var) on first run and starts vtld in the

@@ -246,6 +246,56 @@ static void write_with_r2t_then_read_back(void **state)
 	assert_memory_equal(back, block, LEN);
 }
 
+/*
+ * A host pipelines WRITEs: a 128 KiB block whose second half needs an R2T,
+ * then a 32 KiB block whose data all came as immediate data. The drive must
+ * still write them in CmdSN order, as the host numbered them.
+ */
+static void pipelined_writes_keep_cmdsn_order(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00002L8", 0);
+	host_load(h, "F00002L8");
+	enum { BIG = 131072, SMALL = 32768 };
+	static uint8_t big[BIG], small[SMALL], back[BIG];
+	gen_data(big, BIG, 7, false);
+	gen_data(small, SMALL, 8, false);
+	uint8_t wr[6];
+	cdb_write6(wr, false, BIG);
+	command(1, wr, 6, 0xA0, BIG, 30, big, 65536); /* FirstBurstLength of immediate data, F: no more unsolicited */
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_R2T);
+	uint32_t ttt = f32(&out[0], 20);
+	cdb_write6(wr, false, SMALL);
+	command(1, wr, 6, 0xA0, SMALL, 31, small, SMALL);
+	assert_int_equal(n_out, 1); /* complete, but held behind the earlier WRITE */
+	data_out(30, ttt, 65536, big + 65536, 65536, true);
+	assert_int_equal(n_out, 3);
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(f32(&out[1], 16), 30);
+	assert_int_equal(out[1].bhs[3], SCSI_GOOD);
+	assert_int_equal(f32(&out[2], 16), 31);
+	assert_int_equal(out[2].bhs[3], SCSI_GOOD);
+	/* On the medium: the 128 KiB block first, then the 32 KiB one. */
+	uint8_t rw[6] = {0x01};
+	command(1, rw, 6, 0x80, 0, 32, NULL, 0);
+	n_out = 0;
+	uint8_t rd[6];
+	cdb_read6(rd, false, false, BIG);
+	command(1, rd, 6, 0xC0, BIG, 33, NULL, 0);
+	assert_int_equal(n_out, 2);
+	assert_int_equal(out[1].bhs[1], 0x81); /* final, status GOOD collapsed: the whole block, no residual */
+	memcpy(back, out[0].data, out[0].len);
+	memcpy(back + out[0].len, out[1].data, out[1].len);
+	assert_memory_equal(back, big, BIG);
+	n_out = 0;
+	cdb_read6(rd, false, false, SMALL);
+	command(1, rd, 6, 0xC0, SMALL, 34, NULL, 0);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[1], 0x81);
+	assert_memory_equal(out[0].data, small, SMALL);
+}
+
 static void short_read_sense_and_residual(void **state)
 {
 	struct host *h = *state;
@@ -464,6 +514,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(inquiry_with_phase_collapse), T(unknown_lun), T(write_with_r2t_then_read_back),
+		T(pipelined_writes_keep_cmdsn_order),
 		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task),
 		T(data_digest_errors),
 	};

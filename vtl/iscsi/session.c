@@ -67,6 +67,9 @@ enum reject_reason {
 };
 
 #define TASK_BUF_MAX (64u << 20) /* the largest transfer one command may ask for */
+#define SPARE_BUFS 16               /* data buffers of finished tasks a session keeps for the next ones */
+#define SPARE_BUF_MIN (64u << 10)   /* buffers are allocated in power-of-two sizes from this one... */
+#define SPARE_BUF_MAX (1u << 20)    /* ...and kept up to this one (the blocks of a tape stream) */
 
 /* LUN field (SAM-5 4.7): address method in the top two bits of byte 0. */
 #define LUN_METHOD_MASK 0xC0
@@ -86,6 +89,10 @@ struct session {
 	bool tmf_waiting;
 	uint32_t tmf_itt;
 	bool closing;
+	/* Spare data buffers (power-of-two sizes): reusing them spares the page faults of fresh memory. */
+	uint8_t *spare[SPARE_BUFS];
+	uint32_t spare_cap[SPARE_BUFS];
+	unsigned n_spare;
 };
 
 int session_lun_of(const uint8_t f[8])
@@ -120,6 +127,46 @@ int session_create(const struct session_params *p, const struct session_lu *lus,
 	return VTL_OK;
 }
 
+/* The size class of a buffer for len bytes: a power of two, at least SPARE_BUF_MIN. */
+static uint32_t buf_class(uint32_t len)
+{
+	uint32_t cap = SPARE_BUF_MIN;
+	while (cap < len)
+		cap *= 2;
+	return cap;
+}
+
+/*
+ * A data buffer for len bytes (1..TASK_BUF_MAX): a spare one of its class,
+ * or a new one. Without the spares, every 512 KiB command of a stream would
+ * fault in 128 fresh pages, which cost more than the iSCSI work itself.
+ */
+static uint8_t *buf_get(struct session *s, uint32_t len)
+{
+	uint32_t cap = buf_class(len);
+	for (unsigned i = 0; i < s->n_spare; i++)
+		if (s->spare_cap[i] == cap) {
+			uint8_t *p = s->spare[i];
+			s->n_spare--;
+			s->spare[i] = s->spare[s->n_spare];
+			s->spare_cap[i] = s->spare_cap[s->n_spare];
+			return p;
+		}
+	return malloc(cap);
+}
+
+/* Gives back a buffer buf_get returned for len bytes. */
+static void buf_put(struct session *s, uint8_t *p, uint32_t len)
+{
+	uint32_t cap = buf_class(len);
+	if (p && cap <= SPARE_BUF_MAX && s->n_spare < SPARE_BUFS) {
+		s->spare[s->n_spare] = p;
+		s->spare_cap[s->n_spare++] = cap;
+		return;
+	}
+	free(p);
+}
+
 static void task_free(struct session *s, struct session_task *t)
 {
 	for (struct session_task **pp = &s->tasks; *pp; pp = &(*pp)->next)
@@ -127,7 +174,7 @@ static void task_free(struct session *s, struct session_task *t)
 			*pp = t->next;
 			break;
 		}
-	free(t->buf);
+	buf_put(s, t->buf, t->edtl);
 	free(t);
 }
 
@@ -137,6 +184,8 @@ void session_destroy(struct session *s)
 		return;
 	while (s->tasks)
 		task_free(s, s->tasks);
+	for (unsigned i = 0; i < s->n_spare; i++)
+		free(s->spare[i]);
 	for (unsigned i = 0; i < s->n_lus; i++)
 		if (s->lus[i].nexus_lost)
 			s->lus[i].nexus_lost(s->lus[i].dev, s->nexus);
@@ -292,11 +341,42 @@ void session_complete(struct session *s, struct session_task *t)
 	task_free(s, t);
 }
 
-static void submit(struct session *s, struct session_task *t)
+/* Whether all of t's data is there (commands without data-out are ready as they arrive). */
+static bool task_ready(const struct session_task *t)
 {
-	t->submitted = true;
-	s->submitted++;
-	s->io.submit(s->io.arg, t);
+	return !t->write || t->received >= t->edtl;
+}
+
+/* Whether a command with an earlier CmdSN (serial arithmetic) for t's unit has not gone to it yet. */
+static bool earlier_pending(const struct session *s, const struct session_task *t)
+{
+	for (const struct session_task *o = s->tasks; o; o = o->next)
+		if (o != t && o->lu == t->lu && !o->submitted && (int32_t)(o->cmd_sn - t->cmd_sn) < 0)
+			return true;
+	return false;
+}
+
+/*
+ * Hands every command whose data is complete to its unit, in CmdSN order per
+ * unit: a tape drive executes in the order the host numbered its commands
+ * (RFC 7143 3.2.2.1 orders delivery by CmdSN), so a 256 KiB WRITE whose
+ * data all came as immediate data must not overtake an earlier 512 KiB
+ * WRITE still waiting for its R2T's Data-Out. Rescans after each submit,
+ * since submit may complete (and free) a task at once.
+ */
+static void submit_ready(struct session *s)
+{
+	for (bool again = true; again;) {
+		again = false;
+		for (struct session_task *t = s->tasks; t; t = t->next)
+			if (!t->submitted && !t->aborted && task_ready(t) && !earlier_pending(s, t)) {
+				t->submitted = true;
+				s->submitted++;
+				s->io.submit(s->io.arg, t);
+				again = true;
+				break;
+			}
+	}
 }
 
 /* Asks for the next burst of a write's data (RFC 7143 11.8; one R2T outstanding at a time). */
@@ -333,8 +413,9 @@ static void write_progress(struct session *s, struct session_task *t)
 		scsi_fail(&t->cmd, sense_of(SK_ABORTED_COMMAND, ASC_PROTOCOL_SERVICE_CRC_ERROR));
 		send_status(s, t);
 		task_free(s, t);
-	} else if (t->received >= t->edtl)
-		submit(s, t);
+		submit_ready(s); /* later commands no longer wait for it */
+	} else if (task_ready(t))
+		submit_ready(s);
 	else if (t->burst_left == 0)
 		send_r2t(s, t);
 }
@@ -372,7 +453,7 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 		return;
 	}
 	struct session_task *t = calloc(1, sizeof *t);
-	if (!t || (edtl && !(t->buf = malloc(edtl)))) {
+	if (!t || (edtl && !(t->buf = buf_get(s, edtl)))) {
 		free(t);
 		reject(s, pdu, REJECT_NOT_SUPPORTED);
 		return;
@@ -388,7 +469,7 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	if (pdu->ahs_len >= 4 && pdu->ahs[2] == AHS_EXT_CDB) {
 		uint32_t ext = pdu_get(pdu->ahs, 2) - 1; /* AHSLength counts the reserved byte */
 		if (ext > SCSI_CDB_MAX - CMD_CDB_LEN || 4 + ext > pdu->ahs_len) {
-			free(t->buf);
+			buf_put(s, t->buf, edtl);
 			free(t);
 			reject(s, pdu, REJECT_INVALID_FIELD);
 			return;
@@ -414,7 +495,7 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	}
 	t->lun = (uint16_t)(lun >= 0 ? lun : 0);
 	if (!wr) {
-		submit(s, t);
+		submit_ready(s);
 		return;
 	}
 	/* Immediate data, then unsolicited Data-Out up to FirstBurstLength unless InitialR2T, then R2Ts. */
@@ -549,6 +630,7 @@ static void task_management(struct session *s, const struct iscsi_pdu *pdu)
 		send_tmf_response(s, itt, TMF_NOT_SUPPORTED);
 		return;
 	}
+	submit_ready(s); /* commands that waited behind a dropped one go to their unit now */
 	if (tasks_aborting(s)) {
 		/* Answer once the aborted commands the units are running have finished (RFC 7143 4.2.3.3). */
 		s->tmf_waiting = true;

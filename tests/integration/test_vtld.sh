@@ -93,6 +93,12 @@ PY
 step "while vtld runs, vtlctl moves go through it: a move into a drive loads the drive"
 ctl move T00001L8 257
 status_has 'd["drives"][0]["state"] == "loaded" and d["drives"][0]["barcode"] == "T00001L8"'
+step "vtlctl status shows the drives as vtld sees them"
+ctl status
+grep -q "^1 *257 *loaded *T00001L8" "$tmp/out" || fail "vtlctl status does not show T00001L8 loaded in drive 257"
+ctl --json status
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["drives"][0]["barcode"] == "T00001L8"' "$tmp/out" ||
+	fail "vtlctl --json status is not vtld's JSON"
 step "vtlctl unload: the drive unloads and the robot puts the cartridge back in its slot"
 ctl unload 257
 status_has 'd["drives"][0]["state"] == "empty"'

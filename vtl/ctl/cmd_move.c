@@ -448,3 +448,67 @@ int cmd_unload(struct ctl *ctl, int argc, char **argv)
 	printf("%s\n", msg);
 	return 0;
 }
+
+/* ------------------------------------------------------------------ status */
+
+/* The unsigned number after "key": in s, or 0. */
+static unsigned long long json_num(const char *s, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *p = strstr(s, pat);
+	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
+}
+
+/* The string after "key": in s, copied to out (no escapes occur in these values). */
+static void json_text(const char *s, const char *key, char *out, size_t cap)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":\"", key);
+	const char *p = strstr(s, pat);
+	size_t n = 0;
+	if (p)
+		for (p += strlen(pat); *p && *p != '"' && n + 1 < cap; p++)
+			out[n++] = *p;
+	out[n] = 0;
+}
+
+int cmd_status(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos)
+		return ctl_usage(ctl, "status takes no arguments");
+	if ((rc = ctl_load_config(ctl)))
+		return rc;
+	if (!ctl_daemon_up(ctl))
+		return ctl_err(ctl, VTLCTL_FAIL, "vtld is not running (nothing answers on %s)",
+			       ctl->cfg->daemon.control_socket);
+	static char answer[65536];
+	if ((rc = ctl_daemon_raw(ctl, "status", answer, sizeof answer)))
+		return rc;
+	if (strncmp(answer, "{\"ok\":true", 10) != 0)
+		return ctl_err(ctl, VTLCTL_FAIL, "vtld answered: %s", answer);
+	if (ctl->json) {
+		printf("%s\n", answer);
+		return 0;
+	}
+	char lib[128];
+	json_text(answer, "library", lib, sizeof lib);
+	printf("library %s: vtld is running\n", lib);
+	printf("%-4s %-7s %-8s %-9s %10s %6s %10s %14s %14s %s\n", "LUN", "ADDRESS", "STATE", "BARCODE", "POSITION",
+	       "FILE", "EOD", "WRITTEN", "READ", "PREVENT");
+	for (const char *d = strstr(answer, "{\"lun\""); d; d = strstr(d + 1, "{\"lun\"")) {
+		char state[16], bc[40];
+		json_text(d, "state", state, sizeof state);
+		json_text(d, "barcode", bc, sizeof bc);
+		printf("%-4llu %-7llu %-8s %-9s %10llu %6llu %10llu %14llu %14llu %s\n", json_num(d, "lun"),
+		       json_num(d, "address"), state, bc[0] ? bc : "-", json_num(d, "position"), json_num(d, "file"),
+		       json_num(d, "eod"), json_num(d, "written_bytes"), json_num(d, "read_bytes"),
+		       strstr(d, "\"prevent\":true") && strstr(d, "\"prevent\":true") < strchr(d, '}') ? "yes" : "no");
+	}
+	return 0;
+}

@@ -66,6 +66,8 @@ bool ctl_daemon_up(struct ctl *ctl);
  * VTLCTL_FAIL with vtld's error reported otherwise.
  */
 int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Sends request to vtld and copies its whole one-line JSON answer to answer (cap bytes); 0 or VTLCTL_FAIL. */
+int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t cap);
 /* Closes whatever is open. */
 void ctl_close(struct ctl *ctl);
 
@@ -198,6 +200,7 @@ int cmd_move(struct ctl *ctl, int argc, char **argv);
 int cmd_import(struct ctl *ctl, int argc, char **argv);
 int cmd_export(struct ctl *ctl, int argc, char **argv);
 int cmd_load(struct ctl *ctl, int argc, char **argv);
+int cmd_status(struct ctl *ctl, int argc, char **argv);
 int cmd_unload(struct ctl *ctl, int argc, char **argv);
 int cmd_catalog_rebuild(struct ctl *ctl, int argc, char **argv);
 

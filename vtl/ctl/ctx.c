@@ -206,26 +206,18 @@ static bool json_string(const char *answer, const char *key, char *out, size_t c
 	return true;
 }
 
-int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
+/* Sends request (ending in a newline) and reads vtld's one-line answer into answer; 0 or VTLCTL_FAIL (reported). */
+static int daemon_exchange(struct ctl *ctl, const char *req, size_t len, char *answer, size_t cap)
 {
-	char req[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int len = vsnprintf(req, sizeof req - 1, fmt, ap);
-	va_end(ap);
-	if (len < 0 || (size_t)len >= sizeof req - 1)
-		return ctl_err(ctl, VTLCTL_FAIL, "request too long");
-	req[len++] = '\n';
 	int fd = daemon_connect(ctl);
 	if (fd < 0)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld does not answer on %s", ctl->cfg->daemon.control_socket);
-	char answer[4096];
 	size_t have = 0;
 	/* MSG_NOSIGNAL: a vtld that hangs up must give an error, not kill vtlctl with SIGPIPE. */
-	bool sent = send(fd, req, (size_t)len, MSG_NOSIGNAL) == len;
+	bool sent = send(fd, req, len, MSG_NOSIGNAL) == (ssize_t)len;
 	struct pollfd p = {fd, POLLIN, 0};
-	while (sent && have < sizeof answer - 1 && poll(&p, 1, DAEMON_TIMEOUT_MS) == 1) {
-		ssize_t n = read(fd, answer + have, sizeof answer - 1 - have);
+	while (sent && have < cap - 1 && poll(&p, 1, DAEMON_TIMEOUT_MS) == 1) {
+		ssize_t n = read(fd, answer + have, cap - 1 - have);
 		if (n <= 0)
 			break;
 		have += (size_t)n;
@@ -236,6 +228,35 @@ int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
 	answer[have] = 0;
 	if (!sent || !have)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld did not answer the request");
+	char *nl = strchr(answer, '\n');
+	if (nl)
+		*nl = 0;
+	return 0;
+}
+
+int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t cap)
+{
+	char req[512];
+	int len = snprintf(req, sizeof req, "%s\n", request);
+	if (len < 0 || (size_t)len >= sizeof req)
+		return ctl_err(ctl, VTLCTL_FAIL, "request too long");
+	return daemon_exchange(ctl, req, (size_t)len, answer, cap);
+}
+
+int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
+{
+	char req[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(req, sizeof req - 1, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof req - 1)
+		return ctl_err(ctl, VTLCTL_FAIL, "request too long");
+	req[len++] = '\n';
+	char answer[4096];
+	int rc = daemon_exchange(ctl, req, (size_t)len, answer, sizeof answer);
+	if (rc)
+		return rc;
 	char text[1024];
 	if (strncmp(answer, "{\"ok\":true", 10) != 0)
 		return ctl_err(ctl, VTLCTL_FAIL, "%s", json_string(answer, "error", text, sizeof text) ? text : answer);

@@ -85,6 +85,10 @@ static const struct ctl_cmd commands[] = {
 	 "FROM may also be the barcode of the cartridge. Both must be elements of the library; moves into and\n"
 	 "out of drives, slots and mail slots are all allowed.",
 	 cmd_move},
+	{"status", "status", "what vtld's drives are doing (vtld must run)",
+	 "Each drive: its LUN and element address, state (empty, loaded, ejected, cleaning), the cartridge,\n"
+	 "position (logical object), file number, end of data, and the bytes written and read this load.",
+	 cmd_status},
 	{"load", "load WHAT DRIVE", "have the robot load a cartridge into a drive (vtld must run)",
 	 "WHAT is a barcode in the library or the element address holding it; DRIVE the drive's element\n"
 	 "address. vtld moves it, the drive loads it and hosts see the drive become ready.",

@@ -74,6 +74,43 @@ a=$(md5sum </tmp/big) b=$(md5sum </tmp/big.back)
 [ "$a" = "$b" ] || fail "dd data differs ($a / $b)"
 echo "checksums match: $a"
 
+step "sg3_utils on the drive and the changer"
+for dev in /dev/nst0 /dev/sch0; do
+	run sg_vpd -p 0x80 "$dev" || fail "sg_vpd 0x80 $dev"
+	run sg_vpd -p 0x83 "$dev" >/dev/null || fail "sg_vpd 0x83 $dev"
+	run sg_modes -a "$dev" >/dev/null || fail "sg_modes $dev"
+	run sg_logs -a "$dev" >/dev/null || fail "sg_logs -a $dev"
+	run sg_opcodes "$dev" >/dev/null || fail "sg_opcodes $dev"
+done
+run sg_read_attr /dev/nst0 >/tmp/attr || fail "sg_read_attr"
+head -20 /tmp/attr
+
+step "mt: positioning, compression, erase"
+run mt -f /dev/nst0 rewind
+for i in 1 2 3; do dd if=/dev/urandom bs=64k count=4 2>/dev/null >/dev/nst0 || fail "dd file $i"; done
+run mt -f /dev/nst0 rewind
+run mt -f /dev/nst0 fsf 2 || fail "fsf 2"
+run mt -f /dev/nst0 fsr 1 || fail "fsr 1"
+run mt -f /dev/nst0 bsr 1 || fail "bsr 1"
+run mt -f /dev/nst0 bsf 1 || fail "bsf 1"
+run mt -f /dev/nst0 eod || fail "eod"
+run mt -f /dev/nst0 tell || fail "tell"
+run mt -f /dev/nst0 seek 5 || fail "seek 5"
+run mt -f /dev/nst0 tell || fail "tell"
+run mt -f /dev/nst0 compression 0 || fail "compression off"
+run mt -f /dev/nst0 compression 1 || fail "compression on"
+run mt -f /dev/nst0 densities >/dev/null || fail "densities"
+run mt -f /dev/nst0 setblk 512 || fail "setblk 512"
+run mt -f /dev/nst0 setblk 0 || fail "setblk 0"
+run mt -f /dev/nst0 rewind
+run mt -f /dev/nst0 erase || fail "erase"
+run mt -f /dev/nst0 status || fail "status"
+
+step "mtx: transfer, eepos, inventory"
+run mtx -f /dev/sch0 inventory || fail "mtx inventory"
+run mtx -f /dev/sch0 transfer 2 6 || fail "mtx transfer 2 6"
+run mtx -f /dev/sch0 transfer 6 2 || fail "mtx transfer 6 2"
+
 step "offline and unload"
 run mt -f /dev/nst0 offline || fail "mt offline"
 run mtx -f /dev/sch0 unload 1 0 || fail "mtx unload"

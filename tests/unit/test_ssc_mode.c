@@ -230,6 +230,24 @@ static void page_control(void **state)
 	expect_sense(h, SK_ILLEGAL_REQUEST, ASC_SAVING_NOT_SUPPORTED);
 }
 
+/* Page 00h, as the Linux st driver asks when it opens the drive: the header and block descriptor. */
+static void page_zero_for_st(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "M00001L8", 0);
+	host_load(h, "M00001L8");
+	uint8_t b[BUF];
+	size_t n = sense(h, true, 0, 0x00, 0, 12, b);
+	expect_good(h);
+	assert_int_equal(n, 12);
+	assert_int_equal(b[0], 11);   /* mode data length */
+	assert_int_equal(b[3], 8);    /* block descriptor length */
+	assert_int_equal(b[4], 0x5E); /* LTO-8 density: what st shows as the density code */
+	assert_int_equal(b[9] << 16 | b[10] << 8 | b[11], 0); /* variable block length */
+	sense(h, true, 0, 0x00, 0x01, 12, b); /* page 00h has no subpages */
+	expect_cdb(h, 3, 7);
+}
+
 static void unknown_pages(void **state)
 {
 	struct host *h = *state;
@@ -644,6 +662,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(allocation_lengths, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(page_control, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(unknown_pages, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(page_zero_for_st, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(block_descriptor_select, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(header_fields, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(select_cdb_and_lengths, host_setup, host_teardown),

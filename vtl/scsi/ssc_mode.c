@@ -93,6 +93,7 @@
 #define IE_REPORT_COUNT 8    /* 4 bytes; with TEST=1 the TapeAlert test flag number (+n sets, -n clears) */
 #define TAPEALERT_FLAGS 64
 
+#define MODE_PAGE_NONE 0x00 /* no page: header and block descriptor only */
 #define MODE_BUF_MAX 512     /* header, block descriptor and every page: well under this */
 #define SELECT_MAX 4096      /* a parameter list longer than this is refused */
 
@@ -387,7 +388,12 @@ void ssc_mode_sense(struct scsi_dev *dev, struct scsi_cmd *c)
 	struct ssc_drive *d = ssc_of(dev);
 	struct spc_mode_sense m;
 	spc_mode_sense_cdb(c, &m);
-	bool code_known = false, sub_known = false;
+	/*
+	 * Page 00h (vendor specific, SPC-4 table 102) asks for the header and
+	 * block descriptor alone: the Linux st driver reads density and block
+	 * length that way when it opens the drive.
+	 */
+	bool code_known = m.code == MODE_PAGE_NONE, sub_known = m.code == MODE_PAGE_NONE && m.subpage == 0;
 	for (size_t i = 0; i < N_PAGES; i++)
 		if (mode_pages[i].code == m.code) {
 			code_known = true;

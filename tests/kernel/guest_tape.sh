@@ -43,7 +43,9 @@ until mt -f /dev/nst0 status >/dev/null 2>&1; do
 	[ "$i" -le 50 ] || fail "the drive did not become ready"
 	sleep 0.2
 done
-run mt -f /dev/nst0 status || fail "mt status"
+run mt -f /dev/nst0 status >/tmp/mt.out || fail "mt status"
+cat /tmp/mt.out
+grep -q "Density code 0x5e (LTO-8)" /tmp/mt.out || fail "st does not see the LTO-8 density"
 
 step "tar: two archives separated by filemarks, read back and compared"
 mkdir -p /tmp/src1 /tmp/src2

@@ -228,6 +228,7 @@ static const struct keydef keys[] = {
 	{SEC_CATALOG, "path", K_PATH, CF(catalog.path), 0, 0, 0},
 	{SEC_ISCSI, "listen", K_HOST, CF(iscsi.listen), CAP(iscsi.listen), 0, 0},
 	{SEC_ISCSI, "port", K_UINT, CF(iscsi.port), 0, 1, 65535},
+	{SEC_ISCSI, "nop_interval", K_UINT, CF(iscsi.nop_interval), 0, 0, 3600},
 	{SEC_ISCSI, "target_iqn", K_IQN, CF(iscsi.target_iqn), CAP(iscsi.target_iqn), 0, 0},
 	{SEC_ISCSI, "advertise", K_HOST, CF(iscsi.advertise), CAP(iscsi.advertise), 0, 0},
 	{SEC_ISCSI, "target_alias", K_TEXT, CF(iscsi.target_alias), CAP(iscsi.target_alias), 0, 0},
@@ -878,6 +879,7 @@ static void set_defaults(struct vtl_config *c)
 	}
 	snprintf(c->iscsi.listen, sizeof c->iscsi.listen, "0.0.0.0");
 	c->iscsi.port = 3260;
+	c->iscsi.nop_interval = 30;
 	snprintf(c->iscsi.advertise, sizeof c->iscsi.advertise, "none");
 	snprintf(c->daemon.log_level, sizeof c->daemon.log_level, "info");
 }

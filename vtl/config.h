@@ -71,6 +71,7 @@ struct vtl_config {
 	struct {
 		char listen[256];
 		unsigned port;
+		unsigned nop_interval; /* seconds of silence before a keepalive NOP-In; as long for its answer; 0: none */
 		char target_iqn[224];
 		char target_alias[256]; /* "" = the library name */
 		char advertise[256]; /* SendTargets' TargetAddress: "none", "local" or host[:port] (docs/iscsi.md) */

@@ -190,6 +190,7 @@ static void minimal_config_defaults(void **state)
 	assert_string_equal(c->daemon.log_level, "info");
 	assert_string_equal(c->iscsi.listen, "0.0.0.0");
 	assert_int_equal(c->iscsi.port, 3260);
+	assert_int_equal(c->iscsi.nop_interval, 30);
 	assert_string_equal(c->iscsi.target_iqn, "iqn.2026-01.org.vtl:vtl");
 	assert_string_equal(c->iscsi.advertise, "none");
 	vtl_config_free(c);
@@ -459,6 +460,15 @@ static void load_file(void **state)
 #define ISCSI_HDR LIB "[iscsi]\n" /* [iscsi] is line 5 */
 
 /* CHAP credentials, the initiator list and the alias: parsed, and every inconsistency refused at its line. */
+static void nop_interval(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nname = L\nslots = 1\n" POOL "[iscsi]\nnop_interval = 0\n");
+	assert_int_equal(c->iscsi.nop_interval, 0); /* keepalives off */
+	vtl_config_free(c);
+	expect_error("[library]\nname = L\nslots = 1\n" POOL "[iscsi]\nnop_interval = 3601\n", "t.conf:7: [iscsi] nop_interval = 3601");
+}
+
 static void iscsi_security(void **state)
 {
 	(void)state;
@@ -573,6 +583,7 @@ int main(void)
 		cmocka_unit_test(load_file),
 		cmocka_unit_test(shipped_example),
 		cmocka_unit_test(iscsi_security),
+		cmocka_unit_test(nop_interval),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -396,6 +396,39 @@ static void nop_tmf_logout_reject(void **state)
 	assert_int_equal(closed, 1);
 }
 
+/* The target's own ping: a NOP-In the initiator must answer with the same TTT. */
+static void target_ping(void **state)
+{
+	(void)state;
+	session_ping(sess);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_NOP_IN);
+	assert_int_equal(f32(&out[0], 16), ITT_RESERVED);
+	uint32_t ttt = f32(&out[0], 20);
+	assert_true(ttt != ITT_RESERVED);
+	assert_int_equal(f32(&out[0], 24), 100); /* StatSN: the next one, not consumed */
+	assert_true(session_ping_outstanding(sess));
+	session_ping(sess); /* one ping at a time */
+	assert_int_equal(n_out, 1);
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_NOP_OUT | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80;
+	pdu_put(p.bhs + 16, ITT_RESERVED, 4);
+	pdu_put(p.bhs + 20, ttt + 1, 4); /* not the ping's tag */
+	pdu_put(p.bhs + 24, cmd_sn, 4);
+	session_receive(sess, &p);
+	assert_true(session_ping_outstanding(sess));
+	pdu_put(p.bhs + 20, ttt, 4);
+	session_receive(sess, &p);
+	assert_false(session_ping_outstanding(sess));
+	assert_int_equal(n_out, 1); /* an answer is not answered */
+	/* The next status still carries StatSN 100. */
+	uint8_t inq[6] = {0x12, 0, 0, 0, 36, 0};
+	command(1, inq, 6, 0xC0, 36, 9, NULL, 0);
+	assert_int_equal(f32(&out[1], 24), 100);
+}
+
 static void abort_waits_for_running_task(void **state)
 {
 	struct host *h = *state;
@@ -515,7 +548,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(inquiry_with_phase_collapse), T(unknown_lun), T(write_with_r2t_then_read_back),
 		T(pipelined_writes_keep_cmdsn_order),
-		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task),
+		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task), T(target_ping),
 		T(data_digest_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

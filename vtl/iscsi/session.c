@@ -89,6 +89,9 @@ struct session {
 	bool tmf_waiting;
 	uint32_t tmf_itt;
 	bool closing;
+	/* A NOP-In the target sent to check the initiator is alive, until its NOP-Out answer. */
+	bool ping_out;
+	uint32_t ping_ttt;
 	/* Spare data buffers (power-of-two sizes): reusing them spares the page faults of fresh memory. */
 	uint8_t *spare[SPARE_BUFS];
 	uint32_t spare_cap[SPARE_BUFS];
@@ -565,8 +568,12 @@ void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu)
 
 static void nop_out(struct session *s, const struct iscsi_pdu *pdu)
 {
-	if (pdu_itt(pdu) == ITT_RESERVED)
-		return; /* an answer to our ping, or a ping that wants none */
+	if (pdu_itt(pdu) == ITT_RESERVED) {
+		/* An answer to our ping (it carries the ping's TTT), or a ping that wants none. */
+		if (s->ping_out && pdu_get(pdu->bhs + RSP_TTT, 4) == s->ping_ttt)
+			s->ping_out = false;
+		return;
+	}
 	struct iscsi_pdu r;
 	memset(&r, 0, sizeof r);
 	r.bhs[BHS_OPCODE] = ISCSI_OP_NOP_IN;
@@ -692,6 +699,30 @@ static bool cmd_sn_ok(struct session *s, const struct iscsi_pdu *pdu)
 	if (sn == s->exp_cmd_sn)
 		s->exp_cmd_sn++;
 	return true;
+}
+
+void session_ping(struct session *s)
+{
+	if (s->closing || s->ping_out)
+		return;
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_NOP_IN;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	/* ITT reserved and a real TTT: the initiator must answer with a NOP-Out (RFC 7143 11.19). */
+	pdu_put(r.bhs + BHS_ITT, ITT_RESERVED, 4);
+	s->ping_ttt = s->next_ttt++;
+	if (s->ping_ttt == ITT_RESERVED)
+		s->ping_ttt = s->next_ttt++;
+	pdu_put(r.bhs + RSP_TTT, s->ping_ttt, 4);
+	seq(s, &r, false); /* StatSN is not advanced by a NOP-In that is no answer */
+	s->ping_out = true;
+	send_pdu(s, &r, NULL, 0);
+}
+
+bool session_ping_outstanding(const struct session *s)
+{
+	return s->ping_out;
 }
 
 void session_receive(struct session *s, const struct iscsi_pdu *pdu)

@@ -102,6 +102,12 @@ void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu);
 /* A task the submit callback handed out has been executed: sends its data and status. */
 void session_complete(struct session *s, struct session_task *t);
 
+/* Sends a NOP-In the initiator must answer (a keepalive), unless one is still unanswered. */
+void session_ping(struct session *s);
+
+/* Whether the last session_ping is still unanswered. */
+bool session_ping_outstanding(const struct session *s);
+
 /* Whether tasks are still with a logical unit (the connection waits for them before destroying). */
 bool session_busy(const struct session *s);
 

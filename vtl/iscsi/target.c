@@ -14,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -23,6 +24,14 @@
 #define LOGIN_MAX_DATA 8192        /* text a login PDU may carry (RFC 7143 13.12: the login-phase default) */
 #define MAX_EVENTS 64
 #define LISTEN_BACKLOG 16
+#define TICK_MS 1000               /* how often idle connections are looked at for keepalives */
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
 #define DIRECT_SEND_MIN (64u << 10) /* data segments this large are written from where they are, not copied */
 #define SEND_IOV_MAX 8              /* pieces of one PDU written with one writev (pending output first) */
 
@@ -43,6 +52,8 @@ struct conn {
 	bool dead;                  /* socket closed; freed when no command is with a unit */
 	unsigned in_flight;
 	char peer[ISCSI_PORTAL_MAX], local[ISCSI_PORTAL_MAX];
+	time_t last_rx;             /* when the initiator last sent something (CLOCK_MONOTONIC seconds) */
+	time_t ping_at;             /* when the unanswered keepalive went out */
 	struct conn *next;
 };
 
@@ -364,6 +375,7 @@ static void conn_read(struct conn *c)
 		conn_kill(c);
 		return;
 	}
+	c->last_rx = now_s();
 	for (size_t off = 0; off < (size_t)n && !c->dead && !c->want_close;) {
 		size_t used = 0;
 		struct iscsi_pdu pdu;
@@ -408,6 +420,7 @@ static void accept_all(struct iscsi_target *t)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		c->t = t;
 		c->fd = fd;
+		c->last_rx = now_s();
 		getsockname(fd, (struct sockaddr *)&local, &ll);
 		iscsi_portal_format((struct sockaddr *)&peer, c->peer, sizeof c->peer);
 		iscsi_portal_format((struct sockaddr *)&local, c->local, sizeof c->local);
@@ -426,6 +439,34 @@ static void accept_all(struct iscsi_target *t)
 		c->next = t->conns;
 		t->conns = c;
 		log_info("iscsi: connection from %s to %s", c->peer, c->local);
+	}
+}
+
+/*
+ * Keepalives (RFC 7143 11.19): a connection silent for nop_interval gets a
+ * NOP-In it must answer; one that leaves it unanswered as long is dead
+ * (its host crashed or the network went away) and is closed, which releases
+ * what its nexus held.
+ */
+static void keepalives(struct iscsi_target *t)
+{
+	if (!t->o.nop_interval)
+		return;
+	time_t now = now_s();
+	for (struct conn *c = t->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->dead || c->phase != PH_FFP || !c->sess)
+			continue;
+		if (session_ping_outstanding(c->sess)) {
+			if (now - c->ping_at >= (time_t)t->o.nop_interval && !c->in_flight) {
+				log_warn("iscsi: %s does not answer NOP-In; closing the connection", c->peer);
+				conn_kill(c);
+			}
+		} else if (now - c->last_rx >= (time_t)t->o.nop_interval) {
+			session_ping(c->sess);
+			c->ping_at = now;
+			flush(c);
+		}
 	}
 }
 
@@ -471,7 +512,7 @@ static void *loop(void *arg)
 			if (!t->conns)
 				break;
 		}
-		int n = epoll_wait(t->epfd, evs, MAX_EVENTS, stopping ? 100 : -1);
+		int n = epoll_wait(t->epfd, evs, MAX_EVENTS, stopping ? 100 : TICK_MS);
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 			if (p == &t->lfd) {
@@ -488,6 +529,7 @@ static void *loop(void *arg)
 					conn_read(c);
 			}
 		}
+		keepalives(t);
 	}
 	return NULL;
 }

@@ -23,6 +23,7 @@ struct iscsi_target_opts {
 	const struct session_lu *lus;      /* the logical units, changer first */
 	struct lu_worker *const *workers;  /* workers[i] runs lus[i]'s commands */
 	unsigned n_lus;
+	unsigned nop_interval;             /* seconds of silence before a NOP-In ping (and for its answer); 0: none */
 };
 
 struct iscsi_target;

@@ -135,6 +135,7 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	}
 	struct iscsi_target_opts to = {
 		.listen = cfg->iscsi.listen, .port = cfg->iscsi.port, .lus = slus, .workers = workers, .n_lus = v->n_lus,
+		.nop_interval = cfg->iscsi.nop_interval,
 		.login = {.target_name = cfg->iscsi.target_iqn,
 			  .target_alias = cfg->iscsi.target_alias[0] ? cfg->iscsi.target_alias : cfg->library.name,
 			  /* CHAP and the initiator list; cfg outlives the target (vtld_stop comes first). */

@@ -117,5 +117,15 @@ step "offline and unload"
 run mt -f /dev/nst0 offline || fail "mt offline"
 run mtx -f /dev/sch0 unload 1 0 || fail "mtx unload"
 run mtx -f /dev/sch0 status | head -5
+step "a backup left in drive 1 for a restore after vtld restarts"
+run mtx -f /dev/sch0 load 3 1 || fail "mtx load 3 1"
+i=0
+until mt -f /dev/nst1 status >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ "$i" -le 50 ] || fail "drive 1 did not become ready"
+	sleep 0.2
+done
+run tar -cf /dev/nst1 -C /usr/share/doc mtx mt-st || fail "tar to drive 1"
+run mt -f /dev/nst1 weof 1 || fail "weof"
 run iscsiadm -m node --logout || fail "logout"
 echo "guest_tape: all steps passed"

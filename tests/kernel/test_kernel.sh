@@ -47,10 +47,28 @@ set -e
 sed 's/^/   | /' "$tmp/results/guest.log" 2>/dev/null || true
 kill -TERM "$pid"; wait "$pid" || true; pid=""
 [ "$rc" -eq 0 ] || { tail -30 "$tmp/vtld.log" >&2; fail "the guest test failed (exit $rc)"; }
-# The guest's kernel log: no SCSI errors besides those a test provokes (none does here).
-echo "-- the guest's kernel log, SCSI lines:"
-grep -iE "scsi|st[0-9]|ch[0-9]|iscsi" "$tmp/results/dmesg.log" | sed 's/^/   | /' | head -40
-if grep -iE "st[0-9]+: Error|ch[0-9]+: .*error|I/O error|detected capacity change" "$tmp/results/dmesg.log"; then
-	fail "the guest kernel logged SCSI errors"
-fi
+check_dmesg() {
+	echo "-- the guest's kernel log, SCSI lines:"
+	grep -iE "scsi|st[0-9]|ch[0-9]|iscsi" "$1" | sed 's/^/   | /' | head -40
+	if grep -iE "st[0-9]+: Error|ch[0-9]+: .*error|I/O error|detected capacity change" "$1"; then
+		fail "the guest kernel logged SCSI errors"
+	fi
+}
+check_dmesg "$tmp/results/dmesg.log"
+
+echo "-- vtld restarts; a second guest restores what the first left in drive 1"
+"$build/vtld" -c "$tmp/etc/vtl.conf" 2>>"$tmp/vtld.log" &
+pid=$!
+i=0
+until [ "$(grep -c "ready:" "$tmp/vtld.log")" -ge 2 ]; do
+	i=$((i + 1)); [ "$i" -le 200 ] || fail "vtld did not restart"; sleep 0.1
+done
+set +e
+python3 "$here/run_vm.py" "$build" "$here/guest_restore.sh" "$tmp/results2" "VTL_PORT=$port" --timeout 300
+rc=$?
+set -e
+sed 's/^/   | /' "$tmp/results2/guest.log" 2>/dev/null || true
+kill -TERM "$pid"; wait "$pid" || true; pid=""
+[ "$rc" -eq 0 ] || { tail -30 "$tmp/vtld.log" >&2; fail "the restore after the restart failed (exit $rc)"; }
+check_dmesg "$tmp/results2/dmesg.log"
 echo "test_kernel: all steps passed"

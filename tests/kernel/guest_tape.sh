@@ -76,6 +76,17 @@ a=$(md5sum </tmp/big) b=$(md5sum </tmp/big.back)
 [ "$a" = "$b" ] || fail "dd data differs ($a / $b)"
 echo "checksums match: $a"
 
+step "a block larger than the read asks: st reports it (ENOMEM), as for a real drive"
+run mt -f /dev/nst0 rewind
+dd if=/dev/urandom of=/tmp/one bs=1M count=1 2>/dev/null
+run dd if=/tmp/one of=/dev/nst0 bs=1M || fail "dd 1 MiB block"
+run mt -f /dev/nst0 rewind
+if dd if=/dev/nst0 of=/tmp/part bs=64k count=1 2>/tmp/dd.err; then
+	fail "reading a 1 MiB block with a 64 KiB read succeeded"
+fi
+cat /tmp/dd.err
+grep -q "Cannot allocate memory" /tmp/dd.err || fail "st did not report the larger block as ENOMEM"
+
 step "sg3_utils on the drive and the changer"
 for dev in /dev/nst0 /dev/sch0; do
 	run sg_vpd -p 0x80 "$dev" || fail "sg_vpd 0x80 $dev"

@@ -6,7 +6,8 @@
  *                                    commands out (RESERVATION CONFLICT) but INQUIRY and RELEASE;
  *                                    the holder's RELEASE lets it in; then a persistent reservation
  *                                    (Write Exclusive): the other may read but not write, until
- *                                    the holder releases it
+ *                                    the holder releases it; a LOGICAL UNIT RESET (task management
+ *                                    over the wire) ends an SPC-2 reservation and tells every host
  *   iscsi_hosts PORTAL IQN write     loads slot 1026 into the second drive, writes two files and
  *                                    leaves the cartridge loaded (for a restart)
  *   iscsi_hosts PORTAL IQN check     after vtld restarted: the cartridge is still in that drive,
@@ -102,6 +103,23 @@ static void reserve(const char *portal, const char *iqn)
 	       "host B: WRITE FILEMARKS -> RESERVATION CONFLICT");
 	expect(a, DRIVE, relpr, 10, SCSI_XFER_WRITE, key_as_res, 24, SCSI_STATUS_GOOD, 0, "host A: PR OUT RELEASE");
 	expect(b, DRIVE, tur6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host B: TEST UNIT READY");
+
+	/* LOGICAL UNIT RESET over the wire: it drops A's SPC-2 reservation and every host learns of the reset. */
+	expect(a, DRIVE, reg, 10, SCSI_XFER_WRITE, key_as_res, 24, SCSI_STATUS_GOOD, 0,
+	       "host A: PR OUT REGISTER with key 0 unregisters (no PR left to block RESERVE)");
+	expect(a, DRIVE, res6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host A: RESERVE(6) again");
+	expect(b, DRIVE, tur6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_RESERVATION_CONFLICT, -1,
+	       "host B: TEST UNIT READY conflicts");
+	host_ctx = b;
+	if (iscsi_task_mgmt_lun_reset_sync(b, DRIVE) != 0)
+		fail("LOGICAL UNIT RESET");
+	printf("   host B: LOGICAL UNIT RESET of the drive\n");
+	expect(b, DRIVE, tur6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_CHECK_CONDITION, SCSI_SENSE_UNIT_ATTENTION,
+	       "host B: UNIT ATTENTION (power on, reset)");
+	expect(b, DRIVE, tur6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0,
+	       "host B: TEST UNIT READY: the reservation is gone");
+	expect(a, DRIVE, tur6, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_CHECK_CONDITION, SCSI_SENSE_UNIT_ATTENTION,
+	       "host A: UNIT ATTENTION too");
 	uint8_t unload[6] = {0x1B};
 	expect(b, DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "host B: unloads");
 	uint8_t back[12] = {0xA5, 0, 0, 0, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF, SLOT >> 8, SLOT & 0xFF};

@@ -134,13 +134,20 @@ static void reserve(const char *portal, const char *iqn)
 	iscsi_destroy_context(b);
 }
 
-static void write_for_restart(const char *portal, const char *iqn)
+/* Host A logs in and has the robot load slot 1026 into the drive, which becomes ready. */
+static struct iscsi_context *login_and_load(const char *portal, const char *iqn)
 {
 	struct iscsi_context *a = login(portal, iqn, "iqn.2026-01.org.vtl:host-a");
 	uint8_t move[12] = {0xA5, 0, 0, 0, SLOT >> 8, SLOT & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
 	ready(a, CHANGER);
 	expect(a, CHANGER, move, 12, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "the robot loads slot 1026");
 	ready(a, DRIVE);
+	return a;
+}
+
+static void write_for_restart(const char *portal, const char *iqn)
+{
+	struct iscsi_context *a = login_and_load(portal, iqn);
 	static uint8_t block[BLOCK];
 	for (unsigned f = 0; f < 2; f++) {
 		for (unsigned b = 0; b < BLOCKS; b++) {
@@ -205,11 +212,7 @@ static void write_done(struct iscsi_context *c, int status, void *data, void *pr
  */
 static void abort_during_transfer(const char *portal, const char *iqn)
 {
-	struct iscsi_context *a = login(portal, iqn, "iqn.2026-01.org.vtl:host-a");
-	uint8_t move[12] = {0xA5, 0, 0, 0, SLOT >> 8, SLOT & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
-	ready(a, CHANGER);
-	expect(a, CHANGER, move, 12, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "the robot loads slot 1026");
-	ready(a, DRIVE);
+	struct iscsi_context *a = login_and_load(portal, iqn);
 	enum { BIG = 4 << 20 };
 	static uint8_t big[BIG];
 	fill(big, BIG, 77);

@@ -20,6 +20,7 @@
 #include "vtl/scsi/ua.h"
 
 #define SCSI_MAX_LUNS 256
+#define SCSI_MAX_PREVENT 8 /* nexuses that may prevent medium removal at once */
 
 struct scsi_dev {
 	struct scsi_ident ident;
@@ -31,10 +32,25 @@ struct scsi_dev {
 	/* The LUNs of the target this unit belongs to, for REPORT LUNS (set by the front end). */
 	uint16_t luns[SCSI_MAX_LUNS];
 	unsigned n_luns;
+	/* PREVENT ALLOW MEDIUM REMOVAL: the nexuses that prevent it (SPC-4 6.13). */
+	uint64_t prevent_nexus[SCSI_MAX_PREVENT];
+	unsigned n_prevent;
 };
 
 /* Sets up dev with its identity and command table; no unit attention is pending yet. */
 void scsi_dev_init(struct scsi_dev *dev, const struct scsi_ident *id, const struct scsi_op *ops, size_t n_ops);
+
+/* Records whether nexus prevents medium removal; returns whether any nexus still does. */
+bool scsi_dev_prevent(struct scsi_dev *dev, uint64_t nexus, bool on);
+
+/* The nexus logged out: its unit attentions, SPC-2 reservation and prevent go (SPC-4 6.13, 5.9). */
+void scsi_dev_nexus_lost(struct scsi_dev *dev, uint64_t nexus);
+
+/* A logical unit reset: every nexus gets POWER ON/RESET; SPC-2 reservations and prevents go. */
+void scsi_dev_reset(struct scsi_dev *dev);
+
+/* Sets the LUN list REPORT LUNS answers with (at most SCSI_MAX_LUNS). */
+void scsi_dev_set_luns(struct scsi_dev *dev, const uint16_t *luns, unsigned n);
 
 /*
  * Runs c on dev: a pending unit attention for c's nexus first (except for

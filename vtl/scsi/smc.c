@@ -131,40 +131,23 @@ void smc_execute(struct smc_changer *ch, struct scsi_cmd *c)
 void smc_reset(struct smc_changer *ch)
 {
 	pthread_mutex_lock(&ch->mu);
-	ua_raise_all(&ch->dev.ua, UA_POWER_ON, UA_NO_NEXUS);
-	res_reset(&ch->dev.res);
-	ch->n_prevent = 0;
+	scsi_dev_reset(&ch->dev);
 	library_set_prevent(ch->lib, false);
 	pthread_mutex_unlock(&ch->mu);
-}
-
-/* Drops nexus from the prevent set and tells the library whether removal is still prevented. */
-static void prevent_drop(struct smc_changer *ch, uint64_t nexus)
-{
-	for (unsigned i = 0; i < ch->n_prevent; i++)
-		if (ch->prevent_nexus[i] == nexus) {
-			ch->prevent_nexus[i] = ch->prevent_nexus[--ch->n_prevent];
-			break;
-		}
-	library_set_prevent(ch->lib, ch->n_prevent > 0);
 }
 
 void smc_nexus_lost(struct smc_changer *ch, uint64_t nexus)
 {
 	pthread_mutex_lock(&ch->mu);
-	res_nexus_lost(&ch->dev.res, nexus);
-	ua_forget(&ch->dev.ua, nexus);
-	prevent_drop(ch, nexus);
+	scsi_dev_nexus_lost(&ch->dev, nexus);
+	library_set_prevent(ch->lib, ch->dev.n_prevent > 0); /* the mail slots stay locked while any host prevents */
 	pthread_mutex_unlock(&ch->mu);
 }
 
 void smc_set_luns(struct smc_changer *ch, const uint16_t *luns, unsigned n)
 {
 	pthread_mutex_lock(&ch->mu);
-	if (n > SCSI_MAX_LUNS)
-		n = SCSI_MAX_LUNS;
-	memcpy(ch->dev.luns, luns, n * sizeof *luns);
-	ch->dev.n_luns = n;
+	scsi_dev_set_luns(&ch->dev, luns, n);
 	pthread_mutex_unlock(&ch->mu);
 }
 
@@ -272,10 +255,7 @@ static void smc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)
 		scsi_fail(c, sense_invalid_cdb_field(PREVENT_BYTE, 1));
 		return;
 	}
-	prevent_drop(ch, c->nexus);
-	if (v && ch->n_prevent < sizeof ch->prevent_nexus / sizeof ch->prevent_nexus[0])
-		ch->prevent_nexus[ch->n_prevent++] = c->nexus;
-	library_set_prevent(ch->lib, ch->n_prevent > 0);
+	library_set_prevent(ch->lib, scsi_dev_prevent(&ch->dev, c->nexus, v != 0));
 	scsi_done(c, 0);
 }
 

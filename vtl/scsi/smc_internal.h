@@ -19,8 +19,6 @@ struct smc_changer {
 	struct scsi_dev dev; /* first: handlers convert back with smc_of */
 	pthread_mutex_t mu;
 	struct vtl_library *lib;
-	uint64_t prevent_nexus[8]; /* nexuses preventing removal through the mail slots */
-	unsigned n_prevent;
 	/*
 	 * TapeAlert library flags (SMC-3 annex, log page 2Eh), bit (flag - 1),
 	 * each set until a host reads it. Nothing the emulation can detect sets

@@ -452,7 +452,7 @@ int ssc_eject(struct ssc_drive *d)
 	int rc = VTL_OK;
 	if (d->state == SSC_EMPTY)
 		rc = VTL_E_SRC_EMPTY;
-	else if (d->n_prevent)
+	else if (d->dev.n_prevent)
 		rc = VTL_E_BUSY;
 	else if (d->state == SSC_LOADED)
 		rc = ssc_unthread(d);
@@ -497,7 +497,7 @@ void ssc_status(struct ssc_drive *d, struct ssc_status *st)
 	memset(st, 0, sizeof *st);
 	st->state = d->state;
 	st->generation = d->gen;
-	st->prevent = d->n_prevent > 0;
+	st->prevent = d->dev.n_prevent > 0;
 	if (d->state != SSC_EMPTY)
 		memcpy(st->barcode, d->medium.barcode, sizeof st->barcode);
 	if (d->cart) {
@@ -515,37 +515,21 @@ void ssc_status(struct ssc_drive *d, struct ssc_status *st)
 void ssc_reset(struct ssc_drive *d)
 {
 	pthread_mutex_lock(&d->mu);
-	ua_raise_all(&d->dev.ua, UA_POWER_ON, UA_NO_NEXUS);
-	res_reset(&d->dev.res);
-	d->n_prevent = 0;
+	scsi_dev_reset(&d->dev);
 	pthread_mutex_unlock(&d->mu);
-}
-
-static void prevent_drop(struct ssc_drive *d, uint64_t nexus)
-{
-	for (unsigned i = 0; i < d->n_prevent; i++)
-		if (d->prevent_nexus[i] == nexus) {
-			d->prevent_nexus[i] = d->prevent_nexus[--d->n_prevent];
-			return;
-		}
 }
 
 void ssc_nexus_lost(struct ssc_drive *d, uint64_t nexus)
 {
 	pthread_mutex_lock(&d->mu);
-	res_nexus_lost(&d->dev.res, nexus);
-	ua_forget(&d->dev.ua, nexus);
-	prevent_drop(d, nexus); /* a prevent ends with the nexus that set it (SPC-4 6.13) */
+	scsi_dev_nexus_lost(&d->dev, nexus); /* a prevent ends with the nexus that set it (SPC-4 6.13) */
 	pthread_mutex_unlock(&d->mu);
 }
 
 void ssc_set_luns(struct ssc_drive *d, const uint16_t *luns, unsigned n)
 {
 	pthread_mutex_lock(&d->mu);
-	if (n > SCSI_MAX_LUNS)
-		n = SCSI_MAX_LUNS;
-	memcpy(d->dev.luns, luns, n * sizeof *luns);
-	d->dev.n_luns = n;
+	scsi_dev_set_luns(&d->dev, luns, n);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -585,16 +569,13 @@ void ssc_request_sense(struct scsi_dev *dev, struct scsi_cmd *c)
 
 void ssc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)
 {
-	struct ssc_drive *d = ssc_of(dev);
 	uint8_t v = c->cdb[CDB_PREVENT_BYTE] & PREVENT_MASK;
 	if (v & ~PREVENT_ON) {
 		/* 10b and 11b (medium changer values) are reserved for a tape drive (SSC-4 7.x). */
 		scsi_fail(c, sense_invalid_cdb_field(CDB_PREVENT_BYTE, 1));
 		return;
 	}
-	prevent_drop(d, c->nexus);
-	if (v == PREVENT_ON && d->n_prevent < sizeof d->prevent_nexus / sizeof d->prevent_nexus[0])
-		d->prevent_nexus[d->n_prevent++] = c->nexus;
+	scsi_dev_prevent(dev, c->nexus, v == PREVENT_ON);
 	scsi_done(c, 0);
 }
 
@@ -639,7 +620,7 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 			scsi_done(c, 0);
 		return;
 	}
-	if (d->n_prevent) {
+	if (d->dev.n_prevent) {
 		d->tapealert |= 1ull << (TA_NO_REMOVAL - 1);
 		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_REMOVAL_PREVENTED));
 		return;

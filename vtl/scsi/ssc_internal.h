@@ -110,9 +110,6 @@ struct ssc_drive {
 	uint64_t clean_until_ms;   /* SSC_CLEANING ends at this CLOCK_MONOTONIC time */
 	struct ssc_status last;    /* position and counts of the last load, kept after unthreading */
 
-	/* PREVENT ALLOW MEDIUM REMOVAL: nexuses that prevent removal (SPC-4 6.13). */
-	uint64_t prevent_nexus[8];
-	unsigned n_prevent;
 
 	struct ssc_mode mode;
 	struct ssc_counters cnt;

@@ -8,8 +8,6 @@
  *                                    (Write Exclusive): the other may read but not write, until
  *                                    the holder releases it; a LOGICAL UNIT RESET (task management
  *                                    over the wire) ends an SPC-2 reservation and tells every host
- *   iscsi_hosts PORTAL IQN abort     ABORT TASK while a 4 MiB WRITE is under way: the target answers,
- *                                    the session goes on, the tape holds the whole block or none
  *   iscsi_hosts PORTAL IQN write     loads slot 1026 into the second drive, writes two files and
  *                                    leaves the cartridge loaded (for a restart)
  *   iscsi_hosts PORTAL IQN check     after vtld restarted: the cartridge is still in that drive,
@@ -196,69 +194,10 @@ static void check_after_restart(const char *portal, const char *iqn)
 	iscsi_destroy_context(a);
 }
 
-static int write_status = -1;
-static void write_done(struct iscsi_context *c, int status, void *data, void *priv)
-{
-	(void)c;
-	(void)data;
-	(void)priv;
-	write_status = status;
-}
-
-/*
- * ABORT TASK while a 4 MiB WRITE is under way (its data still coming in R2T
- * bursts): the target answers the abort, the session goes on, and the tape
- * holds either the whole block or nothing of it.
- */
-static void abort_during_transfer(const char *portal, const char *iqn)
-{
-	struct iscsi_context *a = login_and_load(portal, iqn);
-	enum { BIG = 4 << 20 };
-	static uint8_t big[BIG];
-	fill(big, BIG, 77);
-	uint8_t wr[6] = {0x0A, 0, (uint8_t)(BIG >> 16), (uint8_t)(BIG >> 8), (uint8_t)BIG, 0};
-	struct scsi_task *t = scsi_create_task(6, wr, SCSI_XFER_WRITE, BIG);
-	struct iscsi_data d = {BIG, big};
-	host_ctx = a;
-	if (!t || iscsi_scsi_command_async(a, DRIVE, t, write_done, &d, NULL) != 0)
-		fail("sending the WRITE");
-	/* The abort may find the task (still waiting for data, or running) or find it already done. */
-	if (iscsi_task_mgmt_abort_task_sync(a, t) != 0 && !strstr(iscsi_get_error(a), "Does Not Exist"))
-		fail("ABORT TASK");
-	printf("   ABORT TASK answered (%s)\n", write_status < 0 ? "the WRITE had not completed" : "the WRITE had completed");
-	/* Whatever the abort caught, the session works and the tape is consistent. */
-	ready(a, DRIVE);
-	uint8_t rp[10] = {0x34};
-	static uint8_t pos[20];
-	struct scsi_task *r = run(a, DRIVE, rp, 10, SCSI_XFER_READ, pos, sizeof pos);
-	if (r->status != SCSI_STATUS_GOOD)
-		fail("READ POSITION after the abort");
-	unsigned obj = (unsigned)r->datain.data[4] << 24 | r->datain.data[5] << 16 | r->datain.data[6] << 8 | r->datain.data[7];
-	scsi_free_scsi_task(r);
-	if (obj > 1)
-		fail("after the abort the tape is at object %u", obj);
-	printf("   the session goes on; the tape holds %s\n", obj ? "the whole block" : "nothing of it");
-	if (obj) {
-		static uint8_t back[BIG];
-		uint8_t rw[6] = {0x01}, rd[6] = {0x08, 0, (uint8_t)(BIG >> 16), (uint8_t)(BIG >> 8), (uint8_t)BIG, 0};
-		expect(a, DRIVE, rw, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "REWIND");
-		r = run(a, DRIVE, rd, 6, SCSI_XFER_READ, back, BIG);
-		if (r->status != SCSI_STATUS_GOOD || memcmp(r->datain.data, big, BIG) != 0)
-			fail("the block the abort let through reads back wrong");
-		scsi_free_scsi_task(r);
-	}
-	uint8_t unload[6] = {0x1B}, back_move[12] = {0xA5, 0, 0, 0, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF,
-						      SLOT >> 8, SLOT & 0xFF};
-	expect(a, DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "unload");
-	expect(a, CHANGER, back_move, 12, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "the robot puts it back");
-	iscsi_logout_sync(a);
-	iscsi_destroy_context(a);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: iscsi_hosts PORTAL IQN reserve|abort|write|check\n");
+		fprintf(stderr, "usage: iscsi_hosts PORTAL IQN reserve|write|check\n");
 		return 2;
 	}
 	if (!strcmp(argv[3], "reserve"))
@@ -267,8 +206,6 @@ int main(int argc, char **argv)
 		write_for_restart(argv[1], argv[2]);
 	else if (!strcmp(argv[3], "check"))
 		check_after_restart(argv[1], argv[2]);
-	else if (!strcmp(argv[3], "abort"))
-		abort_during_transfer(argv[1], argv[2]);
 	else
 		return 2;
 	printf("iscsi_hosts %s: all steps passed\n", argv[3]);

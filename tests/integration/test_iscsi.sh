@@ -53,8 +53,6 @@ hosts() {
 }
 step "two initiators share a drive under SPC-2 and persistent reservations (iscsi_hosts reserve)"
 hosts reserve
-step "ABORT TASK while a 4 MiB WRITE is under way: answered, the session goes on, the tape is consistent"
-hosts abort
 step "a host writes two files and leaves the cartridge loaded; vtld restarts"
 hosts write
 vtld_stop

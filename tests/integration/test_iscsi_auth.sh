@@ -3,7 +3,7 @@
 #
 # Who may log in to vtld's iSCSI target, and digests, with libiscsi as the
 # host (tests/integration/iscsi_auth) and a hand-made initiator for data
-# digests (tests/integration/iscsi_digest; libiscsi has none):
+# digests (tests/integration/iscsi_raw; libiscsi has none):
 #   - [iscsi] chap_user/chap_secret: the right secret logs in and commands
 #     run; a wrong secret, or none, is refused with "authentication failure";
 #   - mutual_user/mutual_secret: mutual CHAP works, and a host that expects
@@ -14,17 +14,21 @@
 #   - header digests (libiscsi), then header and data digests that write and
 #     read back a block, a corrupt data digest answered with a Reject (02h)
 #     after which the session goes on, and a corrupt header digest that ends
-#     the connection (iscsi_digest).
+#     the connection (iscsi_raw);
+#   - over a second connection without digests (iscsi_raw): ABORT TASK of a
+#     WRITE whose Data-Out is half sent (function complete, no status, the
+#     tape has not moved, the next WRITE lands), and a data segment above
+#     the declared MaxRecvDataSegmentLength (Reject 04h, then closed).
 #
-# Usage: sh test_iscsi_auth.sh <build-dir>   (needs vtld, vtlctl, tests/integration/iscsi_auth and iscsi_digest)
+# Usage: sh test_iscsi_auth.sh <build-dir>   (needs vtld, vtlctl, tests/integration/iscsi_auth and iscsi_raw)
 set -eu
 
 build=$(cd "${1:?usage: test_iscsi_auth.sh <build-dir>}" && pwd)
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 AUTH=$build/tests/integration/iscsi_auth
-DIGEST=$build/tests/integration/iscsi_digest
-for x in "$VTLD" "$VTLCTL" "$AUTH" "$DIGEST"; do
+RAW=$build/tests/integration/iscsi_raw
+for x in "$VTLD" "$VTLCTL" "$AUTH" "$RAW"; do
 	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
 done
 
@@ -107,14 +111,15 @@ configure ""
 "$VTLCTL" -c "$tmp/etc/vtl.conf" init >/dev/null
 "$VTLCTL" -c "$tmp/etc/vtl.conf" cartridge add --barcode D00001L8 --count 1 >/dev/null
 
-step "no CHAP configured: header and data digests (CRC32C) write and read back; digest errors"
+step "no CHAP configured: digests (CRC32C) and their errors, ABORT TASK during a transfer, an oversized PDU"
 start
-timeout 60 "$DIGEST" "127.0.0.1:$port" "$iqn" >"$tmp/out" 2>&1 || { sed 's/^/   /' "$tmp/out"; fail "iscsi_digest failed"; }
+timeout 60 "$RAW" "127.0.0.1:$port" "$iqn" >"$tmp/out" 2>&1 || { sed 's/^/   /' "$tmp/out"; fail "iscsi_raw failed"; }
 sed 's/^/   /' "$tmp/out"
 grep -q "logged in: normal session of iqn.2026-01.org.vtl:digest-host, header digest, data digest" "$log" ||
 	fail "vtld did not log a session with both digests"
 grep -q "data digest error (opcode 0x00" "$log" || fail "vtld did not log the ping's data digest error"
 grep -q "header digest error; closing the connection" "$log" || fail "vtld did not log the header digest error"
+grep -q "above MaxRecvDataSegmentLength (opcode 0x00" "$log" || fail "vtld did not log the oversized PDU"
 stop
 
 step "CHAP with mutual credentials, an initiator list, discovery without CHAP"

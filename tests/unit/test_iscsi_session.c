@@ -385,7 +385,41 @@ static void nop_tmf_logout_reject(void **state)
 	command(1, tur, 6, 0x80, 0, 41, NULL, 0);
 	assert_int_equal(n_out, 0);
 	cmd_sn = saved;
+	/* A command received twice: the copy is ignored. */
+	n_out = 0;
+	command(1, tur, 6, 0x80, 0, 42, NULL, 0);
+	assert_int_equal(n_out, 1);
+	cmd_sn--;
+	command(1, tur, 6, 0x80, 0, 43, NULL, 0);
+	assert_int_equal(n_out, 1);
+	/*
+	 * ABORT TASK of a command numbered before the TMF that has not arrived:
+	 * "function complete", and the command is dropped when it comes.
+	 */
+	n_out = 0;
+	uint32_t lost = cmd_sn++;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_TMF_REQ | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80 | 1;
+	pdu_put(p.bhs + 16, 79, 4);
+	pdu_put(p.bhs + 20, 44, 4);
+	pdu_put(p.bhs + 24, cmd_sn, 4);
+	pdu_put(p.bhs + 32, lost, 4);
+	session_receive(sess, &p);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_TMF_RSP);
+	assert_int_equal(out[0].bhs[2], 0); /* function complete */
+	assert_int_equal(f32(&out[0], 28), cmd_sn); /* ExpCmdSN moved past the aborted command */
+	uint32_t next = cmd_sn;
+	cmd_sn = lost;
+	command(1, tur, 6, 0x80, 0, 44, NULL, 0);
+	assert_int_equal(n_out, 1); /* dropped */
+	cmd_sn = next;
+	command(1, tur, 6, 0x80, 0, 45, NULL, 0);
+	assert_int_equal(n_out, 2);
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(f32(&out[1], 16), 45);
 	/* Logout: the response, then the connection closes. */
+	n_out = 0;
 	memset(&p, 0, sizeof p);
 	p.bhs[0] = ISCSI_OP_LOGOUT_REQ | BHS_IMMEDIATE;
 	p.bhs[1] = 0x80;
@@ -541,6 +575,32 @@ static void data_digest_errors(void **state)
 	assert_int_equal(out[1].bhs[3], SCSI_GOOD);
 }
 
+/* A data segment above the declared MaxRecvDataSegmentLength: Reject 04h with the header, then the session closes. */
+static void oversized_pdu_rejected_and_closed(void **state)
+{
+	(void)state;
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SCSI_CMD;
+	p.bhs[1] = 0xA0;
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 40, 4);
+	pdu_put(p.bhs + 20, 1u << 20, 4);
+	pdu_put(p.bhs + 24, cmd_sn, 4);
+	session_protocol_error(sess, &p);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+	assert_int_equal(out[0].bhs[2], 0x04); /* reason: protocol error */
+	assert_int_equal(out[0].len, ISCSI_BHS_LEN);
+	assert_memory_equal(out[0].data, p.bhs, ISCSI_BHS_LEN);
+	assert_int_equal(closed, 1);
+	/* Nothing more comes out of a closing session, not even for a good PDU. */
+	uint8_t tur[6] = {0};
+	command(1, tur, 6, 0x80, 0, 41, NULL, 0);
+	assert_int_equal(n_out, 1);
+	assert_false(session_busy(sess));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -549,7 +609,7 @@ int main(void)
 		T(inquiry_with_phase_collapse), T(unknown_lun), T(write_with_r2t_then_read_back),
 		T(pipelined_writes_keep_cmdsn_order),
 		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task), T(target_ping),
-		T(data_digest_errors),
+		T(data_digest_errors), T(oversized_pdu_rejected_and_closed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,7 @@
 /* Task management (11.5, 11.6). */
 #define TMF_FUNCTION_MASK 0x7F
 #define TMF_REF_ITT 20
+#define TMF_REF_CMDSN 32
 enum tmf_function {
 	TMF_ABORT_TASK = 1, TMF_ABORT_TASK_SET = 2, TMF_CLEAR_ACA = 3, TMF_CLEAR_TASK_SET = 4,
 	TMF_LU_RESET = 5, TMF_TARGET_WARM_RESET = 6, TMF_TARGET_COLD_RESET = 7, TMF_TASK_REASSIGN = 8,
@@ -83,6 +84,8 @@ struct session {
 	uint64_t nexus;
 	struct session_io io;
 	uint32_t exp_cmd_sn, stat_sn, next_ttt;
+	/* CmdSNs received ahead of ExpCmdSN: bit i is exp_cmd_sn + i (the window is 32 wide). */
+	uint32_t sn_ahead;
 	struct session_task *tasks;
 	unsigned submitted;
 	/* A task management function waiting for aborted tasks still with their unit. */
@@ -566,6 +569,15 @@ void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu)
 	data_out_account(s, t, pdu);
 }
 
+void session_protocol_error(struct session *s, const struct iscsi_pdu *pdu)
+{
+	if (s->closing)
+		return;
+	reject(s, pdu, REJECT_PROTOCOL);
+	s->closing = true;
+	s->io.close(s->io.arg);
+}
+
 static void nop_out(struct session *s, const struct iscsi_pdu *pdu)
 {
 	if (pdu_itt(pdu) == ITT_RESERVED) {
@@ -599,6 +611,29 @@ static void abort_tasks(struct session *s, const struct session_lu *lu, uint32_t
 	}
 }
 
+_Static_assert(SESSION_CMD_WINDOW <= 32, "sn_ahead holds one bit per CmdSN of the window");
+
+/* Whether sn lies in the command window [ExpCmdSN, MaxCmdSN]. */
+static bool sn_in_window(const struct session *s, uint32_t sn)
+{
+	int32_t d = (int32_t)(sn - s->exp_cmd_sn);
+	return d >= 0 && d < SESSION_CMD_WINDOW;
+}
+
+/* Records sn as received, moving ExpCmdSN past every CmdSN received without a gap; false for a duplicate. */
+static bool sn_receive(struct session *s, uint32_t sn)
+{
+	uint32_t bit = 1u << (sn - s->exp_cmd_sn);
+	if (s->sn_ahead & bit)
+		return false;
+	s->sn_ahead |= bit;
+	while (s->sn_ahead & 1u) {
+		s->sn_ahead >>= 1;
+		s->exp_cmd_sn++;
+	}
+	return true;
+}
+
 static void task_management(struct session *s, const struct iscsi_pdu *pdu)
 {
 	unsigned fn = pdu->bhs[RSP_FLAGS] & TMF_FUNCTION_MASK;
@@ -609,7 +644,18 @@ static void task_management(struct session *s, const struct iscsi_pdu *pdu)
 	case TMF_ABORT_TASK: {
 		struct session_task *t = task_by_itt(s, pdu_get(pdu->bhs + TMF_REF_ITT, 4));
 		if (!t) {
-			send_tmf_response(s, itt, TMF_NO_TASK);
+			/*
+			 * RFC 7143 11.5.1: a command numbered before the TMF and still
+			 * inside the window may be on its way: count it as received (it is
+			 * dropped if it comes) and answer "function complete"; otherwise
+			 * the task does not exist.
+			 */
+			uint32_t ref = pdu_get(pdu->bhs + TMF_REF_CMDSN, 4);
+			uint32_t tmf_sn = pdu_get(pdu->bhs + CMD_CMDSN, 4);
+			bool on_its_way = sn_in_window(s, ref) && (int32_t)(ref - tmf_sn) < 0;
+			if (on_its_way)
+				sn_receive(s, ref);
+			send_tmf_response(s, itt, on_its_way ? TMF_COMPLETE : TMF_NO_TASK);
 			return;
 		}
 		abort_tasks(s, NULL, t->itt, true);
@@ -689,16 +735,13 @@ static void text(struct session *s, const struct iscsi_pdu *pdu)
  * Whether a numbered request is in the command window; the expected one
  * advances it. Immediate requests neither need nor move it (RFC 7143 3.2.2.1).
  */
+/* A non-immediate PDU outside the window, or a CmdSN already received, is silently ignored (RFC 7143 4.2.2.1). */
 static bool cmd_sn_ok(struct session *s, const struct iscsi_pdu *pdu)
 {
 	if (pdu->bhs[BHS_OPCODE] & BHS_IMMEDIATE)
 		return true;
 	uint32_t sn = pdu_get(pdu->bhs + CMD_CMDSN, 4);
-	if ((int32_t)(sn - s->exp_cmd_sn) < 0 || (int32_t)(sn - s->exp_cmd_sn) >= SESSION_CMD_WINDOW)
-		return false; /* outside the window: silently ignored */
-	if (sn == s->exp_cmd_sn)
-		s->exp_cmd_sn++;
-	return true;
+	return sn_in_window(s, sn) && sn_receive(s, sn);
 }
 
 void session_ping(struct session *s)

@@ -99,6 +99,14 @@ void session_receive(struct session *s, const struct iscsi_pdu *pdu);
  */
 void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu);
 
+/*
+ * A PDU whose header was sound but whose data segment is longer than the
+ * MaxRecvDataSegmentLength the target declared (RFC 7143 13.12): answers
+ * with a Reject, reason "protocol error", and ends the session, since the
+ * stream after it cannot be trusted. The caller closes once sends drain.
+ */
+void session_protocol_error(struct session *s, const struct iscsi_pdu *pdu);
+
 /* A task the submit callback handed out has been executed: sends its data and status. */
 void session_complete(struct session *s, struct session_task *t);
 

@@ -388,6 +388,11 @@ static void conn_read(struct conn *c)
 			log_warn("iscsi: %s: data digest error (opcode 0x%02x, ITT 0x%08x): rejected", c->peer,
 				 (unsigned)pdu_opcode(&pdu), (unsigned)pdu_itt(&pdu));
 			session_data_digest_error(c->sess, &pdu);
+		} else if (e == PDU_TOO_LONG && c->phase == PH_FFP) {
+			/* The header is sound: say why in a Reject, then close, since its data cannot be skipped safely. */
+			log_warn("iscsi: %s: a data segment above MaxRecvDataSegmentLength (opcode 0x%02x, ITT 0x%08x); "
+				 "rejecting and closing", c->peer, (unsigned)pdu_opcode(&pdu), (unsigned)pdu_itt(&pdu));
+			session_protocol_error(c->sess, &pdu);
 		} else if (e == PDU_BAD_HEADER_DIGEST) {
 			/* Where the next PDU starts is unknown: only a new connection can resynchronise (RFC 7143 7.8). */
 			log_warn("iscsi: %s: header digest error; closing the connection", c->peer);

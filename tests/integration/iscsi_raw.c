@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * An initiator made by hand, for what libiscsi cannot do: data digests, and
- * digests that are wrong on purpose. It logs in with HeaderDigest=CRC32C
- * and DataDigest=CRC32C (and checks the target agreed), moves a cartridge
- * into the drive (LUN 1), writes two blocks, then:
+ * An initiator made by hand, for what libiscsi cannot do: data digests,
+ * digests that are wrong on purpose, a task aborted while the target waits
+ * for its data, and a PDU larger than the target accepts.
+ *
+ * First connection: logs in with HeaderDigest=CRC32C and DataDigest=CRC32C
+ * (and checks the target agreed), moves a cartridge into the drive (LUN 1),
+ * writes two blocks, then:
  *   - a NOP-Out whose ping data has a wrong data digest gets a Reject with
  *     reason 02h ("data digest error") carrying its header; a good ping
  *     after it is answered (the connection goes on);
@@ -13,7 +16,17 @@
  * finally sends a command with a wrong header digest, after which the
  * target must close the connection without answering it.
  *
- * Usage: iscsi_digest PORTAL TARGET-IQN   (PORTAL: IPv4 address:port)
+ * Second connection (no digests, InitialR2T=Yes, ImmediateData=No): a WRITE
+ * gets its R2T, part of the burst is sent, then ABORT TASK: the target
+ * answers "function complete", never a status for the write, and the tape
+ * position has not moved; ABORT TASK of a tag that is not in the session
+ * answers "function complete" too (RFC 7143 11.6.1: the command may never
+ * have arrived). A WRITE after that works. Last, a NOP-Out whose data
+ * segment is longer than the MaxRecvDataSegmentLength the target declared
+ * gets a Reject with reason 04h ("protocol error"), then the connection
+ * closes.
+ *
+ * Usage: iscsi_raw PORTAL TARGET-IQN   (PORTAL: IPv4 address:port)
  * Exit 0 when every step passed; each step prints a line.
  */
 #include <arpa/inet.h>
@@ -35,11 +48,15 @@
 #define DIGEST_LEN 4
 #define OP_NOP_OUT 0x00
 #define OP_SCSI_CMD 0x01
+#define OP_TMF_REQ 0x02
+#define OP_DATA_OUT 0x05
 #define OP_LOGIN_REQ 0x03
 #define OP_NOP_IN 0x20
 #define OP_SCSI_RSP 0x21
 #define OP_LOGIN_RSP 0x23
 #define OP_DATA_IN 0x25
+#define OP_TMF_RSP 0x22
+#define OP_R2T 0x31
 #define OP_REJECT 0x3F
 #define OP_IMMEDIATE 0x40
 #define OP_MASK 0x3F
@@ -52,12 +69,16 @@
 #define STAGE_OPERATIONAL 1
 #define STAGE_FFP 3
 #define REJECT_DATA_DIGEST 0x02
+#define REJECT_PROTOCOL 0x04
+#define TMF_ABORT_TASK 0x01
+#define TMF_COMPLETE 0x00
 #define TAG_NONE 0xFFFFFFFFu
 #define ISID_RANDOM 0x80 /* ISID type 10b: random (RFC 7143 11.12.5) */
 
 #define BLOCK 4096u
 #define MAX_DATA (256u << 10)
 #define RECV_TIMEOUT_S 10
+#define SEND_MAX (MAX_DATA + 4096) /* room for a segment above what the target accepts */
 #define TUR_TRIES 5
 #define INITIATOR "iqn.2026-01.org.vtl:digest-host"
 #define SLOT 1025
@@ -124,7 +145,7 @@ enum spoil { SPOIL_NONE, SPOIL_HEADER_DIGEST, SPOIL_DATA_DIGEST };
 
 static void send_pdu(uint8_t *bhs, const uint8_t *data, uint32_t len, enum spoil spoil)
 {
-	static uint8_t buf[BHS_LEN + DIGEST_LEN + MAX_DATA + 3 + DIGEST_LEN];
+	static uint8_t buf[BHS_LEN + DIGEST_LEN + SEND_MAX + 3 + DIGEST_LEN];
 	bhs[5] = (uint8_t)(len >> 16);
 	bhs[6] = (uint8_t)(len >> 8);
 	bhs[7] = (uint8_t)len;
@@ -244,20 +265,30 @@ static const char *key_value(const struct pdu *p, const char *key)
 	return NULL;
 }
 
-/* Operational stage straight to the full feature phase (no CHAP configured), offering only CRC32C. */
-static void login(const char *target)
+static uint32_t target_max_recv; /* MaxRecvDataSegmentLength the target declared */
+
+/*
+ * Operational stage straight to the full feature phase (no CHAP configured).
+ * With digests: offers only CRC32C for both, ImmediateData=Yes, InitialR2T=No.
+ * Without: no digests, and every write waits for an R2T (InitialR2T=Yes,
+ * ImmediateData=No), so that the target is left waiting for data.
+ */
+static void login(const char *target, bool with_digests, uint8_t isid_tail)
 {
 	char text[1024];
+	const char *digest = with_digests ? "CRC32C" : "None";
 	int n = snprintf(text, sizeof text,
-			 "InitiatorName=" INITIATOR "%cTargetName=%s%cSessionType=Normal%cHeaderDigest=CRC32C%c"
-			 "DataDigest=CRC32C%cMaxRecvDataSegmentLength=%u%cImmediateData=Yes%cInitialR2T=No%c"
+			 "InitiatorName=" INITIATOR "%cTargetName=%s%cSessionType=Normal%cHeaderDigest=%s%c"
+			 "DataDigest=%s%cMaxRecvDataSegmentLength=%u%cImmediateData=%s%cInitialR2T=%s%c"
 			 "FirstBurstLength=65536%cMaxBurstLength=262144%cErrorRecoveryLevel=0%c",
-			 0, target, 0, 0, 0, 0, MAX_DATA, 0, 0, 0, 0, 0, 0);
+			 0, target, 0, 0, digest, 0, digest, 0, MAX_DATA, 0, with_digests ? "Yes" : "No", 0,
+			 with_digests ? "No" : "Yes", 0, 0, 0, 0);
 	uint8_t bhs[BHS_LEN] = {OP_IMMEDIATE | OP_LOGIN_REQ, LOGIN_TRANSIT | STAGE_OPERATIONAL << 2 | STAGE_FFP};
-	static const uint8_t isid[6] = {ISID_RANDOM, 0, 0, 0x12, 0x34, 0x56};
+	const uint8_t isid[6] = {ISID_RANDOM, 0, 0, 0x12, 0x34, isid_tail};
 	memcpy(bhs + 8, isid, sizeof isid);
 	put32(bhs + 16, next_itt++);
 	put32(bhs + 24, cmd_sn);
+	digests = false;
 	send_pdu(bhs, (const uint8_t *)text, (uint32_t)n, SPOIL_NONE);
 	static struct pdu r;
 	if (!recv_pdu(&r))
@@ -269,11 +300,16 @@ static void login(const char *target)
 	if (!(r.bhs[1] & LOGIN_TRANSIT) || (r.bhs[1] & 3) != STAGE_FFP)
 		fail("the target did not move to the full feature phase in one step (flags %02Xh)", r.bhs[1]);
 	const char *hd = key_value(&r, "HeaderDigest"), *dd = key_value(&r, "DataDigest");
-	if (!hd || strcmp(hd, "CRC32C") || !dd || strcmp(dd, "CRC32C"))
+	if (!hd || strcmp(hd, digest) || !dd || strcmp(dd, digest))
 		fail("digests not negotiated: HeaderDigest=%s DataDigest=%s", hd ? hd : "(none)", dd ? dd : "(none)");
+	const char *r2t = key_value(&r, "InitialR2T"), *imm = key_value(&r, "ImmediateData");
+	if (!with_digests && (!r2t || strcmp(r2t, "Yes") || !imm || strcmp(imm, "No")))
+		fail("InitialR2T=%s ImmediateData=%s, expected Yes and No", r2t ? r2t : "(none)", imm ? imm : "(none)");
+	const char *mrd = key_value(&r, "MaxRecvDataSegmentLength");
+	target_max_recv = mrd ? (uint32_t)strtoul(mrd, NULL, 10) : 8192; /* RFC 7143 13.12: the default */
 	exp_stat_sn = get32(r.bhs + 24) + 1;
 	cmd_sn = get32(r.bhs + 28);
-	digests = true;
+	digests = with_digests;
 	printf("-- logged in with HeaderDigest=%s DataDigest=%s\n", hd, dd);
 }
 
@@ -380,14 +416,147 @@ static void expect_digest_reject(uint32_t itt, uint8_t opcode)
 	printf("-- Reject, reason %02Xh (data digest error), for opcode %02Xh ITT %u\n", r.bhs[2], opcode, itt);
 }
 
+/* The logical block the drive is at (READ POSITION, short form). */
+static uint32_t position(void)
+{
+	static const uint8_t rp[10] = {0x34};
+	uint8_t buf[20];
+	uint32_t got = 0;
+	good(DRIVE, rp, sizeof rp, CMD_READ, buf, sizeof buf, &got, "READ POSITION");
+	if (got < 8)
+		fail("READ POSITION returned %u bytes", got);
+	return get32(buf + 4);
+}
+
+/* An immediate ABORT TASK of the task tagged ref (CmdSN ref_sn); returns the TMF response code. */
+static int abort_task(uint32_t ref, uint32_t ref_sn)
+{
+	uint8_t bhs[BHS_LEN] = {OP_IMMEDIATE | OP_TMF_REQ, FLAG_FINAL | TMF_ABORT_TASK};
+	uint32_t itt = next_itt++;
+	bhs[9] = DRIVE;
+	put32(bhs + 16, itt);
+	put32(bhs + 20, ref);
+	put32(bhs + 24, cmd_sn);
+	put32(bhs + 28, exp_stat_sn);
+	put32(bhs + 32, ref_sn);
+	send_pdu(bhs, NULL, 0, SPOIL_NONE);
+	static struct pdu r;
+	if (!recv_pdu(&r))
+		fail("the target closed the connection instead of answering ABORT TASK");
+	if ((r.bhs[0] & OP_MASK) != OP_TMF_RSP || get32(r.bhs + 16) != itt)
+		fail("expected the TMF response for ITT %u, got opcode %02Xh ITT %u", itt, r.bhs[0], get32(r.bhs + 16));
+	return r.bhs[2];
+}
+
+/* Sends a WRITE(6) of len bytes without data and waits for its R2T; returns the R2T's transfer tag. */
+static uint32_t write_until_r2t(uint32_t itt, uint32_t sn, uint32_t len)
+{
+	uint8_t wr[6] = {0x0A, 0, (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len, 0};
+	uint8_t bhs[BHS_LEN];
+	command_bhs(bhs, DRIVE, wr, sizeof wr, CMD_WRITE, len, itt, sn);
+	send_pdu(bhs, NULL, 0, SPOIL_NONE);
+	static struct pdu r;
+	if (!recv_pdu(&r))
+		fail("the target closed the connection instead of sending an R2T");
+	if ((r.bhs[0] & OP_MASK) != OP_R2T || get32(r.bhs + 16) != itt)
+		fail("expected an R2T for ITT %u, got opcode %02Xh", itt, r.bhs[0]);
+	if (get32(r.bhs + 40) != 0 || get32(r.bhs + 44) == 0)
+		fail("the first R2T asks for offset %u, %u bytes", get32(r.bhs + 40), get32(r.bhs + 44));
+	return get32(r.bhs + 20);
+}
+
+/* One Data-Out of the task itt answering the R2T ttt. */
+static void data_out(uint32_t itt, uint32_t ttt, uint32_t data_sn, uint32_t offset, const uint8_t *data, uint32_t len,
+		     bool final)
+{
+	uint8_t bhs[BHS_LEN] = {OP_DATA_OUT, final ? FLAG_FINAL : 0};
+	bhs[9] = DRIVE;
+	put32(bhs + 16, itt);
+	put32(bhs + 20, ttt);
+	put32(bhs + 28, exp_stat_sn);
+	put32(bhs + 36, data_sn);
+	put32(bhs + 40, offset);
+	send_pdu(bhs, data, len, SPOIL_NONE);
+}
+
+/* Second connection: a WRITE aborted while the target waits for its data, then a PDU too big. */
+static void abort_and_oversize(const char *portal, const char *target)
+{
+	connect_to(portal);
+	login(target, false, 0x57);
+	ready(DRIVE); /* the new nexus's unit attention */
+	uint32_t before = position();
+	enum { LEN = 65536, PART = 16384 };
+	static uint8_t data[LEN];
+	for (unsigned i = 0; i < LEN; i++)
+		data[i] = (uint8_t)(i * 13 + (i >> 9));
+
+	uint32_t itt = next_itt++, sn = cmd_sn++;
+	uint32_t ttt = write_until_r2t(itt, sn, LEN);
+	data_out(itt, ttt, 0, 0, data, PART, false);
+	int resp = abort_task(itt, sn);
+	if (resp != TMF_COMPLETE)
+		fail("ABORT TASK of the WRITE waiting for data: response %d, expected %d (function complete)", resp,
+		     TMF_COMPLETE);
+	/* A ping answered next proves no status of the aborted WRITE was queued before it. */
+	static const uint8_t ping_data[] = "still there";
+	uint32_t ping_itt = next_itt++;
+	ping(ping_data, sizeof ping_data, ping_itt, SPOIL_NONE);
+	static struct pdu r;
+	if (!recv_pdu(&r) || (r.bhs[0] & OP_MASK) != OP_NOP_IN || get32(r.bhs + 16) != ping_itt)
+		fail("after ABORT TASK, expected the ping's NOP-In, got opcode %02Xh ITT %u", r.bhs[0], get32(r.bhs + 16));
+	uint32_t after = position();
+	if (after != before)
+		fail("the aborted WRITE moved the tape from block %u to %u", before, after);
+	printf("-- ABORT TASK during a WRITE's Data-Out: function complete, no status, still at block %u\n", after);
+
+	/* A tag not in the session, numbered before the TMF: it may be on its way, so "function complete". */
+	resp = abort_task(0x7777, cmd_sn++);
+	if (resp != TMF_COMPLETE)
+		fail("ABORT TASK of a command not yet arrived: response %d, expected %d", resp, TMF_COMPLETE);
+	printf("-- ABORT TASK of a command not yet arrived: function complete\n");
+
+	/* The same WRITE again, whole: it lands. */
+	itt = next_itt++;
+	ttt = write_until_r2t(itt, cmd_sn++, LEN);
+	data_out(itt, ttt, 0, 0, data, PART, false);
+	data_out(itt, ttt, 1, PART, data + PART, LEN - PART, true);
+	uint8_t key = 0;
+	int st = wait_status(itt, NULL, 0, NULL, &key);
+	if (st != GOOD)
+		fail("the WRITE after the abort: status %02Xh, sense key %Xh", st, key);
+	if (position() != before + 1)
+		fail("the WRITE after the abort did not leave the tape at block %u", before + 1);
+	printf("-- a WRITE after the abort lands at block %u\n", before);
+
+	/* A data segment above what the target declared: Reject 04h, then the connection closes. */
+	uint32_t big = target_max_recv + 4;
+	if (big > SEND_MAX)
+		fail("the target declared MaxRecvDataSegmentLength=%u, beyond what this test can send", target_max_recv);
+	static uint8_t huge[SEND_MAX];
+	uint32_t big_itt = next_itt++;
+	ping(huge, big, big_itt, SPOIL_NONE);
+	if (!recv_pdu(&r))
+		fail("the target closed the connection without a Reject for the oversized PDU");
+	if ((r.bhs[0] & OP_MASK) != OP_REJECT || r.bhs[2] != REJECT_PROTOCOL || r.len != BHS_LEN ||
+	    get32(r.data + 16) != big_itt)
+		fail("expected a Reject, reason %02Xh, with the header of ITT %u; got opcode %02Xh reason %02Xh", REJECT_PROTOCOL,
+		     big_itt, r.bhs[0], r.bhs[2]);
+	if (recv_pdu(&r))
+		fail("the target went on after an oversized PDU (opcode %02Xh)", r.bhs[0]);
+	printf("-- a %u-byte data segment (limit %u): Reject, reason %02Xh (protocol error), connection closed\n", big,
+	       target_max_recv, REJECT_PROTOCOL);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: iscsi_digest PORTAL TARGET-IQN\n");
+		fprintf(stderr, "usage: iscsi_raw PORTAL TARGET-IQN\n");
 		return 1;
 	}
 	connect_to(argv[1]);
-	login(argv[2]);
+	login(argv[2], true, 0x56);
 	ready(CHANGER);
 	uint8_t move[12] = {0xA5, 0, 0, 0, SLOT >> 8, SLOT & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
 	good(CHANGER, move, sizeof move, 0, NULL, 0, NULL, "MOVE MEDIUM");
@@ -452,5 +621,7 @@ int main(int argc, char **argv)
 		fail("the target answered a PDU with a wrong header digest (opcode %02Xh)", r.bhs[0]);
 	printf("-- a wrong header digest closed the connection\n");
 	close(fd);
+
+	abort_and_oversize(argv[1], argv[2]);
 	return 0;
 }

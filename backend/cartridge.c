@@ -1219,6 +1219,7 @@ int vtl_cart_sync(struct vtl_cart *c)
 			return VTL_E_IO;
 		c->need_sync = false;
 	}
+	c->unsynced = 0;
 	return cart_sync_dirs(c);
 }
 
@@ -1712,6 +1713,7 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 	if ((rc = append_record(c, &h, payload)))
 		return rc;
 	c->st.written_bytes += len;
+	c->unsynced += len;
 	c->st.written_stored += h.stored_len;
 	return ew_status(c);
 }
@@ -1763,6 +1765,10 @@ void vtl_cart_set_compression(struct vtl_cart *c, bool on)
 void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
 {
 	*st = c->st;
+	st->unsynced_bytes = c->unsynced;
+	st->readahead_ready = st->readahead_limit = 0;
+	if (c->ra && ra_active(c->ra))
+		ra_buffered(c->ra, &st->readahead_ready, &st->readahead_limit);
 }
 
 /* ---- pool inventory ---- */

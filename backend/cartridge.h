@@ -75,6 +75,9 @@ struct vtl_cart_stats {
 	uint64_t read_stored;        /* bytes those took on the medium */
 	uint64_t readahead_hits;     /* reads served from the read-ahead */
 	uint64_t readahead_misses;   /* reads that had to go to disk themselves */
+	uint64_t readahead_ready;    /* stored bytes read ahead, ready for the host (0 when not reading ahead) */
+	uint64_t readahead_limit;    /* the most stored bytes the read-ahead keeps in flight */
+	uint64_t unsynced_bytes;     /* host bytes written since the last sync (not yet on stable storage) */
 };
 
 struct vtl_cart_info {

@@ -92,6 +92,7 @@ struct vtl_cart {
 
 	bool dirty;     /* changed since open: close must write the footer */
 	bool need_sync; /* written since the last sync */
+	uint64_t unsynced; /* host bytes written since the last sync */
 	uint64_t dir_dirty; /* members whose directory entries need an fsync */
 	bool compress;
 	bool lz4_slow; /* the last block compressed slowly enough to use the workers */
@@ -144,6 +145,8 @@ void ra_reset(struct ra *ra);
 void ra_start(struct ra *ra, uint64_t obj);
 /* True when read-ahead is running. */
 bool ra_active(const struct ra *ra);
+/* Stored bytes read ahead and ready for the host, and the most it keeps in flight. */
+void ra_buffered(struct ra *ra, uint64_t *ready, uint64_t *limit);
 /*
  * Serves the read of object obj from the read-ahead: 1 when served (r filled),
  * 0 when it cannot (the caller reads from disk).

@@ -336,6 +336,17 @@ static bool plan_chunk(struct ra *ra, struct slot *s)
 	return true;
 }
 
+void ra_buffered(struct ra *ra, uint64_t *ready, uint64_t *limit)
+{
+	pthread_mutex_lock(&ra->lock);
+	*ready = 0;
+	for (unsigned i = 0; i < ra->nslots; i++)
+		if (ra->slots[i].state == SLOT_READY && !ra->slots[i].stale)
+			*ready += ra->slots[i].end - ra->slots[i].start;
+	*limit = ra->memory / (1 + DEC_FACTOR);
+	pthread_mutex_unlock(&ra->lock);
+}
+
 /* Issues chunks until the slots or the memory budget run out. */
 static void ra_fill(struct ra *ra)
 {

@@ -240,6 +240,7 @@ static const struct keydef keys[] = {
 	{SEC_ISCSI, "initiator", K_INITIATOR, 0, 0, 0, 0},
 	{SEC_DAEMON, "control_socket", K_PATH, CF(daemon.control_socket), 0, 0, 0},
 	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
+	{SEC_DAEMON, "syslog", K_BOOL, CF(daemon.syslog), 0, 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

@@ -85,6 +85,7 @@ struct vtl_config {
 	struct {
 		char *control_socket; /* absolute */
 		char log_level[8];    /* error, warn, info, debug */
+		bool syslog;          /* log lines also go to syslog (facility daemon) */
 	} daemon;
 };
 

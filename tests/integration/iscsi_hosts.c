@@ -12,11 +12,16 @@
  *                                    leaves the cartridge loaded (for a restart)
  *   iscsi_hosts PORTAL IQN check     after vtld restarted: the cartridge is still in that drive,
  *                                    and every block and filemark is where it was written
+ *   iscsi_hosts PORTAL IQN stream    with that cartridge still loaded: goes to end of data, writes
+ *                                    256 KiB blocks at about 25 MB/s for STREAM_SECONDS, then reads
+ *                                    them back at that pace, saying "-- writing" and "-- reading"
+ *                                    as each phase starts (the test watches vtld's status meanwhile)
  * Exit 0 when every step passed.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/integration/hostlib.h"
 
@@ -194,10 +199,80 @@ static void check_after_restart(const char *portal, const char *iqn)
 	iscsi_destroy_context(a);
 }
 
+#define STREAM_BLOCK (256u << 10)
+#define STREAM_SECONDS 5
+#define STREAM_BLOCKS_PER_S 100 /* about 26 MB/s: slow enough for a loaded machine, fast enough to see */
+
+static double seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sleeps until block i of a paced stream that started at t0 is due. */
+static void pace(double t0, unsigned i)
+{
+	double due = t0 + (double)i / STREAM_BLOCKS_PER_S, now = seconds();
+	if (due > now) {
+		double s = due - now;
+		struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void stream(const char *portal, const char *iqn)
+{
+	struct iscsi_context *a = login(portal, iqn, "iqn.2026-01.org.vtl:host-s");
+	ready(a, DRIVE);
+	static const uint8_t eod[6] = {0x11, 0x03}; /* SPACE(6) to end of data */
+	expect(a, DRIVE, eod, 6, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "SPACE to end of data");
+	uint8_t rp[10] = {0x34};
+	uint8_t pos[20];
+	struct scsi_task *t = run(a, DRIVE, rp, 10, SCSI_XFER_READ, pos, sizeof pos);
+	if (t->status != SCSI_STATUS_GOOD)
+		fail("READ POSITION");
+	uint8_t start[4];
+	memcpy(start, t->datain.data + 4, 4);
+	scsi_free_scsi_task(t);
+	static uint8_t block[STREAM_BLOCK], back[STREAM_BLOCK];
+	const uint8_t wr[6] = {0x0A, 0, STREAM_BLOCK >> 16, (STREAM_BLOCK >> 8) & 0xFF, STREAM_BLOCK & 0xFF, 0};
+	const uint8_t rd[6] = {0x08, 0, STREAM_BLOCK >> 16, (STREAM_BLOCK >> 8) & 0xFF, STREAM_BLOCK & 0xFF, 0};
+	const unsigned n = STREAM_SECONDS * STREAM_BLOCKS_PER_S;
+	printf("-- writing\n");
+	fflush(stdout);
+	double t0 = seconds();
+	for (unsigned i = 0; i < n; i++) {
+		pace(t0, i);
+		fill(block, 64, i + 1000); /* the rest stays as it was: compressible, cheap to make */
+		t = run(a, DRIVE, wr, 6, SCSI_XFER_WRITE, block, STREAM_BLOCK);
+		if (t->status != SCSI_STATUS_GOOD)
+			fail("streaming write %u", i);
+		scsi_free_scsi_task(t);
+	}
+	printf("   %u blocks written in %.1f s\n", n, seconds() - t0);
+	uint8_t loc[10] = {0x2B, 0, 0, start[0], start[1], start[2], start[3], 0, 0, 0};
+	expect(a, DRIVE, loc, 10, SCSI_XFER_NONE, NULL, 0, SCSI_STATUS_GOOD, 0, "LOCATE back to the stream's start");
+	printf("-- reading\n");
+	fflush(stdout);
+	t0 = seconds();
+	for (unsigned i = 0; i < n; i++) {
+		pace(t0, i);
+		t = run(a, DRIVE, rd, 6, SCSI_XFER_READ, back, STREAM_BLOCK);
+		fill(block, 64, i + 1000);
+		if (t->status != SCSI_STATUS_GOOD || memcmp(t->datain.data, block, 64) != 0)
+			fail("streaming read %u", i);
+		scsi_free_scsi_task(t);
+	}
+	printf("   %u blocks read back in %.1f s\n", n, seconds() - t0);
+	iscsi_logout_sync(a);
+	iscsi_destroy_context(a);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: iscsi_hosts PORTAL IQN reserve|write|check\n");
+		fprintf(stderr, "usage: iscsi_hosts PORTAL IQN reserve|write|check|stream\n");
 		return 2;
 	}
 	if (!strcmp(argv[3], "reserve"))
@@ -206,6 +281,8 @@ int main(int argc, char **argv)
 		write_for_restart(argv[1], argv[2]);
 	else if (!strcmp(argv[3], "check"))
 		check_after_restart(argv[1], argv[2]);
+	else if (!strcmp(argv[3], "stream"))
+		stream(argv[1], argv[2]);
 	else
 		return 2;
 	printf("iscsi_hosts %s: all steps passed\n", argv[3]);

@@ -59,6 +59,45 @@ vtld_stop
 vtld_start
 step "after the restart the cartridge is still loaded and every block is where it was"
 hosts check
+step "vtlctl status shows a drive's MB/s and buffer fill while a host streams (iscsi_hosts stream)"
+# wait_line WORD: waits up to 30 s for the streaming host to print "-- WORD".
+wait_line() {
+	i=0
+	until grep -q -- "-- $1" "$tmp/stream"; do
+		i=$((i + 1))
+		[ "$i" -le 300 ] || { sed 's/^/   /' "$tmp/stream"; fail "the streaming host never said '-- $1'"; }
+		kill -0 "$spid" 2>/dev/null || { sed 's/^/   /' "$tmp/stream"; fail "the streaming host stopped early"; }
+		sleep 0.1
+	done
+}
+# watch_status PYTHON-EXPR: over 4 s, some status answer d for drive 2 (LUN 2) must satisfy the expression.
+watch_status() {
+	python3 - "$tmp/etc/vtld.sock" "$1" <<'PY' || fail "no status within 4 s satisfied: $1"
+import json, socket, sys, time
+for _ in range(20):
+    time.sleep(0.2)
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"status\n")
+    d = [x for x in json.loads(s.makefile().readline())["drives"] if x["lun"] == 2][0]
+    if eval(sys.argv[2]):
+        print("   status of LUN 2: write %.1f MB/s, read %.1f MB/s, read buffer %d of %d bytes, write buffer %d bytes"
+              % (d["write_mb_s"], d["read_mb_s"], d["read_buffer_bytes"], d["read_buffer_size"], d["write_buffer_bytes"]))
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+timeout 120 "$HOSTS" "127.0.0.1:$port" "$iqn" stream >"$tmp/stream" 2>&1 &
+spid=$!
+wait_line writing
+sleep 1.5
+# The host paces about 26 MB/s; the rate must show it (the bounds leave room for a busy machine).
+watch_status 'd["write_mb_s"] > 5 and d["write_mb_s"] < 60 and d["write_buffer_bytes"] > 0'
+"$VTLCTL" -c "$conf" status | sed 's/^/   | /'
+wait_line reading
+sleep 1.5
+watch_status 'd["read_mb_s"] > 5 and d["read_mb_s"] < 60 and d["read_buffer_size"] > 0 and d["read_buffer_bytes"] > 0'
+"$VTLCTL" -c "$conf" status | sed 's/^/   | /'
+wait "$spid" || { sed 's/^/   /' "$tmp/stream"; fail "iscsi_hosts stream failed"; }
+sed 's/^/   /' "$tmp/stream"
 step "and the first client's whole run works again"
 client "after the restart"
 vtld_stop

@@ -85,7 +85,8 @@ static const char full_text[] =
 	"target_iqn = iqn.2026-01.com.example:vtl1\n"    /* 39 */
 	"[daemon]\n"                                     /* 40 */
 	"control_socket = /run/vtl/vtld.sock\n"          /* 41 */
-	"log_level = debug\n";                           /* 42 */
+	"log_level = debug\n"                            /* 42 */
+	"syslog = yes\n";                               /* 43 */
 
 static void full_config(void **state)
 {
@@ -143,6 +144,7 @@ static void full_config(void **state)
 	assert_string_equal(c->iscsi.target_iqn, "iqn.2026-01.com.example:vtl1");
 	assert_string_equal(c->daemon.control_socket, "/run/vtl/vtld.sock");
 	assert_string_equal(c->daemon.log_level, "debug");
+	assert_true(c->daemon.syslog);
 
 	struct vtl_pool_config pc;
 	vtl_config_pool(c, &pc);
@@ -188,6 +190,7 @@ static void minimal_config_defaults(void **state)
 	assert_string_equal(c->catalog.path, "/etc/vtl/catalog.db");
 	assert_string_equal(c->daemon.control_socket, "/etc/vtl/vtld.sock");
 	assert_string_equal(c->daemon.log_level, "info");
+	assert_false(c->daemon.syslog);
 	assert_string_equal(c->iscsi.listen, "0.0.0.0");
 	assert_int_equal(c->iscsi.port, 3260);
 	assert_int_equal(c->iscsi.nop_interval, 30);

@@ -195,6 +195,9 @@ static void fill_counts(struct ssc_drive *d, struct ssc_status *st)
 	st->stored_bytes = pos.stored_bytes;
 	st->written_bytes = cs.written_bytes;
 	st->read_bytes = cs.read_bytes;
+	st->readahead_ready = cs.readahead_ready;
+	st->readahead_limit = cs.readahead_limit;
+	st->unsynced_bytes = cs.unsynced_bytes;
 }
 
 /* Closes the cartridge of a loaded drive; the drive keeps it, ejected. A sync failure is returned. */

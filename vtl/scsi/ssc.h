@@ -64,6 +64,9 @@ struct ssc_status {
 	uint64_t stored_bytes;  /* on the medium before EOD */
 	uint64_t written_bytes; /* this load (kept after an unload until the next load) */
 	uint64_t read_bytes;
+	uint64_t readahead_ready; /* stored bytes read ahead for the host: the read buffer's fill */
+	uint64_t readahead_limit; /* the read buffer's size */
+	uint64_t unsynced_bytes;  /* written, acknowledged, not yet synced: the write buffer's fill */
 	bool prevent;           /* PREVENT MEDIUM REMOVAL in effect */
 	unsigned generation;
 };

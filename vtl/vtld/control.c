@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -21,6 +22,8 @@
 #define REQUEST_MAX 1024
 #define ANSWER_MAX 65536
 #define CLIENT_TIMEOUT_MS 5000 /* a client that sends nothing is dropped */
+#define SAMPLE_MS 1000         /* how often the drives' byte counters are sampled for MB/s */
+#define MB 1e6
 
 struct control {
 	int fd;
@@ -53,8 +56,32 @@ static const char *state_name(enum ssc_state st)
 	}
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Samples every drive's byte counters, at most once per SAMPLE_MS unless forced (a status asked). */
+static void sample_drives(struct vtld *v, bool force)
+{
+	unsigned n;
+	struct vtld_lu *lus = vtld_lus(v, &n);
+	uint64_t t = now_ms();
+	for (unsigned i = 0; i < n; i++) {
+		if (strcmp(lus[i].what, "drive") != 0 || (!force && meter_age(&lus[i].written, t) < SAMPLE_MS))
+			continue;
+		struct ssc_status st;
+		ssc_status(lus[i].dev, &st);
+		meter_sample(&lus[i].written, t, st.written_bytes);
+		meter_sample(&lus[i].read, t, st.read_bytes);
+	}
+}
+
 static void status(struct vtld *v, char *out, size_t cap)
 {
+	sample_drives(v, true);
 	size_t at = 0;
 	struct vtl_library *lib = vtld_library(v);
 	put(out, cap, &at, "{\"ok\":true,\"library\":\"%s\",\"drives\":[", library_info(lib)->name);
@@ -69,11 +96,15 @@ static void status(struct vtld *v, char *out, size_t cap)
 		ssc_status(lus[i].dev, &st);
 		put(out, cap, &at,
 		    "%s{\"lun\":%u,\"address\":%u,\"state\":\"%s\",\"barcode\":\"%s\",\"position\":%llu,"
-		    "\"file\":%llu,\"eod\":%llu,\"written_bytes\":%llu,\"read_bytes\":%llu,\"prevent\":%s}",
+		    "\"file\":%llu,\"eod\":%llu,\"written_bytes\":%llu,\"read_bytes\":%llu,"
+		    "\"write_mb_s\":%.1f,\"read_mb_s\":%.1f,\"read_buffer_bytes\":%llu,\"read_buffer_size\":%llu,"
+		    "\"write_buffer_bytes\":%llu,\"prevent\":%s}",
 		    k > 1 ? "," : "", lus[i].lun, address, state_name(st.state), st.barcode,
 		    (unsigned long long)st.object, (unsigned long long)st.file, (unsigned long long)st.eod,
 		    (unsigned long long)st.written_bytes, (unsigned long long)st.read_bytes,
-		    st.prevent ? "true" : "false");
+		    meter_rate(&lus[i].written) / MB, meter_rate(&lus[i].read) / MB,
+		    (unsigned long long)st.readahead_ready, (unsigned long long)st.readahead_limit,
+		    (unsigned long long)st.unsynced_bytes, st.prevent ? "true" : "false");
 	}
 	put(out, cap, &at, "]}");
 }
@@ -234,8 +265,9 @@ static void *run(void *arg)
 	struct control *c = arg;
 	for (;;) {
 		struct pollfd p[2] = {{c->fd, POLLIN, 0}, {c->stop_pipe[0], POLLIN, 0}};
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		if (poll(p, 2, SAMPLE_MS) < 0 && errno != EINTR)
 			break;
+		sample_drives(c->v, false);
 		if (p[1].revents)
 			break;
 		if (!(p[0].revents & POLLIN))

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/meter.h"
 #include "vtl/config.h"
 #include "vtl/lu_worker.h"
 #include "vtl/scsi/cmd.h"
@@ -26,6 +27,7 @@ struct vtld_lu {
 	void (*reset)(void *dev);
 	void (*nexus_lost)(void *dev, uint64_t nexus);
 	struct lu_worker *worker;       /* runs exec in order */
+	struct meter written, read;     /* a drive's byte counters, sampled by the control thread */
 };
 
 struct vtld;

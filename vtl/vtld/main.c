@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 	if (port > 0)
 		cfg->iscsi.port = (unsigned)port;
 	int level = log_level_parse(cfg->daemon.log_level[0] ? cfg->daemon.log_level : "info");
-	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, false, "vtld");
+	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, cfg->daemon.syslog, "vtld");
 
 	/* Signals are taken synchronously by this thread; every other thread inherits the mask. */
 	sigset_t stop;

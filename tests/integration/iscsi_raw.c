@@ -26,7 +26,12 @@
  * gets a Reject with reason 04h ("protocol error"), then the connection
  * closes.
  *
- * Usage: iscsi_raw PORTAL TARGET-IQN   (PORTAL: IPv4 address:port)
+ * With "keepalive" (vtld started with [iscsi] nop_interval = 1), it only
+ * logs in and stays silent: a NOP-In with a reserved ITT and a real TTT
+ * must come within a few seconds; answered, the session stays; the next
+ * one, left unanswered, must end with the target closing the connection.
+ *
+ * Usage: iscsi_raw PORTAL TARGET-IQN [keepalive]   (PORTAL: IPv4 address:port)
  * Exit 0 when every step passed; each step prints a line.
  */
 #include <arpa/inet.h>
@@ -549,10 +554,58 @@ static void abort_and_oversize(const char *portal, const char *target)
 	close(fd);
 }
 
+/* The next PDU must be the target's keepalive NOP-In: reserved ITT, a real TTT (returned). */
+static uint32_t expect_target_ping(void)
+{
+	static struct pdu r;
+	if (!recv_pdu(&r))
+		fail("the target closed the connection instead of pinging");
+	if ((r.bhs[0] & OP_MASK) != OP_NOP_IN || get32(r.bhs + 16) != TAG_NONE || get32(r.bhs + 20) == TAG_NONE)
+		fail("expected a NOP-In asking for an answer, got opcode %02Xh ITT %08Xh TTT %08Xh", r.bhs[0],
+		     get32(r.bhs + 16), get32(r.bhs + 20));
+	return get32(r.bhs + 20);
+}
+
+static double now_s(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* A silent initiator is pinged; answered, the session lives; unanswered, it is closed. */
+static void keepalive(const char *portal, const char *target)
+{
+	connect_to(portal);
+	login(target, false, 0x58);
+	double t0 = now_s();
+	uint32_t ttt = expect_target_ping();
+	printf("-- silent for %.1f s: the target sent a NOP-In (TTT %08Xh)\n", now_s() - t0, ttt);
+	uint8_t bhs[BHS_LEN] = {OP_IMMEDIATE | OP_NOP_OUT, FLAG_FINAL};
+	put32(bhs + 16, TAG_NONE);
+	put32(bhs + 20, ttt);
+	put32(bhs + 24, cmd_sn);
+	put32(bhs + 28, exp_stat_sn);
+	send_pdu(bhs, NULL, 0, SPOIL_NONE);
+	t0 = now_s();
+	ttt = expect_target_ping();
+	printf("-- answered, the session went on; %.1f s later the next NOP-In (TTT %08Xh)\n", now_s() - t0, ttt);
+	t0 = now_s();
+	static struct pdu r;
+	if (recv_pdu(&r))
+		fail("left unanswered, the target sent opcode %02Xh instead of closing", r.bhs[0]);
+	printf("-- left unanswered: the target closed the connection %.1f s later\n", now_s() - t0);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[3], "keepalive")) {
+		keepalive(argv[1], argv[2]);
+		return 0;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: iscsi_raw PORTAL TARGET-IQN\n");
+		fprintf(stderr, "usage: iscsi_raw PORTAL TARGET-IQN [keepalive]\n");
 		return 1;
 	}
 	connect_to(argv[1]);

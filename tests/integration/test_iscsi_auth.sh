@@ -122,6 +122,14 @@ grep -q "header digest error; closing the connection" "$log" || fail "vtld did n
 grep -q "above MaxRecvDataSegmentLength (opcode 0x00" "$log" || fail "vtld did not log the oversized PDU"
 stop
 
+step "keepalive: a silent initiator gets a NOP-In; answered it stays, unanswered it is closed"
+configure "nop_interval = 1"
+start
+timeout 60 "$RAW" "127.0.0.1:$port" "$iqn" keepalive >"$tmp/out" 2>&1 || { sed 's/^/   /' "$tmp/out"; fail "iscsi_raw keepalive failed"; }
+sed 's/^/   /' "$tmp/out"
+grep -q "does not answer NOP-In; closing the connection" "$log" || fail "vtld did not log the dead connection"
+stop
+
 step "CHAP with mutual credentials, an initiator list, discovery without CHAP"
 configure "chap_user = $user
 chap_secret = $secret

@@ -7,14 +7,16 @@ OPT     ?= -O2
 CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE -I. -pthread
 CFLAGS_EXTRA ?=
 CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
-LDLIBS  := -lsqlite3 -llz4 -lpthread
+LDLIBS  := -lsqlite3 -llz4 -liscsi -lpthread
 TEST_LDLIBS := -lcmocka $(LDLIBS)
 
 COMMON_SRC  := $(wildcard common/*.c)
 BACKEND_SRC := $(wildcard backend/*.c)
 CATALOG_SRC := $(wildcard catalog/*.c)
 VTL_SRC     := $(wildcard vtl/*.c vtl/scsi/*.c vtl/iscsi/*.c)
-LIB_SRC     := $(COMMON_SRC) $(BACKEND_SRC) $(CATALOG_SRC) $(VTL_SRC)
+# The migrator's modules (physical tape access, streaming engine, copies); main.c is the daemon.
+MIGRATOR_SRC := $(filter-out migrator/main.c,$(wildcard migrator/*.c))
+LIB_SRC     := $(COMMON_SRC) $(BACKEND_SRC) $(CATALOG_SRC) $(VTL_SRC) $(MIGRATOR_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB         := $(BUILD)/libvtl.a
 
@@ -26,6 +28,8 @@ VTLCTL_SRC  := $(wildcard vtl/ctl/*.c)
 VTLCTL      := $(BUILD)/vtlctl
 VTLD_SRC    := $(wildcard vtl/vtld/*.c)
 VTLD        := $(BUILD)/vtld
+MIGRATOR_MAIN := $(wildcard migrator/main.c)
+MIGRATOR    := $(BUILD)/vtl-migrator
 INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
 # Every tests/integration/*.c is a host program, except the LD_PRELOAD shims (*_shim.c -> .so).
 INTEG_SHIM_SRC := $(wildcard tests/integration/*_shim.c)
@@ -41,7 +45,7 @@ BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
 .PHONY: all deps check unit integration kernel fuzz asan bench run clean
-PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD))
+PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD)) $(if $(MIGRATOR_MAIN),$(MIGRATOR))
 all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN)
 
 deps:
@@ -64,6 +68,9 @@ $(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
 $(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
+
+$(MIGRATOR): $(MIGRATOR_MAIN:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
 # libFuzzer needs clang; each target is built with all the library sources under ASan + UBSan.
@@ -120,7 +127,7 @@ unit: $(UNIT_BIN)
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
 		CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -lpthread" unit integration
+		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -liscsi -lpthread" unit integration
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PROGRAMS)

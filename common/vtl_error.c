@@ -6,6 +6,7 @@ const char *vtl_strerror(int err)
 	switch (err) {
 	case VTL_OK: return "success";
 	case VTL_W_EARLY_WARNING: return "early warning: the end of the medium is near";
+	case VTL_W_FILEMARK: return "a filemark was read";
 	case VTL_E_INVAL: return "invalid argument";
 	case VTL_E_IO: return "I/O error";
 	case VTL_E_NOMEM: return "out of memory";

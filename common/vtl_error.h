@@ -35,6 +35,7 @@ enum vtl_err {
 /* Positive warnings (the operation completed). */
 enum vtl_warn {
 	VTL_W_EARLY_WARNING = 1, /* written, and now past the early-warning point */
+	VTL_W_FILEMARK = 2,      /* a read met a filemark (and is now past it); no data */
 };
 
 /* Returns a short static English description of a vtl_err or vtl_warn value. */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A physical tape library as the migrator sees it: a changer that moves
+ * tapes between slots, mail slots and drives, and drives that write and
+ * read variable-length blocks and filemarks. One interface, three
+ * implementations: phys_sim (a simulated LTO library with a timing model,
+ * for tests and benchmarks), phys_st (the Linux st driver for the drives,
+ * SCSI generic for the changer) and phys_iscsi (a library reached over
+ * iSCSI with libiscsi).
+ *
+ * Every call returns VTL_OK, a positive warning or a negative vtl_err; on
+ * an error, phys_error() says what the device said (sense key, ASC/ASCQ or
+ * the system error) in the operator's words. Calls on one library are not
+ * thread safe: the migrator gives each library to one thread at a time.
+ */
+#ifndef VTL_MIGRATOR_PHYS_H
+#define VTL_MIGRATOR_PHYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/pool.h"
+
+#define PHYS_MAX_DRIVES 16
+#define PHYS_ERR_MAX 256
+
+/* Element types, as SMC-3 table 25 codes them. */
+enum phys_elem_type { PHYS_ELEM_TRANSPORT = 1, PHYS_ELEM_SLOT = 2, PHYS_ELEM_IE = 3, PHYS_ELEM_DRIVE = 4 };
+
+struct phys_element {
+	enum phys_elem_type type;
+	uint16_t address;
+	bool full;
+	char barcode[VTL_BARCODE_MAX + 1]; /* the primary volume tag, "" when none or empty */
+};
+
+struct phys_drive_status {
+	bool ready;            /* a tape is loaded and the drive answers TEST UNIT READY */
+	bool write_protected;
+	bool bot;              /* at the beginning of the tape */
+	bool early_warning;    /* past the early-warning point */
+	uint64_t block;        /* logical object number */
+	uint64_t file;         /* filemarks before the position (-1 if the implementation cannot tell) */
+	uint32_t max_block;    /* READ BLOCK LIMITS maximum (0 when not known) */
+	uint64_t tapealert;    /* TapeAlert flags: bit n-1 is flag n */
+	uint64_t backhitches;  /* times the drive stopped and repositioned (the sim counts; others 0) */
+	uint64_t written;      /* bytes written since this tape was loaded */
+};
+
+struct phys_lib;
+
+/* The implementation behind a library; every member is required. */
+struct phys_ops {
+	const char *kind; /* "sim", "st", "iscsi" */
+	/* Lists every element into out (at most cap); *n gets how many there are. */
+	int (*inventory)(struct phys_lib *l, struct phys_element *out, unsigned cap, unsigned *n);
+	/* Moves the tape in element from to element to (MOVE MEDIUM); into a drive it loads, and waits until ready. */
+	int (*move)(struct phys_lib *l, uint16_t from, uint16_t to);
+	/* Rewinds and unloads drive d, so that the changer can take its tape out. */
+	int (*unload)(struct phys_lib *l, unsigned d);
+	int (*rewind)(struct phys_lib *l, unsigned d);
+	/* Writes one block of len bytes; VTL_W_EARLY_WARNING past early warning, VTL_E_EOM when nothing fits. */
+	int (*write_block)(struct phys_lib *l, unsigned d, const void *buf, size_t len);
+	/* Writes n filemarks; also flushes the drive's buffer to the tape. */
+	int (*write_filemarks)(struct phys_lib *l, unsigned d, unsigned n);
+	/* Reads one block into buf (cap bytes): VTL_OK and *len; VTL_W_FILEMARK; VTL_E_EOD at end of data;
+	 * VTL_E_INVAL when the block is longer than cap (nothing is returned, the position is past it). */
+	int (*read_block)(struct phys_lib *l, unsigned d, void *buf, size_t cap, size_t *len);
+	/* Spaces n filemarks forward (n > 0) or backward (n < 0). */
+	int (*space_filemarks)(struct phys_lib *l, unsigned d, int64_t n);
+	/* Goes to logical object block (LOCATE). */
+	int (*locate)(struct phys_lib *l, unsigned d, uint64_t block);
+	/* Position, readiness, limits and alerts of drive d. */
+	int (*status)(struct phys_lib *l, unsigned d, struct phys_drive_status *st);
+	/* Frees the library (drives are left as they are). */
+	void (*close)(struct phys_lib *l);
+};
+
+/* What every implementation keeps first in its own structure. */
+struct phys_lib {
+	const struct phys_ops *ops;
+	unsigned drives;                       /* drives 0 .. drives-1 */
+	uint16_t drive_addr[PHYS_MAX_DRIVES];  /* the changer's element address of each drive */
+	char err[PHYS_ERR_MAX];                /* the last failure, in words */
+};
+
+/* The last failure's description ("" when none). */
+static inline const char *phys_error(const struct phys_lib *l)
+{
+	return l->err;
+}
+
+/* Sets the last failure's description (printf format) and returns rc. */
+int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Describes SCSI sense (key, ASC, ASCQ) as words, e.g. "MEDIUM ERROR, write error (0C/00h)". */
+void phys_sense_text(uint8_t key, uint8_t asc, uint8_t ascq, char *out, size_t cap);
+
+/* The drive index of element address addr, or -1. */
+int phys_drive_of(const struct phys_lib *l, uint16_t addr);
+
+/* Finds the element holding barcode (after an inventory); -1 when none does. */
+int phys_find(const struct phys_element *e, unsigned n, const char *barcode);
+
+#endif

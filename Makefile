@@ -7,7 +7,7 @@ OPT     ?= -O2
 CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE -I. -pthread
 CFLAGS_EXTRA ?=
 CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
-LDLIBS  := -lsqlite3 -llz4 -liscsi -lpthread
+LDLIBS  := -lsqlite3 -llz4 -liscsi -lm -lpthread
 TEST_LDLIBS := -lcmocka $(LDLIBS)
 
 COMMON_SRC  := $(wildcard common/*.c)
@@ -127,7 +127,7 @@ unit: $(UNIT_BIN)
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
 		CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -liscsi -lpthread" unit integration
+		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -liscsi -lm -lpthread" unit integration
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PROGRAMS)

@@ -1771,6 +1771,59 @@ void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
 		ra_buffered(c->ra, &st->readahead_ready, &st->readahead_limit);
 }
 
+const char *vtl_cart_barcode(const struct vtl_cart *c)
+{
+	return c->barcode;
+}
+
+uint64_t vtl_cart_filemarks(const struct vtl_cart *c)
+{
+	return c->total_fm;
+}
+
+uint64_t vtl_cart_stream_size(const struct vtl_cart *c)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < c->nseg; i++)
+		sum += c->segs[i].data_end - SEG_HEADER_LEN;
+	return sum;
+}
+
+int vtl_cart_stream_read(struct vtl_cart *c, uint64_t off, void *buf, size_t len)
+{
+	size_t si = 0;
+	uint64_t base = 0;
+	/* The segment holding off: segments are few (a tape of 18 TB in 256 MiB segments has 70,000 at most). */
+	while (si < c->nseg && off >= base + (c->segs[si].data_end - SEG_HEADER_LEN)) {
+		base += c->segs[si].data_end - SEG_HEADER_LEN;
+		si++;
+	}
+	unsigned char *p = buf;
+	while (len) {
+		if (si >= c->nseg)
+			return VTL_E_INVAL;
+		const struct seg *s = &c->segs[si];
+		uint64_t in = off - base, avail = s->data_end - SEG_HEADER_LEN - in;
+		size_t take = len < avail ? len : (size_t)avail;
+		char path[PATH_MAX];
+		if (pool_seg_path(c->pool, c->barcode, s->seq, path, sizeof path))
+			return VTL_E_INVAL;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return VTL_E_IO;
+		int rc = read_full(fd, p, take, SEG_HEADER_LEN + in);
+		close(fd);
+		if (rc)
+			return rc;
+		p += take;
+		off += take;
+		len -= take;
+		base += s->data_end - SEG_HEADER_LEN;
+		si++;
+	}
+	return VTL_OK;
+}
+
 /* ---- pool inventory ---- */
 
 static int cmp_names(const void *a, const void *b)

@@ -185,4 +185,23 @@ void vtl_cart_set_compression(struct vtl_cart *c, bool on);
 /* Fills *st with this session's counters. */
 void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st);
 
+/*
+ * The record stream: every record of the tape (its 32-byte header and its
+ * payload as stored, compressed or not) in tape order, without the segment
+ * headers and footers: what a stacked copy on physical tape holds
+ * (docs/format.md). Its size is the tape's stored bytes up to EOD.
+ */
+uint64_t vtl_cart_stream_size(const struct vtl_cart *c);
+
+/* The barcode of an open cartridge, and how many filemarks it holds before EOD. */
+const char *vtl_cart_barcode(const struct vtl_cart *c);
+uint64_t vtl_cart_filemarks(const struct vtl_cart *c);
+
+/*
+ * Reads len bytes of the record stream from offset off into buf. Safe to
+ * call from several threads at once while nothing writes the cartridge
+ * (each call opens the segment files it needs). VTL_E_INVAL past the end.
+ */
+int vtl_cart_stream_read(struct vtl_cart *c, uint64_t off, void *buf, size_t len);
+
 #endif

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "migrator/copy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/format.h"
+#include "common/crc32c.h"
+#include "common/vtl_error.h"
+
+/* Header block layout (little endian; docs/format.md). */
+enum {
+	H_MAGIC = 0, H_VERSION = 8, H_LEN = 12, H_BLOCK = 16, H_FLAGS = 20, H_BARCODE = 24, H_OBJECTS = 56,
+	H_FILEMARKS = 64, H_STREAM = 72, H_CREATED = 80, H_LIBRARY = 88, H_CRC = 152,
+};
+#define H_BARCODE_LEN 32
+#define H_LIBRARY_LEN 64
+
+/* Trailer layout: a fixed part, the index entries, a CRC32C of all before it. */
+enum {
+	T_MAGIC = 0, T_VERSION = 8, T_ENTRY = 12, T_DATA_BLOCKS = 16, T_STREAM = 24, T_OBJECTS = 32, T_FILEMARKS = 40,
+	T_DIGEST = 48, T_FIXED = 56,
+};
+#define ENTRY_LEN 16
+#define NO_OBJECT UINT64_MAX
+
+void copy_header_encode(const struct copy_header *h, uint8_t out[COPY_HEADER_LEN])
+{
+	memset(out, 0, COPY_HEADER_LEN);
+	memcpy(out + H_MAGIC, COPY_MAGIC, sizeof COPY_MAGIC);
+	put_le32(out + H_VERSION, COPY_VERSION);
+	put_le32(out + H_LEN, COPY_HEADER_LEN);
+	put_le32(out + H_BLOCK, h->block_size);
+	memcpy(out + H_BARCODE, h->barcode, strnlen(h->barcode, H_BARCODE_LEN));
+	put_le64(out + H_OBJECTS, h->objects);
+	put_le64(out + H_FILEMARKS, h->filemarks);
+	put_le64(out + H_STREAM, h->stream_bytes);
+	put_le64(out + H_CREATED, h->created);
+	memcpy(out + H_LIBRARY, h->library, strnlen(h->library, H_LIBRARY_LEN));
+	put_le32(out + H_CRC, crc32c(0, out, H_CRC));
+}
+
+int copy_header_decode(const uint8_t *in, size_t len, struct copy_header *h)
+{
+	if (len != COPY_HEADER_LEN || memcmp(in + H_MAGIC, COPY_MAGIC, sizeof COPY_MAGIC) != 0 ||
+	    get_le32(in + H_CRC) != crc32c(0, in, H_CRC) || get_le32(in + H_VERSION) != COPY_VERSION)
+		return VTL_E_CORRUPT;
+	memset(h, 0, sizeof *h);
+	h->block_size = get_le32(in + H_BLOCK);
+	memcpy(h->barcode, in + H_BARCODE, H_BARCODE_LEN);
+	h->objects = get_le64(in + H_OBJECTS);
+	h->filemarks = get_le64(in + H_FILEMARKS);
+	h->stream_bytes = get_le64(in + H_STREAM);
+	h->created = get_le64(in + H_CREATED);
+	memcpy(h->library, in + H_LIBRARY, H_LIBRARY_LEN);
+	return h->block_size ? VTL_OK : VTL_E_CORRUPT;
+}
+
+/* ------------------------------------------------------------ the walker */
+
+int recwalk_feed(struct recwalk *w, const uint8_t *p, size_t n, void (*start)(void *arg, uint64_t object, uint64_t off),
+		 void *arg)
+{
+	while (n && !w->bad) {
+		if (w->payload_left) {
+			size_t take = n < w->payload_left ? n : (size_t)w->payload_left;
+			w->crc = crc32c(w->crc, p, take);
+			w->payload_left -= take;
+			p += take;
+			n -= take;
+			w->off += take;
+			if (!w->payload_left && w->crc != w->want_crc)
+				w->bad = true;
+			continue;
+		}
+		if (w->hdr_have == 0 && start)
+			start(arg, w->next_object, w->off);
+		size_t take = sizeof w->hdr - w->hdr_have;
+		if (take > n)
+			take = n;
+		memcpy(w->hdr + w->hdr_have, p, take);
+		w->hdr_have += (unsigned)take;
+		p += take;
+		n -= take;
+		w->off += take;
+		if (w->hdr_have < sizeof w->hdr)
+			break;
+		w->hdr_have = 0;
+		struct rec_header h;
+		if (rec_header_decode(w->hdr, &h) != 0 || h.object != w->next_object ||
+		    (h.type != REC_DATA && h.type != REC_FILEMARK)) {
+			w->bad = true;
+			break;
+		}
+		w->next_object++;
+		w->filemarks += h.type == REC_FILEMARK;
+		w->payload_left = h.stored_len;
+		w->want_crc = h.payload_crc;
+		w->crc = 0;
+	}
+	return w->bad ? VTL_E_CORRUPT : VTL_OK;
+}
+
+int recwalk_end(const struct recwalk *w)
+{
+	return w->bad || w->hdr_have || w->payload_left ? VTL_E_CORRUPT : VTL_OK;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+struct writer {
+	struct phys_lib *l;
+	unsigned d;
+	struct vtl_cart *c;
+	struct recwalk walk;
+	struct copy_index_entry *index;
+	uint64_t nblocks, at;  /* data blocks in all; the one being written */
+	size_t b;
+	int walk_rc;
+	bool warned;           /* the drive passed early warning */
+};
+
+static void note_start(void *arg, uint64_t object, uint64_t off)
+{
+	struct writer *w = arg;
+	struct copy_index_entry *e = &w->index[off / w->b];
+	if (e->first_object == NO_OBJECT) {
+		e->first_object = object;
+		e->start = (uint32_t)(off % w->b);
+	}
+}
+
+static int source_read(void *arg, uint64_t off, void *buf, size_t len)
+{
+	struct writer *w = arg;
+	int rc = vtl_cart_stream_read(w->c, off, buf, len);
+	return rc == VTL_E_CORRUPT || rc == VTL_E_INVAL ? VTL_E_MEDIUM : rc;
+}
+
+static int put_block(struct writer *w, const void *buf, size_t len)
+{
+	int rc = w->l->ops->write_block(w->l, w->d, buf, len);
+	if (rc == VTL_W_EARLY_WARNING) {
+		w->warned = true; /* written: the copy may still fit; VOLUME OVERFLOW would say it does not */
+		rc = VTL_OK;
+	}
+	return rc;
+}
+
+static int sink_write(void *arg, const void *buf, size_t len)
+{
+	struct writer *w = arg;
+	struct copy_index_entry *e = &w->index[w->at];
+	e->crc = crc32c(0, buf, len);
+	/* Check the records before they go to tape: a damaged cartridge is not copied as if it were sound. */
+	if (recwalk_feed(&w->walk, buf, len, note_start, w) != VTL_OK) {
+		w->walk_rc = VTL_E_MEDIUM;
+		return VTL_E_MEDIUM;
+	}
+	w->at++;
+	return put_block(w, buf, len);
+}
+
+static uint32_t index_digest(const struct copy_index_entry *e, uint64_t n)
+{
+	uint32_t crc = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint8_t b[4];
+		put_le32(b, e[i].crc);
+		crc = crc32c(crc, b, sizeof b);
+	}
+	return crc;
+}
+
+static void digest_text(uint32_t d, char out[COPY_DIGEST_MAX])
+{
+	snprintf(out, COPY_DIGEST_MAX, "crc32c-blocks:%08x", d);
+}
+
+/* The trailer as bytes: the fixed part, the entries, its own CRC32C. The caller frees *out. */
+static int trailer_encode(const struct copy_result *r, const struct copy_index_entry *e, uint32_t digest,
+			  uint8_t **out, size_t *len)
+{
+	size_t n = T_FIXED + (size_t)r->data_blocks * ENTRY_LEN + 4;
+	uint8_t *t = calloc(1, n);
+	if (!t)
+		return VTL_E_NOMEM;
+	memcpy(t + T_MAGIC, COPY_TRAILER_MAGIC, sizeof COPY_TRAILER_MAGIC);
+	put_le32(t + T_VERSION, COPY_VERSION);
+	put_le32(t + T_ENTRY, ENTRY_LEN);
+	put_le64(t + T_DATA_BLOCKS, r->data_blocks);
+	put_le64(t + T_STREAM, r->stream_bytes);
+	put_le64(t + T_OBJECTS, r->objects);
+	put_le64(t + T_FILEMARKS, r->filemarks);
+	put_le32(t + T_DIGEST, digest);
+	for (uint64_t i = 0; i < r->data_blocks; i++) {
+		uint8_t *p = t + T_FIXED + i * ENTRY_LEN;
+		put_le64(p, e[i].first_object);
+		put_le32(p + 8, e[i].start);
+		put_le32(p + 12, e[i].crc);
+	}
+	put_le32(t + n - 4, crc32c(0, t, n - 4));
+	*out = t;
+	*len = n;
+	return VTL_OK;
+}
+
+int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct copy_job *job, struct copy_result *res)
+{
+	memset(res, 0, sizeof *res);
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
+	size_t b = job->ring.buffer_size;
+	if (b < COPY_HEADER_LEN || b > UINT32_MAX)
+		return phys_fail(l, VTL_E_INVAL, "copy block size %zu: at least %d bytes", b, COPY_HEADER_LEN);
+	struct phys_drive_status st;
+	int rc = l->ops->status(l, d, &st);
+	if (rc)
+		return rc;
+	if (!st.ready)
+		return phys_fail(l, VTL_E_IO, "drive %u is not ready", d);
+	res->block = st.block;
+	res->stream_bytes = vtl_cart_stream_size(c);
+	res->objects = pos.eod;
+	res->data_blocks = (res->stream_bytes + b - 1) / b;
+
+	struct copy_header h = {.block_size = (uint32_t)b, .objects = pos.eod, .stream_bytes = res->stream_bytes,
+				.created = (uint64_t)time(NULL)};
+	snprintf(h.barcode, sizeof h.barcode, "%s", vtl_cart_barcode(c));
+	snprintf(h.library, sizeof h.library, "%s", job->library ? job->library : "");
+	h.filemarks = vtl_cart_filemarks(c);
+	uint8_t hb[COPY_HEADER_LEN];
+	copy_header_encode(&h, hb);
+
+	struct writer w = {.l = l, .d = d, .c = c, .nblocks = res->data_blocks, .b = b};
+	w.index = malloc((res->data_blocks ? res->data_blocks : 1) * sizeof *w.index);
+	if (!w.index)
+		return VTL_E_NOMEM;
+	for (uint64_t i = 0; i < res->data_blocks; i++)
+		w.index[i] = (struct copy_index_entry){.first_object = NO_OBJECT};
+	rc = put_block(&w, hb, sizeof hb);
+	if (rc == VTL_OK) {
+		struct stream_job sj = {.cfg = job->ring, .total = res->stream_bytes, .read = source_read, .read_arg = &w,
+					.write = sink_write, .write_arg = &w, .progress = job->progress,
+					.progress_arg = job->progress_arg, .cancel = job->cancel};
+		rc = stream_run(&sj, &res->counters);
+		if (rc == VTL_OK && (recwalk_end(&w.walk) != VTL_OK || w.walk.next_object != pos.eod))
+			rc = VTL_E_MEDIUM;
+		if (rc == VTL_E_MEDIUM)
+			phys_fail(l, rc, "cartridge %s: its record stream is damaged near byte %llu; not copied",
+				  vtl_cart_barcode(c), (unsigned long long)w.walk.off);
+	}
+	uint8_t *t = NULL;
+	size_t tlen = 0;
+	if (rc == VTL_OK) {
+		res->filemarks = w.walk.filemarks;
+		uint32_t digest = index_digest(w.index, res->data_blocks);
+		digest_text(digest, res->digest);
+		rc = trailer_encode(res, w.index, digest, &t, &tlen);
+	}
+	for (size_t off = 0; rc == VTL_OK && off < tlen; off += b) {
+		rc = put_block(&w, t + off, tlen - off < b ? tlen - off : b);
+		res->trailer_blocks++;
+	}
+	if (rc == VTL_OK)
+		rc = l->ops->write_filemarks(l, d, 1);
+	free(t);
+	free(w.index);
+	return rc;
+}
+
+/* -------------------------------------------------------------- verifying */
+
+/* Reads exactly one block of at most cap bytes; a filemark or the end where a block should be is damage. */
+static int get_block(struct phys_lib *l, unsigned d, uint8_t *buf, size_t cap, size_t *len, const char *what, char *err,
+		     size_t errlen)
+{
+	int rc = l->ops->read_block(l, d, buf, cap, len);
+	if (rc == VTL_OK)
+		return VTL_OK;
+	if (rc == VTL_W_FILEMARK || rc == VTL_E_EOD || rc == VTL_E_INVAL) {
+		snprintf(err, errlen, "%s: %s", what,
+			 rc == VTL_W_FILEMARK ? "a filemark instead" : rc == VTL_E_EOD ? "end of data instead" : "too long");
+		return VTL_E_MEDIUM;
+	}
+	snprintf(err, errlen, "%s: %s", what, phys_error(l));
+	return rc;
+}
+
+int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+		struct copy_result *res, char *err, size_t errlen)
+{
+	memset(res, 0, sizeof *res);
+	res->block = block;
+	err[0] = 0;
+	int rc = l->ops->locate(l, d, block);
+	if (rc) {
+		snprintf(err, errlen, "locate to block %llu: %s", (unsigned long long)block, phys_error(l));
+		return rc;
+	}
+	uint8_t hb[COPY_HEADER_LEN];
+	size_t len = 0;
+	if ((rc = get_block(l, d, hb, sizeof hb, &len, "header block", err, errlen)))
+		return rc;
+	struct copy_header h;
+	if (copy_header_decode(hb, len, &h) != VTL_OK || (barcode && strcmp(h.barcode, barcode) != 0)) {
+		snprintf(err, errlen, "block %llu is not the header of a copy of %s", (unsigned long long)block,
+			 barcode ? barcode : "a cartridge");
+		return VTL_E_MEDIUM;
+	}
+	size_t b = h.block_size;
+	uint64_t nblocks = (h.stream_bytes + b - 1) / b;
+	uint8_t *buf = malloc(b);
+	uint32_t *crcs = malloc((nblocks ? nblocks : 1) * sizeof *crcs);
+	if (!buf || !crcs) {
+		free(buf);
+		free(crcs);
+		return VTL_E_NOMEM;
+	}
+	struct recwalk walk = {0};
+	for (uint64_t i = 0; rc == VTL_OK && i < nblocks; i++) {
+		size_t want_len = i + 1 < nblocks ? b : (size_t)(h.stream_bytes - i * b);
+		rc = get_block(l, d, buf, b, &len, "data block", err, errlen);
+		if (rc == VTL_OK && len != want_len) {
+			snprintf(err, errlen, "data block %llu holds %zu bytes, not %zu", (unsigned long long)i, len, want_len);
+			rc = VTL_E_MEDIUM;
+		}
+		if (rc == VTL_OK) {
+			crcs[i] = crc32c(0, buf, len);
+			if (recwalk_feed(&walk, buf, len, NULL, NULL) != VTL_OK) {
+				snprintf(err, errlen, "a damaged record near stream byte %llu", (unsigned long long)walk.off);
+				rc = VTL_E_MEDIUM;
+			}
+		}
+	}
+	if (rc == VTL_OK && (recwalk_end(&walk) != VTL_OK || walk.next_object != h.objects)) {
+		snprintf(err, errlen, "the record stream ends after %llu of %llu records", (unsigned long long)walk.next_object,
+			 (unsigned long long)h.objects);
+		rc = VTL_E_MEDIUM;
+	}
+	/* The trailer: read its blocks until the filemark, then check it against what the data gave. */
+	uint8_t *t = NULL;
+	size_t tlen = 0;
+	while (rc == VTL_OK) {
+		int r = l->ops->read_block(l, d, buf, b, &len);
+		if (r == VTL_W_FILEMARK)
+			break;
+		if (r != VTL_OK) {
+			snprintf(err, errlen, "trailer: %s", r == VTL_E_EOD ? "end of data before the filemark" : phys_error(l));
+			rc = r == VTL_E_EOD ? VTL_E_MEDIUM : r;
+			break;
+		}
+		uint8_t *nt = realloc(t, tlen + len);
+		if (!nt) {
+			rc = VTL_E_NOMEM;
+			break;
+		}
+		t = nt;
+		memcpy(t + tlen, buf, len);
+		tlen += len;
+		res->trailer_blocks++;
+	}
+	if (rc == VTL_OK) {
+		bool ok = tlen == T_FIXED + nblocks * ENTRY_LEN + 4 && memcmp(t, COPY_TRAILER_MAGIC, sizeof COPY_TRAILER_MAGIC) == 0 &&
+			  get_le32(t + tlen - 4) == crc32c(0, t, tlen - 4) && get_le64(t + T_DATA_BLOCKS) == nblocks;
+		for (uint64_t i = 0; ok && i < nblocks; i++)
+			ok = get_le32(t + T_FIXED + i * ENTRY_LEN + 12) == crcs[i];
+		if (!ok) {
+			snprintf(err, errlen, "the trailer does not match the data blocks");
+			rc = VTL_E_MEDIUM;
+		} else {
+			struct copy_index_entry *e = malloc((nblocks ? nblocks : 1) * sizeof *e);
+			if (!e) {
+				rc = VTL_E_NOMEM;
+			} else {
+				for (uint64_t i = 0; i < nblocks; i++)
+					e[i].crc = crcs[i];
+				digest_text(index_digest(e, nblocks), res->digest);
+				free(e);
+				if (want && strcmp(want, res->digest) != 0) {
+					snprintf(err, errlen, "digest %s, the catalog says %s", res->digest, want);
+					rc = VTL_E_MEDIUM;
+				}
+			}
+		}
+	}
+	res->data_blocks = nblocks;
+	res->stream_bytes = h.stream_bytes;
+	res->objects = h.objects;
+	res->filemarks = walk.filemarks;
+	free(t);
+	free(buf);
+	free(crcs);
+	return rc;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Stacked copies of virtual cartridges on physical tape (docs/format.md,
+ * "Copies on physical tape"): a header block, the cartridge's record stream
+ * as stored in blocks of B bytes, a trailer (an index of the data blocks
+ * with their checksums, and the digest), and a filemark. Many copies follow
+ * one another on a physical tape, one tape file each.
+ */
+#ifndef VTL_MIGRATOR_COPY_H
+#define VTL_MIGRATOR_COPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/cartridge.h"
+#include "migrator/phys.h"
+#include "migrator/stream.h"
+
+#define COPY_HEADER_LEN 4096   /* the header block */
+#define COPY_MAGIC "VTLCOPY"   /* 8 bytes with its NUL */
+#define COPY_TRAILER_MAGIC "VTLCEND"
+#define COPY_VERSION 1
+#define COPY_DIGEST_MAX 64
+
+/* What a copy's header block says. */
+struct copy_header {
+	uint32_t block_size;                /* B: the data blocks' size (the last is shorter) */
+	char barcode[VTL_BARCODE_MAX + 1];
+	char library[65];                   /* the virtual library's name */
+	uint64_t objects;                   /* the cartridge's EOD: records in the stream */
+	uint64_t filemarks;
+	uint64_t stream_bytes;
+	uint64_t created;                   /* Unix seconds */
+};
+
+/* One data block in the trailer's index. */
+struct copy_index_entry {
+	uint64_t first_object;  /* the first record that starts in the block; UINT64_MAX when none does */
+	uint32_t start;         /* where in the block it starts */
+	uint32_t crc;           /* CRC32C of the block */
+};
+
+/* What writing or verifying a copy found. */
+struct copy_result {
+	uint64_t block;               /* the header block's logical object number on the tape */
+	uint64_t data_blocks, trailer_blocks;
+	uint64_t stream_bytes, objects, filemarks;
+	char digest[COPY_DIGEST_MAX]; /* "crc32c-blocks:XXXXXXXX", the catalog's digest */
+	struct stream_counters counters;
+};
+
+struct copy_job {
+	struct stream_config ring;    /* M, B (the block size on tape), watermark, readers, rate limit */
+	const char *library;          /* the virtual library's name, for the header */
+	void (*progress)(void *arg, const struct stream_progress *p);
+	void *progress_arg;
+	atomic_bool *cancel;
+};
+
+/*
+ * Writes a stacked copy of cartridge c (open, not written meanwhile) at the
+ * current position of drive d: header, data, trailer, one filemark (which
+ * flushes the drive). Every record is checked (header, object number,
+ * payload CRC) on its way: a damaged cartridge fails with VTL_E_MEDIUM and
+ * is not copied whole. Physical errors come back as the drive's (phys_error
+ * says what); the tape then holds a partial file that must not be trusted.
+ */
+int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct copy_job *job,
+	       struct copy_result *res);
+
+/*
+ * Reads back the copy whose header block is at block of drive d's tape and
+ * checks it whole: header (barcode), every data block's CRC against the
+ * trailer, every record, and the digest against want (NULL: not compared).
+ * VTL_E_MEDIUM when anything differs (err says what), or the drive's error.
+ */
+int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+		struct copy_result *res, char *err, size_t errlen);
+
+/* Encodes and decodes the header block (COPY_HEADER_LEN bytes); decode returns VTL_E_CORRUPT when it is none. */
+void copy_header_encode(const struct copy_header *h, uint8_t out[COPY_HEADER_LEN]);
+int copy_header_decode(const uint8_t *in, size_t len, struct copy_header *h);
+
+/*
+ * Walks a record stream fed in pieces: checks each record's header, that
+ * objects follow one another from 0, and each payload's CRC.
+ */
+struct recwalk {
+	uint64_t off;            /* stream bytes fed */
+	uint64_t next_object;
+	uint64_t filemarks;
+	uint8_t hdr[32];
+	unsigned hdr_have;
+	uint64_t payload_left;
+	uint32_t crc, want_crc;
+	bool bad;
+};
+
+/* Feeds n bytes; start (may be NULL) is told of each record that begins, with its stream offset. */
+int recwalk_feed(struct recwalk *w, const uint8_t *p, size_t n, void (*start)(void *arg, uint64_t object, uint64_t off),
+		 void *arg);
+
+/* VTL_OK when the stream ended between records; VTL_E_CORRUPT when it ended inside one or was bad. */
+int recwalk_end(const struct recwalk *w);
+
+#endif

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Stacked copies on a simulated physical tape: the record stream read from
+ * the pool in any pieces is the same; two cartridges copied one after the
+ * other, each verified by its digest; a damaged cartridge is refused before
+ * it is copied whole; a damaged tape fails verification; a write error of the
+ * drive fails the copy.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backend/format.h"
+#include "backend/internal.h"
+#include "common/vtl_error.h"
+#include "migrator/copy.h"
+#include "migrator/phys_sim.h"
+#include "tests/unit/testlib.h"
+
+#define SEG (1u << 20) /* small segments: a stream crosses several */
+
+static struct phys_lib *lib;
+static char tapes[TL_DIR_LEN + 16];
+
+/* A cartridge of blocks of many sizes, half compressible, with filemarks; returns its host bytes. */
+static void fill_cart(struct fx *f, const char *bc, unsigned blocks, uint64_t seed)
+{
+	EXPECT_RC(vtl_cart_create(f->pool, bc), 0);
+	struct vtl_cart_params p = {.compression = true};
+	struct vtl_cart *c = tl_cart_open(f->pool, bc, &p);
+	static uint8_t buf[300000];
+	for (unsigned i = 0; i < blocks; i++) {
+		size_t len = 1000 + (size_t)((i * 7919 + seed * 31) % 290000);
+		gen_data(buf, len, seed * 1000 + i, i % 2);
+		EXPECT_RC(vtl_cart_write_block(c, buf, len), 0);
+		if (i % 9 == 8)
+			EXPECT_RC(vtl_cart_write_filemarks(c, 1), 0);
+	}
+	EXPECT_RC(vtl_cart_close(c), 0);
+}
+
+static struct vtl_cart *open_ro(struct fx *f, const char *bc, int slot)
+{
+	struct vtl_cart_params p = {.readonly = true};
+	f->cart[slot] = tl_cart_open(f->pool, bc, &p);
+	return f->cart[slot];
+}
+
+static int setup(void **state)
+{
+	if (fx_setup_dirs(state, "copy", 2) != 0)
+		return -1;
+	struct fx *f = *state;
+	fx_pool_config(f, 2, SEG);
+	tl_pool_open(&f->cfg, &f->pool);
+	snprintf(tapes, sizeof tapes, "%s/tapes", f->dir);
+	struct phys_sim_config cfg = {.generation = 8, .drives = 1, .slots = 4, .tapes = 2, .capacity = 1ull << 30,
+				      .data_dir = tapes};
+	char err[256];
+	if (phys_sim_open(&cfg, &lib, err, sizeof err) != VTL_OK)
+		return -1;
+	return lib->ops->move(lib, PHYS_SIM_SLOT0, PHYS_SIM_DRIVE0) == VTL_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	lib->ops->close(lib);
+	return fx_teardown(state);
+}
+
+static struct copy_job job(void)
+{
+	return (struct copy_job){.ring = {.buffers = 4, .buffer_size = 256 << 10, .watermark = 2, .readers = 2},
+				 .library = "unit"};
+}
+
+/* The record stream read in odd pieces equals the stream read whole, and walks clean. */
+static void stream_reads_agree(void **state)
+{
+	struct fx *f = *state;
+	fill_cart(f, "S00001L8", 60, 1);
+	struct vtl_cart *c = open_ro(f, "S00001L8", 0);
+	uint64_t size = vtl_cart_stream_size(c);
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(f->pool, "S00001L8", &info), 0);
+	assert_int_equal(size, info.stored_bytes);
+	assert_true(size > 2 * SEG); /* it spans segments */
+	uint8_t *whole = talloc(size), *pieces = talloc(size);
+	EXPECT_RC(vtl_cart_stream_read(c, 0, whole, size), 0);
+	for (uint64_t off = 0; off < size;) {
+		size_t n = (size_t)(off % 5 == 0 ? 777777 : 12345);
+		if (n > size - off)
+			n = (size_t)(size - off);
+		EXPECT_RC(vtl_cart_stream_read(c, off, pieces + off, n), 0);
+		off += n;
+	}
+	assert_memory_equal(whole, pieces, size);
+	assert_int_equal(vtl_cart_stream_read(c, size - 10, pieces, 11), VTL_E_INVAL);
+	struct recwalk w = {0};
+	EXPECT_RC(recwalk_feed(&w, whole, size, NULL, NULL), 0);
+	EXPECT_RC(recwalk_end(&w), 0);
+	assert_int_equal(w.next_object, info.eod);
+	assert_int_equal(w.filemarks, info.filemarks);
+	/* One flipped byte anywhere in a payload is caught. */
+	whole[size / 2] ^= 1;
+	w = (struct recwalk){0};
+	assert_int_equal(recwalk_feed(&w, whole, size, NULL, NULL), VTL_E_CORRUPT);
+}
+
+/* Two cartridges stacked on one tape, each verified; positions follow the format. */
+static void stacked_copies_verify(void **state)
+{
+	struct fx *f = *state;
+	fill_cart(f, "S00001L8", 30, 2);
+	fill_cart(f, "S00002L8", 12, 3);
+	struct copy_job j = job();
+	struct copy_result r1, r2, v;
+	struct vtl_cart *c1 = open_ro(f, "S00001L8", 0);
+	EXPECT_RC(copy_write(lib, 0, c1, &j, &r1), 0);
+	assert_int_equal(r1.block, 0);
+	assert_int_equal(r1.stream_bytes, vtl_cart_stream_size(c1));
+	assert_int_equal(r1.data_blocks, (r1.stream_bytes + (256 << 10) - 1) / (256 << 10));
+	assert_int_equal(r1.counters.blocks, r1.data_blocks);
+	assert_int_equal(r1.trailer_blocks, 1);
+	assert_non_null(strstr(r1.digest, "crc32c-blocks:"));
+	struct vtl_cart *c2 = open_ro(f, "S00002L8", 1);
+	EXPECT_RC(copy_write(lib, 0, c2, &j, &r2), 0);
+	/* Header, data, trailer, filemark: the second copy starts right after the first's filemark. */
+	assert_int_equal(r2.block, 1 + r1.data_blocks + r1.trailer_blocks + 1);
+	struct phys_drive_status st;
+	EXPECT_RC(lib->ops->status(lib, 0, &st), 0);
+	assert_int_equal(st.file, 2);
+
+	char err[256];
+	EXPECT_RC(copy_verify(lib, 0, r1.block, "S00001L8", r1.digest, &v, err, sizeof err), 0);
+	assert_string_equal(v.digest, r1.digest);
+	assert_int_equal(v.objects, r1.objects);
+	EXPECT_RC(copy_verify(lib, 0, r2.block, "S00002L8", r2.digest, &v, err, sizeof err), 0);
+	/* The wrong cartridge or digest, or a block that is no header, is told apart. */
+	assert_int_equal(copy_verify(lib, 0, r2.block, "S00001L8", NULL, &v, err, sizeof err), VTL_E_MEDIUM);
+	assert_non_null(strstr(err, "not the header"));
+	assert_int_equal(copy_verify(lib, 0, r1.block, "S00001L8", r2.digest, &v, err, sizeof err), VTL_E_MEDIUM);
+	assert_non_null(strstr(err, "digest"));
+	assert_int_equal(copy_verify(lib, 0, 1, NULL, NULL, &v, err, sizeof err), VTL_E_MEDIUM);
+}
+
+/* One byte of a data block changed on the tape: the verify says which check failed. */
+static void damaged_tape_fails_verify(void **state)
+{
+	struct fx *f = *state;
+	fill_cart(f, "S00001L8", 20, 4);
+	struct copy_job j = job();
+	struct copy_result r, v;
+	EXPECT_RC(copy_write(lib, 0, open_ro(f, "S00001L8", 0), &j, &r), 0);
+	char path[TL_DIR_LEN + 64];
+	snprintf(path, sizeof path, "%s/PHY001L8.tape", tapes);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	off_t at = 4 + COPY_HEADER_LEN + 4 + 100000; /* inside the first data block */
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, at), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(fd, &b, 1, at), 1);
+	close(fd);
+	char err[256];
+	assert_int_equal(copy_verify(lib, 0, r.block, "S00001L8", r.digest, &v, err, sizeof err), VTL_E_MEDIUM);
+	assert_true(strstr(err, "damaged record") || strstr(err, "trailer"));
+}
+
+/* A cartridge damaged on disk is not copied as if it were sound. */
+static void damaged_cartridge_is_refused(void **state)
+{
+	struct fx *f = *state;
+	fill_cart(f, "S00003L8", 25, 5);
+	char path[TL_DIR_LEN + 64];
+	EXPECT_RC(pool_seg_path(f->pool, "S00003L8", 1, path, sizeof path), 0);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b;
+	off_t at = 128 + 32 + 5000; /* a payload byte of the segment's first record */
+	assert_int_equal(pread(fd, &b, 1, at), 1);
+	b ^= 0x01;
+	assert_int_equal(pwrite(fd, &b, 1, at), 1);
+	close(fd);
+	struct copy_job j = job();
+	struct copy_result r;
+	assert_int_equal(copy_write(lib, 0, open_ro(f, "S00003L8", 0), &j, &r), VTL_E_MEDIUM);
+	assert_non_null(strstr(phys_error(lib), "damaged"));
+}
+
+/* The drive fails a WRITE half way: the copy fails with the drive's words. */
+static void write_error_fails_copy(void **state)
+{
+	struct fx *f = *state;
+	fill_cart(f, "S00004L8", 30, 6);
+	struct phys_sim_fault fault = {.write_error_at = 1u << 20};
+	phys_sim_inject(lib, 0, &fault);
+	struct copy_job j = job();
+	struct copy_result r;
+	assert_int_equal(copy_write(lib, 0, open_ro(f, "S00004L8", 0), &j, &r), VTL_E_IO);
+	assert_non_null(strstr(phys_error(lib), "write error"));
+	assert_true(r.counters.blocks < r.data_blocks);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(stream_reads_agree), T(stacked_copies_verify), T(damaged_tape_fails_verify),
+		T(damaged_cartridge_is_refused), T(write_error_fails_copy),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -114,7 +114,16 @@ static const char schema_v2[] =
 	"CREATE INDEX cartridge_cache ON cartridge(cache);"
 	"PRAGMA user_version = 2;";
 
-static const char *const migrations[] = {NULL, schema_v1, schema_v2};
+/*
+ * Version 3: a physical tape counts the files (copies) written on it, so
+ * that the next copy is appended after them even when the cartridges of
+ * earlier copies are gone from the catalog.
+ */
+static const char schema_v3[] =
+	"ALTER TABLE ptape ADD COLUMN files INTEGER NOT NULL DEFAULT 0;"
+	"PRAGMA user_version = 3;";
+
+static const char *const migrations[] = {NULL, schema_v1, schema_v2, schema_v3};
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CAT_SCHEMA_VERSION + 1,
 	       "one migration per schema version");
 

@@ -227,7 +227,7 @@ int catalog_event_list(struct vtl_catalog *cat, int64_t after_id, unsigned limit
  * - catalog_event: actor up to 31 characters, what up to 255.
  */
 
-#define CAT_SCHEMA_VERSION 2     /* the schema catalog_open upgrades every catalog to */
+#define CAT_SCHEMA_VERSION 3     /* the schema catalog_open upgrades every catalog to */
 #define CAT_BUSY_TIMEOUT_MS 5000 /* how long a call waits for other writers */
 #define CAT_DIGEST_MAX 128       /* a copy's digest: text, e.g. "sha256:<hex>" */
 
@@ -259,6 +259,7 @@ struct cat_ptape {
 	int32_t slot;                   /* its slot there, -1 if none */
 	uint64_t capacity, used;        /* bytes */
 	char state[16];                 /* e.g. "scratch", "filling", "full", "offline" */
+	uint32_t files;                 /* tape files written on it (schema 3): the next one's number */
 };
 
 /* Adds a physical tape; sets t->id. VTL_E_EXISTS on a duplicate barcode. */
@@ -269,6 +270,7 @@ int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_p
 int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape *t, void *arg), void *arg);
 /* Sets a physical tape's used bytes and (state not NULL) its state. */
 int catalog_ptape_update(struct vtl_catalog *cat, const char *barcode, uint64_t used, const char *state);
+
 
 /* ---- Copies: where a cartridge's data lies on a physical tape. */
 
@@ -293,6 +295,13 @@ int catalog_copy_list(struct vtl_catalog *cat, const char *barcode, int (*fn)(co
 int catalog_copy_set_state(struct vtl_catalog *cat, int64_t id, const char *state);
 /* Records that a copy was verified at time when (Unix seconds). VTL_E_NOTFOUND for an unknown id. */
 int catalog_copy_verified(struct vtl_catalog *cat, int64_t id, int64_t when);
+/*
+ * Records a copy written on a physical tape, in one transaction: the copy
+ * (c->file must be the tape's files count; c->id is set), the tape's used
+ * bytes, its state (NULL: kept) and one more file. VTL_E_BUSY when another
+ * writer added a file meanwhile (nothing changes), VTL_E_NOTFOUND.
+ */
+int catalog_copy_commit(struct vtl_catalog *cat, struct cat_copy *c, uint64_t used, const char *state);
 
 /* ---- Jobs of the migrator. */
 

@@ -35,7 +35,7 @@ int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t)
 	return cat_unlock(cat, rc);
 }
 
-#define PTAPE_COLS "id, barcode, library, slot, capacity, used, state"
+#define PTAPE_COLS "id, barcode, library, slot, capacity, used, state, files"
 
 static void ptape_read(sqlite3_stmt *st, struct cat_ptape *o)
 {
@@ -47,6 +47,7 @@ static void ptape_read(sqlite3_stmt *st, struct cat_ptape *o)
 	o->capacity = (uint64_t)sqlite3_column_int64(st, 4);
 	o->used = (uint64_t)sqlite3_column_int64(st, 5);
 	cat_col_text(st, 6, o->state, sizeof(o->state));
+	o->files = (uint32_t)sqlite3_column_int64(st, 7);
 }
 
 int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_ptape *out)
@@ -123,6 +124,49 @@ int catalog_copy_add(struct vtl_catalog *cat, struct cat_copy *c)
 		rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s or no physical tape %s", c->barcode, c->tape);
 	if (rc == 0)
 		c->id = sqlite3_last_insert_rowid(cat->db);
+	return cat_unlock(cat, rc);
+}
+
+int catalog_copy_commit(struct vtl_catalog *cat, struct cat_copy *c, uint64_t used, const char *state)
+{
+	if (!cat || !c)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!cat_str_ok(c->barcode, sizeof(c->barcode), true) || !cat_str_ok(c->tape, sizeof(c->tape), true) ||
+	    !cat_str_ok(c->digest, sizeof(c->digest), false) || !STATE_OK(c->state) || (state && !STATE_OK(state)))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "copy: barcode empty or a string too long"));
+	int rc = cat_begin(cat);
+	if (rc == 0) {
+		/* The file number is the tape's count: it moves only here, so a stale count means another writer. */
+		rc = cat_exec(cat,
+			      "UPDATE ptape SET used = ?2, state = COALESCE(?3, state), files = files + 1"
+			      " WHERE barcode = ?1 AND files = ?4",
+			      "tUtI", c->tape, used, state, (int64_t)c->file);
+		if (rc == 0 && cat_changes(cat) == 0) {
+			struct cat_ptape t;
+			sqlite3_stmt *st;
+			int found = cat_row(cat, "SELECT " PTAPE_COLS " FROM ptape WHERE barcode = ?1", &st, "t", c->tape);
+			if (found == 0) {
+				ptape_read(st, &t);
+				sqlite3_reset(st);
+				rc = cat_fail(cat, VTL_E_BUSY, "physical tape %s holds %u files, not %u", c->tape, t.files, c->file);
+			} else {
+				rc = cat_fail(cat, VTL_E_NOTFOUND, "no physical tape %s", c->tape);
+			}
+		}
+		if (rc == 0)
+			rc = cat_exec(cat,
+				      "INSERT INTO copy (cartridge_id, ptape_id, file, block, length, digest, verified_at, state)"
+				      " SELECT c.id, t.id, ?3, ?4, ?5, ?6, ?7, ?8 FROM cartridge c, ptape t"
+				      " WHERE c.barcode = ?1 AND t.barcode = ?2",
+				      "ttIUUtIt", c->barcode, c->tape, (int64_t)c->file, c->block, c->length, c->digest,
+				      c->verified_at, c->state);
+		if (rc == 0 && cat_changes(cat) == 0)
+			rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s", c->barcode);
+		if (rc == 0)
+			c->id = sqlite3_last_insert_rowid(cat->db);
+		rc = cat_end(cat, rc);
+	}
 	return cat_unlock(cat, rc);
 }
 

@@ -1447,6 +1447,43 @@ static void copy_init(struct cat_copy *k, const char *bc, const char *tape, uint
 	strcpy(k->state, "writing");
 }
 
+/* A copy committed with its tape: file numbers follow the tape's count; a stale one changes nothing. */
+static void test_copy_commit(void **state)
+{
+	struct cfx *c = *state;
+	add_cart(c->cat, "V00001L8", c->lib.id, SLOT0);
+	struct cat_ptape t, g;
+	ptape_init(&t, "P00001L9", 1);
+	EXPECT_RC(catalog_ptape_add(c->cat, &t), 0);
+	EXPECT_RC(catalog_ptape_get(c->cat, "P00001L9", &g), 0);
+	assert_int_equal(g.files, 0);
+	struct cat_copy k;
+	copy_init(&k, "V00001L8", "P00001L9", 0);
+	strcpy(k.state, "good");
+	EXPECT_RC(catalog_copy_commit(c->cat, &k, 5000, "filling"), 0);
+	assert_true(k.id > 0);
+	EXPECT_RC(catalog_ptape_get(c->cat, "P00001L9", &g), 0);
+	assert_int_equal(g.files, 1);
+	assert_int_equal(g.used, 5000);
+	assert_string_equal(g.state, "filling");
+	/* File 0 again: another writer got there first; neither the tape nor the copies change. */
+	EXPECT_RC(catalog_copy_commit(c->cat, &k, 9000, "full"), VTL_E_BUSY);
+	assert_non_null(strstr(catalog_last_error(c->cat), "holds 1 files, not 0"));
+	EXPECT_RC(catalog_ptape_get(c->cat, "P00001L9", &g), 0);
+	assert_int_equal(g.files, 1);
+	assert_int_equal(g.used, 5000);
+	struct rec *r = new_rec();
+	EXPECT_RC(catalog_copy_list(c->cat, "V00001L8", rec_co, r), 0);
+	assert_int_equal(r->n, 1);
+	/* An unknown cartridge: the tape's count does not move either. */
+	copy_init(&k, "V00009L8", "P00001L9", 1);
+	EXPECT_RC(catalog_copy_commit(c->cat, &k, 9000, NULL), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_ptape_get(c->cat, "P00001L9", &g), 0);
+	assert_int_equal(g.files, 1);
+	copy_init(&k, "V00001L8", "P00009L9", 0);
+	EXPECT_RC(catalog_copy_commit(c->cat, &k, 9000, NULL), VTL_E_NOTFOUND);
+}
+
 static void test_copies(void **state)
 {
 	struct cfx *c = *state;
@@ -2039,6 +2076,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_events, setup_empty, teardown),
 		cmocka_unit_test_setup_teardown(test_ptapes, setup_empty, teardown),
 		cmocka_unit_test_setup_teardown(test_copies, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_commit, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_jobs, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_check_and_errors_text, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_processes, setup_lib, teardown),

@@ -266,6 +266,7 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 	}
 	if (rc == VTL_OK)
 		rc = l->ops->write_filemarks(l, d, 1);
+	res->tape_bytes = COPY_HEADER_LEN + res->stream_bytes + tlen;
 	free(t);
 	free(w.index);
 	return rc;

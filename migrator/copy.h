@@ -46,6 +46,7 @@ struct copy_result {
 	uint64_t block;               /* the header block's logical object number on the tape */
 	uint64_t data_blocks, trailer_blocks;
 	uint64_t stream_bytes, objects, filemarks;
+	uint64_t tape_bytes;          /* header, stream and trailer: what the copy takes on the tape */
 	char digest[COPY_DIGEST_MAX]; /* "crc32c-blocks:XXXXXXXX", the catalog's digest */
 	struct stream_counters counters;
 };

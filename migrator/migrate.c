@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "migrator/migrate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/vtl_error.h"
+
+#define INVENTORY_MAX 4096
+#define ACTOR "migrator"
+#define STATE_GOOD "good"
+#define STATE_BAD "bad"
+#define TAPE_SCRATCH "scratch"
+#define TAPE_FILLING "filling"
+#define TAPE_FULL "full"
+#define TAPE_ERROR "error"
+/* A tape with less than this share of its capacity left after a copy is called full. */
+#define TAPE_FULL_PERCENT 1
+
+static int inventory(struct migrator *m, struct phys_element **out, unsigned *n, char *err, size_t errlen)
+{
+	struct phys_element *e = malloc(INVENTORY_MAX * sizeof *e);
+	if (!e)
+		return VTL_E_NOMEM;
+	int rc = m->lib->ops->inventory(m->lib, e, INVENTORY_MAX, n);
+	if (rc) {
+		snprintf(err, errlen, "inventory of %s: %s", m->phys_name, phys_error(m->lib));
+		free(e);
+		return rc;
+	}
+	if (*n > INVENTORY_MAX)
+		*n = INVENTORY_MAX;
+	*out = e;
+	return VTL_OK;
+}
+
+static int first_empty(const struct phys_element *e, unsigned n, enum phys_elem_type type)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (e[i].type == type && !e[i].full)
+			return (int)i;
+	return -1;
+}
+
+/* Empties drive d: rewinds, unloads, and the robot puts the tape in the first empty slot. */
+static int empty_drive(struct migrator *m, const struct phys_element *e, unsigned n, unsigned d, char *err,
+		       size_t errlen)
+{
+	int slot = first_empty(e, n, PHYS_ELEM_SLOT);
+	if (slot < 0) {
+		snprintf(err, errlen, "%s has no empty slot to put the tape of drive %u in", m->phys_name, d);
+		return VTL_E_DST_FULL;
+	}
+	int rc = m->lib->ops->unload(m->lib, d);
+	if (rc == VTL_OK)
+		rc = m->lib->ops->move(m->lib, m->lib->drive_addr[d], e[slot].address);
+	if (rc)
+		snprintf(err, errlen, "emptying drive %u: %s", d, phys_error(m->lib));
+	return rc;
+}
+
+int migrate_mount(struct migrator *m, const char *barcode, unsigned *d, char *err, size_t errlen)
+{
+	struct phys_element *e;
+	unsigned n;
+	int rc = inventory(m, &e, &n, err, errlen);
+	if (rc)
+		return rc;
+	int at = phys_find(e, n, barcode);
+	if (at < 0) {
+		snprintf(err, errlen, "tape %s is not in %s", barcode, m->phys_name);
+		free(e);
+		return VTL_E_NOTFOUND;
+	}
+	int in = e[at].type == PHYS_ELEM_DRIVE ? phys_drive_of(m->lib, e[at].address) : -1;
+	if (in >= 0 && (m->drive < 0 || in == m->drive)) {
+		*d = (unsigned)in;
+		free(e);
+		return VTL_OK;
+	}
+	int want = m->drive;
+	if (want < 0) {
+		/* The first drive without a tape, else drive 0 after it gives its tape back. */
+		want = 0;
+		for (unsigned i = 0; i < m->lib->drives; i++) {
+			int k = -1;
+			for (unsigned j = 0; j < n; j++)
+				if (e[j].type == PHYS_ELEM_DRIVE && e[j].address == m->lib->drive_addr[i])
+					k = (int)j;
+			if (k >= 0 && !e[k].full) {
+				want = (int)i;
+				break;
+			}
+		}
+	}
+	if ((unsigned)want >= m->lib->drives) {
+		snprintf(err, errlen, "%s has no drive %d", m->phys_name, want);
+		free(e);
+		return VTL_E_INVAL;
+	}
+	for (unsigned j = 0; rc == VTL_OK && j < n; j++)
+		if (e[j].type == PHYS_ELEM_DRIVE && e[j].address == m->lib->drive_addr[want] && e[j].full)
+			rc = empty_drive(m, e, n, (unsigned)want, err, errlen);
+	if (rc == VTL_OK && in >= 0)
+		rc = m->lib->ops->unload(m->lib, (unsigned)in);
+	if (rc == VTL_OK && (rc = m->lib->ops->move(m->lib, e[at].address, m->lib->drive_addr[want])))
+		snprintf(err, errlen, "loading %s into drive %d: %s", barcode, want, phys_error(m->lib));
+	free(e);
+	if (rc == VTL_OK)
+		*d = (unsigned)want;
+	return rc;
+}
+
+/* ------------------------------------------------------------ choosing */
+
+struct tapes {
+	struct cat_ptape *t;
+	size_t n, cap;
+	const char *library;
+};
+
+static int collect(const struct cat_ptape *t, void *arg)
+{
+	struct tapes *ts = arg;
+	if (strcmp(t->library, ts->library) != 0)
+		return 0;
+	if (ts->n == ts->cap) {
+		size_t cap = ts->cap ? ts->cap * 2 : 16;
+		struct cat_ptape *p = realloc(ts->t, cap * sizeof *p);
+		if (!p)
+			return VTL_E_NOMEM;
+		ts->t = p;
+		ts->cap = cap;
+	}
+	ts->t[ts->n++] = *t;
+	return 0;
+}
+
+/* The tape for a copy of need bytes: a filling one first (copies stack), then a scratch one; -1 if none. */
+static int choose(const struct tapes *ts, uint64_t need, const char *const *tried, unsigned ntried)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < ts->n; i++) {
+			const struct cat_ptape *t = &ts->t[i];
+			if (strcmp(t->state, pass ? TAPE_SCRATCH : TAPE_FILLING) != 0 || t->used + need > t->capacity)
+				continue;
+			bool seen = false;
+			for (unsigned k = 0; k < ntried; k++)
+				seen |= strcmp(tried[k], t->barcode) == 0;
+			if (!seen)
+				return (int)i;
+		}
+	return -1;
+}
+
+/* ------------------------------------------------------------- copying */
+
+struct progress_ctx {
+	struct migrator *m;
+	const char *barcode;
+	int64_t job;
+};
+
+static void on_progress(void *arg, const struct stream_progress *p)
+{
+	struct progress_ctx *x = arg;
+	if (x->job)
+		catalog_job_update(x->m->cat, x->job, CAT_JOB_RUNNING, p->bytes, NULL);
+	if (x->m->progress)
+		x->m->progress(x->m->progress_arg, x->barcode, p);
+}
+
+/* Positions drive d of tape t at the end of its last file: where the next copy goes. */
+static int to_append_point(struct migrator *m, unsigned d, const struct cat_ptape *t)
+{
+	int rc = m->lib->ops->rewind(m->lib, d);
+	if (rc == VTL_OK && t->files)
+		rc = m->lib->ops->space_filemarks(m->lib, d, t->files);
+	return rc;
+}
+
+/* One attempt on tape t: mount, position, copy, verify if asked, record. */
+static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptape *t, int64_t job,
+		   struct migrate_report *rep, char *err, size_t errlen)
+{
+	unsigned d;
+	int rc = migrate_mount(m, t->barcode, &d, err, errlen);
+	if (rc)
+		return rc;
+	if ((rc = to_append_point(m, d, t))) {
+		snprintf(err, errlen, "positioning %s after its %u files: %s", t->barcode, t->files, phys_error(m->lib));
+		return rc;
+	}
+	struct progress_ctx px = {m, vtl_cart_barcode(c), job};
+	struct copy_job cj = {.ring = m->ring, .library = m->virt_name, .progress = on_progress, .progress_arg = &px,
+			      .cancel = m->cancel};
+	rc = copy_write(m->lib, d, c, &cj, &rep->copy);
+	if (rc) {
+		snprintf(err, errlen, "copy to %s: %s", t->barcode, rc == VTL_E_BUSY ? "cancelled" : phys_error(m->lib));
+		return rc;
+	}
+	int64_t verified_at = 0;
+	if (m->verify) {
+		struct copy_result v;
+		char why[256];
+		rc = copy_verify(m->lib, d, rep->copy.block, vtl_cart_barcode(c), rep->copy.digest, &v, why, sizeof why);
+		if (rc) {
+			snprintf(err, errlen, "verify of the copy on %s: %s", t->barcode, why);
+			return rc == VTL_E_MEDIUM ? VTL_E_IO : rc;
+		}
+		verified_at = (int64_t)time(NULL);
+		rep->verified = true;
+	}
+	struct cat_copy k = {.file = t->files, .block = rep->copy.block, .length = rep->copy.stream_bytes,
+			     .verified_at = verified_at};
+	snprintf(k.barcode, sizeof k.barcode, "%s", vtl_cart_barcode(c));
+	snprintf(k.tape, sizeof k.tape, "%s", t->barcode);
+	snprintf(k.digest, sizeof k.digest, "%s", rep->copy.digest);
+	snprintf(k.state, sizeof k.state, STATE_GOOD);
+	uint64_t used = t->used + rep->copy.tape_bytes;
+	const char *state = used + t->capacity / 100 * TAPE_FULL_PERCENT > t->capacity ? TAPE_FULL : TAPE_FILLING;
+	if ((rc = catalog_copy_commit(m->cat, &k, used, state))) {
+		snprintf(err, errlen, "recording the copy: %s", catalog_last_error(m->cat));
+		return rc;
+	}
+	snprintf(rep->tape, sizeof rep->tape, "%s", t->barcode);
+	rep->file = t->files;
+	return VTL_OK;
+}
+
+/* A physical failure of the drive or tape (retry elsewhere), as opposed to the source's or the catalog's. */
+static bool physical(int rc)
+{
+	return rc == VTL_E_IO || rc == VTL_E_EOM || rc == VTL_E_EOD;
+}
+
+int migrate_copy(struct migrator *m, const char *barcode, int64_t job, struct migrate_report *rep, char *err,
+		 size_t errlen)
+{
+	memset(rep, 0, sizeof *rep);
+	err[0] = 0;
+	struct cat_cartridge cc;
+	int rc = catalog_cartridge_get(m->cat, barcode, &cc);
+	if (rc) {
+		snprintf(err, errlen, "%s", catalog_last_error(m->cat));
+		return rc;
+	}
+	if (strcmp(cc.state, "loaded") == 0) {
+		snprintf(err, errlen, "%s is loaded in a drive: a host may be writing it; copy it once it is unloaded",
+			 barcode);
+		return VTL_E_BUSY;
+	}
+	struct vtl_cart_params p = {.readonly = true};
+	struct vtl_cart *c;
+	if ((rc = vtl_cart_open(m->pool, barcode, &p, &c))) {
+		snprintf(err, errlen, "opening %s: %s", barcode,
+			 rc == VTL_E_BUSY ? "it is open elsewhere (loaded in a drive of vtld?)" : vtl_strerror(rc));
+		return rc;
+	}
+	if (job)
+		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
+	/* The header, the stream, and room for a trailer of 16 bytes per data block. */
+	uint64_t need = COPY_HEADER_LEN + vtl_cart_stream_size(c) + vtl_cart_stream_size(c) / m->ring.buffer_size * 16 + 4096;
+	const char *tried[MIGRATE_TAPE_TRIES];
+	rc = VTL_E_POOL_FULL;
+	while (rep->tries < MIGRATE_TAPE_TRIES) {
+		struct tapes ts = {.library = m->phys_name};
+		int lr = catalog_ptape_list(m->cat, collect, &ts);
+		int i = lr ? -1 : choose(&ts, need, tried, rep->tries);
+		if (i < 0) {
+			if (lr)
+				rc = lr;
+			if (!err[0] || lr)
+				snprintf(err, errlen, "no tape of %s has room for %llu bytes%s", m->phys_name,
+					 (unsigned long long)need, rep->tries ? " (after the failures above)" : "");
+			free(ts.t);
+			break;
+		}
+		struct cat_ptape t = ts.t[i];
+		free(ts.t);
+		tried[rep->tries++] = strdup(t.barcode);
+		char why[512] = "";
+		rc = attempt(m, c, &t, job, rep, why, sizeof why);
+		if (rc == VTL_OK)
+			break;
+		snprintf(err, errlen, "%s", why);
+		char what[256];
+		snprintf(what, sizeof what, "copy of %s to %s failed: %.200s", barcode, t.barcode, why);
+		catalog_event(m->cat, ACTOR, what);
+		if (!physical(rc))
+			break;
+		/* The tape (or its drive) failed: stop using the tape until an operator looks at it. */
+		catalog_ptape_update(m->cat, t.barcode, t.used, TAPE_ERROR);
+	}
+	for (unsigned k = 0; k < rep->tries; k++)
+		free((void *)tried[k]);
+	vtl_cart_close(c);
+	if (rc == VTL_OK) {
+		if (cc.cache == CAT_CACHE_RESIDENT)
+			catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_PREMIGRATED);
+		char what[256];
+		snprintf(what, sizeof what, "copied %s to %s file %u (%llu bytes, %s%s)", barcode, rep->tape, rep->file,
+			 (unsigned long long)rep->copy.stream_bytes, rep->copy.digest, rep->verified ? ", verified" : "");
+		catalog_event(m->cat, ACTOR, what);
+	}
+	if (job)
+		catalog_job_update(m->cat, job, rc ? CAT_JOB_FAILED : CAT_JOB_DONE, rep->copy.counters.bytes,
+				   rc ? err : NULL);
+	return rc;
+}
+
+/* ------------------------------------------------------------ verifying */
+
+struct copies {
+	struct cat_copy *k;
+	size_t n, cap;
+};
+
+static int collect_copy(const struct cat_copy *k, void *arg)
+{
+	struct copies *cs = arg;
+	if (!k->id || strcmp(k->state, STATE_GOOD) != 0)
+		return 0;
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 4;
+		struct cat_copy *p = realloc(cs->k, cap * sizeof *p);
+		if (!p)
+			return VTL_E_NOMEM;
+		cs->k = p;
+		cs->cap = cap;
+	}
+	cs->k[cs->n++] = *k;
+	return 0;
+}
+
+int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigned *verified, char *err, size_t errlen)
+{
+	*verified = 0;
+	err[0] = 0;
+	struct copies cs = {0};
+	int rc = catalog_copy_list(m->cat, barcode, collect_copy, &cs);
+	if (rc) {
+		snprintf(err, errlen, "%s", catalog_last_error(m->cat));
+		free(cs.k);
+		return rc;
+	}
+	if (cs.n == 0) {
+		snprintf(err, errlen, "%s has no good copy on physical tape", barcode);
+		free(cs.k);
+		return VTL_E_NOTFOUND;
+	}
+	if (job)
+		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
+	int first_bad = VTL_OK;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < cs.n; i++) {
+		unsigned d;
+		char why[256] = "";
+		struct copy_result v;
+		rc = migrate_mount(m, cs.k[i].tape, &d, why, sizeof why);
+		if (rc == VTL_OK)
+			rc = copy_verify(m->lib, d, cs.k[i].block, barcode, cs.k[i].digest, &v, why, sizeof why);
+		char what[512];
+		if (rc == VTL_OK) {
+			catalog_copy_verified(m->cat, cs.k[i].id, (int64_t)time(NULL));
+			(*verified)++;
+			bytes += v.stream_bytes;
+			snprintf(what, sizeof what, "verified the copy of %s on %s file %u", barcode, cs.k[i].tape,
+				 cs.k[i].file);
+		} else {
+			if (rc == VTL_E_MEDIUM)
+				catalog_copy_set_state(m->cat, cs.k[i].id, STATE_BAD);
+			snprintf(what, sizeof what, "the copy of %s on %s file %u failed verification: %.300s", barcode,
+				 cs.k[i].tape, cs.k[i].file, why);
+			if (!first_bad) {
+				first_bad = rc;
+				snprintf(err, errlen, "%s", what);
+			}
+		}
+		catalog_event(m->cat, ACTOR, what);
+	}
+	free(cs.k);
+	if (job)
+		catalog_job_update(m->cat, job, first_bad ? CAT_JOB_FAILED : CAT_JOB_DONE, bytes, first_bad ? err : NULL);
+	return first_bad;
+}
+
+int migrate_scan_tapes(struct migrator *m, uint64_t capacity, unsigned *added, char *err, size_t errlen)
+{
+	*added = 0;
+	struct phys_element *e;
+	unsigned n;
+	int rc = inventory(m, &e, &n, err, errlen);
+	if (rc)
+		return rc;
+	for (unsigned i = 0; rc == VTL_OK && i < n; i++) {
+		if (!e[i].full || !e[i].barcode[0])
+			continue;
+		struct cat_ptape t = {.slot = e[i].type == PHYS_ELEM_SLOT ? e[i].address : -1, .capacity = capacity};
+		snprintf(t.barcode, sizeof t.barcode, "%s", e[i].barcode);
+		snprintf(t.library, sizeof t.library, "%s", m->phys_name);
+		snprintf(t.state, sizeof t.state, TAPE_SCRATCH);
+		rc = catalog_ptape_add(m->cat, &t);
+		if (rc == VTL_E_EXISTS)
+			rc = VTL_OK;
+		else if (rc == VTL_OK)
+			(*added)++;
+		else
+			snprintf(err, errlen, "%s", catalog_last_error(m->cat));
+	}
+	free(e);
+	return rc;
+}

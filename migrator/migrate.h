@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Migration jobs: copy a virtual cartridge to a physical tape, or verify
+ * its copies, keeping the catalog right at every step. A copy is recorded
+ * (with its tape's new file count, in one transaction) only after its
+ * trailer and filemark are on the tape, and after reading it back when
+ * verification is asked; a crash before that leaves no copy marked good.
+ * A physical error fails the attempt, retires that tape (state "error")
+ * and tries another; the cartridge on disk is never touched.
+ */
+#ifndef VTL_MIGRATOR_MIGRATE_H
+#define VTL_MIGRATOR_MIGRATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/cartridge.h"
+#include "catalog/catalog.h"
+#include "migrator/copy.h"
+#include "migrator/phys.h"
+
+#define MIGRATE_TAPE_TRIES 3   /* physical tapes a job tries before it fails */
+
+struct migrator {
+	struct vtl_catalog *cat;
+	struct vtl_pool *pool;
+	struct phys_lib *lib;
+	const char *phys_name;      /* the physical library's name: ptape.library of its tapes */
+	const char *virt_name;      /* the virtual library's name, written in each copy's header */
+	struct stream_config ring;  /* M, B, watermark, readers, rate limit */
+	bool verify;                /* read every copy back before recording it */
+	int drive;                  /* the physical drive to use; -1: any */
+	atomic_bool *cancel;        /* may be NULL */
+	/* Live progress of the running job (may be NULL): called about twice a second. */
+	void (*progress)(void *arg, const char *barcode, const struct stream_progress *p);
+	void *progress_arg;
+};
+
+/* What a job did. */
+struct migrate_report {
+	char tape[CAT_BARCODE_MAX + 1]; /* the physical tape that holds the copy */
+	uint32_t file;
+	struct copy_result copy;
+	unsigned tries;                 /* tapes tried */
+	bool verified;
+};
+
+/*
+ * Copies cartridge barcode (stacked) to a physical tape of the library and
+ * records it; job (0: none) gets its state and bytes in the catalog.
+ * VTL_E_BUSY if a host has it loaded, VTL_E_NOTFOUND, VTL_E_POOL_FULL when
+ * no physical tape has room, VTL_E_MEDIUM when the cartridge on disk is
+ * damaged, or the last physical error. err says what, in words.
+ */
+int migrate_copy(struct migrator *m, const char *barcode, int64_t job, struct migrate_report *rep, char *err,
+		 size_t errlen);
+
+/*
+ * Reads back every good copy of cartridge barcode and checks it against its
+ * digest: verified copies get their time, failing ones the state "bad".
+ * VTL_OK when all verified; VTL_E_MEDIUM when one failed (err says which);
+ * VTL_E_NOTFOUND when it has no copy.
+ */
+int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigned *verified, char *err, size_t errlen);
+
+/*
+ * Adds to the catalog every tape of the physical library it does not know
+ * (state "scratch", capacity as given); *added says how many.
+ */
+int migrate_scan_tapes(struct migrator *m, uint64_t capacity, unsigned *added, char *err, size_t errlen);
+
+/* Puts the tape barcode into a drive of the library (unloading another if all are full); *d is the drive. */
+int migrate_mount(struct migrator *m, const char *barcode, unsigned *d, char *err, size_t errlen);
+
+#endif

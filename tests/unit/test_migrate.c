@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Migration jobs against a simulated physical library: copies stack on a
+ * tape and verify, the catalog records them with the tape's file count, a
+ * write error retires the tape and the job goes on to another, a cancelled
+ * or failed copy leaves nothing marked good, a loaded or damaged cartridge
+ * is refused, and a copy damaged on tape fails verification.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backend/internal.h"
+#include "common/vtl_error.h"
+#include "migrator/migrate.h"
+#include "migrator/phys_sim.h"
+#include "tests/unit/scsi_host.h"
+
+#define TAPE_CAP (64ull << 20)
+
+static struct phys_lib *lib;
+static struct migrator mig;
+static char tapes[TL_DIR_LEN + 16];
+static atomic_bool cancel;
+static uint64_t cancel_after; /* bytes after which the progress callback cancels (0: never) */
+
+static void progress(void *arg, const char *barcode, const struct stream_progress *p)
+{
+	(void)arg;
+	(void)barcode;
+	if (cancel_after && p->bytes >= cancel_after)
+		atomic_store(&cancel, true);
+}
+
+static int setup(void **state)
+{
+	if (host_setup(state) != 0)
+		return -1;
+	struct host *h = *state;
+	snprintf(tapes, sizeof tapes, "%s/tapes", h->fx->dir);
+	struct phys_sim_config cfg = {.generation = 8, .drives = 2, .slots = 6, .tapes = 4, .capacity = TAPE_CAP,
+				      .data_dir = tapes};
+	char err[256];
+	if (phys_sim_open(&cfg, &lib, err, sizeof err) != VTL_OK)
+		return -1;
+	atomic_store(&cancel, false);
+	cancel_after = 0;
+	mig = (struct migrator){.cat = h->cat, .pool = h->fx->pool, .lib = lib, .phys_name = "sim1", .virt_name = "unit",
+				.ring = {.buffers = 4, .buffer_size = 256 << 10, .watermark = 2, .readers = 2},
+				.verify = true, .drive = -1, .cancel = &cancel, .progress = progress};
+	unsigned added = 0;
+	return migrate_scan_tapes(&mig, TAPE_CAP, &added, err, sizeof err) == VTL_OK && added == 4 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	lib->ops->close(lib);
+	return host_teardown(state);
+}
+
+/* A cartridge in the pool and the catalog holding blocks blocks of mixed data. */
+static void cart_with(struct host *h, const char *bc, unsigned blocks, uint64_t seed)
+{
+	host_new_cart(h, bc, 0);
+	struct vtl_cart_params p = {.compression = true};
+	struct vtl_cart *c = tl_cart_open(h->fx->pool, bc, &p);
+	static uint8_t buf[262144];
+	for (unsigned i = 0; i < blocks; i++) {
+		gen_data(buf, sizeof buf, seed * 100 + i, seed < 100 && i % 3 == 0);
+		EXPECT_RC(vtl_cart_write_block(c, buf, sizeof buf), 0);
+		if (i % 10 == 9)
+			EXPECT_RC(vtl_cart_write_filemarks(c, 1), 0);
+	}
+	EXPECT_RC(vtl_cart_close(c), 0);
+}
+
+struct found {
+	struct cat_copy k[4];
+	unsigned n;
+};
+
+static int found_copy(const struct cat_copy *k, void *arg)
+{
+	struct found *f = arg;
+	if (k->id && f->n < 4)
+		f->k[f->n++] = *k;
+	return 0;
+}
+
+static struct found copies_of(struct host *h, const char *bc)
+{
+	struct found f = {0};
+	EXPECT_RC(catalog_copy_list(h->cat, bc, found_copy, &f), 0);
+	return f;
+}
+
+static void copies_stack_and_verify(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00001L8", 24, 1);
+	cart_with(h, "M00002L8", 12, 2);
+	int64_t job;
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_MIGRATE, "M00001L8", &job), 0);
+	struct migrate_report r1, r2;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00001L8", job, &r1, err, sizeof err), 0);
+	assert_string_equal(r1.tape, "PHY001L8");
+	assert_int_equal(r1.file, 0);
+	assert_true(r1.verified);
+	EXPECT_RC(migrate_copy(&mig, "M00002L8", 0, &r2, err, sizeof err), 0);
+	assert_string_equal(r2.tape, "PHY001L8"); /* stacked on the same tape */
+	assert_int_equal(r2.file, 1);
+	assert_int_equal(r2.copy.block, 1 + r1.copy.data_blocks + r1.copy.trailer_blocks + 1);
+
+	struct found f = copies_of(h, "M00001L8");
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.k[0].state, "good");
+	assert_string_equal(f.k[0].digest, r1.copy.digest);
+	assert_true(f.k[0].verified_at > 0);
+	assert_int_equal(f.k[0].length, r1.copy.stream_bytes);
+	struct cat_ptape t;
+	EXPECT_RC(catalog_ptape_get(h->cat, "PHY001L8", &t), 0);
+	assert_int_equal(t.files, 2);
+	assert_string_equal(t.state, "filling");
+	assert_int_equal(t.used, r1.copy.tape_bytes + r2.copy.tape_bytes);
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00001L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_PREMIGRATED);
+	struct cat_job j;
+	EXPECT_RC(catalog_job_get(h->cat, job, &j), 0);
+	assert_int_equal(j.state, CAT_JOB_DONE);
+	assert_int_equal(j.bytes_done, r1.copy.stream_bytes);
+
+	unsigned verified = 0;
+	EXPECT_RC(migrate_verify(&mig, "M00001L8", 0, &verified, err, sizeof err), 0);
+	assert_int_equal(verified, 1);
+	EXPECT_RC(migrate_verify(&mig, "M00002L8", 0, &verified, err, sizeof err), 0);
+	assert_int_equal(migrate_verify(&mig, "M00009L8", 0, &verified, err, sizeof err), VTL_E_NOTFOUND);
+}
+
+/* A write error half way: the tape is retired, the copy lands on the next tape, nothing bad is recorded. */
+static void write_error_moves_to_another_tape(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00003L8", 20, 3);
+	unsigned d;
+	char err[512];
+	EXPECT_RC(migrate_mount(&mig, "PHY001L8", &d, err, sizeof err), 0);
+	struct phys_sim_fault fault = {.write_error_at = 2u << 20};
+	phys_sim_inject(lib, d, &fault);
+	struct migrate_report r;
+	EXPECT_RC(migrate_copy(&mig, "M00003L8", 0, &r, err, sizeof err), 0);
+	assert_int_equal(r.tries, 2);
+	assert_string_equal(r.tape, "PHY002L8");
+	assert_int_equal(r.file, 0);
+	struct cat_ptape t;
+	EXPECT_RC(catalog_ptape_get(h->cat, "PHY001L8", &t), 0);
+	assert_string_equal(t.state, "error");
+	assert_int_equal(t.files, 0);
+	struct found f = copies_of(h, "M00003L8");
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.k[0].tape, "PHY002L8");
+}
+
+static double slow(void *arg)
+{
+	(void)arg;
+	return 8e6; /* slow enough for the progress callback (twice a second) to see the copy half way */
+}
+
+/* Cancelled half way: no copy, the tape's file count unchanged; the next copy takes that file's place. */
+static void cancelled_copy_leaves_nothing(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00004L8", 30, 4);
+	cancel_after = 2u << 20;
+	mig.ring.rate_limit = slow;
+	struct migrate_report r;
+	char err[512];
+	assert_int_equal(migrate_copy(&mig, "M00004L8", 0, &r, err, sizeof err), VTL_E_BUSY);
+	assert_non_null(strstr(err, "cancelled"));
+	assert_int_equal(r.tries, 1);
+	assert_int_equal(copies_of(h, "M00004L8").n, 0);
+	struct cat_ptape t;
+	EXPECT_RC(catalog_ptape_get(h->cat, "PHY001L8", &t), 0);
+	assert_int_equal(t.files, 0);
+	assert_string_equal(t.state, "scratch");
+	cancel_after = 0;
+	mig.ring.rate_limit = NULL;
+	atomic_store(&cancel, false);
+	int rc = migrate_copy(&mig, "M00004L8", 0, &r, err, sizeof err);
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(r.tape, "PHY001L8");
+	assert_int_equal(r.file, 0);
+	assert_int_equal(r.copy.block, 0);
+	unsigned verified;
+	EXPECT_RC(migrate_verify(&mig, "M00004L8", 0, &verified, err, sizeof err), 0);
+}
+
+static void refused_cartridges(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00005L8", 10, 5);
+	EXPECT_RC(catalog_cartridge_set_state(h->cat, "M00005L8", "loaded"), 0);
+	struct migrate_report r;
+	char err[512];
+	assert_int_equal(migrate_copy(&mig, "M00005L8", 0, &r, err, sizeof err), VTL_E_BUSY);
+	assert_non_null(strstr(err, "loaded"));
+	EXPECT_RC(catalog_cartridge_set_state(h->cat, "M00005L8", "available"), 0);
+	/* Damaged on disk: refused, no retry on another tape, the tape not blamed. */
+	char path[TL_PATH_LEN + 64];
+	EXPECT_RC(pool_seg_path(h->fx->pool, "M00005L8", 0, path, sizeof path), 0);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b = 0;
+	assert_int_equal(pwrite(fd, &b, 1, 128 + 32 + 777), 1);
+	close(fd);
+	assert_int_equal(migrate_copy(&mig, "M00005L8", 0, &r, err, sizeof err), VTL_E_MEDIUM);
+	assert_int_equal(r.tries, 1);
+	assert_non_null(strstr(err, "damaged"));
+	struct cat_ptape t;
+	EXPECT_RC(catalog_ptape_get(h->cat, "PHY001L8", &t), 0);
+	assert_string_equal(t.state, "scratch");
+	assert_int_equal(migrate_copy(&mig, "M00099L8", 0, &r, err, sizeof err), VTL_E_NOTFOUND);
+	/* Bigger than any tape. */
+	cart_with(h, "M00006L8", 300, 106); /* 75 MiB of random data */
+	assert_int_equal(migrate_copy(&mig, "M00006L8", 0, &r, err, sizeof err), VTL_E_POOL_FULL);
+	assert_non_null(strstr(err, "no tape of sim1 has room"));
+}
+
+/* A copy damaged on tape: verification fails and marks it bad. */
+static void damaged_copy_is_marked_bad(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00007L8", 16, 7);
+	struct migrate_report r;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00007L8", 0, &r, err, sizeof err), 0);
+	char path[TL_DIR_LEN + 64];
+	snprintf(path, sizeof path, "%s/%s.tape", tapes, r.tape);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b = 0x5A;
+	assert_int_equal(pwrite(fd, &b, 1, 4 + COPY_HEADER_LEN + 4 + 3000), 1);
+	close(fd);
+	unsigned verified = 0;
+	assert_int_equal(migrate_verify(&mig, "M00007L8", 0, &verified, err, sizeof err), VTL_E_MEDIUM);
+	assert_int_equal(verified, 0);
+	struct found f = copies_of(h, "M00007L8");
+	assert_string_equal(f.k[0].state, "bad");
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(copies_stack_and_verify), T(write_error_moves_to_another_tape), T(cancelled_copy_leaves_nothing),
+		T(refused_cartridges), T(damaged_copy_is_marked_bad),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -31,11 +31,14 @@ VTLD        := $(BUILD)/vtld
 MIGRATOR_MAIN := $(wildcard migrator/main.c)
 MIGRATOR    := $(BUILD)/vtl-migrator
 INTEG_TESTS := $(wildcard tests/integration/test_*.sh)
-# Every tests/integration/*.c is a host program, except the LD_PRELOAD shims (*_shim.c -> .so).
+# Every tests/integration/*.c is a host program, except the LD_PRELOAD shims (*_shim.c -> .so) and
+# the programs that drive vtld through the library's own code (*_vtl.c, linked with libvtl).
 INTEG_SHIM_SRC := $(wildcard tests/integration/*_shim.c)
 INTEG_SHIM  := $(INTEG_SHIM_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%.so)
-INTEG_SRC   := $(filter-out $(INTEG_SHIM_SRC),$(wildcard tests/integration/*.c))
-INTEG_BIN   := $(INTEG_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%) $(INTEG_SHIM)
+INTEG_VTL_SRC := $(wildcard tests/integration/*_vtl.c)
+INTEG_VTL   := $(INTEG_VTL_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%)
+INTEG_SRC   := $(filter-out $(INTEG_SHIM_SRC) $(INTEG_VTL_SRC),$(wildcard tests/integration/*.c))
+INTEG_BIN   := $(INTEG_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%) $(INTEG_SHIM) $(INTEG_VTL)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 # Seconds per fuzz target: FUZZ_SECONDS for `make fuzz`, FUZZ_CHECK_SECONDS within `make check`.
@@ -108,6 +111,13 @@ integration: $(PROGRAMS) $(INTEG_BIN)
 $(BUILD)/tests/integration/%: tests/integration/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ -liscsi
+
+# A library-side client (e.g. the migrator's iSCSI physical library against vtld) links libvtl.
+ifneq ($(INTEG_VTL),)
+$(INTEG_VTL): $(BUILD)/tests/integration/%: tests/integration/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
+endif
 
 # A shim is preloaded into a libiscsi program (see its header comment). It is built without
 # CFLAGS_EXTRA: a sanitizer runtime cannot be preloaded into a program built without it.

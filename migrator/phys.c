@@ -35,6 +35,7 @@ static const struct {
 	{0x0C, 0x00, "write error"},
 	{0x11, 0x00, "unrecovered read error"},
 	{0x14, 0x00, "recorded entity not found"},
+	{0x21, 0x01, "invalid element address"},
 	{0x24, 0x00, "invalid field in CDB"},
 	{0x27, 0x00, "write protected"},
 	{0x28, 0x00, "medium may have changed"},
@@ -43,6 +44,7 @@ static const struct {
 	{0x3A, 0x00, "medium not present"},
 	{0x3B, 0x0E, "medium source element empty"},
 	{0x3B, 0x0D, "medium destination element full"},
+	{0x3B, 0x11, "medium magazine not accessible"},
 	{0x44, 0x00, "internal target failure"},
 	{0x53, 0x02, "medium removal prevented"},
 };

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The migrator's iSCSI physical library (migrator/phys_iscsi.c) against a
+ * vtld playing the physical library: every phys_ops call, with the answers
+ * checked. test_phys_iscsi.sh makes the library (2 drives, 8 slots, 2 mail
+ * slots) with cartridges P00001L8 and P00002L8 in slots, M00001L8 in a mail
+ * slot and S00001L8, a small one (2 MB), in a slot.
+ *
+ * Another initiator resets a drive LUN on the way, as a second host or a
+ * bridge would: after that the library must refuse to write until the drive
+ * is positioned again.
+ *
+ * Usage: phys_iscsi_vtl PORTAL TARGET-IQN   (e.g. 127.0.0.1:3260 iqn.2026-01.org.vtl:x)
+ * Exit 0 when every step passed; each step prints a line.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iscsi/iscsi.h>
+
+#include "common/vtl_error.h"
+#include "migrator/phys_iscsi.h"
+
+#define INITIATOR "iqn.2026-01.org.vtl:phys-iscsi-check"
+#define TAPE "P00001L8"
+#define TAPE2 "P00002L8"
+#define MAIL_TAPE "M00001L8"
+#define SMALL_TAPE "S00001L8"
+#define ELEMENTS 13 /* 1 robot, 8 slots, 2 mail slots, 2 drives */
+#define MAX_ELEMENTS 64
+#define BIG (1u << 20)
+#define SMALL_BLOCK (16u << 10)
+
+static struct phys_lib *lib;
+
+static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "FAIL: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (last error: %s)\n", lib ? phys_error(lib) : "");
+	va_end(ap);
+	exit(1);
+}
+
+/* rc must be want. */
+static void expect(int rc, int want, const char *what)
+{
+	if (rc != want)
+		fail("%s: %s (%d), expected %s (%d)", what, vtl_strerror(rc), rc, vtl_strerror(want), want);
+}
+
+static void fill(uint8_t *b, size_t n, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (uint8_t)(x >> 16);
+	}
+}
+
+static struct phys_element elems[MAX_ELEMENTS];
+static unsigned nelems;
+
+static void inventory(void)
+{
+	expect(lib->ops->inventory(lib, elems, MAX_ELEMENTS, &nelems), VTL_OK, "inventory");
+	if (nelems != ELEMENTS)
+		fail("inventory lists %u elements, expected %u", nelems, ELEMENTS);
+}
+
+/* The element of the given type holding barcode (after inventory), or fails. */
+static const struct phys_element *where(const char *barcode, enum phys_elem_type type)
+{
+	int i = phys_find(elems, nelems, barcode);
+	if (i < 0)
+		fail("%s is in no element", barcode);
+	if (elems[i].type != type)
+		fail("%s is in element %u of type %d, expected type %d", barcode, elems[i].address, elems[i].type, type);
+	return &elems[i];
+}
+
+static unsigned count_type(enum phys_elem_type t, bool full)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < nelems; i++)
+		n += elems[i].type == t && elems[i].full == full;
+	return n;
+}
+
+static struct phys_drive_status status(unsigned d)
+{
+	struct phys_drive_status st;
+	expect(lib->ops->status(lib, d, &st), VTL_OK, "status");
+	return st;
+}
+
+static void expect_position(unsigned d, uint64_t block, uint64_t file, const char *when)
+{
+	struct phys_drive_status st = status(d);
+	if (!st.ready || st.block != block || st.file != file || st.bot != (block == 0))
+		fail("%s: drive %u ready %d at block %" PRIu64 " file %" PRIu64 " bot %d, expected block %" PRIu64
+		     " file %" PRIu64,
+		     when, d, st.ready, st.block, st.file, st.bot, block, file);
+}
+
+/* The file written: blocks of these sizes, a filemark after blocks 2 and 4. */
+static const size_t sizes[] = {1000, 65536, 1, 262144, 4096};
+#define NBLOCKS (sizeof sizes / sizeof sizes[0])
+static const uint64_t object_of[NBLOCKS] = {0, 1, 2, 4, 5}; /* logical objects: A B C FM D E FM */
+
+/* Reads the next block into a large buffer and checks it is block i. */
+static void read_expect(unsigned d, unsigned i, size_t cap)
+{
+	static uint8_t want[BIG], got[BIG];
+	size_t len = 0;
+	char what[64];
+	snprintf(what, sizeof what, "read of block %u", i);
+	expect(lib->ops->read_block(lib, d, got, cap, &len), VTL_OK, what);
+	fill(want, sizes[i], i);
+	if (len != sizes[i] || memcmp(got, want, len) != 0)
+		fail("block %u reads back %zu bytes, expected %zu, or other bytes", i, len, sizes[i]);
+}
+
+static void read_filemark(unsigned d, const char *when)
+{
+	static uint8_t b[BIG];
+	size_t len = 99;
+	expect(lib->ops->read_block(lib, d, b, sizeof b, &len), VTL_W_FILEMARK, when);
+	if (len != 0)
+		fail("%s: a filemark returned %zu bytes", when, len);
+}
+
+/* A LOGICAL UNIT RESET of lun from another initiator: every session gets a unit attention for it. */
+static void reset_from_another_host(const char *portal, const char *iqn, int lun)
+{
+	struct iscsi_context *c = iscsi_create_context(INITIATOR "-other");
+	if (!c || iscsi_set_targetname(c, iqn) || iscsi_set_session_type(c, ISCSI_SESSION_NORMAL) ||
+	    iscsi_full_connect_sync(c, portal, lun) != 0 || iscsi_task_mgmt_lun_reset_sync(c, (uint32_t)lun) != 0)
+		fail("LOGICAL UNIT RESET of LUN %d from another initiator: %s", lun, c ? iscsi_get_error(c) : "no context");
+	iscsi_logout_sync(c);
+	iscsi_destroy_context(c);
+}
+
+static void open_lib(const char *portal, const char *iqn)
+{
+	struct phys_iscsi_config cfg = {.portal = portal, .target_iqn = iqn, .initiator_iqn = INITIATOR,
+					.ready_timeout_s = 20, .command_timeout_s = 30};
+	char err[PHYS_ERR_MAX];
+	int rc = phys_iscsi_open(&cfg, &lib, err, sizeof err);
+	if (rc != VTL_OK)
+		fail("phys_iscsi_open: %s", err);
+	if (strcmp(lib->ops->kind, "iscsi") != 0 || lib->drives != 2)
+		fail("opened a '%s' library of %u drives, expected iscsi with 2", lib->ops->kind, lib->drives);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: phys_iscsi_vtl PORTAL TARGET-IQN\n");
+		return 2;
+	}
+	const char *portal = argv[1], *iqn = argv[2];
+
+	/* Refusals first: a missing name, and a target that does not exist, each with its reason. */
+	struct phys_iscsi_config bad = {.portal = portal, .target_iqn = iqn};
+	char err[PHYS_ERR_MAX];
+	expect(phys_iscsi_open(&bad, &lib, err, sizeof err), VTL_E_CONFIG, "open without an initiator name");
+	bad.initiator_iqn = INITIATOR;
+	bad.target_iqn = "iqn.2026-01.org.vtl:no-such-target";
+	if (phys_iscsi_open(&bad, &lib, err, sizeof err) >= 0 || lib || !strstr(err, "login"))
+		fail("a login to a missing target did not fail with a reason: '%s'", err);
+	printf("-- open refuses a missing initiator name and a missing target: %s\n", err);
+
+	open_lib(portal, iqn);
+	printf("-- logged in: changer and %u drives at elements %u and %u\n", lib->drives, lib->drive_addr[0],
+	       lib->drive_addr[1]);
+
+	inventory();
+	if (count_type(PHYS_ELEM_TRANSPORT, false) != 1 || count_type(PHYS_ELEM_DRIVE, false) != 2 ||
+	    count_type(PHYS_ELEM_SLOT, true) + count_type(PHYS_ELEM_SLOT, false) != 8 ||
+	    count_type(PHYS_ELEM_IE, true) != 1 || count_type(PHYS_ELEM_IE, false) != 1)
+		fail("inventory: the element types do not add up to 1 robot, 2 empty drives, 8 slots, 2 mail slots");
+	for (unsigned d = 0; d < lib->drives; d++) {
+		int i = -1;
+		for (unsigned k = 0; k < nelems; k++)
+			if (elems[k].type == PHYS_ELEM_DRIVE && elems[k].address == lib->drive_addr[d])
+				i = (int)k;
+		if (i < 0)
+			fail("drive %u's element %u is not a drive element of the inventory", d, lib->drive_addr[d]);
+	}
+	uint16_t slot = where(TAPE, PHYS_ELEM_SLOT)->address;
+	uint16_t slot2 = where(TAPE2, PHYS_ELEM_SLOT)->address;
+	uint16_t small_slot = where(SMALL_TAPE, PHYS_ELEM_SLOT)->address;
+	uint16_t mail = where(MAIL_TAPE, PHYS_ELEM_IE)->address;
+	uint16_t empty = 0;
+	for (unsigned i = 0; i < nelems && !empty; i++)
+		if (elems[i].type == PHYS_ELEM_SLOT && !elems[i].full)
+			empty = elems[i].address;
+	unsigned n_small = 0;
+	struct phys_element few[3];
+	expect(lib->ops->inventory(lib, few, 3, &n_small), VTL_OK, "inventory into 3 entries");
+	if (n_small != ELEMENTS)
+		fail("inventory into 3 entries counts %u elements, expected %u", n_small, ELEMENTS);
+	printf("-- inventory: %u elements; %s in slot %u, %s in slot %u, %s in slot %u, %s in mail slot %u\n", nelems,
+	       TAPE, slot, TAPE2, slot2, SMALL_TAPE, small_slot, MAIL_TAPE, mail);
+
+	/* Load drive 0; drive 1 stays empty, which also shows the drive map points at the right LUN. */
+	expect(lib->ops->move(lib, slot, lib->drive_addr[0]), VTL_OK, "move into drive 0");
+	inventory();
+	if (where(TAPE, PHYS_ELEM_DRIVE)->address != lib->drive_addr[0])
+		fail("%s is not in drive 0's element after the move", TAPE);
+	struct phys_drive_status st = status(0), st1 = status(1);
+	if (!st.ready || !st.bot || st.block != 0 || st.file != 0 || st.write_protected || st.early_warning ||
+	    st.max_block == 0 || st.written != 0 || st.tapealert != 0)
+		fail("drive 0 after the load: ready %d bot %d block %" PRIu64 " file %" PRIu64 " wp %d ew %d max %u",
+		     st.ready, st.bot, st.block, st.file, st.write_protected, st.early_warning, st.max_block);
+	if (st1.ready || st1.file != UINT64_MAX)
+		fail("drive 1 is ready without a tape");
+	printf("-- move slot %u -> drive 0: ready at BOT, block limit %u bytes, no TapeAlert flags; drive 1 empty\n",
+	       slot, st.max_block);
+
+	static uint8_t buf[BIG];
+	uint64_t total = 0;
+	for (unsigned i = 0; i < NBLOCKS; i++) {
+		fill(buf, sizes[i], i);
+		expect(lib->ops->write_block(lib, 0, buf, sizes[i]), VTL_OK, "write_block");
+		total += sizes[i];
+		if (i == 2 || i == 4)
+			expect(lib->ops->write_filemarks(lib, 0, 1), VTL_OK, "write_filemarks");
+	}
+	st = status(0);
+	if (st.block != 7 || st.file != 2 || st.bot || st.written != total)
+		fail("after writing: block %" PRIu64 " file %" PRIu64 " written %" PRIu64 ", expected 7, 2, %" PRIu64,
+		     st.block, st.file, st.written, total);
+	printf("-- wrote blocks of 1000, 65536 and 1 bytes, a filemark, 262144 and 4096, a filemark: block 7, file 2, "
+	       "%" PRIu64 " bytes\n",
+	       st.written);
+
+	/* A reset from elsewhere: the status poll takes the attention, and a write is then refused until a locate. */
+	reset_from_another_host(portal, iqn, 1);
+	status(0);
+	int rc = lib->ops->write_block(lib, 0, buf, 512);
+	if (rc != VTL_E_IO || !strstr(phys_error(lib), "reset"))
+		fail("a write after a reset: %s", vtl_strerror(rc));
+	printf("-- after another host reset the drive: %s\n", phys_error(lib));
+	expect(lib->ops->locate(lib, 0, 7), VTL_OK, "locate after the reset");
+	expect_position(0, 7, 2, "after the locate that follows the reset");
+
+	/* A second session finds the drive loaded: its attentions are taken, and the position is the drive's. */
+	lib->ops->close(lib);
+	lib = NULL;
+	open_lib(portal, iqn);
+	expect_position(0, 7, 2, "after logging in again");
+	expect(lib->ops->rewind(lib, 0), VTL_OK, "rewind");
+	expect_position(0, 0, 0, "after rewind");
+	printf("-- a new session sees block 7 of file 2; rewind brings it to BOT\n");
+
+	for (unsigned i = 0; i < NBLOCKS; i++) {
+		read_expect(0, i, i == 4 ? sizes[i] : BIG); /* the last one exactly: GOOD, no ILI */
+		if (i == 2 || i == 4)
+			read_filemark(0, "reading a filemark");
+	}
+	size_t len = 99;
+	expect(lib->ops->read_block(lib, 0, buf, BIG, &len), VTL_E_EOD, "read at end of data");
+	if (len != 0)
+		fail("end of data returned %zu bytes", len);
+	printf("-- read back byte for byte (shorter blocks by their residue), filemarks as warnings, then end of data: "
+	       "%s\n",
+	       phys_error(lib));
+
+	expect(lib->ops->locate(lib, 0, object_of[3]), VTL_OK, "locate");
+	expect_position(0, object_of[3], 1, "after locate");
+	read_expect(0, 3, BIG);
+	expect_position(0, object_of[3] + 1, 1, "after reading the located block");
+	printf("-- locate to block %" PRIu64 " and read it: file 1\n", object_of[3]);
+
+	expect(lib->ops->rewind(lib, 0), VTL_OK, "rewind");
+	expect(lib->ops->space_filemarks(lib, 0, 1), VTL_OK, "space 1 filemark forward");
+	expect_position(0, 4, 1, "after spacing a filemark forward");
+	read_expect(0, 3, BIG);
+	expect(lib->ops->space_filemarks(lib, 0, -1), VTL_OK, "space 1 filemark backward");
+	expect_position(0, 3, 0, "after spacing a filemark backward");
+	read_filemark(0, "reading the filemark spaced back to");
+	read_expect(0, 3, BIG);
+	rc = lib->ops->space_filemarks(lib, 0, 5);
+	if (rc != VTL_E_EOD)
+		fail("spacing 5 filemarks forward past 2: %s, expected end of data", vtl_strerror(rc));
+	printf("-- space forward and back over filemarks; past the last one: %s\n", phys_error(lib));
+	expect(lib->ops->rewind(lib, 0), VTL_OK, "rewind");
+	rc = lib->ops->space_filemarks(lib, 0, -1);
+	if (rc >= 0)
+		fail("spacing a filemark backward from BOT succeeded");
+	printf("-- backward from BOT: %s (%s)\n", vtl_strerror(rc), phys_error(lib));
+
+	expect(lib->ops->locate(lib, 0, object_of[1]), VTL_OK, "locate");
+	rc = lib->ops->read_block(lib, 0, buf, 1000, &len);
+	if (rc != VTL_E_INVAL || len != 0 || !strstr(phys_error(lib), "65536"))
+		fail("a 65536-byte block into 1000 bytes: %s, %zu bytes", vtl_strerror(rc), len);
+	printf("-- a 65536-byte block into a 1000-byte buffer: %s\n", phys_error(lib));
+	read_expect(0, 2, BIG); /* the position is past the long block */
+
+	expect(lib->ops->unload(lib, 0), VTL_OK, "unload");
+	st = status(0);
+	if (st.ready)
+		fail("drive 0 is still ready after unload");
+	expect(lib->ops->move(lib, lib->drive_addr[0], slot), VTL_OK, "move back");
+	inventory();
+	where(TAPE, PHYS_ELEM_SLOT);
+	if (where(TAPE, PHYS_ELEM_SLOT)->address != slot)
+		fail("%s did not go back to slot %u", TAPE, slot);
+	printf("-- unload and move back to slot %u\n", slot);
+
+	rc = lib->ops->move(lib, empty, lib->drive_addr[0]);
+	if (rc != VTL_E_SRC_EMPTY || !strstr(phys_error(lib), "source element empty"))
+		fail("a move from empty slot %u: %s", empty, vtl_strerror(rc));
+	printf("-- a move from empty slot %u: %s\n", empty, phys_error(lib));
+	rc = lib->ops->move(lib, slot2, slot);
+	if (rc != VTL_E_DST_FULL)
+		fail("a move into full slot %u: %s", slot, vtl_strerror(rc));
+	printf("-- a move into full slot %u: %s\n", slot, phys_error(lib));
+	expect(lib->ops->move(lib, mail, lib->drive_addr[1]), VTL_OK, "move from the mail slot into drive 1");
+	expect(lib->ops->unload(lib, 1), VTL_OK, "unload drive 1");
+	expect(lib->ops->move(lib, lib->drive_addr[1], mail), VTL_OK, "move back to the mail slot");
+	printf("-- %s from mail slot %u into drive 1 and back\n", MAIL_TAPE, mail);
+
+	/* The small cartridge: write until the drive says early warning, then until nothing fits. */
+	expect(lib->ops->move(lib, small_slot, lib->drive_addr[1]), VTL_OK, "move the small cartridge into drive 1");
+	unsigned ok = 0, warned = 0, i;
+	for (i = 0; i < 1000; i++) {
+		fill(buf, SMALL_BLOCK, 1000 + i);
+		rc = lib->ops->write_block(lib, 1, buf, SMALL_BLOCK);
+		if (rc == VTL_OK && warned)
+			fail("block %u written without early warning after %u warnings", i, warned);
+		if (rc == VTL_OK)
+			ok++;
+		else if (rc == VTL_W_EARLY_WARNING)
+			warned++;
+		else
+			break;
+	}
+	if (rc != VTL_E_EOM || ok == 0 || warned == 0 || !strstr(phys_error(lib), "VOLUME OVERFLOW"))
+		fail("the small cartridge: %u blocks, %u with early warning, then %s", ok, warned, vtl_strerror(rc));
+	printf("-- %s: %u blocks of %u bytes, %u more past early warning, then %s\n", SMALL_TAPE, ok, SMALL_BLOCK,
+	       warned, phys_error(lib));
+	st = status(1);
+	if (!st.early_warning || st.written != (uint64_t)(ok + warned) * SMALL_BLOCK)
+		fail("drive 1 past early warning: ew %d, written %" PRIu64, st.early_warning, st.written);
+	expect(lib->ops->unload(lib, 1), VTL_OK, "unload drive 1");
+	expect(lib->ops->move(lib, lib->drive_addr[1], small_slot), VTL_OK, "move the small cartridge back");
+	printf("-- status showed early warning and %" PRIu64 " bytes written; unloaded and put back\n", st.written);
+
+	lib->ops->close(lib);
+	printf("phys_iscsi_vtl: all steps passed\n");
+	return 0;
+}

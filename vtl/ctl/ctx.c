@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* vtlctl: errors, opening the configuration, catalog and pool, elements, option parsing. */
 #include <errno.h>
-#include <poll.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "backend/cartridge.h"
+#include "common/ctlsock.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
 
@@ -145,35 +143,11 @@ int ctl_open_pool(struct ctl *ctl)
 
 #define DAEMON_TIMEOUT_MS 120000 /* a move that loads a drive may take a while; a hung vtld must not hang vtlctl */
 
-/* A connected socket to vtld's control socket, or -1 when nothing answers. */
-static int daemon_connect(struct ctl *ctl)
-{
-	const char *path = ctl->cfg->daemon.control_socket;
-	struct sockaddr_un sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof sa.sun_path)
-		return -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 bool ctl_daemon_up(struct ctl *ctl)
 {
 	if (ctl_load_config(ctl))
 		return false;
-	int fd = daemon_connect(ctl);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	return ctlsock_answers(ctl->cfg->daemon.control_socket);
 }
 
 int ctl_require_offline(struct ctl *ctl)
@@ -206,41 +180,20 @@ static bool json_string(const char *answer, const char *key, char *out, size_t c
 	return true;
 }
 
-/* Sends request (ending in a newline) and reads vtld's one-line answer into answer; 0 or VTLCTL_FAIL (reported). */
-static int daemon_exchange(struct ctl *ctl, const char *req, size_t len, char *answer, size_t cap)
+/* Sends request (no newline) and reads vtld's one-line answer into answer; 0 or VTLCTL_FAIL (reported). */
+static int daemon_exchange(struct ctl *ctl, const char *req, char *answer, size_t cap)
 {
-	int fd = daemon_connect(ctl);
-	if (fd < 0)
+	int rc = ctlsock_exchange(ctl->cfg->daemon.control_socket, req, answer, cap, DAEMON_TIMEOUT_MS);
+	if (rc == -1)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld does not answer on %s", ctl->cfg->daemon.control_socket);
-	size_t have = 0;
-	/* MSG_NOSIGNAL: a vtld that hangs up must give an error, not kill vtlctl with SIGPIPE. */
-	bool sent = send(fd, req, len, MSG_NOSIGNAL) == (ssize_t)len;
-	struct pollfd p = {fd, POLLIN, 0};
-	while (sent && have < cap - 1 && poll(&p, 1, DAEMON_TIMEOUT_MS) == 1) {
-		ssize_t n = read(fd, answer + have, cap - 1 - have);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		if (memchr(answer, '\n', have))
-			break;
-	}
-	close(fd);
-	answer[have] = 0;
-	if (!sent || !have)
+	if (rc)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld did not answer the request");
-	char *nl = strchr(answer, '\n');
-	if (nl)
-		*nl = 0;
 	return 0;
 }
 
 int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t cap)
 {
-	char req[512];
-	int len = snprintf(req, sizeof req, "%s\n", request);
-	if (len < 0 || (size_t)len >= sizeof req)
-		return ctl_err(ctl, VTLCTL_FAIL, "request too long");
-	return daemon_exchange(ctl, req, (size_t)len, answer, cap);
+	return daemon_exchange(ctl, request, answer, cap);
 }
 
 int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
@@ -248,13 +201,12 @@ int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
 	char req[512];
 	va_list ap;
 	va_start(ap, fmt);
-	int len = vsnprintf(req, sizeof req - 1, fmt, ap);
+	int len = vsnprintf(req, sizeof req, fmt, ap);
 	va_end(ap);
-	if (len < 0 || (size_t)len >= sizeof req - 1)
+	if (len < 0 || (size_t)len >= sizeof req)
 		return ctl_err(ctl, VTLCTL_FAIL, "request too long");
-	req[len++] = '\n';
 	char answer[4096];
-	int rc = daemon_exchange(ctl, req, (size_t)len, answer, sizeof answer);
+	int rc = daemon_exchange(ctl, req, answer, sizeof answer);
 	if (rc)
 		return rc;
 	char text[1024];

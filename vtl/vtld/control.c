@@ -1,37 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/vtld/control.h"
 
-#include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "common/ctlsock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "catalog/catalog.h"
 #include "vtl/library.h"
 #include "vtl/vtld/daemon.h"
 
-#define REQUEST_MAX 1024
-#define ANSWER_MAX 65536
-#define CLIENT_TIMEOUT_MS 5000 /* a client that sends nothing is dropped */
 #define SAMPLE_MS 1000         /* how often the drives' byte counters are sampled for MB/s */
 #define MB 1e6
-
-struct control {
-	int fd;
-	int stop_pipe[2];
-	pthread_t thread;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	struct vtld *v;
-};
 
 /* Appends to out (cap) at *at, keeping it NUL-terminated and never past cap. */
 static void put(char *out, size_t cap, size_t *at, const char *fmt, ...)
@@ -231,121 +215,27 @@ void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
 	put(out, cap, &at, "'\"}");
 }
 
-static void serve_one(struct control *c, int fd)
+static void handle(void *arg, const char *request, char *out, size_t cap)
 {
-	char req[REQUEST_MAX];
-	size_t have = 0;
-	struct pollfd p = {fd, POLLIN, 0};
-	while (have < sizeof req - 1 && poll(&p, 1, CLIENT_TIMEOUT_MS) == 1) {
-		ssize_t n = read(fd, req + have, sizeof req - 1 - have);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		if (memchr(req, '\n', have))
-			break;
-	}
-	req[have] = 0;
-	char *nl = strchr(req, '\n');
-	if (nl)
-		*nl = 0;
-	static char answer[ANSWER_MAX];
-	control_answer(c->v, req, answer, sizeof answer - 1);
-	size_t len = strlen(answer);
-	answer[len++] = '\n';
-	for (size_t done = 0; done < len;) {
-		ssize_t n = write(fd, answer + done, len - done);
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
+	control_answer(arg, request, out, cap);
 }
 
-static void *run(void *arg)
+static void tick(void *arg)
 {
-	struct control *c = arg;
-	for (;;) {
-		struct pollfd p[2] = {{c->fd, POLLIN, 0}, {c->stop_pipe[0], POLLIN, 0}};
-		if (poll(p, 2, SAMPLE_MS) < 0 && errno != EINTR)
-			break;
-		sample_drives(c->v, false);
-		if (p[1].revents)
-			break;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		serve_one(c, fd);
-		close(fd);
-	}
-	return NULL;
+	sample_drives(arg, false);
 }
 
 bool control_answers(const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path)
-		return false;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	bool up = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
-	close(fd);
-	return up;
+	return ctlsock_answers(path);
 }
 
-int control_start(const char *path, struct vtld *v, struct control **out, char *err, size_t errlen)
+int control_start(const char *path, struct vtld *v, struct ctlsock **out, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path) {
-		snprintf(err, errlen, "control socket path %s is too long", path);
-		return VTL_E_CONFIG;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	struct control *c = calloc(1, sizeof *c);
-	if (!c)
-		return VTL_E_NOMEM;
-	c->v = v;
-	c->stop_pipe[0] = c->stop_pipe[1] = -1;
-	memcpy(c->path, path, strlen(path) + 1);
-	/* A socket file nobody answers on is left from a crash: take it over. One that answers is another vtld. */
-	if (control_answers(path)) {
-		snprintf(err, errlen, "another vtld answers on %s", path);
-		free(c);
-		return VTL_E_BUSY;
-	}
-	unlink(path);
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(c->fd, 8) != 0 ||
-	    pipe(c->stop_pipe) != 0)
-		goto io_fail;
-	if (pthread_create(&c->thread, NULL, run, c) != 0)
-		goto io_fail;
-	*out = c;
-	return VTL_OK;
-io_fail:
-	snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
-	if (c->fd >= 0)
-		close(c->fd);
-	if (c->stop_pipe[0] >= 0) {
-		close(c->stop_pipe[0]);
-		close(c->stop_pipe[1]);
-	}
-	free(c);
-	return VTL_E_IO;
+	return ctlsock_start(path, handle, tick, SAMPLE_MS, v, out, err, errlen);
 }
 
-void control_stop(struct control *c)
+void control_stop(struct ctlsock *c)
 {
-	if (!c)
-		return;
-	if (write(c->stop_pipe[1], "x", 1) != 1)
-		log_warn("control socket: cannot wake its thread");
-	pthread_join(c->thread, NULL);
-	close(c->fd);
-	close(c->stop_pipe[0]);
-	close(c->stop_pipe[1]);
-	unlink(c->path);
-	free(c);
+	ctlsock_stop(c);
 }

@@ -12,19 +12,19 @@
 #include <stddef.h>
 
 struct vtld;
-struct control;
+struct ctlsock;
 
 /*
  * Listens on path (a stale socket nobody answers on is replaced; one that
  * answers means another vtld runs: VTL_E_BUSY) and serves v from a thread.
  */
-int control_start(const char *path, struct vtld *v, struct control **out, char *err, size_t errlen);
+int control_start(const char *path, struct vtld *v, struct ctlsock **out, char *err, size_t errlen);
 
 /* Whether something answers on the socket at path (another vtld). */
 bool control_answers(const char *path);
 
 /* Stops serving, removes the socket and frees c. */
-void control_stop(struct control *c);
+void control_stop(struct ctlsock *c);
 
 /* Answers one request line into out (cap bytes, NUL-terminated JSON); for tests and the server. */
 void control_answer(struct vtld *v, const char *request, char *out, size_t cap);

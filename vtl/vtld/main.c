@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 		vtl_config_free(cfg);
 		return 1;
 	}
-	struct control *ctl;
+	struct ctlsock *ctl;
 	if (control_start(cfg->daemon.control_socket, v, &ctl, err, sizeof err) != VTL_OK) {
 		log_error("%s", err);
 		vtld_stop(v);

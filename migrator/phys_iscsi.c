@@ -33,25 +33,26 @@
 
 #include "common/vtl_error.h"
 
-/* Operation codes: SPC-5 table "operation codes" (annex), SSC-4 table "commands for sequential-access
- * devices", SMC-3 table "commands for medium changer devices". */
+/* Operation codes of every device (SPC-5 annex table "operation codes"). */
 #define OP_TEST_UNIT_READY 0x00
-#define OP_REWIND 0x01 /* SSC-4 */
+#define OP_INQUIRY 0x12
+#define OP_MODE_SENSE6 0x1A
+#define OP_LOG_SENSE 0x4D
+#define OP_REPORT_LUNS 0xA0
+/* Of tape drives (SSC-4 table "commands for sequential-access devices"). */
+#define OP_REWIND 0x01
 #define OP_READ_BLOCK_LIMITS 0x05
 #define OP_READ6 0x08
 #define OP_WRITE6 0x0A
 #define OP_WRITE_FILEMARKS6 0x10
 #define OP_SPACE6 0x11
-#define OP_INQUIRY 0x12
-#define OP_MODE_SENSE6 0x1A
 #define OP_LOAD_UNLOAD 0x1B
 #define OP_LOCATE10 0x2B
 #define OP_READ_POSITION 0x34
-#define OP_LOG_SENSE 0x4D
 #define OP_SPACE16 0x91
 #define OP_LOCATE16 0x92
-#define OP_REPORT_LUNS 0xA0
-#define OP_MOVE_MEDIUM 0xA5 /* SMC-3 */
+/* Of medium changers (SMC-3 table "commands for medium changer devices"). */
+#define OP_MOVE_MEDIUM 0xA5
 #define OP_READ_ELEMENT_STATUS 0xB8
 
 #define BUF_LEN (64u << 10) /* the answers of READ ELEMENT STATUS and REPORT LUNS */

@@ -157,10 +157,13 @@ static char *path_resolve(const char *dir, const char *rel)
 
 /* ----------------------------------------------------------------- parser */
 
-enum section { SEC_NONE, SEC_LIBRARY, SEC_DRIVE, SEC_POOL, SEC_CATALOG, SEC_ISCSI, SEC_DAEMON, SEC_COUNT };
+enum section {
+	SEC_NONE, SEC_LIBRARY, SEC_DRIVE, SEC_POOL, SEC_CATALOG, SEC_ISCSI, SEC_DAEMON, SEC_PHYSICAL, SEC_MIGRATOR,
+	SEC_COUNT
+};
 
 static const char *const section_names[SEC_COUNT] = {
-	"", "library", "drive", "pool", "catalog", "iscsi", "daemon",
+	"", "library", "drive", "pool", "catalog", "iscsi", "daemon", "physical", "migrator",
 };
 
 enum ktype {
@@ -241,6 +244,36 @@ static const struct keydef keys[] = {
 	{SEC_DAEMON, "control_socket", K_PATH, CF(daemon.control_socket), 0, 0, 0},
 	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
 	{SEC_DAEMON, "syslog", K_BOOL, CF(daemon.syslog), 0, 0, 0},
+	{SEC_PHYSICAL, "name", K_NAME, CF(physical.name), CAP(physical.name), 0, 0},
+	{SEC_PHYSICAL, "type", K_NAME, CF(physical.type), CAP(physical.type), 0, 0},
+	{SEC_PHYSICAL, "generation", K_UINT, CF(physical.generation), 0, 5, 9},
+	{SEC_PHYSICAL, "drives", K_UINT, CF(physical.drives), 0, 1, 16},
+	{SEC_PHYSICAL, "slots", K_UINT, CF(physical.slots), 0, 1, 1000},
+	{SEC_PHYSICAL, "mail_slots", K_UINT, CF(physical.mail_slots), 0, 0, 100},
+	{SEC_PHYSICAL, "tapes", K_UINT, CF(physical.tapes), 0, 0, 1000},
+	{SEC_PHYSICAL, "tape_capacity", K_SIZE, CF(physical.tape_capacity), 0, 1u << 20, 0},
+	{SEC_PHYSICAL, "drive_buffer", K_SIZE, CF(physical.drive_buffer), 0, 1u << 20, 64ull << 30},
+	{SEC_PHYSICAL, "rate", K_UINT, CF(physical.rate), 0, 1, 100000},
+	{SEC_PHYSICAL, "backhitch_ms", K_UINT, CF(physical.backhitch_ms), 0, 0, 600000},
+	{SEC_PHYSICAL, "load_ms", K_UINT, CF(physical.load_ms), 0, 0, 600000},
+	{SEC_PHYSICAL, "locate_ms", K_UINT, CF(physical.locate_ms), 0, 0, 600000},
+	{SEC_PHYSICAL, "data_dir", K_PATH, CF(physical.data_dir), 0, 0, 0},
+	{SEC_PHYSICAL, "keep_data", K_BOOL, CF(physical.keep_data), 0, 0, 0},
+	{SEC_PHYSICAL, "portal", K_TEXT, CF(physical.portal), CAP(physical.portal), 0, 0},
+	{SEC_PHYSICAL, "target", K_IQN, CF(physical.target), CAP(physical.target), 0, 0},
+	{SEC_PHYSICAL, "initiator", K_IQN, CF(physical.initiator), CAP(physical.initiator), 0, 0},
+	{SEC_PHYSICAL, "chap_user", K_TEXT, CF(physical.chap_user), CAP(physical.chap_user), 0, 0},
+	{SEC_PHYSICAL, "chap_secret", K_SECRET, CF(physical.chap_secret), CAP(physical.chap_secret), 0, 0},
+	{SEC_MIGRATOR, "buffers", K_UINT, CF(migrator.buffers), 0, 2, 1024},
+	{SEC_MIGRATOR, "buffer_size", K_SIZE, CF(migrator.buffer_size), 0, 64u << 10, 64ull << 20},
+	{SEC_MIGRATOR, "watermark", K_UINT, CF(migrator.watermark), 0, 0, 1024},
+	{SEC_MIGRATOR, "readers", K_UINT, CF(migrator.readers), 0, 1, 16},
+	{SEC_MIGRATOR, "rate", K_UINT, CF(migrator.rate), 0, 0, 100000},
+	{SEC_MIGRATOR, "window", K_TEXT, CF(migrator.window), CAP(migrator.window), 0, 0},
+	{SEC_MIGRATOR, "window_rate", K_UINT, CF(migrator.window_rate), 0, 0, 100000},
+	{SEC_MIGRATOR, "verify", K_BOOL, CF(migrator.verify), 0, 0, 0},
+	{SEC_MIGRATOR, "control_socket", K_PATH, CF(migrator.control_socket), 0, 0, 0},
+	{SEC_MIGRATOR, "log_level", K_LEVEL, CF(migrator.log_level), CAP(migrator.log_level), 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -487,7 +520,8 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		char *p = path_resolve(ps->c->dir, v);
 		if (!p)
 			return VTL_E_NOMEM;
-		if (k->off == CF(daemon.control_socket) && strlen(p) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		if ((k->off == CF(daemon.control_socket) || k->off == CF(migrator.control_socket)) &&
+		    strlen(p) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 			int rc = perr(ps, ps->line, "control_socket '%s' is %zu bytes long; a Unix socket path must be "
 				      "under %zu: choose a shorter path", p, strlen(p),
 				      sizeof(((struct sockaddr_un *)0)->sun_path));
@@ -722,6 +756,59 @@ static int validate_chap(struct parser *ps)
 	return VTL_OK;
 }
 
+/* Parses "HH:MM-HH:MM" into minutes of the day; false if it is not that. */
+bool vtl_config_window(const char *w, unsigned *from, unsigned *to)
+{
+	unsigned h1, m1, h2, m2;
+	char tail;
+	if (sscanf(w, "%2u:%2u-%2u:%2u%c", &h1, &m1, &h2, &m2, &tail) != 4 || h1 > 23 || h2 > 23 || m1 > 59 || m2 > 59)
+		return false;
+	*from = h1 * 60 + m1;
+	*to = h2 * 60 + m2;
+	return true;
+}
+
+/* [physical] and [migrator]: the type's own keys, the ring's sizes, the rate window, default paths. */
+static int validate_migration(struct parser *ps)
+{
+	struct vtl_config *c = ps->c;
+	c->physical.configured = ps->sec_line[SEC_PHYSICAL] != 0;
+	if (c->physical.configured) {
+		unsigned tl = ps->key_line[key_index(SEC_PHYSICAL, "type")];
+		if (!strcmp(c->physical.type, "iscsi")) {
+			if (!c->physical.portal[0] || !c->physical.target[0])
+				return perr(ps, ps->sec_line[SEC_PHYSICAL], "[physical] type = iscsi needs portal = HOST:PORT "
+					    "and target = IQN");
+			if (!c->physical.initiator[0])
+				snprintf(c->physical.initiator, sizeof c->physical.initiator, "iqn.2026-01.org.vtl:migrator");
+		} else if (!strcmp(c->physical.type, "sim")) {
+			if (c->physical.tapes > c->physical.slots)
+				return perr(ps, ps->key_line[key_index(SEC_PHYSICAL, "tapes")],
+					    "[physical] tapes = %u: more than its %u slots", c->physical.tapes, c->physical.slots);
+			if (!c->physical.data_dir && !(c->physical.data_dir = path_resolve(c->dir, "physical")))
+				return VTL_E_NOMEM;
+		} else {
+			return perr(ps, tl ? tl : ps->sec_line[SEC_PHYSICAL], "[physical] type = '%s': use sim (a simulated "
+				    "LTO library) or iscsi (a library reached over iSCSI)", c->physical.type);
+		}
+	}
+	if (c->migrator.watermark > c->migrator.buffers)
+		return perr(ps, ps->key_line[key_index(SEC_MIGRATOR, "watermark")],
+			    "[migrator] watermark = %u: more than its %u buffers", c->migrator.watermark, c->migrator.buffers);
+	unsigned from, to;
+	if (c->migrator.window[0] && !vtl_config_window(c->migrator.window, &from, &to))
+		return perr(ps, ps->key_line[key_index(SEC_MIGRATOR, "window")],
+			    "[migrator] window = '%s': give HH:MM-HH:MM (e.g. 08:00-18:00)", c->migrator.window);
+	if (!c->migrator.control_socket) {
+		if (!(c->migrator.control_socket = path_resolve(c->dir, "migrator.sock")))
+			return VTL_E_NOMEM;
+		if (strlen(c->migrator.control_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return perr(ps, 0, "the default migrator socket %s is too long for a Unix socket path; set "
+				    "[migrator] control_socket to a shorter path", c->migrator.control_socket);
+	}
+	return VTL_OK;
+}
+
 /* Checks what no single line can: element ranges, drive sections, LUNs, serials; fills the defaults that depend on others. */
 static int validate(struct parser *ps)
 {
@@ -841,6 +928,9 @@ static int validate(struct parser *ps)
 			return perr(ps, 0, "the default control socket %s is too long for a Unix socket path; set "
 				    "[daemon] control_socket to a shorter path", c->daemon.control_socket);
 	}
+	int prc = validate_migration(ps);
+	if (prc)
+		return prc;
 	for (unsigned i = 0; i < c->pool.members; i++)
 		if (strcmp(c->pool.member[i], c->catalog.path) == 0)
 			return perr(ps, ps->member_line[i], "pool member %s is also the catalog path", c->catalog.path);
@@ -883,6 +973,18 @@ static void set_defaults(struct vtl_config *c)
 	c->iscsi.nop_interval = 30;
 	snprintf(c->iscsi.advertise, sizeof c->iscsi.advertise, "none");
 	snprintf(c->daemon.log_level, sizeof c->daemon.log_level, "info");
+	snprintf(c->physical.name, sizeof c->physical.name, "physical");
+	c->physical.generation = 9;
+	c->physical.drives = 2;
+	c->physical.slots = 20;
+	c->physical.tapes = 10;
+	c->physical.backhitch_ms = 3000;
+	c->physical.keep_data = true;
+	c->migrator.buffers = 64;
+	c->migrator.buffer_size = 1u << 20;
+	c->migrator.readers = 4;
+	c->migrator.verify = true;
+	snprintf(c->migrator.log_level, sizeof c->migrator.log_level, "info");
 }
 
 /* Absolute folder of the file name: its dirname, made absolute against the working directory. */
@@ -917,6 +1019,8 @@ void vtl_config_free(struct vtl_config *c)
 		free(c->pool.member[i]);
 	free(c->catalog.path);
 	free(c->daemon.control_socket);
+	free(c->physical.data_dir);
+	free(c->migrator.control_socket);
 	for (unsigned i = 0; i < c->iscsi.initiators; i++)
 		free(c->iscsi.initiator[i]);
 	free(c);

@@ -87,6 +87,36 @@ struct vtl_config {
 		char log_level[8];    /* error, warn, info, debug */
 		bool syslog;          /* log lines also go to syslog (facility daemon) */
 	} daemon;
+
+	/* The physical library vtl-migrator copies cartridges to (docs/migrator.md). */
+	struct {
+		bool configured;              /* a [physical] section was given */
+		char name[CAT_NAME_MAX + 1];  /* its name in the catalog (ptape.library) */
+		char type[8];                 /* "sim" or "iscsi" */
+		/* sim */
+		unsigned generation, drives, slots, mail_slots, tapes;
+		uint64_t tape_capacity, drive_buffer; /* 0: the generation's native capacity; 1 GiB */
+		unsigned rate;                /* MB/s; 0: the generation's native rate */
+		unsigned backhitch_ms, load_ms, locate_ms;
+		char *data_dir;               /* absolute: where the simulated tapes are kept */
+		bool keep_data;               /* no: keep only lengths and checksums (benchmarks) */
+		/* iscsi */
+		char portal[256];             /* host:port */
+		char target[224], initiator[224];
+		char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+	} physical;
+
+	/* vtl-migrator's streaming engine and daemon. */
+	struct {
+		unsigned buffers, readers, watermark; /* ring: M buffers, reader threads, buffers before writing (0: M/2) */
+		uint64_t buffer_size;         /* B: the block size on physical tape */
+		unsigned rate;                /* MB/s at most; 0: no limit */
+		char window[16];              /* "HH:MM-HH:MM": when window_rate applies instead ("" none) */
+		unsigned window_rate;         /* MB/s during the window */
+		bool verify;                  /* read every copy back before recording it */
+		char *control_socket;         /* absolute */
+		char log_level[8];
+	} migrator;
 };
 
 /*
@@ -100,6 +130,9 @@ int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t
 /* The same from text in memory: name is the file name used in messages and for relative paths. */
 int vtl_config_parse(const char *name, const char *text, size_t len, struct vtl_config **out, char *err,
 		     size_t errlen);
+
+/* Parses a rate window "HH:MM-HH:MM" into minutes of the day; false if it is not one. */
+bool vtl_config_window(const char *w, unsigned *from, unsigned *to);
 
 /* Frees a configuration (NULL is fine). */
 void vtl_config_free(struct vtl_config *cfg);

@@ -574,6 +574,60 @@ static void shipped_example(void **state)
 	vtl_config_free(c);
 }
 
+/* [physical] and [migrator]: defaults, a simulated and an iSCSI library, and what is refused. */
+static void migration_sections(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nslots = 4\n" POOL);
+	assert_false(c->physical.configured);
+	assert_int_equal(c->migrator.buffers, 64);
+	assert_int_equal(c->migrator.buffer_size, 1u << 20);
+	assert_int_equal(c->migrator.readers, 4);
+	assert_true(c->migrator.verify);
+	assert_string_equal(c->migrator.control_socket, "/etc/vtl/migrator.sock");
+	vtl_config_free(c);
+
+	c = parse_ok("[library]\nslots = 4\n" POOL "[physical]\ntype = sim\nname = lto9sim\ntapes = 5\n"
+		     "tape_capacity = 2G\nbackhitch_ms = 500\n[migrator]\nbuffers = 32\nbuffer_size = 2M\n"
+		     "watermark = 8\nrate = 300\nwindow = 08:00-18:00\nwindow_rate = 100\nverify = no\n");
+	assert_true(c->physical.configured);
+	assert_string_equal(c->physical.type, "sim");
+	assert_string_equal(c->physical.name, "lto9sim");
+	assert_int_equal(c->physical.generation, 9);
+	assert_int_equal(c->physical.tapes, 5);
+	assert_int_equal(c->physical.tape_capacity, 2ull << 30);
+	assert_int_equal(c->physical.backhitch_ms, 500);
+	assert_string_equal(c->physical.data_dir, "/etc/vtl/physical");
+	assert_int_equal(c->migrator.buffers, 32);
+	assert_int_equal(c->migrator.buffer_size, 2u << 20);
+	assert_int_equal(c->migrator.watermark, 8);
+	assert_int_equal(c->migrator.rate, 300);
+	assert_int_equal(c->migrator.window_rate, 100);
+	assert_false(c->migrator.verify);
+	unsigned from, to;
+	assert_true(vtl_config_window(c->migrator.window, &from, &to));
+	assert_int_equal(from, 8 * 60);
+	assert_int_equal(to, 18 * 60);
+	vtl_config_free(c);
+
+	c = parse_ok("[library]\nslots = 4\n" POOL "[physical]\ntype = iscsi\nportal = 10.0.0.5:3260\n"
+		     "target = iqn.2026-01.com.example:ts4500\n");
+	assert_string_equal(c->physical.portal, "10.0.0.5:3260");
+	assert_string_equal(c->physical.initiator, "iqn.2026-01.org.vtl:migrator");
+	vtl_config_free(c);
+
+	expect_error("[library]\nslots = 4\n" POOL "[physical]\ntype = tape\n",
+		     "t.conf:6: [physical] type = 'tape': use sim");
+	expect_error("[library]\nslots = 4\n" POOL "[physical]\n", "[physical] type = '': use sim");
+	expect_error("[library]\nslots = 4\n" POOL "[physical]\ntype = iscsi\n", "needs portal = HOST:PORT");
+	expect_error("[library]\nslots = 4\n" POOL "[physical]\ntype = sim\nslots = 2\ntapes = 3\n",
+		     "t.conf:8: [physical] tapes = 3: more than its 2 slots");
+	expect_error("[library]\nslots = 4\n" POOL "[migrator]\nbuffers = 4\nwatermark = 5\n",
+		     "t.conf:7: [migrator] watermark = 5: more than its 4 buffers");
+	expect_error("[library]\nslots = 4\n" POOL "[migrator]\nwindow = 8-18\n", "give HH:MM-HH:MM");
+	expect_error("[library]\nslots = 4\n" POOL "[migrator]\nbuffer_size = 1K\n", "buffer_size");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,6 +641,7 @@ int main(void)
 		cmocka_unit_test(shipped_example),
 		cmocka_unit_test(iscsi_security),
 		cmocka_unit_test(nop_interval),
+		cmocka_unit_test(migration_sections),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

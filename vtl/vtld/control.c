@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/vtld/control.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/ctlsock.h"
+#include "common/jsonout.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "catalog/catalog.h"
@@ -16,19 +16,6 @@
 
 #define SAMPLE_MS 1000         /* how often the drives' byte counters are sampled for MB/s */
 #define MB 1e6
-
-/* Appends to out (cap) at *at, keeping it NUL-terminated and never past cap. */
-static void put(char *out, size_t cap, size_t *at, const char *fmt, ...)
-{
-	if (*at >= cap)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(out + *at, cap - *at, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*at += (size_t)n < cap - *at ? (size_t)n : cap - *at - 1;
-}
 
 static const char *state_name(enum ssc_state st)
 {
@@ -68,7 +55,7 @@ static void status(struct vtld *v, char *out, size_t cap)
 	sample_drives(v, true);
 	size_t at = 0;
 	struct vtl_library *lib = vtld_library(v);
-	put(out, cap, &at, "{\"ok\":true,\"library\":\"%s\",\"drives\":[", library_info(lib)->name);
+	jo_printf(out, cap, &at, "{\"ok\":true,\"library\":\"%s\",\"drives\":[", library_info(lib)->name);
 	unsigned n;
 	struct vtld_lu *lus = vtld_lus(v, &n);
 	for (unsigned i = 0, k = 0; i < n; i++) {
@@ -78,7 +65,7 @@ static void status(struct vtld *v, char *out, size_t cap)
 		library_drive(lib, k++, &address);
 		struct ssc_status st;
 		ssc_status(lus[i].dev, &st);
-		put(out, cap, &at,
+		jo_printf(out, cap, &at,
 		    "%s{\"lun\":%u,\"address\":%u,\"state\":\"%s\",\"barcode\":\"%s\",\"position\":%llu,"
 		    "\"file\":%llu,\"eod\":%llu,\"written_bytes\":%llu,\"read_bytes\":%llu,"
 		    "\"write_mb_s\":%.1f,\"read_mb_s\":%.1f,\"read_buffer_bytes\":%llu,\"read_buffer_size\":%llu,"
@@ -90,34 +77,10 @@ static void status(struct vtld *v, char *out, size_t cap)
 		    (unsigned long long)st.readahead_ready, (unsigned long long)st.readahead_limit,
 		    (unsigned long long)st.unsynced_bytes, st.prevent ? "true" : "false");
 	}
-	put(out, cap, &at, "]}");
+	jo_printf(out, cap, &at, "]}");
 }
 
 #define OPERATOR "operator" /* the actor the event log and the attentions name */
-
-/* Writes s into out as a JSON string body (quotes and backslashes escaped, controls dropped). */
-static void put_json_str(char *out, size_t cap, size_t *at, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			put(out, cap, at, "\\%c", *s);
-		else if ((unsigned char)*s >= 0x20)
-			put(out, cap, at, "%c", *s);
-	}
-}
-
-static void answer(char *out, size_t cap, int rc, const char *err, const char *done)
-{
-	size_t at = 0;
-	if (rc == VTL_OK) {
-		put(out, cap, &at, "{\"ok\":true,\"message\":\"");
-		put_json_str(out, cap, &at, done);
-	} else {
-		put(out, cap, &at, "{\"ok\":false,\"error\":\"");
-		put_json_str(out, cap, &at, err[0] ? err : vtl_strerror(rc));
-	}
-	put(out, cap, &at, "\"}");
-}
 
 /* A decimal element address, or -1. */
 static long address_of(const char *s)
@@ -191,7 +154,7 @@ static void operator_request(struct vtld *v, const char *word, int argc, char ar
 		snprintf(err, sizeof err, "usage: move FROM TO | load WHAT DRIVE | unload DRIVE [SLOT] | import BARCODE "
 					  "[IE] | export IE");
 	}
-	answer(out, cap, rc, err, done);
+	jo_answer(out, cap, rc, err, done);
 }
 
 void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
@@ -210,9 +173,9 @@ void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
 			return;
 		}
 	size_t at = 0;
-	put(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '");
-	put_json_str(out, cap, &at, word);
-	put(out, cap, &at, "'\"}");
+	jo_printf(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '");
+	jo_str(out, cap, &at, word);
+	jo_printf(out, cap, &at, "'\"}");
 }
 
 static void handle(void *arg, const char *request, char *out, size_t cap)

@@ -2,16 +2,37 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # The kernel tier: vtld on the host (a fresh library on a free loopback port),
-# a real Debian kernel in qemu logs in with open-iscsi and runs
-# tests/kernel/guest_tape.sh with the st and ch drivers and unmodified tools.
+# a real Debian kernel in qemu logs in with open-iscsi and runs a guest script
+# (tests/kernel/guest_NAME.sh) with the st and ch drivers and unmodified tools.
 #
-# Usage: sh test_kernel.sh <build-dir>   (needs qemu, a kernel in /boot, open-iscsi, mt-st, mtx: scripts/install-deps)
+# Usage: sh test_kernel.sh <build-dir> [GUEST ...]
+#   GUEST: tape, restore, bacula (default: all three, in that order). restore
+#   reads what tape left in drive 1 after vtld restarts, so it brings tape along.
+#   VTL_KERNEL_KEEP=DIR keeps vtld's log and each guest's console, kernel log,
+#   script log and btape output in DIR (see docs/testing.md).
+# Needs qemu, a kernel in /boot, open-iscsi, mt-st, mtx, bacula-sd: scripts/install-deps.
 set -eu
-build=$(cd "${1:?usage: test_kernel.sh <build-dir>}" && pwd)
+build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|bacula ...]}" && pwd)
+shift
+guests=${*:-tape restore bacula}
+case " $guests " in
+*" restore "*) case " $guests " in *" tape "*) ;; *) guests="tape $guests" ;; esac ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vtl-kernel.XXXXXX")
+keep=${VTL_KERNEL_KEEP:-}
 pid=""
-trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+cleanup() {
+	[ -z "$pid" ] || kill "$pid" 2>/dev/null
+	if [ -n "$keep" ]; then
+		# All but the cartridges' data (pool/: hundreds of MB).
+		mkdir -p "$keep" && (cd "$tmp" && ls -A | grep -vx pool | xargs -r cp -r -t "$keep") &&
+			echo "-- kept the tier's files in $keep"
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 fail() { echo "FAIL: $*" >&2; exit 1; }
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
@@ -31,22 +52,28 @@ path = ../var/catalog.db
 listen = 127.0.0.1
 port = $port
 CONF
-"$build/vtlctl" -c "$tmp/etc/vtl.conf" init >/dev/null
-"$build/vtlctl" -c "$tmp/etc/vtl.conf" cartridge add --barcode K00001L8 --count 4 >/dev/null
-"$build/vtld" -c "$tmp/etc/vtl.conf" 2>"$tmp/vtld.log" &
-pid=$!
-i=0
-until grep -q "ready:" "$tmp/vtld.log"; do
-	i=$((i + 1)); [ "$i" -le 200 ] || fail "vtld did not start"; sleep 0.1
-done
-echo "-- vtld on 127.0.0.1:$port; booting the guest"
-set +e
-python3 "$here/run_vm.py" "$build" "$here/guest_tape.sh" "$tmp/results" "VTL_PORT=$port" --timeout 480
-rc=$?
-set -e
-sed 's/^/   | /' "$tmp/results/guest.log" 2>/dev/null || true
-kill -TERM "$pid"; wait "$pid" || true; pid=""
-[ "$rc" -eq 0 ] || { tail -30 "$tmp/vtld.log" >&2; fail "the guest test failed (exit $rc)"; }
+vtlctl() { "$build/vtlctl" -c "$tmp/etc/vtl.conf" "$@" >/dev/null; }
+vtlctl init
+# Slot 1: a small cartridge, so that btape's fill reaches the end of the tape in
+# seconds; it must hold more than the 10000 records of 32 KiB fill reads back.
+vtlctl cartridge add --barcode K00001L8 --capacity 400M
+vtlctl cartridge add --barcode K00002L8 --count 3
+
+# Starts vtld and waits for its "ready:" line (the count of them in the log goes up by one).
+start_vtld() {
+	before=$(grep -c "ready:" "$tmp/vtld.log" 2>/dev/null || true)
+	"$build/vtld" -c "$tmp/etc/vtl.conf" 2>>"$tmp/vtld.log" &
+	pid=$!
+	i=0
+	until [ "$(grep -c "ready:" "$tmp/vtld.log")" -gt "${before:-0}" ]; do
+		i=$((i + 1)); [ "$i" -le 200 ] || fail "vtld did not start"; sleep 0.1
+	done
+}
+stop_vtld() {
+	kill -TERM "$pid"; wait "$pid" || true; pid=""
+}
+
+# The guest's kernel log may show no SCSI errors.
 check_dmesg() {
 	echo "-- the guest's kernel log, SCSI lines:"
 	grep -iE "scsi|st[0-9]|ch[0-9]|iscsi" "$1" | sed 's/^/   | /' | head -40
@@ -54,21 +81,44 @@ check_dmesg() {
 		fail "the guest kernel logged SCSI errors"
 	fi
 }
-check_dmesg "$tmp/results/dmesg.log"
 
-echo "-- vtld restarts; a second guest restores what the first left in drive 1"
-"$build/vtld" -c "$tmp/etc/vtl.conf" 2>>"$tmp/vtld.log" &
-pid=$!
-i=0
-until [ "$(grep -c "ready:" "$tmp/vtld.log")" -ge 2 ]; do
-	i=$((i + 1)); [ "$i" -le 200 ] || fail "vtld did not restart"; sleep 0.1
+# run_guest NAME TIMEOUT: boots a VM that runs guest_NAME.sh; prints its log, and on failure its
+# console, kernel log and vtld's log.
+run_guest() {
+	out="$tmp/$1"
+	t0=$(date +%s)
+	set +e
+	python3 "$here/run_vm.py" "$build" "$here/guest_$1.sh" "$out" "VTL_PORT=$port" --timeout "$2"
+	rc=$?
+	set -e
+	sed 's/^/   | /' "$out/guest.log" 2>/dev/null || true
+	if [ "$rc" -ne 0 ]; then
+		echo "-- the guest's console (last 40 lines):" >&2
+		tail -40 "$out/console.log" 2>/dev/null | sed 's/^/   console| /' >&2
+		echo "-- the guest's kernel log (last 40 lines):" >&2
+		tail -40 "$out/dmesg.log" 2>/dev/null | sed 's/^/   dmesg| /' >&2
+		echo "-- vtld's log (last 30 lines):" >&2
+		tail -30 "$tmp/vtld.log" | sed 's/^/   vtld| /' >&2
+		fail "guest $1 failed (exit $rc)"
+	fi
+	check_dmesg "$out/dmesg.log"
+	echo "-- guest $1 passed in $(($(date +%s) - t0)) s"
+}
+
+start_vtld
+echo "-- vtld on 127.0.0.1:$port"
+for g in $guests; do
+	case "$g" in
+	tape) run_guest tape 480 ;;
+	restore)
+		echo "-- vtld restarts; a second guest restores what the first left in drive 1"
+		stop_vtld
+		start_vtld
+		run_guest restore 300
+		;;
+	bacula) run_guest bacula 780 ;;
+	*) fail "no guest $g (tape, restore, bacula)" ;;
+	esac
 done
-set +e
-python3 "$here/run_vm.py" "$build" "$here/guest_restore.sh" "$tmp/results2" "VTL_PORT=$port" --timeout 300
-rc=$?
-set -e
-sed 's/^/   | /' "$tmp/results2/guest.log" 2>/dev/null || true
-kill -TERM "$pid"; wait "$pid" || true; pid=""
-[ "$rc" -eq 0 ] || { tail -30 "$tmp/vtld.log" >&2; fail "the restore after the restart failed (exit $rc)"; }
-check_dmesg "$tmp/results2/dmesg.log"
-echo "test_kernel: all steps passed"
+stop_vtld
+echo "test_kernel: all steps passed ($guests)"

@@ -236,11 +236,9 @@ static bool physical(int rc)
 	return rc == VTL_E_IO || rc == VTL_E_EOM || rc == VTL_E_EOD;
 }
 
-int migrate_copy(struct migrator *m, const char *barcode, int64_t job, struct migrate_report *rep, char *err,
-		 size_t errlen)
+static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct migrate_report *rep, char *err,
+		    size_t errlen)
 {
-	memset(rep, 0, sizeof *rep);
-	err[0] = 0;
 	struct cat_cartridge cc;
 	int rc = catalog_cartridge_get(m->cat, barcode, &cc);
 	if (rc) {
@@ -305,6 +303,15 @@ int migrate_copy(struct migrator *m, const char *barcode, int64_t job, struct mi
 			 (unsigned long long)rep->copy.stream_bytes, rep->copy.digest, rep->verified ? ", verified" : "");
 		catalog_event(m->cat, ACTOR, what);
 	}
+	return rc;
+}
+
+int migrate_copy(struct migrator *m, const char *barcode, int64_t job, struct migrate_report *rep, char *err,
+		 size_t errlen)
+{
+	memset(rep, 0, sizeof *rep);
+	err[0] = 0;
+	int rc = copy_job(m, barcode, job, rep, err, errlen);
 	if (job)
 		catalog_job_update(m->cat, job, rc ? CAT_JOB_FAILED : CAT_JOB_DONE, rep->copy.counters.bytes,
 				   rc ? err : NULL);
@@ -316,12 +323,16 @@ int migrate_copy(struct migrator *m, const char *barcode, int64_t job, struct mi
 struct copies {
 	struct cat_copy *k;
 	size_t n, cap;
+	struct migrator *m;
 };
 
+/* Good copies on tapes of this migrator's library (copies in other libraries are theirs to verify). */
 static int collect_copy(const struct cat_copy *k, void *arg)
 {
 	struct copies *cs = arg;
-	if (!k->id || strcmp(k->state, STATE_GOOD) != 0)
+	struct cat_ptape t;
+	if (!k->id || strcmp(k->state, STATE_GOOD) != 0 || catalog_ptape_get(cs->m->cat, k->tape, &t) != VTL_OK ||
+	    strcmp(t.library, cs->m->phys_name) != 0)
 		return 0;
 	if (cs->n == cs->cap) {
 		size_t cap = cs->cap ? cs->cap * 2 : 4;
@@ -335,11 +346,10 @@ static int collect_copy(const struct cat_copy *k, void *arg)
 	return 0;
 }
 
-int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigned *verified, char *err, size_t errlen)
+static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsigned *verified, uint64_t *bytes,
+		      char *err, size_t errlen)
 {
-	*verified = 0;
-	err[0] = 0;
-	struct copies cs = {0};
+	struct copies cs = {.m = m};
 	int rc = catalog_copy_list(m->cat, barcode, collect_copy, &cs);
 	if (rc) {
 		snprintf(err, errlen, "%s", catalog_last_error(m->cat));
@@ -347,14 +357,13 @@ int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigne
 		return rc;
 	}
 	if (cs.n == 0) {
-		snprintf(err, errlen, "%s has no good copy on physical tape", barcode);
+		snprintf(err, errlen, "%s has no good copy on a tape of %s", barcode, m->phys_name);
 		free(cs.k);
 		return VTL_E_NOTFOUND;
 	}
 	if (job)
 		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
 	int first_bad = VTL_OK;
-	uint64_t bytes = 0;
 	for (size_t i = 0; i < cs.n; i++) {
 		unsigned d;
 		char why[256] = "";
@@ -366,7 +375,7 @@ int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigne
 		if (rc == VTL_OK) {
 			catalog_copy_verified(m->cat, cs.k[i].id, (int64_t)time(NULL));
 			(*verified)++;
-			bytes += v.stream_bytes;
+			*bytes += v.stream_bytes;
 			snprintf(what, sizeof what, "verified the copy of %s on %s file %u", barcode, cs.k[i].tape,
 				 cs.k[i].file);
 		} else {
@@ -382,9 +391,18 @@ int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigne
 		catalog_event(m->cat, ACTOR, what);
 	}
 	free(cs.k);
-	if (job)
-		catalog_job_update(m->cat, job, first_bad ? CAT_JOB_FAILED : CAT_JOB_DONE, bytes, first_bad ? err : NULL);
 	return first_bad;
+}
+
+int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigned *verified, char *err, size_t errlen)
+{
+	*verified = 0;
+	err[0] = 0;
+	uint64_t bytes = 0;
+	int rc = verify_job(m, barcode, job, verified, &bytes, err, errlen);
+	if (job)
+		catalog_job_update(m->cat, job, rc ? CAT_JOB_FAILED : CAT_JOB_DONE, bytes, rc ? err : NULL);
+	return rc;
 }
 
 int migrate_scan_tapes(struct migrator *m, uint64_t capacity, unsigned *added, char *err, size_t errlen)

@@ -451,37 +451,6 @@ int cmd_unload(struct ctl *ctl, int argc, char **argv)
 
 /* ------------------------------------------------------------------ status */
 
-/* The unsigned number after "key": in s, or 0. */
-static unsigned long long json_num(const char *s, const char *key)
-{
-	char pat[64];
-	snprintf(pat, sizeof pat, "\"%s\":", key);
-	const char *p = strstr(s, pat);
-	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
-}
-
-/* The number (with a fraction or not) after "key": in s, or 0. */
-static double json_real(const char *s, const char *key)
-{
-	char pat[64];
-	snprintf(pat, sizeof pat, "\"%s\":", key);
-	const char *p = strstr(s, pat);
-	return p ? strtod(p + strlen(pat), NULL) : 0;
-}
-
-/* The string after "key": in s, copied to out (no escapes occur in these values). */
-static void json_text(const char *s, const char *key, char *out, size_t cap)
-{
-	char pat[64];
-	snprintf(pat, sizeof pat, "\"%s\":\"", key);
-	const char *p = strstr(s, pat);
-	size_t n = 0;
-	if (p)
-		for (p += strlen(pat); *p && *p != '"' && n + 1 < cap; p++)
-			out[n++] = *p;
-	out[n] = 0;
-}
-
 int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
 	char **pos;
@@ -506,24 +475,24 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		return 0;
 	}
 	char lib[128];
-	json_text(answer, "library", lib, sizeof lib);
+	ans_text(answer, "library", lib, sizeof lib);
 	printf("library %s: vtld is running\n", lib);
 	printf("%-4s %-7s %-8s %-9s %10s %6s %10s %14s %14s %8s %8s %6s %9s %s\n", "LUN", "ADDRESS", "STATE", "BARCODE",
 	       "POSITION", "FILE", "EOD", "WRITTEN", "READ", "WR MB/s", "RD MB/s", "RD BUF", "WR BUF", "PREVENT");
 	for (const char *d = strstr(answer, "{\"lun\""); d; d = strstr(d + 1, "{\"lun\"")) {
 		char state[16], bc[40];
-		json_text(d, "state", state, sizeof state);
-		json_text(d, "barcode", bc, sizeof bc);
+		ans_text(d, "state", state, sizeof state);
+		ans_text(d, "barcode", bc, sizeof bc);
 		/* The read buffer as a share of its size; the write buffer in MiB not yet synced. */
-		unsigned long long rb = json_num(d, "read_buffer_bytes"), rs = json_num(d, "read_buffer_size");
+		unsigned long long rb = ans_u64(d, "read_buffer_bytes"), rs = ans_u64(d, "read_buffer_size");
 		char rbuf[16] = "-";
 		if (rs)
 			snprintf(rbuf, sizeof rbuf, "%llu%%", rb * 100 / rs);
 		printf("%-4llu %-7llu %-8s %-9s %10llu %6llu %10llu %14llu %14llu %8.1f %8.1f %6s %5.1f MiB %s\n",
-		       json_num(d, "lun"), json_num(d, "address"), state, bc[0] ? bc : "-", json_num(d, "position"),
-		       json_num(d, "file"), json_num(d, "eod"), json_num(d, "written_bytes"), json_num(d, "read_bytes"),
-		       json_real(d, "write_mb_s"), json_real(d, "read_mb_s"), rbuf,
-		       (double)json_num(d, "write_buffer_bytes") / (1 << 20),
+		       ans_u64(d, "lun"), ans_u64(d, "address"), state, bc[0] ? bc : "-", ans_u64(d, "position"),
+		       ans_u64(d, "file"), ans_u64(d, "eod"), ans_u64(d, "written_bytes"), ans_u64(d, "read_bytes"),
+		       ans_real(d, "write_mb_s"), ans_real(d, "read_mb_s"), rbuf,
+		       (double)ans_u64(d, "write_buffer_bytes") / (1 << 20),
 		       strstr(d, "\"prevent\":true") && strstr(d, "\"prevent\":true") < strchr(d, '}') ? "yes" : "no");
 	}
 	return 0;

@@ -68,6 +68,10 @@ bool ctl_daemon_up(struct ctl *ctl);
 int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Sends request to vtld and copies its whole one-line JSON answer to answer (cap bytes); 0 or VTLCTL_FAIL. */
 int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t cap);
+/* The same three for vtl-migrator's control socket ([migrator] control_socket). */
+bool ctl_migrator_up(struct ctl *ctl);
+int ctl_migrator(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int ctl_migrator_raw(struct ctl *ctl, const char *request, char *answer, size_t cap);
 /* Closes whatever is open. */
 void ctl_close(struct ctl *ctl);
 
@@ -158,6 +162,11 @@ void fmt_time(int64_t t, char *buf, size_t len);
 /* "2026-11-29T23:55:43Z" (UTC) for JSON. */
 void fmt_time_iso(int64_t t, char *buf, size_t len);
 
+/* Fields of a daemon's one-line JSON answer (the first "key": at or after s): a number, a real, a string. */
+unsigned long long ans_u64(const char *s, const char *key);
+double ans_real(const char *s, const char *key);
+void ans_text(const char *s, const char *key, char *out, size_t cap);
+
 /* ---------------------------------------------------------- the commands */
 
 /* An option of a command: --long [VALUE], or -s. */
@@ -175,6 +184,8 @@ struct ctl_opt {
  * Returns 0, VTLCTL_USAGE or VTLCTL_FAIL (reported), or -1 after printing the command's help.
  */
 int ctl_parse(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size_t nopts, char ***pos, int *npos);
+/* ctl_parse for a command that takes neither options nor arguments; then loads the configuration. */
+int ctl_parse_bare(struct ctl *ctl, int argc, char **argv);
 
 struct ctl_cmd {
 	const char *name;    /* "cartridge add" */
@@ -203,6 +214,13 @@ int cmd_load(struct ctl *ctl, int argc, char **argv);
 int cmd_status(struct ctl *ctl, int argc, char **argv);
 int cmd_unload(struct ctl *ctl, int argc, char **argv);
 int cmd_catalog_rebuild(struct ctl *ctl, int argc, char **argv);
+int cmd_physical_list(struct ctl *ctl, int argc, char **argv);
+int cmd_physical_add(struct ctl *ctl, int argc, char **argv);
+int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv);
+int cmd_migrate(struct ctl *ctl, int argc, char **argv);
+int cmd_verify(struct ctl *ctl, int argc, char **argv);
+int cmd_jobs(struct ctl *ctl, int argc, char **argv);
+int cmd_cancel(struct ctl *ctl, int argc, char **argv);
 
 /* Shared by cartridge add and import --new: checks --media and --capacity against a label. */
 struct new_cart {

@@ -180,33 +180,38 @@ static bool json_string(const char *answer, const char *key, char *out, size_t c
 	return true;
 }
 
-/* Sends request (no newline) and reads vtld's one-line answer into answer; 0 or VTLCTL_FAIL (reported). */
-static int daemon_exchange(struct ctl *ctl, const char *req, char *answer, size_t cap)
+/* The daemons vtlctl talks to: their names and control sockets. */
+enum daemon_kind { VTLD, MIGRATOR };
+
+static const char *daemon_name(enum daemon_kind d)
 {
-	int rc = ctlsock_exchange(ctl->cfg->daemon.control_socket, req, answer, cap, DAEMON_TIMEOUT_MS);
+	return d == VTLD ? "vtld" : "vtl-migrator";
+}
+
+static const char *daemon_socket(const struct ctl *ctl, enum daemon_kind d)
+{
+	return d == VTLD ? ctl->cfg->daemon.control_socket : ctl->cfg->migrator.control_socket;
+}
+
+/* Sends request (no newline) and reads the daemon's one-line answer into answer; 0 or VTLCTL_FAIL (reported). */
+static int daemon_exchange(struct ctl *ctl, enum daemon_kind d, const char *req, char *answer, size_t cap)
+{
+	int rc = ctlsock_exchange(daemon_socket(ctl, d), req, answer, cap, DAEMON_TIMEOUT_MS);
 	if (rc == -1)
-		return ctl_err(ctl, VTLCTL_FAIL, "vtld does not answer on %s", ctl->cfg->daemon.control_socket);
+		return ctl_err(ctl, VTLCTL_FAIL, "%s does not answer on %s", daemon_name(d), daemon_socket(ctl, d));
 	if (rc)
-		return ctl_err(ctl, VTLCTL_FAIL, "vtld did not answer the request");
+		return ctl_err(ctl, VTLCTL_FAIL, "%s did not answer the request", daemon_name(d));
 	return 0;
 }
 
-int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t cap)
-{
-	return daemon_exchange(ctl, request, answer, cap);
-}
-
-int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
+static int daemon_request(struct ctl *ctl, enum daemon_kind d, char *msg, size_t cap, const char *fmt, va_list ap)
 {
 	char req[512];
-	va_list ap;
-	va_start(ap, fmt);
 	int len = vsnprintf(req, sizeof req, fmt, ap);
-	va_end(ap);
 	if (len < 0 || (size_t)len >= sizeof req)
 		return ctl_err(ctl, VTLCTL_FAIL, "request too long");
 	char answer[4096];
-	int rc = daemon_exchange(ctl, req, answer, sizeof answer);
+	int rc = daemon_exchange(ctl, d, req, answer, sizeof answer);
 	if (rc)
 		return rc;
 	char text[1024];
@@ -215,6 +220,39 @@ int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
 	if (msg && !json_string(answer, "message", msg, cap))
 		msg[0] = 0;
 	return 0;
+}
+
+int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t cap)
+{
+	return daemon_exchange(ctl, VTLD, request, answer, cap);
+}
+
+int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = daemon_request(ctl, VTLD, msg, cap, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+bool ctl_migrator_up(struct ctl *ctl)
+{
+	return ctl_load_config(ctl) == 0 && ctlsock_answers(ctl->cfg->migrator.control_socket);
+}
+
+int ctl_migrator_raw(struct ctl *ctl, const char *request, char *answer, size_t cap)
+{
+	return daemon_exchange(ctl, MIGRATOR, request, answer, cap);
+}
+
+int ctl_migrator(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = daemon_request(ctl, MIGRATOR, msg, cap, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 void ctl_close(struct ctl *ctl)
@@ -464,4 +502,16 @@ int ctl_parse(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size
 	*pos = p;
 	*npos = np;
 	return 0;
+}
+
+int ctl_parse_bare(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos)
+		return ctl_usage(ctl, "unexpected argument '%s'", pos[0]);
+	return ctl_load_config(ctl);
 }

@@ -133,6 +133,39 @@ static const struct ctl_cmd commands[] = {
 	 "The catalog must hold the library: after losing the database run 'vtlctl init --catalog-only' first.\n"
 	 "The host byte count (before compression) cannot be recovered from the pool and starts at 0.",
 	 cmd_catalog_rebuild},
+	{"physical list", "physical list", "the physical tapes copies go to: state, files, bytes used",
+	 "Every physical tape in the catalog: its library ([physical] name), slot, state (scratch, filling, full,\n"
+	 "error: a tape that failed a write is not used again), tape files (copies) and bytes used.",
+	 cmd_physical_list},
+	{"physical add", "physical add [--barcode BC --capacity SIZE]", "add physical tapes to the catalog",
+	 "Without options vtl-migrator (it must run) reads the physical library's inventory and adds every tape\n"
+	 "the catalog does not know, as scratch. --barcode BC --capacity SIZE adds one tape by hand.",
+	 cmd_physical_add},
+	{"physical inventory", "physical inventory", "the physical library's elements and tapes (vtl-migrator must run)",
+	 "What the physical library's changer reports: every drive, mail slot and slot with its tape's barcode.",
+	 cmd_physical_inventory},
+	{"migrate", "migrate BARCODE [--drive N] [--rate MB/s]", "copy a cartridge to physical tape",
+	 "Queues a job that copies the cartridge (stacked: many per physical tape) to a tape of the physical\n"
+	 "library, verifies it when [migrator] verify = yes, and records it. A cartridge a host has loaded is\n"
+	 "refused. With vtl-migrator running the job starts at once; otherwise it waits in the catalog.\n"
+	 "\n"
+	 "  --drive N     the physical drive to use (from 0)\n"
+	 "  --rate MB/s   at most this rate for this job\n"
+	 "  --native      (not implemented yet: native export copies)",
+	 cmd_migrate},
+	{"verify", "verify BARCODE", "read a cartridge's copies back and check their digests",
+	 "Queues a job that reads every good copy of the cartridge from physical tape and checks each block,\n"
+	 "record and the digest; a copy that fails is marked bad.",
+	 cmd_verify},
+	{"jobs", "jobs", "the migrator's jobs, with live progress",
+	 "Every job: kind, cartridge, state, bytes done, error. With vtl-migrator running, the running job also\n"
+	 "shows its rate (MB/s over the last second), the ring's fill (full buffers of all), how often the\n"
+	 "writer waited for a full buffer and the readers for an empty one, and the time left.",
+	 cmd_jobs},
+	{"cancel", "cancel JOB", "cancel a queued or running job (vtl-migrator must run)",
+	 "A queued job fails at once; a running one stops after the block it is writing. Nothing partial is\n"
+	 "recorded as a copy.",
+	 cmd_cancel},
 };
 #define NCMDS (sizeof commands / sizeof commands[0])
 

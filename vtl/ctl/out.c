@@ -290,3 +290,36 @@ void fmt_time_iso(int64_t t, char *buf, size_t len)
 	if (!gmtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		snprintf(buf, len, "%" PRId64, t);
 }
+
+/* ---- reading a daemon's one-line JSON answer ---- */
+
+/* The unsigned number after "key": in s, or 0. */
+unsigned long long ans_u64(const char *s, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *p = strstr(s, pat);
+	return p ? strtoull(p + strlen(pat), NULL, 10) : 0;
+}
+
+/* The number (with a fraction or not) after "key": in s, or 0. */
+double ans_real(const char *s, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *p = strstr(s, pat);
+	return p ? strtod(p + strlen(pat), NULL) : 0;
+}
+
+/* The string after "key": in s, copied to out (no escapes occur in these values). */
+void ans_text(const char *s, const char *key, char *out, size_t cap)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\"%s\":\"", key);
+	const char *p = strstr(s, pat);
+	size_t n = 0;
+	if (p)
+		for (p += strlen(pat); *p && *p != '"' && n + 1 < cap; p++)
+			out[n++] = *p;
+	out[n] = 0;
+}

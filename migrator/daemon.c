@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "migrator/daemon.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cartridge.h"
+#include "catalog/catalog.h"
+#include "common/ctlsock.h"
+#include "common/jsonout.h"
+#include "common/log.h"
+#include "common/vtl_error.h"
+#include "migrator/migrate.h"
+#include "migrator/phys_iscsi.h"
+#include "migrator/phys_sim.h"
+
+#define IDLE_WAIT_S 1          /* the worker looks for queued jobs at least this often */
+#define JOBS_SHOWN 100         /* the most recent jobs a "jobs" answer lists */
+#define MAX_OPTS 256           /* queued jobs with their own drive or rate */
+#define MB 1e6
+#define ACTOR "migrator"
+
+/* What the running job is doing, for "jobs". */
+struct live {
+	bool running;
+	int64_t id;
+	char barcode[CAT_BARCODE_MAX + 1];
+	uint64_t bytes, total;
+	unsigned full, buffers;
+	double mbs;
+	struct stream_counters c;
+};
+
+/* A queued job's own drive and rate (they live only in memory: a restart forgets them). */
+struct job_opts {
+	int64_t id;
+	int drive;      /* -1: any */
+	unsigned rate;  /* MB/s; 0: the configured rate */
+};
+
+struct migd {
+	const struct vtl_config *cfg;
+	struct vtl_catalog *cat;
+	struct vtl_pool *pool;
+	struct phys_lib *lib;
+	pthread_mutex_t lib_mu;   /* one user of the physical library at a time */
+	pthread_mutex_t mu;       /* live, opts, stopping, cancel_id */
+	pthread_cond_t wake;
+	bool stopping;
+	pthread_t worker;
+	bool worker_started;
+	atomic_bool cancel;
+	int64_t cancel_id;        /* the job an operator cancelled (it fails instead of being queued again) */
+	struct live live;
+	struct job_opts opts[MAX_OPTS];
+	unsigned nopts;
+	unsigned job_rate;        /* the running job's own rate, MB/s */
+	struct ctlsock *sock;
+};
+
+/* ------------------------------------------------------------ the rate */
+
+/* Bytes/s the running job may write now: its own rate, else the window's during the window, else [migrator] rate. */
+static double rate_now(void *arg)
+{
+	struct migd *m = arg;
+	const struct vtl_config *c = m->cfg;
+	if (m->job_rate)
+		return m->job_rate * MB;
+	unsigned from, to;
+	if (c->migrator.window[0] && vtl_config_window(c->migrator.window, &from, &to)) {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		unsigned min = (unsigned)(tm.tm_hour * 60 + tm.tm_min);
+		bool in = from <= to ? min >= from && min < to : min >= from || min < to; /* a window may span midnight */
+		if (in)
+			return c->migrator.window_rate * MB;
+	}
+	return c->migrator.rate * MB;
+}
+
+/* ------------------------------------------------------------- the worker */
+
+static void on_progress(void *arg, const char *barcode, const struct stream_progress *p)
+{
+	struct migd *m = arg;
+	pthread_mutex_lock(&m->mu);
+	snprintf(m->live.barcode, sizeof m->live.barcode, "%s", barcode);
+	m->live.bytes = p->bytes;
+	m->live.total = p->total;
+	m->live.full = p->full;
+	m->live.buffers = p->buffers;
+	m->live.mbs = p->mbs;
+	m->live.c = *p->c;
+	pthread_mutex_unlock(&m->mu);
+}
+
+static int first_queued(const struct cat_job *j, void *arg)
+{
+	*(struct cat_job *)arg = *j;
+	return 1; /* the oldest is enough: a positive value stops the walk, which then returns 0 */
+}
+
+static struct job_opts take_opts(struct migd *m, int64_t id)
+{
+	struct job_opts o = {.id = id, .drive = -1};
+	for (unsigned i = 0; i < m->nopts; i++)
+		if (m->opts[i].id == id) {
+			o = m->opts[i];
+			m->opts[i] = m->opts[--m->nopts];
+			break;
+		}
+	return o;
+}
+
+static void run_job(struct migd *m, const struct cat_job *j, const struct job_opts *o)
+{
+	const struct vtl_config *c = m->cfg;
+	struct migrator mig = {.cat = m->cat, .pool = m->pool, .lib = m->lib, .phys_name = c->physical.name,
+			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = o->drive,
+			       .cancel = &m->cancel, .progress = on_progress, .progress_arg = m};
+	mig.ring = (struct stream_config){.buffers = c->migrator.buffers, .buffer_size = (size_t)c->migrator.buffer_size,
+					  .watermark = c->migrator.watermark, .readers = c->migrator.readers,
+					  .rate_limit = rate_now, .rate_arg = m};
+	m->job_rate = o->rate;
+	char err[512] = "";
+	int rc;
+	pthread_mutex_lock(&m->lib_mu);
+	if (j->kind == CAT_JOB_MIGRATE) {
+		struct migrate_report r;
+		rc = migrate_copy(&mig, j->barcode, j->id, &r, err, sizeof err);
+		if (rc == VTL_OK)
+			log_info("job %lld: copied %s to %s file %u: %.1f MB/s average, %.1f minimum; writer waited %llu "
+				 "times (%llu delays), readers %llu times%s",
+				 (long long)j->id, j->barcode, r.tape, r.file, r.copy.counters.avg_mbs, r.copy.counters.min_mbs,
+				 (unsigned long long)r.copy.counters.writer_waits,
+				 (unsigned long long)r.copy.counters.writer_delays,
+				 (unsigned long long)r.copy.counters.reader_waits, r.verified ? "; verified" : "");
+	} else if (j->kind == CAT_JOB_VERIFY) {
+		unsigned n = 0;
+		rc = migrate_verify(&mig, j->barcode, j->id, &n, err, sizeof err);
+		if (rc == VTL_OK)
+			log_info("job %lld: verified %u copies of %s", (long long)j->id, n, j->barcode);
+	} else {
+		rc = VTL_E_INVAL;
+		snprintf(err, sizeof err, "recall jobs are not handled by this vtl-migrator yet");
+		catalog_job_update(m->cat, j->id, CAT_JOB_FAILED, 0, err);
+	}
+	pthread_mutex_unlock(&m->lib_mu);
+	m->job_rate = 0;
+	if (rc) {
+		pthread_mutex_lock(&m->mu);
+		bool by_operator = m->cancel_id == j->id, shutdown = m->stopping && !by_operator;
+		pthread_mutex_unlock(&m->mu);
+		if (rc == VTL_E_BUSY && shutdown) {
+			/* Stopped by a shutdown, not by an operator: it runs again at the next start. */
+			catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, NULL);
+			log_info("job %lld: interrupted by the shutdown; queued again", (long long)j->id);
+		} else {
+			if (rc == VTL_E_BUSY && by_operator)
+				catalog_job_update(m->cat, j->id, CAT_JOB_FAILED, 0, "cancelled by the operator");
+			log_warn("job %lld (%s): %s", (long long)j->id, j->barcode,
+				 by_operator ? "cancelled by the operator" : err);
+		}
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct migd *m = arg;
+	pthread_mutex_lock(&m->mu);
+	while (!m->stopping) {
+		struct cat_job j = {0};
+		pthread_mutex_unlock(&m->mu);
+		int rc = catalog_job_list(m->cat, CAT_JOB_QUEUED, first_queued, &j);
+		pthread_mutex_lock(&m->mu);
+		if (m->stopping)
+			break;
+		if (rc != VTL_OK || !j.id) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += IDLE_WAIT_S;
+			pthread_cond_timedwait(&m->wake, &m->mu, &ts);
+			continue;
+		}
+		struct job_opts o = take_opts(m, j.id);
+		m->live = (struct live){.running = true, .id = j.id};
+		snprintf(m->live.barcode, sizeof m->live.barcode, "%s", j.barcode);
+		atomic_store(&m->cancel, false);
+		pthread_mutex_unlock(&m->mu);
+		run_job(m, &j, &o);
+		pthread_mutex_lock(&m->mu);
+		m->live.running = false;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return NULL;
+}
+
+/* --------------------------------------------------------- the requests */
+
+static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcode, int drive, unsigned rate, char *out,
+		      size_t cap)
+{
+	struct cat_cartridge cc;
+	int64_t id;
+	int rc = catalog_cartridge_get(m->cat, barcode, &cc);
+	if (rc == VTL_OK)
+		rc = catalog_job_add(m->cat, kind, barcode, &id);
+	if (rc) {
+		jo_answer(out, cap, rc, catalog_last_error(m->cat), NULL);
+		return;
+	}
+	pthread_mutex_lock(&m->mu);
+	if ((drive >= 0 || rate) && m->nopts < MAX_OPTS)
+		m->opts[m->nopts++] = (struct job_opts){.id = id, .drive = drive, .rate = rate};
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->mu);
+	char msg[128];
+	snprintf(msg, sizeof msg, "queued job %lld: %s %s", (long long)id, kind == CAT_JOB_VERIFY ? "verify" : "migrate",
+		 barcode);
+	size_t at = 0;
+	jo_printf(out, cap, &at, "{\"ok\":true,\"job\":%lld,\"message\":\"", (long long)id);
+	jo_str(out, cap, &at, msg);
+	jo_printf(out, cap, &at, "\"}");
+}
+
+struct jobs {
+	struct cat_job *j;
+	size_t n, cap;
+};
+
+static int collect_job(const struct cat_job *j, void *arg)
+{
+	struct jobs *js = arg;
+	if (js->n == js->cap) {
+		size_t cap = js->cap ? js->cap * 2 : 64;
+		struct cat_job *p = realloc(js->j, cap * sizeof *p);
+		if (!p)
+			return VTL_E_NOMEM;
+		js->j = p;
+		js->cap = cap;
+	}
+	js->j[js->n++] = *j;
+	return 0;
+}
+
+static const char *const kind_names[] = {"", "migrate", "recall", "verify"};
+static const char *const state_names[] = {"", "queued", "running", "done", "failed"};
+
+static void jobs_answer(struct migd *m, char *out, size_t cap)
+{
+	struct jobs js = {0};
+	int rc = catalog_job_list(m->cat, CAT_JOB_ANY, collect_job, &js);
+	if (rc) {
+		free(js.j);
+		jo_answer(out, cap, rc, catalog_last_error(m->cat), NULL);
+		return;
+	}
+	pthread_mutex_lock(&m->mu);
+	struct live lv = m->live;
+	pthread_mutex_unlock(&m->mu);
+	size_t at = 0;
+	jo_printf(out, cap, &at, "{\"ok\":true,\"jobs\":[");
+	size_t first = js.n > JOBS_SHOWN ? js.n - JOBS_SHOWN : 0;
+	for (size_t i = first; i < js.n; i++) {
+		const struct cat_job *j = &js.j[i];
+		bool live = lv.running && lv.id == j->id;
+		jo_printf(out, cap, &at,
+			  "%s{\"id\":%lld,\"kind\":\"%s\",\"barcode\":\"%s\",\"state\":\"%s\",\"bytes\":%llu,"
+			  "\"started\":%lld,\"finished\":%lld,\"error\":\"",
+			  i > first ? "," : "", (long long)j->id, kind_names[j->kind], j->barcode, state_names[j->state],
+			  (unsigned long long)(live ? lv.bytes : j->bytes_done), (long long)j->started,
+			  (long long)j->finished);
+		jo_str(out, cap, &at, j->error);
+		jo_printf(out, cap, &at, "\"");
+		if (live) {
+			double eta = lv.mbs > 0 && lv.total > lv.bytes ? (double)(lv.total - lv.bytes) / (lv.mbs * MB) : 0;
+			jo_printf(out, cap, &at,
+				  ",\"total\":%llu,\"mb_s\":%.1f,\"avg_mb_s\":%.1f,\"min_mb_s\":%.1f,\"ring_full\":%u,"
+				  "\"ring_buffers\":%u,\"writer_waits\":%llu,\"writer_delays\":%llu,\"reader_waits\":%llu,"
+				  "\"eta_s\":%.0f",
+				  (unsigned long long)lv.total, lv.mbs, lv.c.avg_mbs, lv.c.min_mbs, lv.full, lv.buffers,
+				  (unsigned long long)lv.c.writer_waits, (unsigned long long)lv.c.writer_delays,
+				  (unsigned long long)lv.c.reader_waits, eta);
+		}
+		jo_printf(out, cap, &at, "}");
+	}
+	jo_printf(out, cap, &at, "]}");
+	free(js.j);
+}
+
+static void cancel_job(struct migd *m, int64_t id, char *out, size_t cap)
+{
+	struct cat_job j;
+	int rc = catalog_job_get(m->cat, id, &j);
+	if (rc) {
+		jo_answer(out, cap, rc, catalog_last_error(m->cat), NULL);
+		return;
+	}
+	char msg[96];
+	if (j.state == CAT_JOB_QUEUED) {
+		rc = catalog_job_update(m->cat, id, CAT_JOB_FAILED, 0, "cancelled by the operator");
+		snprintf(msg, sizeof msg, "job %lld cancelled before it started", (long long)id);
+	} else if (j.state == CAT_JOB_RUNNING) {
+		pthread_mutex_lock(&m->mu);
+		if (m->live.running && m->live.id == id) {
+			m->cancel_id = id;
+			atomic_store(&m->cancel, true);
+		}
+		pthread_mutex_unlock(&m->mu);
+		snprintf(msg, sizeof msg, "job %lld is being cancelled", (long long)id);
+	} else {
+		rc = VTL_E_INVAL;
+		snprintf(msg, sizeof msg, "job %lld has already ended (%s)", (long long)id, state_names[j.state]);
+	}
+	jo_answer(out, cap, rc, msg, msg);
+}
+
+/* Requests that use the physical library wait for no job: they are refused while one runs. */
+static bool lib_try(struct migd *m, char *out, size_t cap)
+{
+	if (pthread_mutex_trylock(&m->lib_mu) == 0)
+		return true;
+	jo_answer(out, cap, VTL_E_BUSY, "a job is using the physical library; try again when it ends", NULL);
+	return false;
+}
+
+static void scan(struct migd *m, char *out, size_t cap)
+{
+	if (!lib_try(m, out, cap))
+		return;
+	const struct vtl_config *c = m->cfg;
+	uint64_t capacity = c->physical.tape_capacity ? c->physical.tape_capacity
+						      : phys_sim_native_capacity(c->physical.generation);
+	struct migrator mig = {.cat = m->cat, .lib = m->lib, .phys_name = c->physical.name};
+	unsigned added = 0;
+	char err[512] = "", msg[128];
+	int rc = migrate_scan_tapes(&mig, capacity, &added, err, sizeof err);
+	pthread_mutex_unlock(&m->lib_mu);
+	snprintf(msg, sizeof msg, "%u new tapes of %s in the catalog", added, c->physical.name);
+	jo_answer(out, cap, rc, err, msg);
+}
+
+static void physical(struct migd *m, char *out, size_t cap)
+{
+	if (!lib_try(m, out, cap))
+		return;
+	static struct phys_element e[4096];
+	unsigned n = 0;
+	int rc = m->lib->ops->inventory(m->lib, e, 4096, &n);
+	char err[PHYS_ERR_MAX];
+	snprintf(err, sizeof err, "%s", phys_error(m->lib));
+	pthread_mutex_unlock(&m->lib_mu);
+	if (rc) {
+		jo_answer(out, cap, rc, err, NULL);
+		return;
+	}
+	static const char *const types[] = {"", "transport", "slot", "ie", "drive"};
+	size_t at = 0;
+	jo_printf(out, cap, &at, "{\"ok\":true,\"library\":\"%s\",\"kind\":\"%s\",\"elements\":[", m->cfg->physical.name,
+		  m->lib->ops->kind);
+	for (unsigned i = 0; i < n && i < 4096; i++) {
+		jo_printf(out, cap, &at, "%s{\"address\":%u,\"type\":\"%s\",\"barcode\":\"", i ? "," : "", e[i].address,
+			  types[e[i].type]);
+		jo_str(out, cap, &at, e[i].full ? e[i].barcode : "");
+		jo_printf(out, cap, &at, "\"}");
+	}
+	jo_printf(out, cap, &at, "]}");
+}
+
+void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
+{
+	char word[32] = "", a[4][64] = {"", "", "", ""};
+	int n = sscanf(request, "%31s %63s %63s %63s %63s", word, a[0], a[1], a[2], a[3]);
+	if (!strcmp(word, "migrate") || !strcmp(word, "verify")) {
+		if (n < 2) {
+			jo_answer(out, cap, VTL_E_INVAL, "give the cartridge's barcode", NULL);
+			return;
+		}
+		int drive = -1;
+		unsigned rate = 0;
+		for (int i = 1; i + 1 < n; i += 2) {
+			char *end;
+			long v = strtol(a[i + 1], &end, 10);
+			if (*end || v < 0 || (strcmp(a[i], "drive") && strcmp(a[i], "rate"))) {
+				jo_answer(out, cap, VTL_E_INVAL, "options: drive N, rate MB/s", NULL);
+				return;
+			}
+			if (!strcmp(a[i], "drive"))
+				drive = (int)v;
+			else
+				rate = (unsigned)v;
+		}
+		if (drive >= (int)m->lib->drives) {
+			char msg[96];
+			snprintf(msg, sizeof msg, "%s has drives 0..%u", m->cfg->physical.name, m->lib->drives - 1);
+			jo_answer(out, cap, VTL_E_INVAL, msg, NULL);
+			return;
+		}
+		queue_job(m, word[0] == 'v' ? CAT_JOB_VERIFY : CAT_JOB_MIGRATE, a[0], drive, rate, out, cap);
+	} else if (!strcmp(word, "jobs")) {
+		jobs_answer(m, out, cap);
+	} else if (!strcmp(word, "cancel") && n == 2) {
+		cancel_job(m, strtoll(a[0], NULL, 10), out, cap);
+	} else if (!strcmp(word, "scan")) {
+		scan(m, out, cap);
+	} else if (!strcmp(word, "physical")) {
+		physical(m, out, cap);
+	} else {
+		size_t at = 0;
+		jo_printf(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '");
+		jo_str(out, cap, &at, word);
+		jo_printf(out, cap, &at, "'\"}");
+	}
+}
+
+static void handle(void *arg, const char *request, char *out, size_t cap)
+{
+	migd_answer(arg, request, out, cap);
+}
+
+/* ------------------------------------------------------- start and stop */
+
+static int open_physical(const struct vtl_config *c, struct phys_lib **out, char *err, size_t errlen)
+{
+	if (!c->physical.configured) {
+		snprintf(err, errlen, "%s has no [physical] section: name the library copies go to (docs/migrator.md)",
+			 c->path);
+		return VTL_E_CONFIG;
+	}
+	if (!strcmp(c->physical.type, "sim")) {
+		struct phys_sim_config sc = {.generation = c->physical.generation, .drives = c->physical.drives,
+					     .slots = c->physical.slots, .mail_slots = c->physical.mail_slots,
+					     .tapes = c->physical.tapes, .capacity = c->physical.tape_capacity,
+					     .buffer = c->physical.drive_buffer, .rate_mbs = c->physical.rate,
+					     .backhitch_ms = c->physical.backhitch_ms, .load_ms = c->physical.load_ms,
+					     .locate_ms = c->physical.locate_ms,
+					     .data_dir = c->physical.keep_data ? c->physical.data_dir : NULL};
+		return phys_sim_open(&sc, out, err, errlen);
+	}
+	struct phys_iscsi_config ic = {.portal = c->physical.portal, .target_iqn = c->physical.target,
+				       .initiator_iqn = c->physical.initiator, .chap_user = c->physical.chap_user,
+				       .chap_secret = c->physical.chap_secret};
+	return phys_iscsi_open(&ic, out, err, errlen);
+}
+
+/* Jobs a crash left running run again. */
+static int requeue(const struct cat_job *j, void *arg)
+{
+	struct migd *m = arg;
+	catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, NULL);
+	log_info("job %lld (%s %s) was running when the migrator stopped: queued again", (long long)j->id,
+		 kind_names[j->kind], j->barcode);
+	return 0;
+}
+
+int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_t errlen)
+{
+	struct migd *m = calloc(1, sizeof *m);
+	if (!m)
+		return VTL_E_NOMEM;
+	m->cfg = cfg;
+	pthread_mutex_init(&m->lib_mu, NULL);
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->wake, NULL);
+	int rc = catalog_open(cfg->catalog.path, false, &m->cat, err, errlen);
+	if (rc == VTL_OK) {
+		struct vtl_pool_config pc;
+		vtl_config_pool(cfg, &pc);
+		rc = vtl_pool_open(&pc, &m->pool, err, errlen);
+	}
+	if (rc == VTL_OK)
+		rc = open_physical(cfg, &m->lib, err, errlen);
+	if (rc == VTL_OK) {
+		uint64_t capacity = cfg->physical.tape_capacity ? cfg->physical.tape_capacity
+								: phys_sim_native_capacity(cfg->physical.generation);
+		struct migrator mig = {.cat = m->cat, .lib = m->lib, .phys_name = cfg->physical.name};
+		unsigned added = 0;
+		rc = migrate_scan_tapes(&mig, capacity, &added, err, errlen);
+		if (rc == VTL_OK && added)
+			log_info("%u tapes of %s added to the catalog", added, cfg->physical.name);
+	}
+	if (rc == VTL_OK)
+		rc = catalog_job_list(m->cat, CAT_JOB_RUNNING, requeue, m);
+	if (rc == VTL_OK)
+		rc = ctlsock_start(cfg->migrator.control_socket, handle, NULL, 0, m, &m->sock, err, errlen);
+	if (rc == VTL_OK) {
+		if (pthread_create(&m->worker, NULL, worker, m) == 0)
+			m->worker_started = true;
+		else
+			rc = VTL_E_NOMEM;
+	}
+	if (rc) {
+		migd_stop(m);
+		return rc;
+	}
+	*out = m;
+	return VTL_OK;
+}
+
+void migd_stop(struct migd *m)
+{
+	if (!m)
+		return;
+	ctlsock_stop(m->sock);
+	pthread_mutex_lock(&m->mu);
+	m->stopping = true;
+	atomic_store(&m->cancel, true);
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->mu);
+	if (m->worker_started)
+		pthread_join(m->worker, NULL);
+	if (m->lib)
+		m->lib->ops->close(m->lib);
+	if (m->pool)
+		vtl_pool_close(m->pool);
+	if (m->cat)
+		catalog_close(m->cat);
+	pthread_cond_destroy(&m->wake);
+	pthread_mutex_destroy(&m->mu);
+	pthread_mutex_destroy(&m->lib_mu);
+	free(m);
+}

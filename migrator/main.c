@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vtl-migrator: copies virtual cartridges to the physical library of a
+ * configuration file, one queued job at a time, until SIGTERM or SIGINT;
+ * a job interrupted by the stop is queued again for the next start.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ctlsock.h"
+#include "common/log.h"
+#include "common/vtl_error.h"
+#include "migrator/daemon.h"
+#include "vtl/config.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vtl-migrator [-c FILE]\n"
+		   "  -c, --config FILE   the configuration (default $VTL_CONFIG, else ./vtl.conf)\n"
+		   "  -h, --help          this text\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = getenv("VTL_CONFIG") ? getenv("VTL_CONFIG") : "vtl.conf";
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc) {
+			path = argv[++i];
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "vtl-migrator: unknown argument '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	struct vtl_config *cfg;
+	char err[VTL_CFG_ERR_LEN];
+	if (vtl_config_load(path, &cfg, err, sizeof err) != VTL_OK) {
+		fprintf(stderr, "vtl-migrator: %s\n", err);
+		return 1;
+	}
+	int level = log_level_parse(cfg->migrator.log_level);
+	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, cfg->daemon.syslog, "vtl-migrator");
+
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (ctlsock_answers(cfg->migrator.control_socket)) {
+		log_error("another vtl-migrator answers on %s", cfg->migrator.control_socket);
+		vtl_config_free(cfg);
+		return 1;
+	}
+	struct migd *m;
+	if (migd_start(cfg, &m, err, sizeof err) != VTL_OK) {
+		log_error("%s", err);
+		vtl_config_free(cfg);
+		return 1;
+	}
+	log_info("ready: copies go to %s (%s); control socket %s", cfg->physical.name, cfg->physical.type,
+		 cfg->migrator.control_socket);
+	int sig = 0;
+	sigwait(&stop, &sig);
+	log_info("signal %d: stopping", sig);
+	migd_stop(m);
+	log_info("stopped");
+	vtl_config_free(cfg);
+	return 0;
+}

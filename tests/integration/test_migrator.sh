@@ -1,0 +1,189 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# vtl-migrator end to end: vtld serves a library on a free loopback port; a
+# host (iscsi_hosts write) writes two files to I00002L8 and leaves it loaded;
+# vtl-migrator copies cartridges to physical tape, driven by vtlctl:
+#   - to a simulated LTO library ([physical] type = sim): physical list and
+#     inventory, a job on a loaded cartridge fails and says why, after the
+#     unload the copy is made, verified and recorded (copies stack on one
+#     tape), verify reads it back, jobs shows it all, a restart of the
+#     migrator keeps the catalog;
+#   - to a second vtld playing the physical library over iSCSI ([physical]
+#     type = iscsi): the same cartridge copied and verified there.
+#
+# Usage: sh test_migrator.sh <build-dir>   (needs vtld, vtlctl, vtl-migrator, tests/integration/iscsi_hosts)
+set -eu
+
+build=$(cd "${1:?usage: test_migrator.sh <build-dir>}" && pwd)
+VTLD=$build/vtld
+VTLCTL=$build/vtlctl
+MIGRATOR=$build/vtl-migrator
+HOSTS=$build/tests/integration/iscsi_hosts
+for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$HOSTS"; do
+	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
+done
+
+. "$(dirname "$0")/vtld_env.sh"
+vtld_env vtl-migrator
+mpid=""
+ppid_vtld=""
+# The exit trap of vtld_env stops vtld; this one stops the migrator and the physical vtld too, by PID.
+trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null; [ -z "$ppid_vtld" ] || kill "$ppid_vtld" 2>/dev/null;
+	[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+iqn=iqn.2026-01.org.vtl:migtest
+vtld_library $iqn MIGR0001
+mlog=$tmp/migrator.log
+cat >>"$conf" <<CONF
+
+[physical]
+type = sim
+name = simlib
+generation = 8
+drives = 2
+slots = 6
+tapes = 3
+tape_capacity = 256M
+backhitch_ms = 20
+data_dir = ../physical
+
+[migrator]
+buffers = 8
+buffer_size = 256K
+readers = 2
+verify = yes
+CONF
+"$VTLCTL" -c "$conf" cartridge add --barcode I00001L8 --count 3 >/dev/null
+
+ctl() {
+	"$VTLCTL" -c "$conf" "$@" >"$tmp/out" 2>&1 || { sed 's/^/   | /' "$tmp/out" >&2; fail "vtlctl $* failed"; }
+	sed 's/^/   | /' "$tmp/out"
+}
+# migrator_start: starts vtl-migrator and waits up to 20 s for "ready".
+migrator_starts=0
+migrator_start() {
+	migrator_starts=$((migrator_starts + 1))
+	"$MIGRATOR" -c "$conf" 2>>"$mlog" &
+	mpid=$!
+	i=0
+	until [ "$(grep -c "ready:" "$mlog" 2>/dev/null)" -ge "$migrator_starts" ]; do
+		i=$((i + 1))
+		[ "$i" -le 200 ] || { cat "$mlog" >&2; fail "vtl-migrator did not come up within 20 s"; }
+		kill -0 "$mpid" 2>/dev/null || { cat "$mlog" >&2; fail "vtl-migrator exited"; }
+		sleep 0.1
+	done
+}
+migrator_stop() {
+	kill -TERM "$mpid"
+	wait "$mpid" || { cat "$mlog" >&2; fail "vtl-migrator did not stop cleanly"; }
+	mpid=""
+}
+# job_ends ID STATE: waits up to 60 s for job ID to end, which must be in STATE.
+job_ends() {
+	i=0
+	while :; do
+		"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs" 2>&1 || { cat "$tmp/jobs" >&2; fail "vtlctl jobs failed"; }
+		st=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print([j for j in d["jobs"] if j["id"] == int(sys.argv[2])][0]["state"])' "$tmp/jobs" "$1")
+		case $st in done | failed) break ;; esac
+		i=$((i + 1))
+		[ "$i" -le 600 ] || fail "job $1 did not end within 60 s (state $st)"
+		sleep 0.1
+	done
+	[ "$st" = "$2" ] || { cat "$tmp/jobs" >&2; cat "$mlog" >&2; fail "job $1 ended $st, expected $2"; }
+}
+job_id() {
+	sed -n 's/^queued job \([0-9]*\).*/\1/p' "$tmp/out"
+}
+
+step "vtld up; a host writes two files to I00002L8 and leaves it loaded in drive 258"
+vtld_start
+timeout 120 "$HOSTS" "127.0.0.1:$port" "$iqn" write >"$tmp/hosts" 2>&1 || { cat "$tmp/hosts" >&2; fail "iscsi_hosts write"; }
+
+step "vtl-migrator comes up with a simulated LTO-8 library and puts its tapes in the catalog"
+migrator_start
+ctl physical list
+grep -q "PHY001L8 *simlib .*scratch *0" "$tmp/out" || fail "physical list does not show PHY001L8 as scratch"
+[ "$(grep -c "L8 *simlib" "$tmp/out")" -eq 3 ] || fail "physical list does not show 3 tapes"
+ctl physical inventory
+grep -q "256 *drive *-" "$tmp/out" || fail "inventory does not show drive 256 empty"
+grep -q "1024 *slot *PHY001L8" "$tmp/out" || fail "inventory does not show PHY001L8 in slot 1024"
+
+step "a cartridge a host has loaded is not copied: the job fails and says why"
+ctl migrate I00002L8
+job=$(job_id)
+job_ends "$job" failed
+grep -q "loaded in a drive" "$tmp/jobs" || fail "the failed job does not say the cartridge is loaded"
+
+step "unloaded, it is copied, verified and recorded; a second cartridge stacks on the same tape"
+ctl unload 258
+ctl migrate I00002L8
+job=$(job_id)
+job_ends "$job" done
+ctl migrate I00001L8
+job_ends "$(job_id)" done
+ctl jobs
+grep -q "migrate *I00002L8 *done" "$tmp/out" || fail "jobs does not show the copy of I00002L8 done"
+ctl physical list
+grep -q "PHY001L8 *simlib .*filling *2" "$tmp/out" || fail "PHY001L8 does not hold 2 files (filling)"
+grep -q "copied I00002L8 to PHY001L8 file 0: .*; verified" "$mlog" || fail "the migrator did not log a verified copy"
+grep -q "writer waited" "$mlog" || fail "the migrator did not log its wait counters"
+ctl events
+grep -q "copied I00002L8 to PHY001L8 file 0 (.*, verified)" "$tmp/out" || fail "the event log does not hold the copy"
+
+step "verify reads the copy back; a restarted migrator keeps the catalog and its copies"
+ctl verify I00002L8
+job_ends "$(job_id)" done
+grep -q "verified 1 copies of I00002L8" "$mlog" || fail "the migrator did not log the verification"
+migrator_stop
+ctl physical list
+grep -q "PHY001L8 *simlib .*filling *2" "$tmp/out" || fail "the catalog lost PHY001L8's files"
+migrator_start
+ctl verify I00001L8
+job_ends "$(job_id)" done
+
+step "jobs queued while vtl-migrator is stopped wait in the catalog and run when it starts"
+migrator_stop
+ctl migrate I00003L8
+job=$(job_id)
+grep -q "vtl-migrator is not running" "$tmp/out" || fail "vtlctl did not say the job waits for the migrator"
+migrator_start
+job_ends "$job" done
+migrator_stop
+
+step "a second vtld plays the physical library over iSCSI: the cartridge is copied there and verified"
+pdir=$tmp/phys
+mkdir -p "$pdir/etc"
+# vtld_env's functions serve the physical library too, with its own folder, log and port.
+main_conf=$conf main_log=$log main_port=$port main_pid=$pid main_starts=$vtld_starts
+conf=$pdir/etc/vtl.conf log=$pdir/vtld.log vtld_starts=0
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+pport=$port
+vtld_library iqn.2026-01.org.vtl:physlib PHYSLIB01
+"$VTLCTL" -c "$conf" cartridge add --barcode T00001L8 --count 2 >/dev/null
+vtld_start
+ppid_vtld=$pid
+conf=$main_conf log=$main_log port=$main_port pid=$main_pid vtld_starts=$main_starts
+python3 - "$conf" "$pport" <<'PY'
+import re, sys
+path, port = sys.argv[1], sys.argv[2]
+text = open(path).read()
+text = re.sub(r"\[physical\].*?(?=\n\[migrator\])", "[physical]\ntype = iscsi\nname = isclib\nportal = 127.0.0.1:%s\n"
+              "target = iqn.2026-01.org.vtl:physlib\ntape_capacity = 1G\n" % port, text, flags=re.S)
+open(path, "w").write(text)
+PY
+migrator_start
+ctl physical list
+grep -q "T00001L8 *isclib .*scratch" "$tmp/out" || fail "the iSCSI library's tapes are not in the catalog"
+ctl migrate I00002L8
+job_ends "$(job_id)" done
+grep -q "copied I00002L8 to T00001L8 file 0: .*; verified" "$mlog" || fail "no verified copy on the iSCSI library"
+ctl verify I00002L8
+job_ends "$(job_id)" done
+migrator_stop
+kill -TERM "$ppid_vtld"
+wait "$ppid_vtld" || fail "the physical vtld did not stop cleanly"
+ppid_vtld=""
+vtld_stop
+echo "test_migrator: all steps passed"

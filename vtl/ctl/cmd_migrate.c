@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The migrator's commands: physical tapes (list, add), migrate, verify,
+ * jobs and cancel. Jobs are queued through vtl-migrator when it runs (it
+ * starts them at once and knows their live progress), or in the catalog
+ * when it does not (it runs them when it starts).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/vtl_error.h"
+#include "vtl/ctl/ctl.h"
+
+#define ANSWER_MAX 65536
+
+/* ------------------------------------------------------------- physical */
+
+struct pt_walk {
+	struct ctl *ctl;
+	struct table t;
+	struct json j;
+};
+
+static int pt_row(const struct cat_ptape *p, void *arg)
+{
+	struct pt_walk *w = arg;
+	if (w->ctl->json) {
+		json_obj(&w->j, NULL);
+		json_str(&w->j, "barcode", p->barcode);
+		json_str(&w->j, "library", p->library);
+		json_i64(&w->j, "slot", p->slot);
+		json_str(&w->j, "state", p->state);
+		json_u64(&w->j, "files", p->files);
+		json_u64(&w->j, "used", p->used);
+		json_u64(&w->j, "capacity", p->capacity);
+		json_obj_end(&w->j);
+		return 0;
+	}
+	char used[32], cap[32], slot[16], files[16];
+	fmt_bytes(p->used, used, sizeof used);
+	fmt_bytes(p->capacity, cap, sizeof cap);
+	snprintf(slot, sizeof slot, p->slot >= 0 ? "%d" : "-", p->slot);
+	snprintf(files, sizeof files, "%u", p->files);
+	return table_add(&w->t, p->barcode, p->library, slot, p->state, files, used, cap);
+}
+
+int cmd_physical_list(struct ctl *ctl, int argc, char **argv)
+{
+	int rc = ctl_parse_bare(ctl, argc, argv);
+	if (rc || (rc = ctl_open_library(ctl)))
+		return rc;
+	struct pt_walk w = {.ctl = ctl};
+	static const char *const head[] = {"BARCODE", "LIBRARY", "SLOT", "STATE", "FILES", "USED", "CAPACITY"};
+	table_init(&w.t, 7, head, "LLRLRRR");
+	if (ctl->json) {
+		json_init(&w.j, stdout);
+		json_obj(&w.j, NULL);
+		json_arr(&w.j, "tapes");
+	}
+	rc = catalog_ptape_list(ctl->cat, pt_row, &w);
+	if (ctl->json) {
+		json_arr_end(&w.j);
+		json_obj_end(&w.j);
+		json_end(&w.j);
+	} else if (!rc) {
+		table_print(&w.t, stdout);
+	}
+	table_free(&w.t);
+	return rc ? ctl_cat_err(ctl, rc, "listing the physical tapes") : 0;
+}
+
+int cmd_physical_add(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_opt opts[] = {
+		{"barcode", 0, true, NULL, false},
+		{"capacity", 0, true, NULL, false},
+	};
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, opts, 2, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos)
+		return ctl_usage(ctl, "unexpected argument '%s'", pos[0]);
+	if ((rc = ctl_load_config(ctl)))
+		return rc;
+	char msg[512];
+	if (!opts[0].set) {
+		/* The library's own inventory: only vtl-migrator, which has it open, can read it. */
+		if (!ctl_migrator_up(ctl))
+			return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: start it to add the tapes of the "
+				       "physical library, or name one with --barcode BC --capacity SIZE");
+		if ((rc = ctl_migrator(ctl, msg, sizeof msg, "scan")))
+			return rc;
+		printf("%s\n", msg);
+		return 0;
+	}
+	uint64_t capacity = 0;
+	if (!opts[1].set || vtl_parse_size(opts[1].val, true, &capacity) || capacity == 0)
+		return ctl_usage(ctl, "--barcode needs --capacity SIZE (e.g. 18T for an LTO-9 tape)");
+	if ((rc = ctl_open_library(ctl)))
+		return rc;
+	struct cat_ptape t = {.slot = -1, .capacity = capacity};
+	snprintf(t.barcode, sizeof t.barcode, "%s", opts[0].val);
+	snprintf(t.library, sizeof t.library, "%s", ctl->cfg->physical.name);
+	snprintf(t.state, sizeof t.state, "scratch");
+	if ((rc = catalog_ptape_add(ctl->cat, &t)))
+		return ctl_cat_err(ctl, rc, "adding physical tape %s", t.barcode);
+	printf("added physical tape %s of %s (scratch)\n", t.barcode, t.library);
+	return 0;
+}
+
+int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
+{
+	int rc = ctl_parse_bare(ctl, argc, argv);
+	if (rc)
+		return rc;
+	if (!ctl_migrator_up(ctl))
+		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: it holds the physical library");
+	static char answer[ANSWER_MAX];
+	if ((rc = ctl_migrator_raw(ctl, "physical", answer, sizeof answer)))
+		return rc;
+	if (strncmp(answer, "{\"ok\":true", 10) != 0) {
+		char e[512];
+		ans_text(answer, "error", e, sizeof e);
+		return ctl_err(ctl, VTLCTL_FAIL, "%s", e[0] ? e : answer);
+	}
+	if (ctl->json) {
+		printf("%s\n", answer);
+		return 0;
+	}
+	static const char *const head[] = {"ADDRESS", "TYPE", "BARCODE"};
+	struct table t;
+	table_init(&t, 3, head, "RLL");
+	for (const char *e = strstr(answer, "{\"address\""); e; e = strstr(e + 1, "{\"address\"")) {
+		char addr[16], type[16], bc[48];
+		snprintf(addr, sizeof addr, "%llu", ans_u64(e, "address"));
+		ans_text(e, "type", type, sizeof type);
+		ans_text(e, "barcode", bc, sizeof bc);
+		table_add(&t, addr, type, bc[0] ? bc : "-");
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+	return 0;
+}
+
+/* --------------------------------------------------------------- jobs */
+
+/* Queues a migrate or verify job: through vtl-migrator, or in the catalog when it is not running. */
+static int queue(struct ctl *ctl, const char *what, enum cat_job_kind kind, const char *barcode, const char *extra)
+{
+	char msg[512];
+	if (ctl_migrator_up(ctl)) {
+		int rc = ctl_migrator(ctl, msg, sizeof msg, "%s %s%s", what, barcode, extra);
+		if (rc)
+			return rc;
+		printf("%s\n", msg);
+		return 0;
+	}
+	if (extra[0])
+		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: --drive and --rate need it (a job queued "
+			       "in the catalog runs with the configured drive and rate)");
+	int rc = ctl_open_library(ctl);
+	if (rc)
+		return rc;
+	int64_t id;
+	if ((rc = catalog_job_add(ctl->cat, kind, barcode, &id)))
+		return ctl_cat_err(ctl, rc, "queueing a job for %s", barcode);
+	printf("queued job %" PRId64 ": %s %s; vtl-migrator is not running: it runs the job when it starts\n", id, what,
+	       barcode);
+	return 0;
+}
+
+int cmd_migrate(struct ctl *ctl, int argc, char **argv)
+{
+	struct ctl_opt opts[] = {
+		{"native", 0, false, NULL, false},
+		{"drive", 0, true, NULL, false},
+		{"rate", 0, true, NULL, false},
+	};
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, opts, 3, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos != 1)
+		return ctl_usage(ctl, "give one cartridge barcode");
+	if (opts[0].set)
+		return ctl_err(ctl, VTLCTL_FAIL, "--native: native export copies (the host's blocks one to one) are not "
+			       "implemented yet; only stacked copies are");
+	uint64_t drive = 0, rate = 0;
+	if (opts[1].set && vtl_parse_uint(opts[1].val, 15, &drive))
+		return ctl_usage(ctl, "--drive %s: give a drive number of the physical library, from 0", opts[1].val);
+	if (opts[2].set && (vtl_parse_uint(opts[2].val, 100000, &rate) || rate == 0))
+		return ctl_usage(ctl, "--rate %s: give MB/s, 1 to 100000", opts[2].val);
+	if ((rc = ctl_load_config(ctl)))
+		return rc;
+	char extra[64] = "";
+	size_t at = 0;
+	if (opts[1].set)
+		at += (size_t)snprintf(extra + at, sizeof extra - at, " drive %" PRIu64, drive);
+	if (opts[2].set)
+		snprintf(extra + at, sizeof extra - at, " rate %" PRIu64, rate);
+	return queue(ctl, "migrate", CAT_JOB_MIGRATE, pos[0], extra);
+}
+
+int cmd_verify(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos != 1)
+		return ctl_usage(ctl, "give one cartridge barcode");
+	if ((rc = ctl_load_config(ctl)))
+		return rc;
+	return queue(ctl, "verify", CAT_JOB_VERIFY, pos[0], "");
+}
+
+static const char *const kinds[] = {"", "migrate", "recall", "verify"};
+static const char *const states[] = {"", "queued", "running", "done", "failed"};
+
+struct job_walk {
+	struct ctl *ctl;
+	struct table t;
+	struct json j;
+};
+
+static int job_row(const struct cat_job *jb, void *arg)
+{
+	struct job_walk *w = arg;
+	if (w->ctl->json) {
+		json_obj(&w->j, NULL);
+		json_i64(&w->j, "id", jb->id);
+		json_str(&w->j, "kind", kinds[jb->kind]);
+		json_str(&w->j, "barcode", jb->barcode);
+		json_str(&w->j, "state", states[jb->state]);
+		json_u64(&w->j, "bytes", jb->bytes_done);
+		json_i64(&w->j, "started", jb->started);
+		json_i64(&w->j, "finished", jb->finished);
+		json_str(&w->j, "error", jb->error);
+		json_obj_end(&w->j);
+		return 0;
+	}
+	char id[24], bytes[32];
+	snprintf(id, sizeof id, "%" PRId64, jb->id);
+	fmt_bytes(jb->bytes_done, bytes, sizeof bytes);
+	return table_add(&w->t, id, kinds[jb->kind], jb->barcode, states[jb->state], bytes, "-", "-", "-", "-",
+			 jb->error[0] ? jb->error : "");
+}
+
+static const char *const job_head[] = {"ID", "KIND", "BARCODE", "STATE", "DONE", "MB/s", "RING", "WAITS W/R", "ETA",
+				       "ERROR"};
+
+/* The jobs as vtl-migrator sees them, the running one with its live figures. */
+static int jobs_live(struct ctl *ctl)
+{
+	static char answer[ANSWER_MAX];
+	int rc = ctl_migrator_raw(ctl, "jobs", answer, sizeof answer);
+	if (rc)
+		return rc;
+	if (ctl->json) {
+		printf("%s\n", answer);
+		return 0;
+	}
+	struct table t;
+	table_init(&t, 10, job_head, "RLLLRRRRRL");
+	for (const char *e = strstr(answer, "{\"id\""); e; e = strstr(e + 1, "{\"id\"")) {
+		char id[24], kind[16], bc[48], st[16], err[256], done[80], mbs[16] = "-", ring[16] = "-",
+										    waits[40] = "-", eta[16] = "-";
+		snprintf(id, sizeof id, "%llu", ans_u64(e, "id"));
+		ans_text(e, "kind", kind, sizeof kind);
+		ans_text(e, "barcode", bc, sizeof bc);
+		ans_text(e, "state", st, sizeof st);
+		ans_text(e, "error", err, sizeof err);
+		fmt_bytes(ans_u64(e, "bytes"), done, sizeof done);
+		const char *end = strchr(e, '}');
+		const char *live = strstr(e, "\"mb_s\":");
+		if (live && end && live < end) {
+			snprintf(mbs, sizeof mbs, "%.1f", ans_real(e, "mb_s"));
+			snprintf(ring, sizeof ring, "%llu/%llu", ans_u64(e, "ring_full"), ans_u64(e, "ring_buffers"));
+			snprintf(waits, sizeof waits, "%llu/%llu", ans_u64(e, "writer_waits"), ans_u64(e, "reader_waits"));
+			snprintf(eta, sizeof eta, "%.0fs", ans_real(e, "eta_s"));
+			char total[32];
+			fmt_bytes(ans_u64(e, "total"), total, sizeof total);
+			size_t n = strlen(done);
+			snprintf(done + n, sizeof done - n, " of %s", total);
+		}
+		table_add(&t, id, kind, bc, st, done, mbs, ring, waits, eta, err);
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+	return 0;
+}
+
+int cmd_jobs(struct ctl *ctl, int argc, char **argv)
+{
+	int rc = ctl_parse_bare(ctl, argc, argv);
+	if (rc)
+		return rc;
+	if (ctl_migrator_up(ctl))
+		return jobs_live(ctl);
+	if ((rc = ctl_open_library(ctl)))
+		return rc;
+	struct job_walk w = {.ctl = ctl};
+	table_init(&w.t, 10, job_head, "RLLLRRRRRL");
+	if (ctl->json) {
+		json_init(&w.j, stdout);
+		json_obj(&w.j, NULL);
+		json_arr(&w.j, "jobs");
+	}
+	rc = catalog_job_list(ctl->cat, CAT_JOB_ANY, job_row, &w);
+	if (ctl->json) {
+		json_arr_end(&w.j);
+		json_obj_end(&w.j);
+		json_end(&w.j);
+	} else if (!rc) {
+		table_print(&w.t, stdout);
+	}
+	table_free(&w.t);
+	return rc ? ctl_cat_err(ctl, rc, "listing the jobs") : 0;
+}
+
+int cmd_cancel(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	uint64_t id;
+	if (npos != 1 || vtl_parse_uint(pos[0], INT64_MAX, &id))
+		return ctl_usage(ctl, "give one job id (see 'vtlctl jobs')");
+	if ((rc = ctl_load_config(ctl)))
+		return rc;
+	if (!ctl_migrator_up(ctl))
+		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running");
+	char msg[512];
+	if ((rc = ctl_migrator(ctl, msg, sizeof msg, "cancel %" PRIu64, id)))
+		return rc;
+	printf("%s\n", msg);
+	return 0;
+}

@@ -19,6 +19,7 @@ run sg_turs /dev/sch0 || fail "sg_turs /dev/sch0"
 step "mtx: status, load slot 1 into drive 0"
 run mtx -f /dev/sch0 status >/tmp/mtx.out || fail "mtx status"
 cat /tmp/mtx.out
+cp /tmp/mtx.out /results/mtx-status.txt # the host compares it with vtlctl's view
 grep -q "Storage Element 1:Full" /tmp/mtx.out || fail "mtx does not see slot 1 full"
 run mtx -f /dev/sch0 load 1 0 || fail "mtx load 1 0"
 wait_ready /dev/nst0

@@ -105,11 +105,42 @@ run_guest() {
 	echo "-- guest $1 passed in $(($(date +%s) - t0)) s"
 }
 
+# same_as_vtlctl SLOTS.JSON MTX.TXT: what the guest's `mtx status` printed (before it moved anything)
+# is what `vtlctl slot list` said: every drive, slot and mail slot, full or empty, with its barcode.
+# mtx numbers drives from 0 and storage elements from 1, the mail slots after the slots.
+same_as_vtlctl() {
+	python3 - "$1" "$2" <<'PY' || fail "mtx status and vtlctl slot list disagree"
+import json, re, sys
+els = json.load(open(sys.argv[1]))["elements"]
+def tag(e):
+    return "Full :VolumeTag=%s" % e["barcode"] if e["full"] else "Empty"
+want = []
+for i, e in enumerate([e for e in els if e["type"] == "drive"]):
+    want.append("Data Transfer Element %d:%s" % (i, tag(e)))
+stor = [e for e in els if e["type"] == "slot"] + [e for e in els if e["type"] == "ie"]
+for i, e in enumerate(stor):
+    want.append("Storage Element %d%s:%s" % (i + 1, " IMPORT/EXPORT" if e["type"] == "ie" else "", tag(e)))
+got = [re.sub(r"\s+$", "", l.strip()) for l in open(sys.argv[2]) if "Element" in l]
+# mtx writes "Empty:VolumeTag=" for an empty slot and "Full (Storage Element N Loaded):VolumeTag = X" for a drive.
+got = [re.sub(r":VolumeTag=$", "", l) for l in got]
+got = [re.sub(r"Full \(Storage Element \d+ Loaded\):VolumeTag = ", "Full :VolumeTag=", l) for l in got]
+if got != want:
+    print("mtx status:\n  " + "\n  ".join(got) + "\nvtlctl slot list:\n  " + "\n  ".join(want))
+    sys.exit(1)
+print("-- mtx status in the guest lists the %d drives and %d storage elements exactly as vtlctl does" %
+      (len([e for e in els if e["type"] == "drive"]), len(stor)))
+PY
+}
+
 start_vtld
 echo "-- vtld on 127.0.0.1:$port"
 for g in $guests; do
 	case "$g" in
-	tape) run_guest tape 480 ;;
+	tape)
+		"$build/vtlctl" -c "$tmp/etc/vtl.conf" --json slot list >"$tmp/slots.json" || fail "vtlctl slot list"
+		run_guest tape 480
+		same_as_vtlctl "$tmp/slots.json" "$tmp/tape/mtx-status.txt"
+		;;
 	restore)
 		echo "-- vtld restarts; a second guest restores what the first left in drive 1"
 		stop_vtld

@@ -120,6 +120,8 @@ struct writer {
 	size_t b;
 	int walk_rc;
 	bool warned;           /* the drive passed early warning */
+	const uint8_t *header; /* the header block, written just before the first data block */
+	bool header_done;
 };
 
 static void note_start(void *arg, uint64_t object, uint64_t off)
@@ -149,9 +151,26 @@ static int put_block(struct writer *w, const void *buf, size_t len)
 	return rc;
 }
 
+/*
+ * The header goes to tape only when the first data block is ready to follow
+ * it: written earlier, it would reach the drive alone while the ring fills,
+ * the drive's buffer would run dry behind it, and the tape would stop and
+ * back-hitch before the data even started.
+ */
+static int put_header(struct writer *w)
+{
+	if (w->header_done)
+		return VTL_OK;
+	w->header_done = true;
+	return put_block(w, w->header, COPY_HEADER_LEN);
+}
+
 static int sink_write(void *arg, const void *buf, size_t len)
 {
 	struct writer *w = arg;
+	int rc = put_header(w);
+	if (rc)
+		return rc;
 	struct copy_index_entry *e = &w->index[w->at];
 	e->crc = crc32c(0, buf, len);
 	/* Check the records before they go to tape: a damaged cartridge is not copied as if it were sound. */
@@ -234,14 +253,13 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 	uint8_t hb[COPY_HEADER_LEN];
 	copy_header_encode(&h, hb);
 
-	struct writer w = {.l = l, .d = d, .c = c, .nblocks = res->data_blocks, .b = b};
+	struct writer w = {.l = l, .d = d, .c = c, .nblocks = res->data_blocks, .b = b, .header = hb};
 	w.index = malloc((res->data_blocks ? res->data_blocks : 1) * sizeof *w.index);
 	if (!w.index)
 		return VTL_E_NOMEM;
 	for (uint64_t i = 0; i < res->data_blocks; i++)
 		w.index[i] = (struct copy_index_entry){.first_object = NO_OBJECT};
-	rc = put_block(&w, hb, sizeof hb);
-	if (rc == VTL_OK) {
+	{
 		struct stream_job sj = {.cfg = job->ring, .total = res->stream_bytes, .read = source_read, .read_arg = &w,
 					.write = sink_write, .write_arg = &w, .progress = job->progress,
 					.progress_arg = job->progress_arg, .cancel = job->cancel};
@@ -251,6 +269,8 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 		if (rc == VTL_E_MEDIUM)
 			phys_fail(l, rc, "cartridge %s: its record stream is damaged near byte %llu; not copied",
 				  vtl_cart_barcode(c), (unsigned long long)w.walk.off);
+		if (rc == VTL_OK)
+			rc = put_header(&w); /* an empty cartridge: no data block brought it */
 	}
 	uint8_t *t = NULL;
 	size_t tlen = 0;

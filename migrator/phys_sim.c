@@ -18,6 +18,7 @@
 #define MIN_SPEED_SHARE (1.0 / 3.0)   /* LTO speed matching reaches down to about a third of native */
 #define RATE_WINDOW_S 0.25            /* arrival rate is measured over windows at least this long */
 #define EARLY_WARNING_SHARE 0.02      /* early warning this far (of the capacity) before the end */
+#define START_SHARE 0.25              /* a stopped tape starts moving once its buffer is this full (or on a flush) */
 #define REC_FILEMARK 0x80000000u      /* a tape file record header: the length, or this for a filemark */
 #define REC_HDR 4
 #define MB 1e6
@@ -323,10 +324,15 @@ static void advance(struct sim *s, struct drive *d, double now)
 	}
 }
 
-/* The tape starts moving for data that arrived: after a stop in the middle of writing it must reposition. */
-static void start_motion(struct sim *s, struct drive *d, double now)
+/*
+ * The tape starts moving once enough data waits in the buffer (or a flush
+ * asks): a drive does not crawl off for every block. After a stop in the
+ * middle of writing it must reposition first.
+ */
+static void start_motion(struct sim *s, struct drive *d, double now, bool flushing)
 {
-	if (d->motion != STOPPED)
+	if (d->motion != STOPPED || d->buffered <= 0 ||
+	    (!flushing && d->buffered < (double)s->buffer * START_SHARE))
 		return;
 	if (d->wrote && d->ran_dry) {
 		d->st.backhitches++;
@@ -366,6 +372,7 @@ static void wait_for_room(struct sim *s, struct drive *d, size_t len)
 		double over = d->buffered + (double)len - (double)s->buffer;
 		if (over <= 0)
 			return;
+		start_motion(s, d, now, true); /* a full buffer gets the tape moving whatever the threshold */
 		double wait = over / d->speed;
 		if (d->motion == REPOSITIONING)
 			wait += d->repos_until - now;
@@ -378,6 +385,7 @@ static void flush(struct sim *s, struct drive *d)
 {
 	double now = now_s();
 	advance(s, d, now);
+	start_motion(s, d, now, true);
 	if (d->buffered > 0) {
 		double wait = d->buffered / d->speed + (d->motion == REPOSITIONING ? d->repos_until - now : 0);
 		sleep_s(wait);
@@ -534,16 +542,15 @@ static int sim_write_block(struct phys_lib *l, unsigned di, const void *buf, siz
 	double now = now_s();
 	advance(s, d, now);
 	match_speed(s, d, now, len);
-	start_motion(s, d, now);
 	wait_for_room(s, d, len);
 	if ((rc = tape_append(t, buf, (uint32_t)len, false)))
 		return phys_fail(l, rc, "drive %u: cannot write the tape file of %s: %s", di, t->barcode, strerror(errno));
 	d->buffered += (double)len;
-	d->wrote = true;
+	start_motion(s, d, now_s(), false);
+	if (d->motion != STOPPED)
+		d->wrote = true; /* from now on, a stop means repositioning before the next start */
 	d->pos = t->n;
 	d->st.written += len;
-	if (d->motion == STOPPED)
-		d->motion = STREAMING;
 	return used + len > s->capacity - (uint64_t)((double)s->capacity * EARLY_WARNING_SHARE) ? VTL_W_EARLY_WARNING
 											  : VTL_OK;
 }

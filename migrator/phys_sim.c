@@ -19,6 +19,7 @@
 #define RATE_WINDOW_S 0.25            /* arrival rate is measured over windows at least this long */
 #define EARLY_WARNING_SHARE 0.02      /* early warning this far (of the capacity) before the end */
 #define START_SHARE 0.25              /* a stopped tape starts moving once its buffer is this full (or on a flush) */
+#define FULL_SHARE 0.75               /* a buffer this full sends a speed-matched tape back to full speed */
 #define REC_FILEMARK 0x80000000u      /* a tape file record header: the length, or this for a filemark */
 #define REC_HDR 4
 #define MB 1e6
@@ -348,9 +349,24 @@ static void start_motion(struct sim *s, struct drive *d, double now, bool flushi
 	d->ran_dry = false;
 }
 
-/* Speed matching: the tape follows the rate data arrives at, within the drive's range. */
+/*
+ * Speed matching: the tape follows the rate data arrives at, within the
+ * drive's range. A buffer filling up means the host has more than the tape
+ * takes (its rate is capped by the tape's own speed then, so it cannot be
+ * measured): the tape goes back up to full speed.
+ */
 static void match_speed(struct sim *s, struct drive *d, double now, size_t len)
 {
+	if (d->buffered >= (double)s->buffer * FULL_SHARE) {
+		d->speed = s->native;
+		d->st.speed_mbs = d->speed / MB;
+	}
+	if (d->win_start == 0) {
+		/* The first write since a load or a move of the tape: the idle time before it says nothing of the rate. */
+		d->win_start = now;
+		d->win_bytes = (double)len;
+		return;
+	}
 	d->win_bytes += (double)len;
 	if (now - d->win_start >= RATE_WINDOW_S) {
 		double rate = d->win_bytes / (now - d->win_start);
@@ -408,7 +424,8 @@ static void reset_motion(struct sim *s, struct drive *d)
 	d->buffered = 0;
 	d->speed = s->native;
 	d->in_rate = 0;
-	d->t = d->win_start = now_s();
+	d->t = now_s();
+	d->win_start = 0;
 	d->win_bytes = 0;
 }
 

@@ -7,7 +7,7 @@ OPT     ?= -O2
 CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE -I. -pthread
 CFLAGS_EXTRA ?=
 CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
-LDLIBS  := -lsqlite3 -llz4 -liscsi -lm -lpthread
+LDLIBS  := -lsqlite3 -llz4 -liscsi -lsgutils2 -lm -lpthread
 TEST_LDLIBS := -lcmocka $(LDLIBS)
 
 COMMON_SRC  := $(wildcard common/*.c)
@@ -44,12 +44,15 @@ FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 # Seconds per fuzz target: FUZZ_SECONDS for `make fuzz`, FUZZ_CHECK_SECONDS within `make check`.
 FUZZ_SECONDS ?= 120
 FUZZ_CHECK_SECONDS ?= 15
+# Programs a kernel-tier guest runs (tests/kernel/*_check.c): built here, since the guest sees build/ read-only.
+KERNEL_CHECK_SRC := $(wildcard tests/kernel/*_check.c)
+KERNEL_CHECK := $(KERNEL_CHECK_SRC:tests/kernel/%.c=$(BUILD)/tests/kernel/%)
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
 .PHONY: all deps check unit integration kernel fuzz asan bench run clean
 PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD)) $(if $(MIGRATOR_MAIN),$(MIGRATOR))
-all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN)
+all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN) $(KERNEL_CHECK)
 
 deps:
 	@scripts/install-deps
@@ -127,8 +130,14 @@ $(BUILD)/tests/integration/%_shim.so: tests/integration/%_shim.c
 
 -include $(INTEG_BIN:=.d)
 
+$(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
+
+-include $(KERNEL_CHECK:=.d)
+
 # The kernel tier: a real Linux (the host's Debian kernel in qemu) as an iSCSI host (tests/kernel/).
-kernel: $(PROGRAMS)
+kernel: $(PROGRAMS) $(KERNEL_CHECK)
 	@sh tests/kernel/test_kernel.sh $(BUILD)
 
 unit: $(UNIT_BIN)
@@ -137,7 +146,7 @@ unit: $(UNIT_BIN)
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
 		CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -liscsi -lm -lpthread" unit integration
+		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -liscsi -lsgutils2 -lm -lpthread" unit integration
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PROGRAMS)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/vtl_error.h"
+
 int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...)
 {
 	va_list ap;
@@ -75,4 +77,147 @@ int phys_find(const struct phys_element *e, unsigned n, const char *barcode)
 		if (e[i].full && strcmp(e[i].barcode, barcode) == 0)
 			return (int)i;
 	return -1;
+}
+
+/* READ ELEMENT STATUS (SMC-3 6.11): headers, page flags, descriptor layout. */
+#define ESH_LEN 8      /* element status data header */
+#define ESP_LEN 8      /* element status page header */
+#define ESP_PVOLTAG 0x80
+#define ESP_AVOLTAG 0x40
+#define ED_MIN_LEN 12  /* a descriptor without tags or identifier */
+#define ED_FULL 0x01
+#define VOLTAG_LEN 36  /* 32-byte volume identifier, 2 reserved, 2-byte sequence number */
+#define VOLTAG_ID_LEN 32
+#define DVCID_HDR 4    /* code set, identifier type, reserved, identifier length */
+#define ID_TYPE_MASK 0x0F
+#define ID_TYPE_T10_VENDOR 0x01 /* SPC-5 table "designator type": vendor (8), product (16), then the serial */
+#define T10_VENDOR_PRODUCT_LEN 24
+#define ADDR_MAX 0xFFFFu
+
+static uint32_t be(const uint8_t *p, unsigned n)
+{
+	uint32_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+void phys_text_field(char *out, size_t cap, const uint8_t *p, size_t n)
+{
+	while (n && (p[0] == ' ' || p[0] == 0)) {
+		p++;
+		n--;
+	}
+	size_t len = 0;
+	while (len < n && p[len])
+		len++;
+	while (len && p[len - 1] == ' ')
+		len--;
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(out, p, len);
+	out[len] = 0;
+}
+
+static void parse_descriptor(const uint8_t *p, size_t dl, uint8_t type, uint8_t page_flags, bool dvcid,
+			     struct phys_element_desc *d)
+{
+	memset(d, 0, sizeof *d);
+	d->e.type = (enum phys_elem_type)type;
+	d->e.address = (uint16_t)be(p, 2);
+	d->e.full = p[2] & ED_FULL;
+	size_t at = ED_MIN_LEN;
+	if (page_flags & ESP_PVOLTAG) {
+		if (d->e.full && at + VOLTAG_ID_LEN <= dl)
+			phys_text_field(d->e.barcode, sizeof d->e.barcode, p + at, VOLTAG_ID_LEN);
+		at += VOLTAG_LEN;
+	}
+	if (page_flags & ESP_AVOLTAG)
+		at += VOLTAG_LEN;
+	if (dvcid && at + DVCID_HDR <= dl) {
+		size_t n = p[at + 3];
+		if (at + DVCID_HDR + n > dl)
+			n = dl - at - DVCID_HDR;
+		const uint8_t *id = p + at + DVCID_HDR;
+		phys_text_field(d->id, sizeof d->id, id, n);
+		if ((p[at + 1] & ID_TYPE_MASK) == ID_TYPE_T10_VENDOR && n > T10_VENDOR_PRODUCT_LEN)
+			phys_text_field(d->id_serial, sizeof d->id_serial, id + T10_VENDOR_PRODUCT_LEN,
+					n - T10_VENDOR_PRODUCT_LEN);
+	}
+}
+
+int phys_element_status_parse(struct phys_lib *l, const char *who, const uint8_t *b, size_t got, bool dvcid,
+			      phys_element_fn *fn, void *arg, uint32_t *next)
+{
+	*next = 0;
+	if (got == 0)
+		return VTL_OK;
+	if (got < ESH_LEN)
+		return phys_fail(l, VTL_E_IO, "%s: READ ELEMENT STATUS: %zu bytes, short of a header", who, got);
+	size_t report = ESH_LEN + be(b + 5, 3); /* the whole report, whatever the allocation cut */
+	size_t have = report < got ? report : got;
+	long last = -1;
+	for (size_t at = ESH_LEN; at + ESP_LEN <= have;) {
+		uint8_t page_type = b[at] & 0x0F, page_flags = b[at + 1];
+		size_t dl = be(b + at + 2, 2), bytes = be(b + at + 5, 3);
+		size_t page_end = at + ESP_LEN + bytes;
+		if (dl < ED_MIN_LEN)
+			return phys_fail(l, VTL_E_IO, "%s: READ ELEMENT STATUS: descriptors of %zu bytes", who, dl);
+		for (at += ESP_LEN; at + dl <= page_end && at + dl <= have; at += dl) {
+			struct phys_element_desc d;
+			parse_descriptor(b + at, dl, page_type, page_flags, dvcid, &d);
+			if (last >= 0 && d.e.address <= last)
+				return phys_fail(l, VTL_E_IO, "%s: READ ELEMENT STATUS: element %u reported after %ld", who,
+						 d.e.address, last);
+			last = d.e.address;
+			fn(&d, arg);
+		}
+		if (page_end > have)
+			break;
+		at = page_end;
+	}
+	if (report <= got)
+		return VTL_OK;
+	if (last < 0)
+		return phys_fail(l, VTL_E_IO, "%s: READ ELEMENT STATUS: one descriptor exceeds the %zu bytes asked", who,
+				 got);
+	if ((unsigned long)last < ADDR_MAX)
+		*next = (uint32_t)last + 1;
+	return VTL_OK;
+}
+
+bool phys_element_is_drive(const struct phys_element_desc *e, const char *s)
+{
+	if (!s[0] || !e->id[0])
+		return false;
+	if (strcmp(e->id, s) == 0 || (e->id_serial[0] && strcmp(e->id_serial, s) == 0))
+		return true;
+	/* Other forms end with the serial number after a space (vendor, product, serial). */
+	size_t n = strlen(e->id), k = strlen(s);
+	return n > k && e->id[n - k - 1] == ' ' && strcmp(e->id + n - k, s) == 0;
+}
+
+/* TapeAlert log page (SSC-4 8.2.x): 4-byte header, parameters 0001h..0040h of one flag byte each. */
+#define LOG_PAGE_MASK 0x3F
+#define LOG_TAPEALERT 0x2E
+#define LOG_HDR 4
+#define LOG_PARAM_HDR 4
+#define TAPEALERT_FLAGS 64
+
+uint64_t phys_tapealert_parse(const uint8_t *b, size_t got)
+{
+	uint64_t flags = 0;
+	if (got < LOG_HDR || (b[0] & LOG_PAGE_MASK) != LOG_TAPEALERT)
+		return 0;
+	size_t end = LOG_HDR + be(b + 2, 2);
+	if (end > got)
+		end = got;
+	for (size_t at = LOG_HDR; at + LOG_PARAM_HDR <= end;) {
+		unsigned code = be(b + at, 2), plen = b[at + 3];
+		if (plen >= 1 && at + LOG_PARAM_HDR < end && code >= 1 && code <= TAPEALERT_FLAGS &&
+		    (b[at + LOG_PARAM_HDR] & 1))
+			flags |= 1ull << (code - 1);
+		at += LOG_PARAM_HDR + plen;
+	}
+	return flags;
 }

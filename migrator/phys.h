@@ -103,4 +103,33 @@ int phys_drive_of(const struct phys_lib *l, uint16_t addr);
 /* Finds the element holding barcode (after an inventory); -1 when none does. */
 int phys_find(const struct phys_element *e, unsigned n, const char *barcode);
 
+/* ------------------------------------------------------------------------------------------------
+ * Helpers for implementations that speak SCSI to a changer and drives (phys_st; phys_iscsi keeps
+ * its own copies for now). */
+
+#define PHYS_ID_MAX 128
+
+/* One element of a READ ELEMENT STATUS answer (SMC-3 6.11), with the drive identifier (DVCID) if asked. */
+struct phys_element_desc {
+	struct phys_element e;
+	char id[PHYS_ID_MAX];        /* the device identifier as text; "" when none */
+	char id_serial[PHYS_ID_MAX]; /* its serial-number part, for the T10 vendor identification form */
+};
+
+typedef void phys_element_fn(const struct phys_element_desc *e, void *arg);
+
+/* Calls fn for each element of a READ ELEMENT STATUS answer of got bytes; *next gets the address to ask
+ * from for the rest of a report the allocation cut, 0 when it is complete; errors name who. */
+int phys_element_status_parse(struct phys_lib *l, const char *who, const uint8_t *b, size_t got, bool dvcid,
+			      phys_element_fn *fn, void *arg, uint32_t *next);
+
+/* True when element e's device identifier names the drive of serial number serial. */
+bool phys_element_is_drive(const struct phys_element_desc *e, const char *serial);
+
+/* TapeAlert flags (bit n-1 is flag n) from a LOG SENSE answer of got bytes for page 2Eh. */
+uint64_t phys_tapealert_parse(const uint8_t *b, size_t got);
+
+/* Copies n bytes of a space-padded SCSI text field as a C string without the padding. */
+void phys_text_field(char *out, size_t cap, const uint8_t *p, size_t n);
+
 #endif

@@ -6,15 +6,16 @@
 # (tests/kernel/guest_NAME.sh) with the st and ch drivers and unmodified tools.
 #
 # Usage: sh test_kernel.sh <build-dir> [GUEST ...]
-#   GUEST: tape, restore, bacula (default: all three, in that order). restore
-#   reads what tape left in drive 1 after vtld restarts, so it brings tape along.
+#   GUEST: tape, restore, st, bacula (default: all four, in that order). restore
+#   reads what tape left in drive 1 after vtld restarts, so it brings tape along;
+#   st runs the migrator's st physical library (phys_st_check) in the guest.
 #   VTL_KERNEL_KEEP=DIR keeps vtld's log and each guest's console, kernel log,
 #   script log and btape output in DIR (see docs/testing.md).
 # Needs qemu, a kernel in /boot, open-iscsi, mt-st, mtx, bacula-sd: scripts/install-deps.
 set -eu
-build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|bacula ...]}" && pwd)
+build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula ...]}" && pwd)
 shift
-guests=${*:-tape restore bacula}
+guests=${*:-tape restore st bacula}
 case " $guests " in
 *" restore "*) case " $guests " in *" tape "*) ;; *) guests="tape $guests" ;; esac ;;
 esac
@@ -58,6 +59,8 @@ vtlctl init
 # seconds; it must hold more than the 10000 records of 32 KiB fill reads back.
 vtlctl cartridge add --barcode K00001L8 --capacity 400M
 vtlctl cartridge add --barcode K00002L8 --count 3
+# Slot 5: a 2 MB cartridge the st guest writes to its end (early warning, then end of medium).
+vtlctl cartridge add --barcode S00001L8 --capacity 2M
 
 # Starts vtld and waits for its "ready:" line (the count of them in the log goes up by one).
 start_vtld() {
@@ -88,7 +91,7 @@ run_guest() {
 	out="$tmp/$1"
 	t0=$(date +%s)
 	set +e
-	python3 "$here/run_vm.py" "$build" "$here/guest_$1.sh" "$out" "VTL_PORT=$port" --timeout "$2"
+	python3 "$here/run_vm.py" "$build" "$here/guest_$1.sh" "$out" "VTL_PORT=$port" "VTL_BUILD=$build" --timeout "$2"
 	rc=$?
 	set -e
 	sed 's/^/   | /' "$out/guest.log" 2>/dev/null || true
@@ -147,8 +150,9 @@ for g in $guests; do
 		start_vtld
 		run_guest restore 300
 		;;
+	st) run_guest st 300 ;;
 	bacula) run_guest bacula 780 ;;
-	*) fail "no guest $g (tape, restore, bacula)" ;;
+	*) fail "no guest $g (tape, restore, st, bacula)" ;;
 	esac
 done
 stop_vtld

@@ -1,0 +1,914 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Linux st physical library: tape I/O goes through the st driver, so
+ * that st's view of the tape (file and block numbers, its end-of-medium
+ * state, the filemark it writes on close) stays right for every other tool
+ * on the host; the changer, which has no driver of its own worth using
+ * (ch offers no volume tags with DVCID), gets SCSI commands through SG_IO.
+ *
+ * What st does, and what this file makes of it (drivers/scsi/st.c and
+ * Documentation/scsi/st.rst, kernel 6.x), in variable block mode:
+ *
+ * - write() of one block is one WRITE(6). When the drive reports early
+ *   warning (CHECK CONDITION, EOM bit, nothing left unwritten), st returns
+ *   the whole count, as if all were well, and remembers ST_EOM_OK, which
+ *   MTIOCGET shows as GMT_EOT. The next write() is refused with ENOSPC
+ *   without touching the tape (st's chance for the application to notice);
+ *   st then lets one more write() through, and so on, one refusal after
+ *   each write, until the drive says VOLUME OVERFLOW (the block did not
+ *   fit): ENOSPC again, now with GMT_EOT. The two ENOSPC are told apart by
+ *   MTIOCGET: the soft refusal leaves GMT_EOD (ST_EOD_1), the real end
+ *   GMT_EOT. So write_block returns VTL_W_EARLY_WARNING when GMT_EOT follows
+ *   a full write, writes again after a soft refusal, and VTL_E_EOM after
+ *   the real end.
+ * - st writes asynchronously (returns before the drive answered, the error
+ *   surfacing on the next call) when it copies the block through its own
+ *   buffer; with a buffer aligned for direct I/O it maps the caller's pages
+ *   and waits. Blocks are therefore written from page-aligned memory (a
+ *   bounce buffer when the caller's is not), so that each error belongs to
+ *   the block that caused it.
+ * - read() returning 0 is a filemark; reading on at end of data just after
+ *   a filemark returns 0 once more (st turns that BLANK CHECK into ST_EOD,
+ *   shown as GMT_EOD), then EIO. A 0 with GMT_EOD, or EIO with GMT_EOD, is
+ *   VTL_E_EOD. A block longer than the read is ENOMEM (ILI with a negative
+ *   residue), and st has moved past it: VTL_E_INVAL. A BLANK CHECK that
+ *   does not follow a filemark is a bare EIO that st does not flag: it
+ *   stays VTL_E_IO, which is why a caller should not read past its own data.
+ * - Before MTREW, MTOFFL, MTSEEK and MTBSF, and on close, st writes a
+ *   filemark if the last thing done was a write. The migrator ends every
+ *   copy with its own filemark, so this does not happen in its use.
+ * - MTBSF leaves the tape on the beginning side of the filemark, as SPACE
+ *   does; MTSEEK and MTIOCPOS use st's block addresses (LOCATE and READ
+ *   POSITION with BT set unless st's scsi2logical option is on): on LTO
+ *   drives these are the logical object numbers. After MTSEEK or MTBSF st
+ *   no longer knows the file number; status then asks the drive (READ
+ *   POSITION, long form).
+ * - st looks at the drive only when its node is opened: after a load the
+ *   node is opened again until st sees the tape online.
+ *
+ * SG_IO does not retry anything: a unit attention (the command was not
+ * executed, SAM-5 5.14) or BUSY is retried here, a few times.
+ */
+#include "migrator/phys_st.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mtio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <scsi/sg.h>
+#include <scsi/sg_lib.h>
+
+#include "common/vtl_error.h"
+
+/* Operation codes (SPC-5 and SSC-4 "operation codes" tables, SMC-3 "commands for medium changers"). */
+#define OP_READ_BLOCK_LIMITS 0x05
+#define OP_INQUIRY 0x12
+#define OP_READ_POSITION 0x34
+#define OP_LOG_SENSE 0x4D
+#define OP_MOVE_MEDIUM 0xA5
+#define OP_READ_ELEMENT_STATUS 0xB8
+
+/* SCSI status (SAM-5 table "status codes"). */
+#define STATUS_GOOD 0x00
+#define STATUS_CHECK_CONDITION 0x02
+#define STATUS_BUSY 0x08
+
+/* Sense keys (SPC-5 table "sense key descriptions"). */
+#define SK_NO_SENSE 0x0
+#define SK_NOT_READY 0x2
+#define SK_ILLEGAL_REQUEST 0x5
+#define SK_UNIT_ATTENTION 0x6
+#define SK_DATA_PROTECT 0x7
+
+/* ASC/ASCQ acted on (SPC-5 table "ASC and ASCQ assignments"). */
+#define ASC_NOT_READY 0x04 /* 04/01 becoming ready */
+#define ASC_ELEMENT 0x3B   /* SMC: element conditions */
+#define ASCQ_DESTINATION_FULL 0x0D
+#define ASCQ_SOURCE_EMPTY 0x0E
+#define ASCQ_MAGAZINE_NOT_ACCESSIBLE 0x11
+#define ASCQ_MAGAZINE_REMOVED 0x12
+#define ASC_REMOVAL_PREVENTED 0x53
+
+/* INQUIRY (SPC-5 6.7): the unit serial number page, byte 3 its length, the serial from byte 4. */
+#define INQ_EVPD 0x01
+#define INQ_STD_LEN 36
+#define PDT_MASK 0x1F   /* byte 0: peripheral device type (SPC-5 table "peripheral device type") */
+#define PDT_CHANGER 0x08
+#define VPD_SERIAL 0x80
+#define VPD_LEN 255
+
+/* READ ELEMENT STATUS (SMC-3 6.11): byte 1 VOLTAG and type, 2-3 start, 4-5 count, 6 DVCID, 7-9 allocation. */
+#define RES_VOLTAG 0x10
+#define RES_DVCID 0x01
+#define RES_ALL_ELEMENTS 0xFFFF
+#define RES_ALLOC (64u << 10)
+#define MOVE_CDB_LEN 12 /* MOVE MEDIUM: transport, source, destination at bytes 2, 4, 6 */
+
+/* READ POSITION (SSC-4 7.x): long form (service action 06h) with the file number at bytes 16-23. */
+#define RP_SHORT 0x00
+#define RP_LONG 0x06
+#define RP_SHORT_LEN 20
+#define RP_LONG_LEN 32
+#define RP_EOP 0x40             /* byte 0: between early warning and end of partition */
+#define RP_LOCATION_UNKNOWN 0x04
+
+#define RBL_LEN 6                /* READ BLOCK LIMITS: maximum at bytes 1-3 */
+#define LOG_PC_CUMULATIVE 0x40   /* LOG SENSE byte 2: page control 01b */
+#define LOG_TAPEALERT 0x2E
+#define LOG_LEN (4 + 64 * 5)
+
+#define SENSE_LEN 64
+#define SG_RETRIES 8             /* unit attentions queue up: one per event since the last command */
+#define BUSY_WAIT_MS 200
+#define DRIVE_CMD_TIMEOUT_MS 60000u
+#define COMMAND_TIMEOUT_DEFAULT_S 600 /* a MOVE MEDIUM in a big library takes minutes */
+#define READY_TIMEOUT_DEFAULT_S 300   /* an LTO load and thread takes 15-60 s; a busy robot more */
+#define READY_POLL_FIRST_MS 50
+#define READY_POLL_MAX_MS 1000
+#define IO_ALIGN 4096            /* page alignment: st then maps the caller's pages (direct I/O, synchronous) */
+
+struct st_drive {
+	char name[64];      /* "drive 0 (/dev/nst0)" */
+	char *path;
+	int fd;             /* the st node, -1 when not open */
+	int sg_fd;          /* its sg node, or -1: SG_IO goes to fd */
+	bool sg_denied;     /* SG_IO was refused (no CAP_SYS_RAWIO): do without it */
+	uint32_t max_block; /* READ BLOCK LIMITS; 0 when not known */
+	uint64_t written;   /* bytes since the tape was loaded */
+	char serial[PHYS_ID_MAX];
+};
+
+struct st_lib {
+	struct phys_lib pub; /* first: the migrator sees only this */
+	int changer_fd;
+	char changer_name[64]; /* "changer (/dev/sg1)" */
+	uint16_t transport;
+	unsigned ready_timeout_s, command_timeout_s;
+	struct st_drive drive[PHYS_MAX_DRIVES];
+	uint8_t *buf;     /* RES_ALLOC bytes for element status */
+	void *bounce;     /* page-aligned copy of an unaligned block to write */
+	size_t bounce_len;
+};
+
+/* What one SG_IO command came back with. */
+struct reply {
+	int status;
+	bool sense;
+	uint8_t key, asc, ascq;
+	size_t got; /* data-in bytes */
+};
+
+static struct st_lib *lib_of(struct phys_lib *l)
+{
+	return (struct st_lib *)l;
+}
+
+static void be_put(uint8_t *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+static uint64_t be_get(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* --------------------------------------------------------------- SG_IO */
+
+/* Sends cdb once: VTL_OK with *r when a SCSI status came back, else an error naming who and op. */
+static int sg_once(struct st_lib *l, int fd, const char *who, const char *op, const uint8_t *cdb, unsigned cdb_len,
+		   int dir, void *buf, size_t len, unsigned timeout_ms, struct reply *r)
+{
+	uint8_t sb[SENSE_LEN];
+	struct sg_io_hdr h = {.interface_id = 'S',
+			      .dxfer_direction = len ? dir : SG_DXFER_NONE,
+			      .cmd_len = (unsigned char)cdb_len,
+			      .mx_sb_len = sizeof sb,
+			      .dxfer_len = (unsigned)len,
+			      .dxferp = buf,
+			      .cmdp = (unsigned char *)(uintptr_t)cdb, /* the kernel only reads the CDB */
+			      .sbp = sb,
+			      .timeout = timeout_ms};
+	memset(r, 0, sizeof *r);
+	if (ioctl(fd, SG_IO, &h) < 0)
+		return phys_fail(&l->pub, errno == EPERM ? VTL_E_BUSY : VTL_E_IO, "%s: %s: SG_IO: %s", who, op,
+				 strerror(errno));
+	/* host_status: the transport lost the command (DID_TIME_OUT 03h, DID_NO_CONNECT 01h, ...). */
+	if (h.host_status)
+		return phys_fail(&l->pub, VTL_E_IO, "%s: %s: %s (host status %02Xh)", who, op,
+				 h.host_status == 0x03 ? "no answer in time" : "not delivered", h.host_status);
+	r->status = h.status;
+	r->got = h.resid >= 0 && (size_t)h.resid <= len ? len - (size_t)h.resid : 0;
+	if (h.sb_len_wr > 0) {
+		struct sg_scsi_sense_hdr ss;
+		if (sg_scsi_normalize_sense(sb, h.sb_len_wr, &ss)) {
+			r->sense = true;
+			r->key = ss.sense_key;
+			r->asc = ss.asc;
+			r->ascq = ss.ascq;
+		}
+		if (r->status == STATUS_GOOD)
+			r->status = STATUS_CHECK_CONDITION; /* driver-reported sense without a status */
+	}
+	return VTL_OK;
+}
+
+/* The vtl error a sense reply stands for. */
+static int rc_of(const struct reply *r)
+{
+	if (r->key == SK_ILLEGAL_REQUEST) {
+		if (r->asc == ASC_ELEMENT && r->ascq == ASCQ_SOURCE_EMPTY)
+			return VTL_E_SRC_EMPTY;
+		if (r->asc == ASC_ELEMENT && r->ascq == ASCQ_DESTINATION_FULL)
+			return VTL_E_DST_FULL;
+		if (r->asc == ASC_ELEMENT && (r->ascq == ASCQ_MAGAZINE_NOT_ACCESSIBLE || r->ascq == ASCQ_MAGAZINE_REMOVED))
+			return VTL_E_INACCESSIBLE;
+		if (r->asc == ASC_REMOVAL_PREVENTED)
+			return VTL_E_BUSY;
+		return VTL_E_INVAL;
+	}
+	return r->key == SK_DATA_PROTECT ? VTL_E_READONLY : VTL_E_IO;
+}
+
+static int fail_reply(struct st_lib *l, const char *who, const char *op, const struct reply *r)
+{
+	char what[128];
+	if (r->sense)
+		phys_sense_text(r->key, r->asc, r->ascq, what, sizeof what);
+	else
+		snprintf(what, sizeof what, "status %02Xh", (unsigned)r->status);
+	return phys_fail(&l->pub, r->sense ? rc_of(r) : VTL_E_IO, "%s: %s: %s", who, op, what);
+}
+
+/* sg_once, sent again after a unit attention or BUSY; anything but GOOD is a failure. */
+static int sg_cmd(struct st_lib *l, int fd, const char *who, const char *op, const uint8_t *cdb, unsigned cdb_len,
+		  int dir, void *buf, size_t len, unsigned timeout_ms, struct reply *r)
+{
+	for (unsigned attempt = 0;; attempt++) {
+		int rc = sg_once(l, fd, who, op, cdb, cdb_len, dir, buf, len, timeout_ms, r);
+		if (rc != VTL_OK)
+			return rc;
+		if (r->status == STATUS_GOOD)
+			return VTL_OK;
+		bool again = (r->status == STATUS_CHECK_CONDITION && r->sense && r->key == SK_UNIT_ATTENTION) ||
+			     r->status == STATUS_BUSY;
+		if (!again || attempt >= SG_RETRIES)
+			return fail_reply(l, who, op, r);
+		if (r->status == STATUS_BUSY)
+			sleep_ms(BUSY_WAIT_MS);
+	}
+}
+
+/* SG_IO to drive d (its sg node, else its st node); VTL_E_BUSY when this process may not. */
+static int drive_sg(struct st_lib *l, unsigned d, const char *op, const uint8_t *cdb, unsigned cdb_len, void *buf,
+		    size_t len, struct reply *r)
+{
+	struct st_drive *dr = &l->drive[d];
+	if (dr->sg_denied || (dr->sg_fd < 0 && dr->fd < 0))
+		return VTL_E_BUSY;
+	int rc = sg_cmd(l, dr->sg_fd >= 0 ? dr->sg_fd : dr->fd, dr->name, op, cdb, cdb_len, SG_DXFER_FROM_DEV, buf, len,
+			DRIVE_CMD_TIMEOUT_MS, r);
+	if (rc == VTL_E_BUSY)
+		dr->sg_denied = true; /* st wants CAP_SYS_RAWIO for SG_IO: without it, no use asking again */
+	return rc;
+}
+
+/* ------------------------------------------------------------ the changer */
+
+struct res_arg {
+	phys_element_fn *fn;
+	void *arg;
+};
+
+/* Calls fn for every element of type (VOLTAG, and DVCID when asked), paging a report longer than RES_ALLOC. */
+static int read_elements(struct st_lib *l, enum phys_elem_type type, bool dvcid, phys_element_fn *fn, void *arg)
+{
+	uint32_t start = 0;
+	for (;;) {
+		uint8_t cdb[12] = {OP_READ_ELEMENT_STATUS, (uint8_t)(RES_VOLTAG | type)};
+		be_put(cdb + 2, start, 2);
+		be_put(cdb + 4, RES_ALL_ELEMENTS, 2);
+		cdb[6] = dvcid ? RES_DVCID : 0;
+		be_put(cdb + 7, RES_ALLOC, 3);
+		struct reply r;
+		int rc = sg_cmd(l, l->changer_fd, l->changer_name, "READ ELEMENT STATUS", cdb, sizeof cdb,
+				SG_DXFER_FROM_DEV, l->buf, RES_ALLOC, l->command_timeout_s * 1000u, &r);
+		if (rc != VTL_OK)
+			return rc;
+		uint32_t next;
+		rc = phys_element_status_parse(&l->pub, l->changer_name, l->buf, r.got, dvcid, fn, arg, &next);
+		if (rc != VTL_OK || next == 0)
+			return rc;
+		start = next;
+	}
+}
+
+struct inventory_arg {
+	struct phys_element *out;
+	unsigned cap, n;
+};
+
+static void add_element(const struct phys_element_desc *e, void *arg)
+{
+	struct inventory_arg *a = arg;
+	if (a->n < a->cap)
+		a->out[a->n] = e->e;
+	a->n++;
+}
+
+static int st_inventory(struct phys_lib *pl, struct phys_element *out, unsigned cap, unsigned *n)
+{
+	struct st_lib *l = lib_of(pl);
+	static const enum phys_elem_type types[] = {PHYS_ELEM_TRANSPORT, PHYS_ELEM_SLOT, PHYS_ELEM_IE, PHYS_ELEM_DRIVE};
+	struct inventory_arg a = {out, cap, 0};
+	*n = 0;
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+		int rc = read_elements(l, types[i], false, add_element, &a);
+		if (rc != VTL_OK)
+			return rc;
+	}
+	*n = a.n;
+	return VTL_OK;
+}
+
+/* ------------------------------------------------------------- the drives */
+
+static int check_drive(struct st_lib *l, unsigned d)
+{
+	if (d < l->pub.drives)
+		return VTL_OK;
+	return phys_fail(&l->pub, VTL_E_INVAL, "no drive %u: the library has %u", d, l->pub.drives);
+}
+
+/* The vtl error for a failed st call. */
+static int rc_of_errno(int e)
+{
+	switch (e) {
+	case ENOSPC:
+		return VTL_E_EOM;
+	case EACCES:
+	case EROFS:
+		return VTL_E_READONLY;
+	case EINVAL:
+	case ENOMEM:
+		return VTL_E_INVAL;
+	case EBUSY:
+		return VTL_E_BUSY;
+	default:
+		return VTL_E_IO;
+	}
+}
+
+static int fail_errno(struct st_lib *l, unsigned d, const char *op, int e, const char *why)
+{
+	return phys_fail(&l->pub, rc_of_errno(e), "%s: %s: %s%s%s", l->drive[d].name, op, strerror(e), why[0] ? " " : "",
+			 why);
+}
+
+static int get_status(struct st_lib *l, unsigned d, struct mtget *mg)
+{
+	if (ioctl(l->drive[d].fd, MTIOCGET, mg) < 0)
+		return fail_errno(l, d, "MTIOCGET", errno, "");
+	return VTL_OK;
+}
+
+/* One MTIOCTOP: VTL_OK, or the failure in st's words. */
+static int mtop(struct st_lib *l, unsigned d, short op, int count, const char *name)
+{
+	struct mtop m = {.mt_op = op, .mt_count = count};
+	if (ioctl(l->drive[d].fd, MTIOCTOP, &m) == 0)
+		return VTL_OK;
+	return fail_errno(l, d, name, errno, "");
+}
+
+/* Asks the drive for its limits (READ BLOCK LIMITS); leaves 0 when it cannot be asked. */
+static void read_limits(struct st_lib *l, unsigned d)
+{
+	uint8_t b[RBL_LEN], cdb[6] = {OP_READ_BLOCK_LIMITS};
+	struct reply r;
+	l->drive[d].max_block = 0;
+	if (drive_sg(l, d, "READ BLOCK LIMITS", cdb, sizeof cdb, b, sizeof b, &r) == VTL_OK && r.got >= 4)
+		l->drive[d].max_block = (uint32_t)be_get(b + 1, 3);
+}
+
+/*
+ * Opens drive d's st node again, so that st looks at the drive afresh (st checks for a tape only on
+ * open). O_NONBLOCK lets the open succeed without a tape; it is then cleared so that commands wait.
+ * A write-protected tape refuses O_RDWR (EROFS): it is opened read-only then.
+ */
+static int reopen(struct st_lib *l, unsigned d)
+{
+	struct st_drive *dr = &l->drive[d];
+	if (dr->fd >= 0)
+		close(dr->fd); /* st's own errors on close (a filemark on a tape that left) say nothing to us */
+	dr->fd = open(dr->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (dr->fd < 0 && errno == EROFS)
+		dr->fd = open(dr->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (dr->fd < 0)
+		return fail_errno(l, d, "open", errno, "");
+	int fl = fcntl(dr->fd, F_GETFL);
+	if (fl < 0 || fcntl(dr->fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return fail_errno(l, d, "fcntl", errno, "");
+	return VTL_OK;
+}
+
+/* A tape is now in drive d: variable block mode (MTSETBLK 0), its limits, nothing written yet. */
+static int tape_loaded(struct st_lib *l, unsigned d)
+{
+	l->drive[d].written = 0;
+	read_limits(l, d);
+	return mtop(l, d, MTSETBLK, 0, "MTSETBLK 0 (variable block mode)");
+}
+
+/* Opens drive d's node again until st sees the tape online, at most ready_timeout_s. */
+static int wait_ready(struct st_lib *l, unsigned d)
+{
+	uint64_t deadline = now_ms() + (uint64_t)l->ready_timeout_s * 1000u;
+	unsigned pause = READY_POLL_FIRST_MS;
+	for (;;) {
+		struct mtget mg;
+		int rc = reopen(l, d);
+		if (rc == VTL_OK)
+			rc = get_status(l, d, &mg);
+		if (rc != VTL_OK)
+			return rc;
+		if ((GMT_ONLINE(mg.mt_gstat) != 0))
+			return tape_loaded(l, d);
+		if (now_ms() >= deadline)
+			return phys_fail(&l->pub, VTL_E_IO, "%s: not online %u s after the load", l->drive[d].name,
+					 l->ready_timeout_s);
+		sleep_ms(pause);
+		pause = pause * 2 < READY_POLL_MAX_MS ? pause * 2 : READY_POLL_MAX_MS;
+	}
+}
+
+static int st_move(struct phys_lib *pl, uint16_t from, uint16_t to)
+{
+	struct st_lib *l = lib_of(pl);
+	uint8_t cdb[MOVE_CDB_LEN] = {OP_MOVE_MEDIUM};
+	be_put(cdb + 2, l->transport, 2);
+	be_put(cdb + 4, from, 2);
+	be_put(cdb + 6, to, 2);
+	char op[48];
+	snprintf(op, sizeof op, "MOVE MEDIUM %u -> %u", from, to);
+	struct reply r;
+	int rc = sg_cmd(l, l->changer_fd, l->changer_name, op, cdb, sizeof cdb, SG_DXFER_NONE, NULL, 0,
+			l->command_timeout_s * 1000u, &r);
+	if (rc != VTL_OK)
+		return rc;
+	int src = phys_drive_of(pl, from), dst = phys_drive_of(pl, to);
+	if (src >= 0) {
+		l->drive[src].written = 0;
+		if ((rc = reopen(l, (unsigned)src)) != VTL_OK) /* st forgets the tape that left */
+			return rc;
+	}
+	return dst < 0 ? VTL_OK : wait_ready(l, (unsigned)dst);
+}
+
+static int st_rewind(struct phys_lib *pl, unsigned d)
+{
+	struct st_lib *l = lib_of(pl);
+	int rc = check_drive(l, d);
+	return rc != VTL_OK ? rc : mtop(l, d, MTREW, 1, "MTREW (rewind)");
+}
+
+static int st_unload(struct phys_lib *pl, unsigned d)
+{
+	struct st_lib *l = lib_of(pl);
+	int rc = check_drive(l, d);
+	if (rc != VTL_OK)
+		return rc;
+	/* MTOFFL rewinds, then unloads (LOAD UNLOAD with LOAD = 0), and st marks the drive empty. */
+	if ((rc = mtop(l, d, MTOFFL, 1, "MTOFFL (rewind and unload)")) == VTL_OK)
+		l->drive[d].written = 0;
+	return rc;
+}
+
+/* buf, or a page-aligned copy of it, so that st writes it with direct I/O, synchronously. */
+static const void *aligned(struct st_lib *l, const void *buf, size_t len)
+{
+	if ((uintptr_t)buf % IO_ALIGN == 0)
+		return buf;
+	if (l->bounce_len < len) {
+		void *p = NULL;
+		if (posix_memalign(&p, IO_ALIGN, len) != 0)
+			return NULL;
+		free(l->bounce);
+		l->bounce = p;
+		l->bounce_len = len;
+	}
+	memcpy(l->bounce, buf, len);
+	return l->bounce;
+}
+
+static int st_write_block(struct phys_lib *pl, unsigned d, const void *buf, size_t len)
+{
+	struct st_lib *l = lib_of(pl);
+	int rc = check_drive(l, d);
+	if (rc != VTL_OK)
+		return rc;
+	struct st_drive *dr = &l->drive[d];
+	if (len == 0 || len > INT_MAX || (dr->max_block && len > dr->max_block))
+		return phys_fail(pl, VTL_E_INVAL, "%s: WRITE: a block of %zu bytes (the drive takes 1 to %u)", dr->name, len,
+				 dr->max_block ? dr->max_block : INT_MAX);
+	const void *p = aligned(l, buf, len);
+	if (!p)
+		return phys_fail(pl, VTL_E_NOMEM, "%s: WRITE: no memory for an aligned copy of %zu bytes", dr->name, len);
+	for (int attempt = 0;; attempt++) {
+		ssize_t n = write(dr->fd, p, len);
+		int e = errno;
+		struct mtget mg;
+		if (n == (ssize_t)len) {
+			dr->written += len;
+			if ((rc = get_status(l, d, &mg)) != VTL_OK)
+				return rc;
+			return (GMT_EOT(mg.mt_gstat) != 0) ? VTL_W_EARLY_WARNING : VTL_OK;
+		}
+		if (n >= 0)
+			return phys_fail(pl, VTL_E_IO, "%s: WRITE: %zd of %zu bytes written", dr->name, n, len);
+		if (e != ENOSPC)
+			return fail_errno(l, d, "WRITE", e, "");
+		if ((rc = get_status(l, d, &mg)) != VTL_OK)
+			return rc;
+		/* st's refusal after early warning wrote nothing and leaves GMT_EOD: the next write goes through. */
+		if (attempt == 0 && (GMT_EOD(mg.mt_gstat) != 0) && !(GMT_EOT(mg.mt_gstat) != 0))
+			continue;
+		return fail_errno(l, d, "WRITE", e, "(end of medium)");
+	}
+}
+
+/* Asks the drive where it is (READ POSITION): *file UINT64_MAX and *ew false when it cannot be asked. */
+static void read_position(struct st_lib *l, unsigned d, uint64_t *file, bool *ew)
+{
+	uint8_t b[RP_LONG_LEN], cdb[10] = {OP_READ_POSITION, RP_LONG};
+	struct reply r;
+	*file = UINT64_MAX;
+	*ew = false;
+	if (drive_sg(l, d, "READ POSITION (long form)", cdb, sizeof cdb, b, sizeof b, &r) == VTL_OK &&
+	    r.got >= RP_LONG_LEN) {
+		*ew = b[0] & RP_EOP;
+		if (!(b[0] & RP_LOCATION_UNKNOWN))
+			*file = be_get(b + 16, 8);
+		return;
+	}
+	uint8_t s[RP_SHORT_LEN], scdb[10] = {OP_READ_POSITION, RP_SHORT};
+	if (drive_sg(l, d, "READ POSITION", scdb, sizeof scdb, s, sizeof s, &r) == VTL_OK && r.got >= 1)
+		*ew = s[0] & RP_EOP;
+}
+
+static int st_write_filemarks(struct phys_lib *pl, unsigned d, unsigned n)
+{
+	struct st_lib *l = lib_of(pl);
+	int rc = check_drive(l, d);
+	if (rc != VTL_OK)
+		return rc;
+	if (n > INT_MAX)
+		return phys_fail(pl, VTL_E_INVAL, "%s: MTWEOF: %u filemarks", l->drive[d].name, n);
+	/* MTWEOF is WRITE FILEMARKS with IMMED = 0: done when the data before it is on the tape. */
+	if ((rc = mtop(l, d, MTWEOF, (int)n, "MTWEOF (write filemarks)")) != VTL_OK)
+		return rc;
+	/* st takes early warning on a filemark as success and forgets it: the drive still knows. */
+	uint64_t file;
+	bool ew;
+	read_position(l, d, &file, &ew);
+	return ew ? VTL_W_EARLY_WARNING : VTL_OK;
+}
+
+static int st_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap, size_t *len)
+{
+	struct st_lib *l = lib_of(pl);
+	*len = 0;
+	int rc = check_drive(l, d);
+	if (rc != VTL_OK)
+		return rc;
+	struct st_drive *dr = &l->drive[d];
+	if (cap == 0)
+		return phys_fail(pl, VTL_E_INVAL, "%s: READ: a buffer of 0 bytes", dr->name);
+	/* st refuses (EINVAL) a read longer than the drive's maximum block: no block is longer anyway. */
+	size_t want = cap > INT_MAX ? INT_MAX : cap;
+	if (dr->max_block && want > dr->max_block)
+		want = dr->max_block;
+	ssize_t n = read(dr->fd, buf, want);
+	int e = errno;
+	if (n > 0) {
+		*len = (size_t)n;
+		return VTL_OK;
+	}
+	if (n < 0 && e == ENOMEM)
+		return phys_fail(pl, VTL_E_INVAL,
+				 "%s: READ: the block is longer than the buffer of %zu bytes (st: %s); the tape is now "
+				 "past it",
+				 dr->name, want, strerror(e));
+	if (n < 0 && e != EIO)
+		return fail_errno(l, d, "READ", e, "");
+	struct mtget mg;
+	if ((rc = get_status(l, d, &mg)) != VTL_OK)
+		return rc;
+	if ((GMT_EOD(mg.mt_gstat) != 0))
+		return phys_fail(pl, VTL_E_EOD, "%s: READ: end of data", dr->name);
+	if (n == 0)
+		return VTL_W_FILEMARK; /* st's way of saying filemark: no data, and the tape is past it */
+	return fail_errno(l, d, "READ", e, "");
+}
+
+static int st_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
+{
+	struct st_lib *l = lib_of(pl);
+	int rc = check_drive(l, d);
+	if (rc != VTL_OK || n == 0)
+		return rc;
+	if (n > INT_MAX || n < -(int64_t)INT_MAX)
+		return phys_fail(pl, VTL_E_INVAL, "%s: space %" PRId64 " filemarks: too many at once", l->drive[d].name, n);
+	const char *name = n > 0 ? "MTFSF (space filemarks forward)" : "MTBSF (space filemarks backward)";
+	struct mtop m = {.mt_op = n > 0 ? MTFSF : MTBSF, .mt_count = (int)(n > 0 ? n : -n)};
+	if (ioctl(l->drive[d].fd, MTIOCTOP, &m) == 0)
+		return VTL_OK;
+	int e = errno;
+	struct mtget mg;
+	if ((rc = get_status(l, d, &mg)) != VTL_OK)
+		return rc;
+	if (n > 0 && (GMT_EOD(mg.mt_gstat) != 0))
+		return phys_fail(pl, VTL_E_EOD, "%s: %s: end of data before %" PRId64 " filemarks", l->drive[d].name, name, n);
+	if (n < 0 && (GMT_BOT(mg.mt_gstat) != 0))
+		return phys_fail(pl, VTL_E_NOTFOUND, "%s: %s: the beginning of the tape before %" PRId64 " filemarks",
+				 l->drive[d].name, name, -n);
+	return fail_errno(l, d, name, e, "");
+}
+
+static int st_locate(struct phys_lib *pl, unsigned d, uint64_t block)
+{
+	struct st_lib *l = lib_of(pl);
+	int rc = check_drive(l, d);
+	if (rc != VTL_OK)
+		return rc;
+	if (block > INT_MAX) /* struct mtop's count is an int */
+		return phys_fail(pl, VTL_E_INVAL, "%s: MTSEEK: block %" PRIu64 " is beyond what st can ask for",
+				 l->drive[d].name, block);
+	return mtop(l, d, MTSEEK, (int)block, "MTSEEK (locate)");
+}
+
+static int st_status(struct phys_lib *pl, unsigned d, struct phys_drive_status *st)
+{
+	struct st_lib *l = lib_of(pl);
+	memset(st, 0, sizeof *st);
+	st->file = UINT64_MAX;
+	int rc = check_drive(l, d);
+	if (rc != VTL_OK)
+		return rc;
+	struct st_drive *dr = &l->drive[d];
+	struct mtget mg;
+	if ((rc = get_status(l, d, &mg)) != VTL_OK)
+		return rc;
+	if (!(GMT_ONLINE(mg.mt_gstat) != 0)) {
+		/* st looks for a tape only on open: look again, in case one was loaded behind our back. */
+		if ((rc = reopen(l, d)) != VTL_OK || (rc = get_status(l, d, &mg)) != VTL_OK)
+			return rc;
+		if ((GMT_ONLINE(mg.mt_gstat) != 0) && (rc = tape_loaded(l, d)) != VTL_OK)
+			return rc;
+	}
+	st->ready = (GMT_ONLINE(mg.mt_gstat) != 0);
+	st->max_block = dr->max_block;
+	st->written = dr->written;
+	uint8_t log[LOG_LEN], cdb[10] = {OP_LOG_SENSE, 0, LOG_PC_CUMULATIVE | LOG_TAPEALERT};
+	be_put(cdb + 7, sizeof log, 2);
+	struct reply r;
+	if (drive_sg(l, d, "LOG SENSE (TapeAlert)", cdb, sizeof cdb, log, sizeof log, &r) == VTL_OK)
+		st->tapealert = phys_tapealert_parse(log, r.got);
+	if (!st->ready)
+		return VTL_OK;
+	st->write_protected = GMT_WR_PROT(mg.mt_gstat) != 0;
+	struct mtpos pos;
+	if (ioctl(dr->fd, MTIOCPOS, &pos) < 0)
+		return fail_errno(l, d, "MTIOCPOS", errno, "");
+	st->block = (uint64_t)pos.mt_blkno;
+	st->bot = st->block == 0;
+	bool ew;
+	uint64_t file;
+	read_position(l, d, &file, &ew);
+	st->early_warning = (GMT_EOT(mg.mt_gstat) != 0) || ew;
+	/* st's own count when it has one; after MTSEEK or MTBSF it has not, and the drive's is used. */
+	st->file = mg.mt_fileno >= 0 ? (uint64_t)mg.mt_fileno : file;
+	return VTL_OK;
+}
+
+static void st_close(struct phys_lib *pl)
+{
+	if (!pl)
+		return;
+	struct st_lib *l = lib_of(pl);
+	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++) {
+		if (l->drive[d].fd >= 0)
+			close(l->drive[d].fd);
+		if (l->drive[d].sg_fd >= 0)
+			close(l->drive[d].sg_fd);
+		free(l->drive[d].path);
+	}
+	if (l->changer_fd >= 0)
+		close(l->changer_fd);
+	free(l->buf);
+	free(l->bounce);
+	free(l);
+}
+
+static const struct phys_ops st_ops = {
+	.kind = "st",
+	.inventory = st_inventory,
+	.move = st_move,
+	.unload = st_unload,
+	.rewind = st_rewind,
+	.write_block = st_write_block,
+	.write_filemarks = st_write_filemarks,
+	.read_block = st_read_block,
+	.space_filemarks = st_space_filemarks,
+	.locate = st_locate,
+	.status = st_status,
+	.close = st_close,
+};
+
+/* ------------------------------------------------------------------- open */
+
+/* The drive's serial number (INQUIRY, unit serial number page), "" when it cannot be asked. */
+static void read_serial(struct st_lib *l, unsigned d)
+{
+	uint8_t b[VPD_LEN], cdb[6] = {OP_INQUIRY, INQ_EVPD, VPD_SERIAL, 0, VPD_LEN};
+	struct reply r;
+	l->drive[d].serial[0] = 0;
+	if (drive_sg(l, d, "INQUIRY (unit serial number)", cdb, sizeof cdb, b, sizeof b, &r) == VTL_OK && r.got >= 4 &&
+	    b[1] == VPD_SERIAL) {
+		size_t n = b[3] < r.got - 4 ? b[3] : r.got - 4;
+		phys_text_field(l->drive[d].serial, sizeof l->drive[d].serial, b + 4, n);
+	}
+}
+
+struct drive_elems {
+	struct phys_element_desc e[PHYS_MAX_DRIVES * 4];
+	unsigned n;
+};
+
+static void add_drive_element(const struct phys_element_desc *e, void *arg)
+{
+	struct drive_elems *a = arg;
+	if (a->n < sizeof a->e / sizeof a->e[0])
+		a->e[a->n++] = *e;
+}
+
+static void first_transport(const struct phys_element_desc *e, void *arg)
+{
+	long *addr = arg;
+	if (*addr < 0)
+		*addr = e->e.address;
+}
+
+/*
+ * Ties each configured drive to its data transfer element: by the identifier the changer reports
+ * (DVCID) and the drive's serial number; when either is missing, the i-th node is the i-th element,
+ * and only when the numbers agree.
+ */
+static int map_drives(struct st_lib *l)
+{
+	struct drive_elems *a = calloc(1, sizeof *a);
+	if (!a)
+		return phys_fail(&l->pub, VTL_E_NOMEM, "no memory for the drive map");
+	int rc = read_elements(l, PHYS_ELEM_DRIVE, true, add_drive_element, a);
+	if (rc == VTL_E_INVAL) {
+		/* An older changer (SMC-2) refuses DVCID: ask without, and match by order. */
+		a->n = 0;
+		rc = read_elements(l, PHYS_ELEM_DRIVE, false, add_drive_element, a);
+	}
+	bool ids = a->n > 0;
+	for (unsigned i = 0; i < a->n; i++)
+		ids &= a->e[i].id[0] != 0;
+	for (unsigned d = 0; d < l->pub.drives; d++)
+		ids &= l->drive[d].serial[0] != 0;
+	for (unsigned d = 0; rc == VTL_OK && ids && d < l->pub.drives; d++) {
+		unsigned i = 0;
+		while (i < a->n && !phys_element_is_drive(&a->e[i], l->drive[d].serial))
+			i++;
+		if (i == a->n)
+			rc = phys_fail(&l->pub, VTL_E_NOTFOUND,
+				       "%s: no drive element of %s names %s's serial number %s (first element: '%s')",
+				       l->changer_name, l->changer_name, l->drive[d].name, l->drive[d].serial,
+				       a->n ? a->e[0].id : "");
+		else
+			l->pub.drive_addr[d] = a->e[i].e.address;
+	}
+	if (rc == VTL_OK && !ids) {
+		if (a->n != l->pub.drives)
+			rc = phys_fail(&l->pub, VTL_E_CONFIG,
+				       "%s: %u drive elements but %u drives configured, and no serial numbers to tell which "
+				       "is which",
+				       l->changer_name, a->n, l->pub.drives);
+		for (unsigned d = 0; rc == VTL_OK && d < l->pub.drives; d++)
+			l->pub.drive_addr[d] = a->e[d].e.address;
+	}
+	free(a);
+	return rc;
+}
+
+static int open_all(struct st_lib *l, const struct phys_st_config *cfg)
+{
+	snprintf(l->changer_name, sizeof l->changer_name, "changer (%s)", cfg->changer);
+	/* SG_IO needs the node opened for writing for commands that move things (sg's rule). */
+	if ((l->changer_fd = open(cfg->changer, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return phys_fail(&l->pub, rc_of_errno(errno), "%s: open: %s", l->changer_name, strerror(errno));
+	/* The wrong sg node (a drive's, a disk's) would take MOVE MEDIUM as nonsense: ask what it is first. */
+	uint8_t inq[INQ_STD_LEN], cdb[6] = {OP_INQUIRY, 0, 0, 0, INQ_STD_LEN};
+	struct reply r;
+	int rc = sg_cmd(l, l->changer_fd, l->changer_name, "INQUIRY", cdb, sizeof cdb, SG_DXFER_FROM_DEV, inq,
+			sizeof inq, DRIVE_CMD_TIMEOUT_MS, &r);
+	if (rc != VTL_OK)
+		return rc;
+	if (r.got < 1 || (inq[0] & PDT_MASK) != PDT_CHANGER)
+		return phys_fail(&l->pub, VTL_E_CONFIG,
+				 "%s: not a medium changer (peripheral device type %02Xh); lsscsi -g names the changer's "
+				 "sg node (mediumx)",
+				 l->changer_name, r.got ? inq[0] & PDT_MASK : 0xFF);
+	l->pub.drives = cfg->drives;
+	for (unsigned d = 0; d < cfg->drives; d++) {
+		struct st_drive *dr = &l->drive[d];
+		snprintf(dr->name, sizeof dr->name, "drive %u (%s)", d, cfg->drive[d]);
+		if (!(dr->path = strdup(cfg->drive[d])))
+			return phys_fail(&l->pub, VTL_E_NOMEM, "no memory");
+		if (cfg->drive_sg[d] && cfg->drive_sg[d][0] &&
+		    (dr->sg_fd = open(cfg->drive_sg[d], O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+			return phys_fail(&l->pub, rc_of_errno(errno), "%s: open %s: %s", dr->name, cfg->drive_sg[d],
+					 strerror(errno));
+		if ((rc = reopen(l, d)) != VTL_OK)
+			return rc;
+		struct mtget mg;
+		if ((rc = get_status(l, d, &mg)) != VTL_OK)
+			return rc;
+		if ((GMT_ONLINE(mg.mt_gstat) != 0) && (rc = tape_loaded(l, d)) != VTL_OK)
+			return rc;
+		read_serial(l, d);
+	}
+	long transport = -1;
+	rc = read_elements(l, PHYS_ELEM_TRANSPORT, false, first_transport, &transport);
+	if (rc != VTL_OK)
+		return rc;
+	l->transport = transport < 0 ? 0 : (uint16_t)transport; /* 0 asks for the default robot (SMC-3) */
+	return map_drives(l);
+}
+
+int phys_st_open(const struct phys_st_config *cfg, struct phys_lib **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!cfg || !cfg->changer || !cfg->changer[0] || cfg->drives == 0 || cfg->drives > PHYS_MAX_DRIVES) {
+		snprintf(err, errlen, "st library: the changer's sg node and 1 to %d drive nodes are needed", PHYS_MAX_DRIVES);
+		return VTL_E_CONFIG;
+	}
+	for (unsigned d = 0; d < cfg->drives; d++)
+		if (!cfg->drive[d] || !cfg->drive[d][0]) {
+			snprintf(err, errlen, "st library: drive %u has no node", d);
+			return VTL_E_CONFIG;
+		}
+	struct st_lib *l = calloc(1, sizeof *l);
+	if (l)
+		l->buf = malloc(RES_ALLOC);
+	if (!l || !l->buf) {
+		free(l);
+		snprintf(err, errlen, "st library: out of memory");
+		return VTL_E_NOMEM;
+	}
+	l->pub.ops = &st_ops;
+	l->changer_fd = -1;
+	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++)
+		l->drive[d].fd = l->drive[d].sg_fd = -1;
+	l->ready_timeout_s = cfg->ready_timeout_s ? cfg->ready_timeout_s : READY_TIMEOUT_DEFAULT_S;
+	l->command_timeout_s = cfg->command_timeout_s ? cfg->command_timeout_s : COMMAND_TIMEOUT_DEFAULT_S;
+	int rc = open_all(l, cfg);
+	if (rc != VTL_OK) {
+		snprintf(err, errlen, "%s", l->pub.err);
+		st_close(&l->pub);
+		return rc;
+	}
+	l->pub.err[0] = 0;
+	*out = &l->pub;
+	return VTL_OK;
+}

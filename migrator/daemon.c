@@ -16,6 +16,9 @@
 #include "common/vtl_error.h"
 #include "migrator/migrate.h"
 #include "migrator/phys_iscsi.h"
+#include "migrator/phys_st.h"
+
+_Static_assert(VTL_CFG_MAX_PHYS_DRIVES <= PHYS_MAX_DRIVES, "[physical] drive lines must fit a phys_st_config");
 #include "migrator/phys_sim.h"
 
 #define IDLE_WAIT_S 1          /* the worker looks for queued jobs at least this often */
@@ -442,6 +445,14 @@ static int open_physical(const struct vtl_config *c, struct phys_lib **out, char
 					     .locate_ms = c->physical.locate_ms,
 					     .data_dir = c->physical.keep_data ? c->physical.data_dir : NULL};
 		return phys_sim_open(&sc, out, err, errlen);
+	}
+	if (!strcmp(c->physical.type, "st")) {
+		struct phys_st_config sc = {.changer = c->physical.changer, .drives = c->physical.st_drives};
+		for (unsigned d = 0; d < c->physical.st_drives; d++) {
+			sc.drive[d] = c->physical.drive[d];
+			sc.drive_sg[d] = d < c->physical.st_drive_sgs ? c->physical.drive_sg[d] : NULL;
+		}
+		return phys_st_open(&sc, out, err, errlen);
 	}
 	struct phys_iscsi_config ic = {.portal = c->physical.portal, .target_iqn = c->physical.target,
 				       .initiator_iqn = c->physical.initiator, .chap_user = c->physical.chap_user,

@@ -183,6 +183,7 @@ enum ktype {
 	K_SECRET, /* CHAP secret: printable ASCII, VTL_CFG_CHAP_SECRET_MIN..cap-1; never echoed in messages */
 	K_BOOL,   /* yes/no */
 	K_INITIATOR, /* allowed initiator name: appended */
+	K_DEVNODE, /* [physical] drive / drive_sg: an absolute /dev path, appended */
 };
 
 struct keydef {
@@ -264,6 +265,9 @@ static const struct keydef keys[] = {
 	{SEC_PHYSICAL, "initiator", K_IQN, CF(physical.initiator), CAP(physical.initiator), 0, 0},
 	{SEC_PHYSICAL, "chap_user", K_TEXT, CF(physical.chap_user), CAP(physical.chap_user), 0, 0},
 	{SEC_PHYSICAL, "chap_secret", K_SECRET, CF(physical.chap_secret), CAP(physical.chap_secret), 0, 0},
+	{SEC_PHYSICAL, "changer", K_PATH, CF(physical.changer), 0, 0, 0},
+	{SEC_PHYSICAL, "drive", K_DEVNODE, CF(physical.drive), 0, 0, 0},
+	{SEC_PHYSICAL, "drive_sg", K_DEVNODE, CF(physical.drive_sg), 0, 0, 0},
 	{SEC_MIGRATOR, "buffers", K_UINT, CF(migrator.buffers), 0, 2, 1024},
 	{SEC_MIGRATOR, "buffer_size", K_SIZE, CF(migrator.buffer_size), 0, 64u << 10, 64ull << 20},
 	{SEC_MIGRATOR, "watermark", K_UINT, CF(migrator.watermark), 0, 0, 1024},
@@ -290,6 +294,7 @@ struct parser {
 	unsigned drive_key_line[VTL_CFG_MAX_DRIVES][NKEYS];
 	unsigned member_line[VTL_POOL_MAX_MEMBERS];
 	unsigned initiator_line[VTL_CFG_MAX_INITIATORS];
+	unsigned devnode_line[2][VTL_CFG_MAX_PHYS_DRIVES]; /* [physical] drive, drive_sg */
 };
 
 static int perr(struct parser *ps, unsigned line, const char *fmt, ...)
@@ -483,6 +488,26 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 			return VTL_E_NOMEM;
 		ps->initiator_line[c->iscsi.initiators] = ps->line;
 		c->iscsi.initiator[c->iscsi.initiators++] = d;
+		return VTL_OK;
+	}
+	case K_DEVNODE: {
+		/* drive and drive_sg lines: each list keeps the order of the file, a node appears once. */
+		struct vtl_config *c = ps->c;
+		bool sg = !strcmp(key, "drive_sg");
+		char **list = sg ? c->physical.drive_sg : c->physical.drive;
+		unsigned *n = sg ? &c->physical.st_drive_sgs : &c->physical.st_drives;
+		if (v[0] != '/')
+			return perr(ps, ps->line, "[%s] %s = %s: give the device node's absolute path (e.g. %s)", sec, key, v,
+				    sg ? "/dev/sg2" : "/dev/nst0");
+		if (*n >= VTL_CFG_MAX_PHYS_DRIVES)
+			return perr(ps, ps->line, "too many %s lines: at most %d", key, VTL_CFG_MAX_PHYS_DRIVES);
+		for (unsigned i = 0; i < *n; i++)
+			if (strcmp(list[i], v) == 0)
+				return perr(ps, ps->line, "%s %s is listed twice (first at line %u)", key, v,
+					    ps->devnode_line[sg][i]);
+		if (!(list[*n] = strdup(v)))
+			return VTL_E_NOMEM;
+		ps->devnode_line[sg][(*n)++] = ps->line;
 		return VTL_OK;
 	}
 	case K_LEVEL:
@@ -686,7 +711,7 @@ static int parse_line(struct parser *ps, char *line)
 	}
 	if (!*val)
 		return perr(ps, ps->line, "[%s] %s has no value", secname, keys[ki].name);
-	if (keys[ki].type != K_MEMBER && keys[ki].type != K_INITIATOR) {
+	if (keys[ki].type != K_MEMBER && keys[ki].type != K_INITIATOR && keys[ki].type != K_DEVNODE) {
 		unsigned *seen = ps->sec == SEC_DRIVE ? &ps->drive_key_line[ps->drive->number - 1][ki] : &ps->key_line[ki];
 		if (*seen)
 			return perr(ps, ps->line, "[%s] %s is set twice (first at line %u)", secname, keys[ki].name, *seen);
@@ -768,6 +793,27 @@ bool vtl_config_window(const char *w, unsigned *from, unsigned *to)
 	return true;
 }
 
+/* [physical] type = st: a changer, drives, and drive_sg lines (if any) one for each drive. */
+static int validate_st(struct parser *ps)
+{
+	struct vtl_config *c = ps->c;
+	if (!c->physical.changer || c->physical.st_drives == 0)
+		return perr(ps, ps->sec_line[SEC_PHYSICAL], "[physical] type = st needs changer = /dev/sgN (lsscsi -g: "
+			    "the mediumx line) and a drive = /dev/nstN line for each drive");
+	for (unsigned i = 0; i < c->physical.st_drives; i++) {
+		/* A rewinding node (/dev/st0) rewinds whenever it is closed: the migrator would lose its place. */
+		const char *base = strrchr(c->physical.drive[i], '/') + 1;
+		if (base[0] == 's' && base[1] == 't')
+			return perr(ps, ps->devnode_line[0][i], "[physical] drive = %s rewinds on close: use the "
+				    "non-rewinding node /dev/n%s", c->physical.drive[i], base);
+	}
+	if (c->physical.st_drive_sgs && c->physical.st_drive_sgs != c->physical.st_drives)
+		return perr(ps, ps->devnode_line[1][0], "[physical] %u drive_sg lines for %u drives: give each drive's "
+			    "sg node, in the order of the drive lines, or none", c->physical.st_drive_sgs,
+			    c->physical.st_drives);
+	return VTL_OK;
+}
+
 /* [physical] and [migrator]: the type's own keys, the ring's sizes, the rate window, default paths. */
 static int validate_migration(struct parser *ps)
 {
@@ -787,9 +833,14 @@ static int validate_migration(struct parser *ps)
 					    "[physical] tapes = %u: more than its %u slots", c->physical.tapes, c->physical.slots);
 			if (!c->physical.data_dir && !(c->physical.data_dir = path_resolve(c->dir, "physical")))
 				return VTL_E_NOMEM;
+		} else if (!strcmp(c->physical.type, "st")) {
+			int rc = validate_st(ps);
+			if (rc != VTL_OK)
+				return rc;
 		} else {
 			return perr(ps, tl ? tl : ps->sec_line[SEC_PHYSICAL], "[physical] type = '%s': use sim (a simulated "
-				    "LTO library) or iscsi (a library reached over iSCSI)", c->physical.type);
+				    "LTO library), iscsi (a library reached over iSCSI) or st (a library attached to this "
+				    "host: st drives, SCSI generic changer)", c->physical.type);
 		}
 	}
 	if (c->migrator.watermark > c->migrator.buffers)
@@ -1020,6 +1071,11 @@ void vtl_config_free(struct vtl_config *c)
 	free(c->catalog.path);
 	free(c->daemon.control_socket);
 	free(c->physical.data_dir);
+	free(c->physical.changer);
+	for (unsigned i = 0; i < c->physical.st_drives; i++)
+		free(c->physical.drive[i]);
+	for (unsigned i = 0; i < c->physical.st_drive_sgs; i++)
+		free(c->physical.drive_sg[i]);
 	free(c->migrator.control_socket);
 	for (unsigned i = 0; i < c->iscsi.initiators; i++)
 		free(c->iscsi.initiator[i]);

@@ -27,6 +27,7 @@
 #define VTL_CFG_MAX_LUN 255
 #define VTL_CFG_ERR_LEN 512 /* a big enough err buffer for every message */
 #define VTL_CFG_MAX_INITIATORS 64 /* [iscsi] initiator lines */
+#define VTL_CFG_MAX_PHYS_DRIVES 16 /* [physical] drive lines (type = st): PHYS_MAX_DRIVES */
 /* CHAP secrets: RFC 7143 12.1.3 recommends 12 to 16 bytes; shorter ones fall to an offline guess from one exchange. */
 #define VTL_CFG_CHAP_SECRET_MIN 12
 #define VTL_CFG_CHAP_SECRET_MAX 255
@@ -92,7 +93,7 @@ struct vtl_config {
 	struct {
 		bool configured;              /* a [physical] section was given */
 		char name[CAT_NAME_MAX + 1];  /* its name in the catalog (ptape.library) */
-		char type[8];                 /* "sim" or "iscsi" */
+		char type[8];                 /* "sim", "iscsi" or "st" */
 		/* sim */
 		unsigned generation, drives, slots, mail_slots, tapes;
 		uint64_t tape_capacity, drive_buffer; /* 0: the generation's native capacity; 1 GiB */
@@ -104,6 +105,10 @@ struct vtl_config {
 		char portal[256];             /* host:port */
 		char target[224], initiator[224];
 		char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+		/* st: the changer's sg node, the drives' non-rewinding st nodes and (optional) their sg nodes, in order */
+		char *changer;
+		char *drive[VTL_CFG_MAX_PHYS_DRIVES], *drive_sg[VTL_CFG_MAX_PHYS_DRIVES];
+		unsigned st_drives, st_drive_sgs;
 	} physical;
 
 	/* vtl-migrator's streaming engine and daemon. */

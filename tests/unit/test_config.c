@@ -628,9 +628,53 @@ static void migration_sections(void **state)
 	expect_error("[library]\nslots = 4\n" POOL "[migrator]\nbuffer_size = 1K\n", "buffer_size");
 }
 
+/* [physical] type = st: the changer, drive and drive_sg lines in their order, and what is refused. */
+static void physical_st(void **state)
+{
+	(void)state;
+#define ST_HDR "[library]\nslots = 4\n" POOL "[physical]\ntype = st\n"
+	struct vtl_config *c = parse_ok(ST_HDR "changer = /dev/sg3\ndrive = /dev/nst1\ndrive = /dev/nst0\n"
+					"drive_sg = /dev/sg5\ndrive_sg = /dev/sg4\n");
+	assert_true(c->physical.configured);
+	assert_string_equal(c->physical.type, "st");
+	assert_string_equal(c->physical.changer, "/dev/sg3");
+	assert_int_equal(c->physical.st_drives, 2);
+	assert_string_equal(c->physical.drive[0], "/dev/nst1");
+	assert_string_equal(c->physical.drive[1], "/dev/nst0");
+	assert_int_equal(c->physical.st_drive_sgs, 2);
+	assert_string_equal(c->physical.drive_sg[0], "/dev/sg5");
+	assert_string_equal(c->physical.drive_sg[1], "/dev/sg4");
+	vtl_config_free(c);
+	c = parse_ok(ST_HDR "changer = /dev/sg3\ndrive = /dev/nst0\n");
+	assert_int_equal(c->physical.st_drives, 1);
+	assert_int_equal(c->physical.st_drive_sgs, 0);
+	vtl_config_free(c);
+
+	expect_error(ST_HDR "drive = /dev/nst0\n", "t.conf:5: [physical] type = st needs changer = /dev/sgN");
+	expect_error(ST_HDR "changer = /dev/sg3\n", "needs changer = /dev/sgN (lsscsi -g: the mediumx line) and a drive");
+	expect_error(ST_HDR "changer = /dev/sg3\ndrive = /dev/st0\n",
+		     "t.conf:8: [physical] drive = /dev/st0 rewinds on close: use the non-rewinding node /dev/nst0");
+	expect_error(ST_HDR "changer = /dev/sg3\ndrive = nst0\n", "t.conf:8: [physical] drive = nst0: give the device "
+								  "node's absolute path");
+	expect_error(ST_HDR "changer = /dev/sg3\ndrive = /dev/nst0\ndrive = /dev/nst0\n",
+		     "t.conf:9: drive /dev/nst0 is listed twice (first at line 8)");
+	expect_error(ST_HDR "changer = /dev/sg3\ndrive = /dev/nst0\ndrive = /dev/nst1\ndrive_sg = /dev/sg4\n",
+		     "t.conf:10: [physical] 1 drive_sg lines for 2 drives");
+	expect_error(ST_HDR "changer = /dev/sg3\nchanger = /dev/sg4\ndrive = /dev/nst0\n",
+		     "t.conf:8: [physical] changer is set twice (first at line 7)");
+	char many[2048] = ST_HDR "changer = /dev/sg3\n";
+	int n = (int)strlen(many);
+	for (int i = 0; i <= VTL_CFG_MAX_PHYS_DRIVES; i++)
+		n += snprintf(many + n, sizeof many - (size_t)n, "drive = /dev/nst%d\n", i);
+	expect_error(many, "t.conf:24: too many drive lines: at most 16");
+	expect_error("[library]\nslots = 4\n" POOL "[physical]\ntype = tape\n", "or st (a library attached to this host");
+#undef ST_HDR
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(physical_st),
 		cmocka_unit_test(full_config),
 		cmocka_unit_test(minimal_config_defaults),
 		cmocka_unit_test(syntax_errors),

@@ -416,3 +416,174 @@ int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barc
 	free(crcs);
 	return rc;
 }
+
+/* ------------------------------------------------------------ native copies */
+
+#define FILEMARK_TAG 0xFFFFFFFFu /* what a filemark adds to a native copy's digest in place of a length */
+#define PROGRESS_EVERY_S 0.5
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The digest chain: each object adds its length (or FILEMARK_TAG), then its bytes. */
+static uint32_t native_add(uint32_t crc, uint32_t tag, const void *data, size_t len)
+{
+	uint8_t b[4];
+	put_le32(b, tag);
+	crc = crc32c(crc, b, sizeof b);
+	return len ? crc32c(crc, data, len) : crc;
+}
+
+static void native_text(uint32_t crc, char out[COPY_DIGEST_MAX])
+{
+	snprintf(out, COPY_DIGEST_MAX, COPY_NATIVE_PREFIX "%08x", crc);
+}
+
+int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct copy_job *job,
+		      struct copy_result *res)
+{
+	memset(res, 0, sizeof *res);
+	struct phys_drive_status st;
+	int rc = l->ops->status(l, d, &st);
+	if (rc)
+		return rc;
+	if (!st.ready)
+		return phys_fail(l, VTL_E_IO, "drive %u is not ready", d);
+	res->block = st.block;
+	uint8_t *buf = malloc(VTL_BLOCK_MAX);
+	if (!buf)
+		return VTL_E_NOMEM;
+	if ((rc = vtl_cart_rewind(c))) {
+		free(buf);
+		return phys_fail(l, rc, "cartridge %s: cannot rewind it: %s", vtl_cart_barcode(c), vtl_strerror(rc));
+	}
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
+	res->objects = pos.eod;
+	uint32_t crc = 0;
+	double t0 = now_s(), last = t0;
+	uint64_t last_bytes = 0;
+	for (;;) {
+		if (job->cancel && atomic_load(job->cancel)) {
+			rc = phys_fail(l, VTL_E_BUSY, "cancelled");
+			break;
+		}
+		struct vtl_read_result r;
+		if ((rc = vtl_cart_read(c, buf, VTL_BLOCK_MAX, &r))) {
+			if (rc == VTL_E_MEDIUM || rc == VTL_E_CORRUPT)
+				rc = phys_fail(l, VTL_E_MEDIUM, "cartridge %s: object %llu is damaged; not copied",
+					       vtl_cart_barcode(c), (unsigned long long)r.object);
+			break;
+		}
+		if (r.type == VTL_OBJ_EOD)
+			break;
+		if (r.type == VTL_OBJ_FILEMARK) {
+			rc = l->ops->write_filemarks(l, d, 1);
+			crc = native_add(crc, FILEMARK_TAG, NULL, 0);
+			res->filemarks++;
+		} else {
+			rc = l->ops->write_block(l, d, buf, r.copied);
+			if (rc == VTL_W_EARLY_WARNING)
+				rc = VTL_OK;
+			crc = native_add(crc, r.copied, buf, r.copied);
+			res->stream_bytes += r.copied;
+			res->data_blocks++;
+		}
+		if (rc)
+			break;
+		double now = now_s();
+		if (job->progress && now - last >= PROGRESS_EVERY_S) {
+			res->counters.bytes = res->stream_bytes;
+			res->counters.seconds = now - t0;
+			res->counters.avg_mbs = (double)res->stream_bytes / (now - t0) / 1e6;
+			struct stream_progress p = {.bytes = res->stream_bytes, .total = pos.stored_bytes, .c = &res->counters,
+						    .mbs = (double)(res->stream_bytes - last_bytes) / (now - last) / 1e6};
+			job->progress(job->progress_arg, &p);
+			last = now;
+			last_bytes = res->stream_bytes;
+		}
+	}
+	/* Whatever the host's last object was, the drive writes its buffer out now. */
+	if (rc == VTL_OK)
+		rc = l->ops->write_filemarks(l, d, 0);
+	free(buf);
+	res->counters.bytes = res->stream_bytes;
+	res->counters.blocks = res->data_blocks;
+	res->counters.seconds = now_s() - t0;
+	res->counters.avg_mbs = res->counters.seconds > 0 ? (double)res->stream_bytes / res->counters.seconds / 1e6 : 0;
+	res->tape_bytes = res->stream_bytes;
+	native_text(crc, res->digest);
+	return rc;
+}
+
+int copy_verify_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const char *want, struct copy_result *res,
+		       char *err, size_t errlen)
+{
+	memset(res, 0, sizeof *res);
+	err[0] = 0;
+	int rc = l->ops->rewind(l, d);
+	if (rc) {
+		snprintf(err, errlen, "rewind: %s", phys_error(l));
+		return rc;
+	}
+	if (c && (rc = vtl_cart_rewind(c))) {
+		snprintf(err, errlen, "cannot rewind the cartridge: %s", vtl_strerror(rc));
+		return rc;
+	}
+	uint8_t *tb = malloc(VTL_BLOCK_MAX), *cb = c ? malloc(VTL_BLOCK_MAX) : NULL;
+	if (!tb || (c && !cb)) {
+		free(tb);
+		free(cb);
+		return VTL_E_NOMEM;
+	}
+	uint32_t crc = 0;
+	for (uint64_t obj = 0;; obj++) {
+		size_t len = 0;
+		int t = l->ops->read_block(l, d, tb, VTL_BLOCK_MAX, &len);
+		if (t != VTL_OK && t != VTL_W_FILEMARK && t != VTL_E_EOD) {
+			snprintf(err, errlen, "object %llu: %s", (unsigned long long)obj, phys_error(l));
+			rc = t == VTL_E_INVAL ? VTL_E_MEDIUM : t;
+			break;
+		}
+		if (c) {
+			struct vtl_read_result r;
+			if ((rc = vtl_cart_read(c, cb, VTL_BLOCK_MAX, &r))) {
+				snprintf(err, errlen, "object %llu of the cartridge: %s", (unsigned long long)obj, vtl_strerror(rc));
+				break;
+			}
+			bool same = t == VTL_E_EOD ? r.type == VTL_OBJ_EOD
+				  : t == VTL_W_FILEMARK ? r.type == VTL_OBJ_FILEMARK
+							: r.type == VTL_OBJ_DATA && r.copied == len && !memcmp(tb, cb, len);
+			if (!same) {
+				snprintf(err, errlen, "object %llu differs from the cartridge's", (unsigned long long)obj);
+				rc = VTL_E_MEDIUM;
+				break;
+			}
+		}
+		if (t == VTL_E_EOD)
+			break;
+		if (t == VTL_W_FILEMARK) {
+			crc = native_add(crc, FILEMARK_TAG, NULL, 0);
+			res->filemarks++;
+		} else {
+			crc = native_add(crc, (uint32_t)len, tb, len);
+			res->stream_bytes += len;
+			res->data_blocks++;
+		}
+		res->objects = obj + 1;
+	}
+	free(tb);
+	free(cb);
+	if (rc)
+		return rc;
+	native_text(crc, res->digest);
+	if (want && strcmp(want, res->digest) != 0) {
+		snprintf(err, errlen, "digest %s, the catalog says %s", res->digest, want);
+		return VTL_E_MEDIUM;
+	}
+	return VTL_OK;
+}

@@ -79,6 +79,29 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
 		struct copy_result *res, char *err, size_t errlen);
 
+#define COPY_NATIVE_PREFIX "native-crc32c:" /* the digest of a native copy */
+
+/*
+ * Writes a native copy of cartridge c at the current position of drive d
+ * (the beginning of a tape of its own): the host's blocks and filemarks one
+ * to one, as the backup application wrote them, so that any library can
+ * read the tape as it was the cartridge; then flushes the drive. The digest
+ * (COPY_NATIVE_PREFIX) covers every block's length and bytes and every
+ * filemark. A damaged record fails with VTL_E_MEDIUM; physical errors as the
+ * drive's. progress (may be NULL) is called about twice a second.
+ */
+int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct copy_job *job,
+		      struct copy_result *res);
+
+/*
+ * Reads a native copy back from the beginning of drive d's tape to its end
+ * of data and checks its digest against want; with c (not NULL) every block
+ * and filemark is also compared with the cartridge's. VTL_E_MEDIUM when
+ * anything differs (err says where), or the drive's error.
+ */
+int copy_verify_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const char *want, struct copy_result *res,
+		       char *err, size_t errlen);
+
 /* Encodes and decodes the header block (COPY_HEADER_LEN bytes); decode returns VTL_E_CORRUPT when it is none. */
 void copy_header_encode(const struct copy_header *h, uint8_t out[COPY_HEADER_LEN]);
 int copy_header_decode(const uint8_t *in, size_t len, struct copy_header *h);

@@ -38,11 +38,12 @@ struct live {
 	struct stream_counters c;
 };
 
-/* A queued job's own drive and rate (they live only in memory: a restart forgets them). */
+/* A queued job's own drive, rate and kind of copy (they live only in memory: a restart forgets them). */
 struct job_opts {
 	int64_t id;
 	int drive;      /* -1: any */
 	unsigned rate;  /* MB/s; 0: the configured rate */
+	bool native;    /* a native export copy */
 };
 
 struct migd {
@@ -126,6 +127,7 @@ static void run_job(struct migd *m, const struct cat_job *j, const struct job_op
 	const struct vtl_config *c = m->cfg;
 	struct migrator mig = {.cat = m->cat, .pool = m->pool, .lib = m->lib, .phys_name = c->physical.name,
 			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = o->drive,
+			       .native = o->native,
 			       .cancel = &m->cancel, .progress = on_progress, .progress_arg = m};
 	mig.ring = (struct stream_config){.buffers = c->migrator.buffers, .buffer_size = (size_t)c->migrator.buffer_size,
 					  .watermark = c->migrator.watermark, .readers = c->migrator.readers,
@@ -206,8 +208,8 @@ static void *worker(void *arg)
 
 /* --------------------------------------------------------- the requests */
 
-static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcode, int drive, unsigned rate, char *out,
-		      size_t cap)
+static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcode, int drive, unsigned rate,
+		      bool native, char *out, size_t cap)
 {
 	struct cat_cartridge cc;
 	int64_t id;
@@ -219,13 +221,13 @@ static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcod
 		return;
 	}
 	pthread_mutex_lock(&m->mu);
-	if ((drive >= 0 || rate) && m->nopts < MAX_OPTS)
-		m->opts[m->nopts++] = (struct job_opts){.id = id, .drive = drive, .rate = rate};
+	if ((drive >= 0 || rate || native) && m->nopts < MAX_OPTS)
+		m->opts[m->nopts++] = (struct job_opts){.id = id, .drive = drive, .rate = rate, .native = native};
 	pthread_cond_signal(&m->wake);
 	pthread_mutex_unlock(&m->mu);
 	char msg[128];
-	snprintf(msg, sizeof msg, "queued job %lld: %s %s", (long long)id, kind == CAT_JOB_VERIFY ? "verify" : "migrate",
-		 barcode);
+	snprintf(msg, sizeof msg, "queued job %lld: %s %s%s", (long long)id, kind == CAT_JOB_VERIFY ? "verify" : "migrate",
+		 barcode, native ? " (native)" : "");
 	size_t at = 0;
 	jo_printf(out, cap, &at, "{\"ok\":true,\"job\":%lld,\"message\":\"", (long long)id);
 	jo_str(out, cap, &at, msg);
@@ -387,17 +389,20 @@ void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 		}
 		int drive = -1;
 		unsigned rate = 0;
+		bool native = false;
 		for (int i = 1; i + 1 < n; i += 2) {
 			char *end;
 			long v = strtol(a[i + 1], &end, 10);
-			if (*end || v < 0 || (strcmp(a[i], "drive") && strcmp(a[i], "rate"))) {
-				jo_answer(out, cap, VTL_E_INVAL, "options: drive N, rate MB/s", NULL);
+			if (*end || v < 0 || (strcmp(a[i], "drive") && strcmp(a[i], "rate") && strcmp(a[i], "native"))) {
+				jo_answer(out, cap, VTL_E_INVAL, "options: drive N, rate MB/s, native 1", NULL);
 				return;
 			}
 			if (!strcmp(a[i], "drive"))
 				drive = (int)v;
-			else
+			else if (!strcmp(a[i], "rate"))
 				rate = (unsigned)v;
+			else
+				native = v != 0;
 		}
 		if (drive >= (int)m->lib->drives) {
 			char msg[96];
@@ -405,7 +410,7 @@ void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 			jo_answer(out, cap, VTL_E_INVAL, msg, NULL);
 			return;
 		}
-		queue_job(m, word[0] == 'v' ? CAT_JOB_VERIFY : CAT_JOB_MIGRATE, a[0], drive, rate, out, cap);
+		queue_job(m, word[0] == 'v' ? CAT_JOB_VERIFY : CAT_JOB_MIGRATE, a[0], drive, rate, native, out, cap);
 	} else if (!strcmp(word, "jobs")) {
 		jobs_answer(m, out, cap);
 	} else if (!strcmp(word, "cancel") && n == 2) {

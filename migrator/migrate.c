@@ -16,6 +16,7 @@
 #define TAPE_FILLING "filling"
 #define TAPE_FULL "full"
 #define TAPE_ERROR "error"
+#define TAPE_NATIVE "native" /* holds one native copy from its beginning: nothing is stacked after it */
 /* A tape with less than this share of its capacity left after a copy is called full. */
 #define TAPE_FULL_PERCENT 1
 
@@ -138,10 +139,13 @@ static int collect(const struct cat_ptape *t, void *arg)
 	return 0;
 }
 
-/* The tape for a copy of need bytes: a filling one first (copies stack), then a scratch one; -1 if none. */
-static int choose(const struct tapes *ts, uint64_t need, const char *const *tried, unsigned ntried)
+/*
+ * The tape for a copy of need bytes: a filling one first (copies stack), then
+ * a scratch one; a native copy takes a scratch tape only. -1 if none.
+ */
+static int choose(const struct tapes *ts, uint64_t need, bool native, const char *const *tried, unsigned ntried)
 {
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = native ? 1 : 0; pass < 2; pass++)
 		for (size_t i = 0; i < ts->n; i++) {
 			const struct cat_ptape *t = &ts->t[i];
 			if (strcmp(t->state, pass ? TAPE_SCRATCH : TAPE_FILLING) != 0 || t->used + need > t->capacity)
@@ -196,7 +200,7 @@ static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptap
 	struct progress_ctx px = {m, vtl_cart_barcode(c), job};
 	struct copy_job cj = {.ring = m->ring, .library = m->virt_name, .progress = on_progress, .progress_arg = &px,
 			      .cancel = m->cancel};
-	rc = copy_write(m->lib, d, c, &cj, &rep->copy);
+	rc = m->native ? copy_write_native(m->lib, d, c, &cj, &rep->copy) : copy_write(m->lib, d, c, &cj, &rep->copy);
 	if (rc) {
 		snprintf(err, errlen, "copy to %s: %s", t->barcode, rc == VTL_E_BUSY ? "cancelled" : phys_error(m->lib));
 		return rc;
@@ -205,7 +209,9 @@ static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptap
 	if (m->verify) {
 		struct copy_result v;
 		char why[256];
-		rc = copy_verify(m->lib, d, rep->copy.block, vtl_cart_barcode(c), rep->copy.digest, &v, why, sizeof why);
+		rc = m->native ? copy_verify_native(m->lib, d, c, rep->copy.digest, &v, why, sizeof why)
+			       : copy_verify(m->lib, d, rep->copy.block, vtl_cart_barcode(c), rep->copy.digest, &v, why,
+					     sizeof why);
 		if (rc) {
 			snprintf(err, errlen, "verify of the copy on %s: %s", t->barcode, why);
 			return rc == VTL_E_MEDIUM ? VTL_E_IO : rc;
@@ -220,7 +226,8 @@ static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptap
 	snprintf(k.digest, sizeof k.digest, "%s", rep->copy.digest);
 	snprintf(k.state, sizeof k.state, STATE_GOOD);
 	uint64_t used = t->used + rep->copy.tape_bytes;
-	const char *state = used + t->capacity / 100 * TAPE_FULL_PERCENT > t->capacity ? TAPE_FULL : TAPE_FILLING;
+	const char *state = m->native ? TAPE_NATIVE
+			    : used + t->capacity / 100 * TAPE_FULL_PERCENT > t->capacity ? TAPE_FULL : TAPE_FILLING;
 	if ((rc = catalog_copy_commit(m->cat, &k, used, state))) {
 		snprintf(err, errlen, "recording the copy: %s", catalog_last_error(m->cat));
 		return rc;
@@ -266,7 +273,7 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 	while (rep->tries < MIGRATE_TAPE_TRIES) {
 		struct tapes ts = {.library = m->phys_name};
 		int lr = catalog_ptape_list(m->cat, collect, &ts);
-		int i = lr ? -1 : choose(&ts, need, tried, rep->tries);
+		int i = lr ? -1 : choose(&ts, need, m->native, tried, rep->tries);
 		if (i < 0) {
 			if (lr)
 				rc = lr;
@@ -299,7 +306,8 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		if (cc.cache == CAT_CACHE_RESIDENT)
 			catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_PREMIGRATED);
 		char what[256];
-		snprintf(what, sizeof what, "copied %s to %s file %u (%llu bytes, %s%s)", barcode, rep->tape, rep->file,
+		snprintf(what, sizeof what, "copied %s%s to %s file %u (%llu bytes, %s%s)", barcode,
+			 m->native ? " (native)" : "", rep->tape, rep->file,
 			 (unsigned long long)rep->copy.stream_bytes, rep->copy.digest, rep->verified ? ", verified" : "");
 		catalog_event(m->cat, ACTOR, what);
 	}
@@ -369,8 +377,18 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 		char why[256] = "";
 		struct copy_result v;
 		rc = migrate_mount(m, cs.k[i].tape, &d, why, sizeof why);
-		if (rc == VTL_OK)
+		if (rc == VTL_OK && !strncmp(cs.k[i].digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX))) {
+			/* Compared with the cartridge too when the pool has it free; by the digest alone otherwise. */
+			struct vtl_cart_params p = {.readonly = true};
+			struct vtl_cart *c = NULL;
+			if (vtl_cart_open(m->pool, barcode, &p, &c) != VTL_OK)
+				c = NULL;
+			rc = copy_verify_native(m->lib, d, c, cs.k[i].digest, &v, why, sizeof why);
+			if (c)
+				vtl_cart_close(c);
+		} else if (rc == VTL_OK) {
 			rc = copy_verify(m->lib, d, cs.k[i].block, barcode, cs.k[i].digest, &v, why, sizeof why);
+		}
 		char what[512];
 		if (rc == VTL_OK) {
 			catalog_copy_verified(m->cat, cs.k[i].id, (int64_t)time(NULL));

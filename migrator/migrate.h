@@ -30,6 +30,7 @@ struct migrator {
 	const char *virt_name;      /* the virtual library's name, written in each copy's header */
 	struct stream_config ring;  /* M, B, watermark, readers, rate limit */
 	bool verify;                /* read every copy back before recording it */
+	bool native;                /* a native export copy (the host's blocks one to one, a tape of its own) */
 	int drive;                  /* the physical drive to use; -1: any */
 	atomic_bool *cancel;        /* may be NULL */
 	/* Live progress of the running job (may be NULL): called about twice a second. */

@@ -29,8 +29,9 @@ vtld_env vtl-migrator
 mpid=""
 ppid_vtld=""
 # The exit trap of vtld_env stops vtld; this one stops the migrator and the physical vtld too, by PID.
-trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null; [ -z "$ppid_vtld" ] || kill "$ppid_vtld" 2>/dev/null;
-	[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+# Each kill may find its process gone already: "|| true", or set -e would end the trap before the rest.
+trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$ppid_vtld" ] || kill "$ppid_vtld" 2>/dev/null || true
+	[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
 iqn=iqn.2026-01.org.vtl:migtest
 vtld_library $iqn MIGR0001
 mlog=$tmp/migrator.log
@@ -132,10 +133,18 @@ grep -q "writer waited" "$mlog" || fail "the migrator did not log its wait count
 ctl events
 grep -q "copied I00002L8 to PHY001L8 file 0 (.*, verified)" "$tmp/out" || fail "the event log does not hold the copy"
 
-step "verify reads the copy back; a restarted migrator keeps the catalog and its copies"
+step "a native export copy: the host's blocks one to one on a scratch tape of its own, verified"
+ctl migrate I00002L8 --native
+grep -q "(native)" "$tmp/out" || fail "vtlctl migrate --native did not ask for a native copy"
+job_ends "$(job_id)" done
+grep -q "copied I00002L8 to PHY002L8 file 0: .*; verified" "$mlog" || fail "no verified native copy on PHY002L8"
+ctl physical list
+grep -q "PHY002L8 *simlib .*native *1" "$tmp/out" || fail "PHY002L8 is not marked as holding a native copy"
+
+step "verify reads the copies back; a restarted migrator keeps the catalog and its copies"
 ctl verify I00002L8
 job_ends "$(job_id)" done
-grep -q "verified 1 copies of I00002L8" "$mlog" || fail "the migrator did not log the verification"
+grep -q "verified 2 copies of I00002L8" "$mlog" || fail "the migrator did not verify both copies (stacked, native)"
 migrator_stop
 ctl physical list
 grep -q "PHY001L8 *simlib .*filling *2" "$tmp/out" || fail "the catalog lost PHY001L8's files"

@@ -18,7 +18,7 @@ fail() {
 vtld_env() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
 	pid=""
-	trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+	trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
 	log=$tmp/vtld.log
 	conf=$tmp/etc/vtl.conf
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -258,13 +258,63 @@ static void damaged_copy_is_marked_bad(void **state)
 	assert_string_equal(f.k[0].state, "bad");
 }
 
+/*
+ * A native copy: on a scratch tape of its own, from its beginning, the host's
+ * blocks and filemarks one to one, readable as the cartridge was; verified,
+ * recorded, and the tape takes no stacked copy after it.
+ */
+static void native_copy_reads_as_the_cartridge(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00008L8", 23, 8); /* filemarks after blocks 9 and 19 */
+	cart_with(h, "M00009L8", 5, 9);
+	struct migrate_report r;
+	char err[512];
+	mig.native = true;
+	EXPECT_RC(migrate_copy(&mig, "M00008L8", 0, &r, err, sizeof err), 0);
+	mig.native = false;
+	assert_true(r.verified);
+	assert_int_equal(r.file, 0);
+	assert_int_equal(r.copy.block, 0);
+	assert_int_equal(r.copy.data_blocks, 23);
+	assert_int_equal(r.copy.filemarks, 2);
+	assert_non_null(strstr(r.copy.digest, COPY_NATIVE_PREFIX));
+	struct cat_ptape t;
+	EXPECT_RC(catalog_ptape_get(h->cat, r.tape, &t), 0);
+	assert_string_equal(t.state, "native");
+	/* Read the tape as a backup application would: block by block, filemarks where the host wrote them. */
+	unsigned d;
+	EXPECT_RC(migrate_mount(&mig, r.tape, &d, err, sizeof err), 0);
+	EXPECT_RC(lib->ops->rewind(lib, d), 0);
+	static uint8_t want[262144], got[262144];
+	for (unsigned i = 0; i < 23; i++) {
+		size_t len = 0;
+		EXPECT_RC(lib->ops->read_block(lib, d, got, sizeof got, &len), 0);
+		gen_data(want, sizeof want, 8 * 100 + i, i % 3 == 0);
+		assert_int_equal(len, sizeof want);
+		assert_memory_equal(got, want, len);
+		if (i % 10 == 9)
+			assert_int_equal(lib->ops->read_block(lib, d, got, sizeof got, &len), VTL_W_FILEMARK);
+	}
+	size_t len;
+	assert_int_equal(lib->ops->read_block(lib, d, got, sizeof got, &len), VTL_E_EOD);
+	unsigned verified = 0;
+	EXPECT_RC(migrate_verify(&mig, "M00008L8", 0, &verified, err, sizeof err), 0);
+	assert_int_equal(verified, 1);
+	/* A stacked copy goes elsewhere. */
+	EXPECT_RC(migrate_copy(&mig, "M00009L8", 0, &r, err, sizeof err), 0);
+	EXPECT_RC(catalog_ptape_get(h->cat, r.tape, &t), 0);
+	assert_string_equal(t.state, "filling");
+	assert_string_not_equal(r.tape, "PHY001L8");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(copies_stack_and_verify), T(write_error_moves_to_another_tape), T(cancelled_copy_leaves_nothing),
-		T(refused_cartridges), T(damaged_copy_is_marked_bad),
+		T(refused_cartridges), T(damaged_copy_is_marked_bad), T(native_copy_reads_as_the_cartridge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

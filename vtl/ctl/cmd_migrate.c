@@ -160,8 +160,8 @@ static int queue(struct ctl *ctl, const char *what, enum cat_job_kind kind, cons
 		return 0;
 	}
 	if (extra[0])
-		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: --drive and --rate need it (a job queued "
-			       "in the catalog runs with the configured drive and rate)");
+		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: --native, --drive and --rate need it (a "
+			       "job queued in the catalog makes a stacked copy with the configured drive and rate)");
 	int rc = ctl_open_library(ctl);
 	if (rc)
 		return rc;
@@ -187,9 +187,6 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		return rc;
 	if (npos != 1)
 		return ctl_usage(ctl, "give one cartridge barcode");
-	if (opts[0].set)
-		return ctl_err(ctl, VTLCTL_FAIL, "--native: native export copies (the host's blocks one to one) are not "
-			       "implemented yet; only stacked copies are");
 	uint64_t drive = 0, rate = 0;
 	if (opts[1].set && vtl_parse_uint(opts[1].val, 15, &drive))
 		return ctl_usage(ctl, "--drive %s: give a drive number of the physical library, from 0", opts[1].val);
@@ -199,6 +196,8 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		return rc;
 	char extra[64] = "";
 	size_t at = 0;
+	if (opts[0].set)
+		at += (size_t)snprintf(extra + at, sizeof extra - at, " native 1");
 	if (opts[1].set)
 		at += (size_t)snprintf(extra + at, sizeof extra - at, " drive %" PRIu64, drive);
 	if (opts[2].set)

@@ -144,14 +144,15 @@ static const struct ctl_cmd commands[] = {
 	{"physical inventory", "physical inventory", "the physical library's elements and tapes (vtl-migrator must run)",
 	 "What the physical library's changer reports: every drive, mail slot and slot with its tape's barcode.",
 	 cmd_physical_inventory},
-	{"migrate", "migrate BARCODE [--drive N] [--rate MB/s]", "copy a cartridge to physical tape",
+	{"migrate", "migrate BARCODE [--native] [--drive N] [--rate MB/s]", "copy a cartridge to physical tape",
 	 "Queues a job that copies the cartridge (stacked: many per physical tape) to a tape of the physical\n"
 	 "library, verifies it when [migrator] verify = yes, and records it. A cartridge a host has loaded is\n"
 	 "refused. With vtl-migrator running the job starts at once; otherwise it waits in the catalog.\n"
 	 "\n"
 	 "  --drive N     the physical drive to use (from 0)\n"
 	 "  --rate MB/s   at most this rate for this job\n"
-	 "  --native      (not implemented yet: native export copies)",
+	 "  --native      a native export copy: the host's blocks and filemarks one to one on a scratch tape of\n"
+	 "                its own, readable by the backup application in any library",
 	 cmd_migrate},
 	{"verify", "verify BARCODE", "read a cartridge's copies back and check their digests",
 	 "Queues a job that reads every good copy of the cartridge from physical tape and checks each block,\n"

@@ -226,6 +226,19 @@ static int trailer_encode(const struct copy_result *r, const struct copy_index_e
 	return VTL_OK;
 }
 
+/* The logical block where a copy written now on drive d starts; the drive must be ready. */
+static int where_copy_starts(struct phys_lib *l, unsigned d, uint64_t *block)
+{
+	struct phys_drive_status st;
+	int rc = l->ops->status(l, d, &st);
+	if (rc)
+		return rc;
+	if (!st.ready)
+		return phys_fail(l, VTL_E_IO, "drive %u is not ready", d);
+	*block = st.block;
+	return VTL_OK;
+}
+
 int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct copy_job *job, struct copy_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -234,13 +247,9 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 	size_t b = job->ring.buffer_size;
 	if (b < COPY_HEADER_LEN || b > UINT32_MAX)
 		return phys_fail(l, VTL_E_INVAL, "copy block size %zu: at least %d bytes", b, COPY_HEADER_LEN);
-	struct phys_drive_status st;
-	int rc = l->ops->status(l, d, &st);
+	int rc = where_copy_starts(l, d, &res->block);
 	if (rc)
 		return rc;
-	if (!st.ready)
-		return phys_fail(l, VTL_E_IO, "drive %u is not ready", d);
-	res->block = st.block;
 	res->stream_bytes = vtl_cart_stream_size(c);
 	res->objects = pos.eod;
 	res->data_blocks = (res->stream_bytes + b - 1) / b;
@@ -447,13 +456,9 @@ int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const 
 		      struct copy_result *res)
 {
 	memset(res, 0, sizeof *res);
-	struct phys_drive_status st;
-	int rc = l->ops->status(l, d, &st);
+	int rc = where_copy_starts(l, d, &res->block);
 	if (rc)
 		return rc;
-	if (!st.ready)
-		return phys_fail(l, VTL_E_IO, "drive %u is not ready", d);
-	res->block = st.block;
 	uint8_t *buf = malloc(VTL_BLOCK_MAX);
 	if (!buf)
 		return VTL_E_NOMEM;

@@ -104,8 +104,7 @@ int phys_drive_of(const struct phys_lib *l, uint16_t addr);
 int phys_find(const struct phys_element *e, unsigned n, const char *barcode);
 
 /* ------------------------------------------------------------------------------------------------
- * Helpers for implementations that speak SCSI to a changer and drives (phys_st; phys_iscsi keeps
- * its own copies for now). */
+ * Helpers for the implementations that speak SCSI to a changer and drives (phys_st, phys_iscsi). */
 
 #define PHYS_ID_MAX 128
 

@@ -111,24 +111,11 @@
 #define ASCQ_MAGAZINE_REMOVED 0x12
 #define ASC_REMOVAL_PREVENTED 0x53
 
-/* READ ELEMENT STATUS (SMC-3 6.x): CDB fields, headers, descriptor layout. */
+/* READ ELEMENT STATUS (SMC-3 6.x) CDB fields; phys.c parses the answer. */
 #define RES_VOLTAG 0x10
 #define RES_DVCID 0x01
 #define RES_ALLOC BUF_LEN      /* one request's allocation length; longer reports are paged by address */
 #define RES_ALL_ELEMENTS 0xFFFF
-#define ESH_LEN 8              /* element status data header */
-#define ESP_LEN 8              /* element status page header */
-#define ESP_PVOLTAG 0x80
-#define ESP_AVOLTAG 0x40
-#define ED_MIN_LEN 12          /* descriptor without tags or identifier */
-#define ED_FULL 0x01
-#define VOLTAG_LEN 36          /* 32-byte volume identifier, 2 reserved, 2-byte sequence number */
-#define VOLTAG_ID_LEN 32
-#define DVCID_HDR 4            /* code set, identifier type, reserved, identifier length */
-#define ID_TYPE_MASK 0x0F
-#define ID_TYPE_T10_VENDOR 0x01 /* vendor (8), product (16), then the serial number */
-#define T10_VENDOR_PRODUCT_LEN 24
-#define ID_MAX 128
 
 /* MOVE MEDIUM (SMC-3 6.x): transport, source, destination at bytes 2, 4, 6. */
 #define MOVE_CDB_LEN 12
@@ -154,11 +141,7 @@
 #define MS_WP 0x80
 #define LOG_PC_CUMULATIVE 0x40   /* LOG SENSE byte 2: page control 01b */
 #define LOG_TAPEALERT 0x2E       /* SSC-4 TapeAlert log page: parameters 0001h..0040h, one flag byte each */
-#define LOG_PAGE_MASK 0x3F
-#define LOG_HDR 4
-#define LOG_PARAM_HDR 4
-#define TAPEALERT_FLAGS 64
-#define LOG_LEN (LOG_HDR + TAPEALERT_FLAGS * (LOG_PARAM_HDR + 1))
+#define LOG_LEN (4 + 64 * 5)     /* the page header and 64 parameters of 4 + 1 bytes */
 
 /* Patience. */
 #define UA_RETRIES 8              /* a new session queues a few attentions per LUN */
@@ -240,24 +223,6 @@ static uint64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* Copies n bytes of a space-padded SCSI text field as a C string without the padding. */
-static void text_field(char *out, size_t cap, const uint8_t *p, size_t n)
-{
-	while (n && (p[0] == ' ' || p[0] == 0)) {
-		p++;
-		n--;
-	}
-	size_t len = 0;
-	while (len < n && p[len])
-		len++;
-	while (len && p[len - 1] == ' ')
-		len--;
-	if (len >= cap)
-		len = cap - 1;
-	memcpy(out, p, len);
-	out[len] = 0;
 }
 
 /* ------------------------------------------------------------------ commands */
@@ -477,51 +442,12 @@ static int test_unit_ready(struct iscsi_lib *l, struct unit *u, struct reply *r)
 
 /* ------------------------------------------------------- element status */
 
-struct element_desc {
-	enum phys_elem_type type;
-	uint16_t address;
-	bool full;
-	char barcode[VTL_BARCODE_MAX + 1];
-	uint8_t id_type;
-	char id[ID_MAX];         /* the device identifier (DVCID), as text; "" when none */
-	char id_serial[ID_MAX];  /* its serial-number part, for the T10 vendor identification form */
-};
-
-typedef void element_fn(const struct element_desc *e, void *arg);
-
-static void parse_descriptor(const uint8_t *p, size_t dl, uint8_t type, uint8_t page_flags, bool dvcid,
-			     struct element_desc *e)
-{
-	memset(e, 0, sizeof *e);
-	e->type = (enum phys_elem_type)type;
-	e->address = (uint16_t)be_get(p, 2);
-	e->full = p[2] & ED_FULL;
-	size_t at = ED_MIN_LEN;
-	if (page_flags & ESP_PVOLTAG) {
-		if (e->full && at + VOLTAG_ID_LEN <= dl)
-			text_field(e->barcode, sizeof e->barcode, p + at, VOLTAG_ID_LEN);
-		at += VOLTAG_LEN;
-	}
-	if (page_flags & ESP_AVOLTAG)
-		at += VOLTAG_LEN;
-	if (dvcid && at + DVCID_HDR <= dl) {
-		size_t n = p[at + 3];
-		if (at + DVCID_HDR + n > dl)
-			n = dl - at - DVCID_HDR;
-		const uint8_t *id = p + at + DVCID_HDR;
-		e->id_type = p[at + 1] & ID_TYPE_MASK;
-		text_field(e->id, sizeof e->id, id, n);
-		if (e->id_type == ID_TYPE_T10_VENDOR && n > T10_VENDOR_PRODUCT_LEN)
-			text_field(e->id_serial, sizeof e->id_serial, id + T10_VENDOR_PRODUCT_LEN,
-				   n - T10_VENDOR_PRODUCT_LEN);
-	}
-}
-
 /*
  * Calls fn for every element of type (READ ELEMENT STATUS, VOLTAG and, with dvcid, DVCID). A report
  * longer than one allocation is read in pages: the next request starts past the last whole descriptor.
  */
-static int read_elements(struct iscsi_lib *l, enum phys_elem_type type, bool dvcid, element_fn *fn, void *arg)
+static int read_elements(struct iscsi_lib *l, enum phys_elem_type type, bool dvcid, phys_element_fn *fn,
+			 void *arg)
 {
 	uint32_t start = 0;
 	for (;;) {
@@ -535,43 +461,11 @@ static int read_elements(struct iscsi_lib *l, enum phys_elem_type type, bool dvc
 				   RES_ALLOC, 0, &r);
 		if (rc != VTL_OK)
 			return rc;
-		const uint8_t *b = l->buf;
-		if (r.got < ESH_LEN)
-			return r.got == 0 ? VTL_OK
-					  : phys_fail(&l->pub, VTL_E_IO, "%s: READ ELEMENT STATUS: %zu bytes, short of a header",
-						      l->changer.name, r.got);
-		size_t report = ESH_LEN + be_get(b + 5, 3); /* the whole report, whatever the allocation cut */
-		size_t have = report < r.got ? report : r.got;
-		long last = -1;
-		for (size_t at = ESH_LEN; at + ESP_LEN <= have;) {
-			uint8_t page_type = b[at] & 0x0F, page_flags = b[at + 1];
-			size_t dl = be_get(b + at + 2, 2), bytes = be_get(b + at + 5, 3);
-			size_t page_end = at + ESP_LEN + bytes;
-			if (dl < ED_MIN_LEN)
-				return phys_fail(&l->pub, VTL_E_IO, "%s: READ ELEMENT STATUS: descriptors of %zu bytes",
-						 l->changer.name, dl);
-			for (at += ESP_LEN; at + dl <= page_end && at + dl <= have; at += dl) {
-				struct element_desc e;
-				parse_descriptor(b + at, dl, page_type, page_flags, dvcid, &e);
-				if (last >= 0 && e.address <= last)
-					return phys_fail(&l->pub, VTL_E_IO,
-							 "%s: READ ELEMENT STATUS: element %u reported after %ld",
-							 l->changer.name, e.address, last);
-				last = e.address;
-				fn(&e, arg);
-			}
-			if (page_end > have)
-				break;
-			at = page_end;
-		}
-		if (report <= r.got)
-			return VTL_OK;
-		if (last < 0)
-			return phys_fail(&l->pub, VTL_E_IO, "%s: READ ELEMENT STATUS: one descriptor exceeds %u bytes",
-					 l->changer.name, RES_ALLOC);
-		start = (uint32_t)last + 1;
-		if (start > RES_ALL_ELEMENTS)
-			return VTL_OK;
+		uint32_t next;
+		rc = phys_element_status_parse(&l->pub, l->changer.name, l->buf, r.got, dvcid, fn, arg, &next);
+		if (rc != VTL_OK || next == 0)
+			return rc;
+		start = next;
 	}
 }
 
@@ -582,16 +476,11 @@ struct inventory_arg {
 	unsigned cap, n;
 };
 
-static void add_element(const struct element_desc *e, void *arg)
+static void add_element(const struct phys_element_desc *e, void *arg)
 {
 	struct inventory_arg *a = arg;
-	if (a->n < a->cap) {
-		struct phys_element *p = &a->out[a->n];
-		p->type = e->type;
-		p->address = e->address;
-		p->full = e->full;
-		memcpy(p->barcode, e->barcode, sizeof p->barcode);
-	}
+	if (a->n < a->cap)
+		a->out[a->n] = e->e;
 	a->n++;
 }
 
@@ -841,25 +730,6 @@ static int iscsi_locate(struct phys_lib *pl, unsigned d, uint64_t block)
 	return known_place(&l->drive[d], run_nodata(l, &l->drive[d], "LOCATE(16)", cdb, sizeof cdb, 0));
 }
 
-/* TapeAlert flags from the log page (SSC-4 8.2.x): parameter n set means flag n is active. */
-static uint64_t tapealert_of(const uint8_t *b, size_t got)
-{
-	uint64_t flags = 0;
-	if (got < LOG_HDR || (b[0] & LOG_PAGE_MASK) != LOG_TAPEALERT)
-		return 0;
-	size_t end = LOG_HDR + be_get(b + 2, 2);
-	if (end > got)
-		end = got;
-	for (size_t at = LOG_HDR; at + LOG_PARAM_HDR <= end;) {
-		unsigned code = be_get(b + at, 2), plen = b[at + 3];
-		if (plen >= 1 && at + LOG_PARAM_HDR < end && code >= 1 && code <= TAPEALERT_FLAGS &&
-		    (b[at + LOG_PARAM_HDR] & 1))
-			flags |= 1ull << (code - 1);
-		at += LOG_PARAM_HDR + plen;
-	}
-	return flags;
-}
-
 /* The position of drive d: the long READ POSITION form (with the file number), else the short one. */
 static int read_position(struct iscsi_lib *l, unsigned d, struct phys_drive_status *st)
 {
@@ -927,7 +797,7 @@ static int iscsi_status(struct phys_lib *pl, unsigned d, struct phys_drive_statu
 	    VTL_OK)
 		return rc;
 	if (r.status == SCSI_STATUS_GOOD)
-		st->tapealert = tapealert_of(log, r.got);
+		st->tapealert = phys_tapealert_parse(log, r.got);
 	if (!st->ready)
 		return VTL_OK;
 
@@ -975,27 +845,27 @@ static const struct phys_ops iscsi_ops = {
 /* A drive LUN found by INQUIRY, before it is matched to its element. */
 struct drive_lun {
 	int lun;
-	char serial[ID_MAX];
+	char serial[PHYS_ID_MAX];
 	bool used;
 };
 
 struct drive_elems {
-	struct element_desc e[MAX_LUNS];
+	struct phys_element_desc e[MAX_LUNS];
 	unsigned n;
 };
 
-static void add_drive_element(const struct element_desc *e, void *arg)
+static void add_drive_element(const struct phys_element_desc *e, void *arg)
 {
 	struct drive_elems *a = arg;
 	if (a->n < MAX_LUNS)
 		a->e[a->n++] = *e;
 }
 
-static void first_transport(const struct element_desc *e, void *arg)
+static void first_transport(const struct phys_element_desc *e, void *arg)
 {
 	long *addr = arg;
 	if (*addr < 0)
-		*addr = e->address;
+		*addr = e->e.address;
 }
 
 static int login(struct iscsi_lib *l, const struct phys_iscsi_config *cfg)
@@ -1074,21 +944,9 @@ static int identify(struct iscsi_lib *l, int lun, int *type, char *serial, size_
 	/* A drive without the page is matched by order, as when the changer gives no identifiers. */
 	if (r.status == SCSI_STATUS_GOOD && r.got >= 4 && b[1] == VPD_SERIAL) {
 		size_t n = b[3] < r.got - 4 ? b[3] : r.got - 4;
-		text_field(serial, cap, b + 4, n);
+		phys_text_field(serial, cap, b + 4, n);
 	}
 	return VTL_OK;
-}
-
-/* True when element identifier e names the drive of serial number s. */
-static bool same_drive(const struct element_desc *e, const char *s)
-{
-	if (!s[0] || !e->id[0])
-		return false;
-	if (strcmp(e->id, s) == 0 || (e->id_serial[0] && strcmp(e->id_serial, s) == 0))
-		return true;
-	/* Other forms end with the serial number after a space (vendor, product, serial). */
-	size_t n = strlen(e->id), k = strlen(s);
-	return n > k && e->id[n - k - 1] == ' ' && strcmp(e->id + n - k, s) == 0;
 }
 
 static void set_drive(struct iscsi_lib *l, uint16_t addr, int lun)
@@ -1124,9 +982,9 @@ static int map_drives(struct iscsi_lib *l, struct drive_lun *dl, unsigned ndl)
 	if (ids) {
 		for (unsigned i = 0; i < a->n && l->pub.drives < PHYS_MAX_DRIVES; i++)
 			for (unsigned j = 0; j < ndl; j++)
-				if (!dl[j].used && same_drive(&a->e[i], dl[j].serial)) {
+				if (!dl[j].used && phys_element_is_drive(&a->e[i], dl[j].serial)) {
 					dl[j].used = true;
-					set_drive(l, a->e[i].address, dl[j].lun);
+					set_drive(l, a->e[i].e.address, dl[j].lun);
 					break;
 				}
 		if (l->pub.drives == 0)
@@ -1142,7 +1000,7 @@ static int map_drives(struct iscsi_lib *l, struct drive_lun *dl, unsigned ndl)
 			       l->changer.name, a->n, ndl);
 	} else {
 		for (unsigned i = 0; i < a->n && i < PHYS_MAX_DRIVES; i++)
-			set_drive(l, a->e[i].address, dl[i].lun);
+			set_drive(l, a->e[i].e.address, dl[i].lun);
 	}
 	free(a);
 	return rc;
@@ -1161,7 +1019,7 @@ static int discover(struct iscsi_lib *l)
 	bool changer = false;
 	for (unsigned i = 0; i < nluns; i++) {
 		int type;
-		char serial[ID_MAX];
+		char serial[PHYS_ID_MAX];
 		if ((rc = identify(l, luns[i], &type, serial, sizeof serial)) != VTL_OK)
 			return rc;
 		struct unit u = {.lun = luns[i]};

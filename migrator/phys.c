@@ -186,6 +186,70 @@ int phys_element_status_parse(struct phys_lib *l, const char *who, const uint8_t
 	return VTL_OK;
 }
 
+/* READ ELEMENT STATUS CDB (SMC-3 6.11): byte 1 VOLTAG and type, 2-3 start, 4-5 count, 6 DVCID, 7-9 allocation. */
+#define OP_READ_ELEMENT_STATUS 0xB8
+#define RES_CDB_LEN 12
+#define RES_VOLTAG 0x10
+#define RES_DVCID 0x01
+#define RES_ALLOC_MAX 0xFFFFFFu
+
+static void be_put(uint8_t *p, uint32_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+int phys_read_elements(struct phys_lib *l, const struct phys_changer *c, enum phys_elem_type type, bool dvcid,
+		       phys_element_fn *fn, void *arg)
+{
+	size_t alloc = c->len < RES_ALLOC_MAX ? c->len : RES_ALLOC_MAX;
+	uint32_t start = 0;
+	for (;;) {
+		uint8_t cdb[RES_CDB_LEN] = {OP_READ_ELEMENT_STATUS, (uint8_t)(RES_VOLTAG | type)};
+		be_put(cdb + 2, start, 2);
+		be_put(cdb + 4, ADDR_MAX, 2); /* as many as fit: the count is the answer's business */
+		cdb[6] = dvcid ? RES_DVCID : 0;
+		be_put(cdb + 7, (uint32_t)alloc, 3);
+		size_t got;
+		int rc = c->read(l, cdb, sizeof cdb, c->buf, alloc, &got);
+		if (rc != VTL_OK)
+			return rc;
+		uint32_t next;
+		rc = phys_element_status_parse(l, c->name, c->buf, got, dvcid, fn, arg, &next);
+		if (rc != VTL_OK || next == 0)
+			return rc;
+		start = next;
+	}
+}
+
+struct inventory_arg {
+	struct phys_element *out;
+	unsigned cap, n;
+};
+
+static void add_element(const struct phys_element_desc *e, void *arg)
+{
+	struct inventory_arg *a = arg;
+	if (a->n < a->cap)
+		a->out[a->n] = e->e;
+	a->n++;
+}
+
+int phys_inventory(struct phys_lib *l, const struct phys_changer *c, struct phys_element *out, unsigned cap,
+		   unsigned *n)
+{
+	static const enum phys_elem_type types[] = {PHYS_ELEM_TRANSPORT, PHYS_ELEM_SLOT, PHYS_ELEM_IE, PHYS_ELEM_DRIVE};
+	struct inventory_arg a = {out, cap, 0};
+	*n = 0;
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+		int rc = phys_read_elements(l, c, types[i], false, add_element, &a);
+		if (rc != VTL_OK)
+			return rc;
+	}
+	*n = a.n;
+	return VTL_OK;
+}
+
 bool phys_element_is_drive(const struct phys_element_desc *e, const char *s)
 {
 	if (!s[0] || !e->id[0])

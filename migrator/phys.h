@@ -122,6 +122,27 @@ typedef void phys_element_fn(const struct phys_element_desc *e, void *arg);
 int phys_element_status_parse(struct phys_lib *l, const char *who, const uint8_t *b, size_t got, bool dvcid,
 			      phys_element_fn *fn, void *arg, uint32_t *next);
 
+/* Sends cdb (cdb_len bytes) to l's changer with len bytes of data-in into buf: VTL_OK and *got when it
+ * ended GOOD, else the error, its description set with phys_fail. */
+typedef int phys_changer_read_fn(struct phys_lib *l, const uint8_t *cdb, unsigned cdb_len, uint8_t *buf, size_t len,
+				 size_t *got);
+
+/* How an implementation asks its changer for element status. */
+struct phys_changer {
+	phys_changer_read_fn *read;
+	const char *name; /* the changer as errors name it */
+	uint8_t *buf;     /* scratch for the answers */
+	size_t len;       /* buf's size: one request's allocation; a longer report is paged by address */
+};
+
+/* Calls fn for every element of type (READ ELEMENT STATUS with VOLTAG, and DVCID when asked). */
+int phys_read_elements(struct phys_lib *l, const struct phys_changer *c, enum phys_elem_type type, bool dvcid,
+		       phys_element_fn *fn, void *arg);
+
+/* phys_ops.inventory over READ ELEMENT STATUS: transports, slots, mail slots, then drives. */
+int phys_inventory(struct phys_lib *l, const struct phys_changer *c, struct phys_element *out, unsigned cap,
+		   unsigned *n);
+
 /* True when element e's device identifier names the drive of serial number serial. */
 bool phys_element_is_drive(const struct phys_element_desc *e, const char *serial);
 

@@ -53,9 +53,8 @@
 #define OP_LOCATE16 0x92
 /* Of medium changers (SMC-3 table "commands for medium changer devices"). */
 #define OP_MOVE_MEDIUM 0xA5
-#define OP_READ_ELEMENT_STATUS 0xB8
 
-#define BUF_LEN (64u << 10) /* the answers of READ ELEMENT STATUS and REPORT LUNS */
+#define BUF_LEN (64u << 10) /* the answers of REPORT LUNS and READ ELEMENT STATUS (longer ones are paged) */
 
 /* Peripheral device types (SPC-5 table "peripheral device type"). */
 #define PDT_TAPE 0x01
@@ -110,12 +109,6 @@
 #define ASCQ_MAGAZINE_NOT_ACCESSIBLE 0x11
 #define ASCQ_MAGAZINE_REMOVED 0x12
 #define ASC_REMOVAL_PREVENTED 0x53
-
-/* READ ELEMENT STATUS (SMC-3 6.x) CDB fields; phys.c parses the answer. */
-#define RES_VOLTAG 0x10
-#define RES_DVCID 0x01
-#define RES_ALLOC BUF_LEN      /* one request's allocation length; longer reports are paged by address */
-#define RES_ALL_ELEMENTS 0xFFFF
 
 /* MOVE MEDIUM (SMC-3 6.x): transport, source, destination at bytes 2, 4, 6. */
 #define MOVE_CDB_LEN 12
@@ -442,61 +435,32 @@ static int test_unit_ready(struct iscsi_lib *l, struct unit *u, struct reply *r)
 
 /* ------------------------------------------------------- element status */
 
-/*
- * Calls fn for every element of type (READ ELEMENT STATUS, VOLTAG and, with dvcid, DVCID). A report
- * longer than one allocation is read in pages: the next request starts past the last whole descriptor.
- */
+/* phys_changer_read_fn: READ ELEMENT STATUS on the changer LUN. */
+static int changer_read(struct phys_lib *pl, const uint8_t *cdb, unsigned cdb_len, uint8_t *buf, size_t len,
+			size_t *got)
+{
+	struct iscsi_lib *l = lib_of(pl);
+	struct reply r;
+	int rc = exec_good(l, &l->changer, "READ ELEMENT STATUS", cdb, (int)cdb_len, SCSI_XFER_READ, buf, len, 0, &r);
+	*got = r.got;
+	return rc;
+}
+
+/* Calls fn for every element of type (VOLTAG, and DVCID when asked). */
 static int read_elements(struct iscsi_lib *l, enum phys_elem_type type, bool dvcid, phys_element_fn *fn,
 			 void *arg)
 {
-	uint32_t start = 0;
-	for (;;) {
-		uint8_t cdb[12] = {OP_READ_ELEMENT_STATUS, (uint8_t)(RES_VOLTAG | type)};
-		be_put(cdb + 2, start, 2);
-		be_put(cdb + 4, RES_ALL_ELEMENTS, 2);
-		cdb[6] = dvcid ? RES_DVCID : 0;
-		be_put(cdb + 7, RES_ALLOC, 3);
-		struct reply r;
-		int rc = exec_good(l, &l->changer, "READ ELEMENT STATUS", cdb, sizeof cdb, SCSI_XFER_READ, l->buf,
-				   RES_ALLOC, 0, &r);
-		if (rc != VTL_OK)
-			return rc;
-		uint32_t next;
-		rc = phys_element_status_parse(&l->pub, l->changer.name, l->buf, r.got, dvcid, fn, arg, &next);
-		if (rc != VTL_OK || next == 0)
-			return rc;
-		start = next;
-	}
+	const struct phys_changer c = {changer_read, l->changer.name, l->buf, BUF_LEN};
+	return phys_read_elements(&l->pub, &c, type, dvcid, fn, arg);
 }
 
 /* ---------------------------------------------------------------- the ops */
 
-struct inventory_arg {
-	struct phys_element *out;
-	unsigned cap, n;
-};
-
-static void add_element(const struct phys_element_desc *e, void *arg)
-{
-	struct inventory_arg *a = arg;
-	if (a->n < a->cap)
-		a->out[a->n] = e->e;
-	a->n++;
-}
-
 static int iscsi_inventory(struct phys_lib *pl, struct phys_element *out, unsigned cap, unsigned *n)
 {
 	struct iscsi_lib *l = lib_of(pl);
-	static const enum phys_elem_type types[] = {PHYS_ELEM_TRANSPORT, PHYS_ELEM_SLOT, PHYS_ELEM_IE, PHYS_ELEM_DRIVE};
-	struct inventory_arg a = {out, cap, 0};
-	*n = 0;
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-		int rc = read_elements(l, types[i], false, add_element, &a);
-		if (rc != VTL_OK)
-			return rc;
-	}
-	*n = a.n;
-	return VTL_OK;
+	const struct phys_changer c = {changer_read, l->changer.name, l->buf, BUF_LEN};
+	return phys_inventory(pl, &c, out, cap, n);
 }
 
 /* rc; when VTL_OK, u is at a place it knows again (loaded, rewound, located). */

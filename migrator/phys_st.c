@@ -74,7 +74,6 @@
 #define OP_READ_POSITION 0x34
 #define OP_LOG_SENSE 0x4D
 #define OP_MOVE_MEDIUM 0xA5
-#define OP_READ_ELEMENT_STATUS 0xB8
 
 /* SCSI status (SAM-5 table "status codes"). */
 #define STATUS_GOOD 0x00
@@ -105,11 +104,7 @@
 #define VPD_SERIAL 0x80
 #define VPD_LEN 255
 
-/* READ ELEMENT STATUS (SMC-3 6.11): byte 1 VOLTAG and type, 2-3 start, 4-5 count, 6 DVCID, 7-9 allocation. */
-#define RES_VOLTAG 0x10
-#define RES_DVCID 0x01
-#define RES_ALL_ELEMENTS 0xFFFF
-#define RES_ALLOC (64u << 10)
+#define RES_ALLOC (64u << 10) /* READ ELEMENT STATUS: one request's allocation; longer reports are paged */
 #define MOVE_CDB_LEN 12 /* MOVE MEDIUM: transport, source, destination at bytes 2, 4, 6 */
 
 /* READ POSITION (SSC-4 7.x): long form (service action 06h) with the file number at bytes 16-23. */
@@ -301,60 +296,30 @@ static int drive_sg(struct st_lib *l, unsigned d, const char *op, const uint8_t 
 
 /* ------------------------------------------------------------ the changer */
 
-struct res_arg {
-	phys_element_fn *fn;
-	void *arg;
-};
-
-/* Calls fn for every element of type (VOLTAG, and DVCID when asked), paging a report longer than RES_ALLOC. */
-static int read_elements(struct st_lib *l, enum phys_elem_type type, bool dvcid, phys_element_fn *fn, void *arg)
+/* phys_changer_read_fn: READ ELEMENT STATUS through the changer's sg node. */
+static int changer_read(struct phys_lib *pl, const uint8_t *cdb, unsigned cdb_len, uint8_t *buf, size_t len,
+			size_t *got)
 {
-	uint32_t start = 0;
-	for (;;) {
-		uint8_t cdb[12] = {OP_READ_ELEMENT_STATUS, (uint8_t)(RES_VOLTAG | type)};
-		be_put(cdb + 2, start, 2);
-		be_put(cdb + 4, RES_ALL_ELEMENTS, 2);
-		cdb[6] = dvcid ? RES_DVCID : 0;
-		be_put(cdb + 7, RES_ALLOC, 3);
-		struct reply r;
-		int rc = sg_cmd(l, l->changer_fd, l->changer_name, "READ ELEMENT STATUS", cdb, sizeof cdb,
-				SG_DXFER_FROM_DEV, l->buf, RES_ALLOC, l->command_timeout_s * 1000u, &r);
-		if (rc != VTL_OK)
-			return rc;
-		uint32_t next;
-		rc = phys_element_status_parse(&l->pub, l->changer_name, l->buf, r.got, dvcid, fn, arg, &next);
-		if (rc != VTL_OK || next == 0)
-			return rc;
-		start = next;
-	}
+	struct st_lib *l = lib_of(pl);
+	struct reply r = {0};
+	int rc = sg_cmd(l, l->changer_fd, l->changer_name, "READ ELEMENT STATUS", cdb, cdb_len, SG_DXFER_FROM_DEV, buf,
+			len, l->command_timeout_s * 1000u, &r);
+	*got = r.got;
+	return rc;
 }
 
-struct inventory_arg {
-	struct phys_element *out;
-	unsigned cap, n;
-};
-
-static void add_element(const struct phys_element_desc *e, void *arg)
+/* Calls fn for every element of type (VOLTAG, and DVCID when asked). */
+static int read_elements(struct st_lib *l, enum phys_elem_type type, bool dvcid, phys_element_fn *fn, void *arg)
 {
-	struct inventory_arg *a = arg;
-	if (a->n < a->cap)
-		a->out[a->n] = e->e;
-	a->n++;
+	const struct phys_changer c = {changer_read, l->changer_name, l->buf, RES_ALLOC};
+	return phys_read_elements(&l->pub, &c, type, dvcid, fn, arg);
 }
 
 static int st_inventory(struct phys_lib *pl, struct phys_element *out, unsigned cap, unsigned *n)
 {
 	struct st_lib *l = lib_of(pl);
-	static const enum phys_elem_type types[] = {PHYS_ELEM_TRANSPORT, PHYS_ELEM_SLOT, PHYS_ELEM_IE, PHYS_ELEM_DRIVE};
-	struct inventory_arg a = {out, cap, 0};
-	*n = 0;
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-		int rc = read_elements(l, types[i], false, add_element, &a);
-		if (rc != VTL_OK)
-			return rc;
-	}
-	*n = a.n;
-	return VTL_OK;
+	const struct phys_changer c = {changer_read, l->changer_name, l->buf, RES_ALLOC};
+	return phys_inventory(pl, &c, out, cap, n);
 }
 
 /* ------------------------------------------------------------- the drives */

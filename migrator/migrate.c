@@ -185,14 +185,21 @@ static int to_append_point(struct migrator *m, unsigned d, const struct cat_ptap
 	return rc;
 }
 
-/* One attempt on tape t: mount, position, copy, verify if asked, record. */
+/*
+ * One attempt on tape t: mount, position, copy, verify if asked, record.
+ * *tape_at_fault says whether a failure is the tape's (it was mounted and
+ * failed a write, a position or the read-back) rather than the robot's or a
+ * drive's that could not take it.
+ */
 static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptape *t, int64_t job,
-		   struct migrate_report *rep, char *err, size_t errlen)
+		   struct migrate_report *rep, bool *tape_at_fault, char *err, size_t errlen)
 {
 	unsigned d;
+	*tape_at_fault = false;
 	int rc = migrate_mount(m, t->barcode, &d, err, errlen);
 	if (rc)
 		return rc;
+	*tape_at_fault = true;
 	if ((rc = to_append_point(m, d, t))) {
 		snprintf(err, errlen, "positioning %s after its %u files: %s", t->barcode, t->files, phys_error(m->lib));
 		return rc;
@@ -287,14 +294,16 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		free(ts.t);
 		tried[rep->tries++] = strdup(t.barcode);
 		char why[512] = "";
-		rc = attempt(m, c, &t, job, rep, why, sizeof why);
+		bool tape_at_fault;
+		rc = attempt(m, c, &t, job, rep, &tape_at_fault, why, sizeof why);
 		if (rc == VTL_OK)
 			break;
 		snprintf(err, errlen, "%s", why);
 		char what[256];
 		snprintf(what, sizeof what, "copy of %s to %s failed: %.200s", barcode, t.barcode, why);
 		catalog_event(m->cat, ACTOR, what);
-		if (!physical(rc))
+		/* A robot or drive that cannot mount the tape says nothing against it: the job fails, the tape stays. */
+		if (!physical(rc) || !tape_at_fault)
 			break;
 		/* The tape (or its drive) failed: stop using the tape until an operator looks at it. */
 		catalog_ptape_update(m->cat, t.barcode, t.used, TAPE_ERROR);

@@ -259,6 +259,76 @@ static void damaged_copy_is_marked_bad(void **state)
 }
 
 /*
+ * The tape ends before the copy does (62 MiB of a 64 MiB tape were used
+ * behind the catalog's back): end of medium mid-copy retires the tape and
+ * the copy lands on the next one.
+ */
+static void end_of_tape_moves_to_another_tape(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00010L8", 20, 10); /* about 4 MiB */
+	unsigned d;
+	char err[512];
+	EXPECT_RC(migrate_mount(&mig, "PHY001L8", &d, err, sizeof err), 0);
+	static uint8_t fill[1 << 20];
+	for (unsigned i = 0; i < 62; i++)
+		assert_true(lib->ops->write_block(lib, d, fill, sizeof fill) >= 0);
+	EXPECT_RC(lib->ops->write_filemarks(lib, d, 1), 0);
+	/* The catalog learns of that file (a copy since invalidated), not of its size. */
+	struct cat_copy k = {.file = 0, .block = 0, .length = 1};
+	snprintf(k.barcode, sizeof k.barcode, "M00010L8");
+	snprintf(k.tape, sizeof k.tape, "PHY001L8");
+	snprintf(k.digest, sizeof k.digest, "unknown");
+	snprintf(k.state, sizeof k.state, "invalid");
+	EXPECT_RC(catalog_copy_commit(h->cat, &k, 0, "filling"), 0);
+	struct migrate_report r;
+	EXPECT_RC(migrate_copy(&mig, "M00010L8", 0, &r, err, sizeof err), 0);
+	assert_int_equal(r.tries, 2);
+	assert_string_equal(r.tape, "PHY002L8");
+	struct cat_ptape t;
+	EXPECT_RC(catalog_ptape_get(h->cat, "PHY001L8", &t), 0);
+	assert_string_equal(t.state, "error");
+}
+
+/* A drive that cannot take the tape (offline): the job fails and says why; the tapes are not blamed. */
+static void offline_drive_fails_job_not_tapes(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00011L8", 4, 11);
+	struct phys_sim_fault off = {.offline = true};
+	phys_sim_inject(lib, 0, &off);
+	phys_sim_inject(lib, 1, &off);
+	struct migrate_report r;
+	char err[512];
+	assert_int_equal(migrate_copy(&mig, "M00011L8", 0, &r, err, sizeof err), VTL_E_IO);
+	assert_non_null(strstr(err, "offline"));
+	assert_int_equal(r.tries, 1);
+	struct cat_ptape t;
+	EXPECT_RC(catalog_ptape_get(h->cat, "PHY001L8", &t), 0);
+	assert_string_equal(t.state, "scratch");
+	assert_int_equal(copies_of(h, "M00011L8").n, 0);
+}
+
+/* A read error while verifying: the copy is marked bad, the event log says so. */
+static void read_error_in_verify_marks_copy_bad(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00012L8", 6, 12);
+	struct migrate_report r;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00012L8", 0, &r, err, sizeof err), 0);
+	unsigned d;
+	EXPECT_RC(migrate_mount(&mig, r.tape, &d, err, sizeof err), 0);
+	struct phys_sim_fault bad = {.read_error = true};
+	phys_sim_inject(lib, d, &bad);
+	unsigned verified = 1;
+	assert_int_equal(migrate_verify(&mig, "M00012L8", 0, &verified, err, sizeof err), VTL_E_MEDIUM);
+	assert_int_equal(verified, 0);
+	assert_non_null(strstr(err, "unrecovered read error"));
+	assert_string_equal(copies_of(h, "M00012L8").k[0].state, "bad");
+}
+
+/*
  * A native copy: on a scratch tape of its own, from its beginning, the host's
  * blocks and filemarks one to one, readable as the cartridge was; verified,
  * recorded, and the tape takes no stacked copy after it.
@@ -315,6 +385,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(copies_stack_and_verify), T(write_error_moves_to_another_tape), T(cancelled_copy_leaves_nothing),
 		T(refused_cartridges), T(damaged_copy_is_marked_bad), T(native_copy_reads_as_the_cartridge),
+		T(end_of_tape_moves_to_another_tape), T(offline_drive_fails_job_not_tapes),
+		T(read_error_in_verify_marks_copy_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

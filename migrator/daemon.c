@@ -141,11 +141,14 @@ static void run_job(struct migd *m, const struct cat_job *j, const struct job_op
 		rc = migrate_copy(&mig, j->barcode, j->id, &r, err, sizeof err);
 		if (rc == VTL_OK)
 			log_info("job %lld: copied %s to %s file %u: %.1f MB/s average, %.1f minimum; writer waited %llu "
-				 "times (%llu delays), readers %llu times%s",
+				 "times (%llu delays), readers %llu times; back-hitches: %llu %s%s",
 				 (long long)j->id, j->barcode, r.tape, r.file, r.copy.counters.avg_mbs, r.copy.counters.min_mbs,
 				 (unsigned long long)r.copy.counters.writer_waits,
 				 (unsigned long long)r.copy.counters.writer_delays,
-				 (unsigned long long)r.copy.counters.reader_waits, r.verified ? "; verified" : "");
+				 (unsigned long long)r.copy.counters.reader_waits,
+				 (unsigned long long)(r.backhitches_known ? r.backhitches : r.copy.counters.gaps),
+				 r.backhitches_known ? "(counted by the drive)" : "(estimated: writer gaps of a second or more)",
+				 r.verified ? "; verified" : "");
 	} else if (j->kind == CAT_JOB_VERIFY) {
 		unsigned n = 0;
 		rc = migrate_verify(&mig, j->barcode, j->id, &n, err, sizeof err);

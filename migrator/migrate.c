@@ -207,7 +207,13 @@ static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptap
 	struct progress_ctx px = {m, vtl_cart_barcode(c), job};
 	struct copy_job cj = {.ring = m->ring, .library = m->virt_name, .progress = on_progress, .progress_arg = &px,
 			      .cancel = m->cancel};
+	struct phys_drive_status before, after;
+	bool counted = m->lib->ops->status(m->lib, d, &before) == VTL_OK && !strcmp(m->lib->ops->kind, "sim");
 	rc = m->native ? copy_write_native(m->lib, d, c, &cj, &rep->copy) : copy_write(m->lib, d, c, &cj, &rep->copy);
+	if (counted && m->lib->ops->status(m->lib, d, &after) == VTL_OK) {
+		rep->backhitches = after.backhitches - before.backhitches;
+		rep->backhitches_known = true;
+	}
 	if (rc) {
 		snprintf(err, errlen, "copy to %s: %s", t->barcode, rc == VTL_E_BUSY ? "cancelled" : phys_error(m->lib));
 		return rc;
@@ -305,6 +311,12 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		/* A robot or drive that cannot mount the tape says nothing against it: the job fails, the tape stays. */
 		if (!physical(rc) || !tape_at_fault)
 			break;
+		/* The attempt stays in the catalog's history as a bad copy: what was written, where, and that it failed. */
+		struct cat_copy bad = {.file = t.files, .block = rep->copy.block, .length = rep->copy.counters.bytes};
+		snprintf(bad.barcode, sizeof bad.barcode, "%s", barcode);
+		snprintf(bad.tape, sizeof bad.tape, "%s", t.barcode);
+		snprintf(bad.state, sizeof bad.state, STATE_BAD);
+		catalog_copy_add(m->cat, &bad);
 		/* The tape (or its drive) failed: stop using the tape until an operator looks at it. */
 		catalog_ptape_update(m->cat, t.barcode, t.used, TAPE_ERROR);
 	}

@@ -45,6 +45,8 @@ struct migrate_report {
 	struct copy_result copy;
 	unsigned tries;                 /* tapes tried */
 	bool verified;
+	uint64_t backhitches;           /* during the copy, as the drive counts them (the simulated one does) */
+	bool backhitches_known;         /* false: only the stream's gaps estimate them */
 };
 
 /*

@@ -137,8 +137,10 @@ static void wait_for_burst(struct ring *r)
 			ring_stop(r, VTL_E_BUSY);
 	}
 	if (waited) {
+		double waited_s = now_s() - t0;
 		r->c.writer_waits++;
-		r->c.writer_delays += delays(now_s() - t0);
+		r->c.writer_delays += delays(waited_s);
+		r->c.gaps += waited_s * 1000 >= STREAM_GAP_MS;
 	}
 }
 

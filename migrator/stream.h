@@ -24,6 +24,12 @@
 #define STREAM_MAX_BUFFERS 1024
 #define STREAM_MAX_READERS 16
 #define STREAM_DELAY_MS 10 /* one "delay" of the wait counters */
+/*
+ * A writer wait at least this long is counted as a likely back-hitch of a
+ * real drive, whose buffer the migrator cannot see: LTO drives hold a few
+ * seconds of data at their native rate at most.
+ */
+#define STREAM_GAP_MS 1000
 
 struct stream_config {
 	unsigned buffers;       /* M: 2 .. STREAM_MAX_BUFFERS */
@@ -48,6 +54,7 @@ struct stream_counters {
 	uint64_t reader_waits;     /* times a reader found no empty buffer */
 	uint64_t reader_delays;
 	uint64_t throttled;        /* blocks the rate limit held back */
+	uint64_t gaps;             /* writer waits of STREAM_GAP_MS or more: back-hitches a real drive likely made */
 	double seconds;            /* from the first block written to the last */
 	double avg_mbs;            /* bytes / seconds, in MB/s */
 	double min_mbs;            /* the lowest rate of a whole second of writing */

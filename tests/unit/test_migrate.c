@@ -165,8 +165,11 @@ static void write_error_moves_to_another_tape(void **state)
 	assert_string_equal(t.state, "error");
 	assert_int_equal(t.files, 0);
 	struct found f = copies_of(h, "M00003L8");
-	assert_int_equal(f.n, 1);
-	assert_string_equal(f.k[0].tape, "PHY002L8");
+	assert_int_equal(f.n, 2); /* the failed attempt, kept as a bad copy, then the good one */
+	assert_string_equal(f.k[0].tape, "PHY001L8");
+	assert_string_equal(f.k[0].state, "bad");
+	assert_string_equal(f.k[1].tape, "PHY002L8");
+	assert_string_equal(f.k[1].state, "good");
 }
 
 static double slow(void *arg)

@@ -29,7 +29,7 @@ struct src {
 
 static void pause_us(unsigned us)
 {
-	struct timespec ts = {0, (long)us * 1000};
+	struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
 	nanosleep(&ts, NULL);
 }
 
@@ -117,6 +117,29 @@ static void slow_source_waits_in_bursts(void **state)
 	assert_true(c.writer_waits <= 120 / 4 + 1);
 	assert_true(c.writer_delays >= c.writer_waits);
 	assert_int_equal(c.reader_waits, 0);
+	assert_int_equal(c.gaps, 0); /* a burst of 4 blocks at 3 ms a block: no wait near a second */
+}
+
+/* A source that stalls for longer than STREAM_GAP_MS: one gap, a likely back-hitch on a real drive. */
+static int stalling_read(void *arg, uint64_t off, void *buf, size_t len)
+{
+	if (off == 20 * 65536)
+		pause_us(STREAM_GAP_MS * 1000 + 200000);
+	return src_read(arg, off, buf, len);
+}
+
+static void long_stall_counts_a_gap(void **state)
+{
+	(void)state;
+	struct src s = {0};
+	struct sink k = {0};
+	struct stream_job j = job_of(&s, &k, 40 * 65536);
+	j.cfg.readers = 1;
+	j.read = stalling_read;
+	struct stream_counters c;
+	assert_int_equal(stream_run(&j, &c), VTL_OK);
+	assert_false(k.bad);
+	assert_int_equal(c.gaps, 1);
 }
 
 /* A sink slower than the source: the readers wait for empty buffers; the writer never does. */
@@ -199,6 +222,7 @@ int main(void)
 		cmocka_unit_test(slow_sink_makes_readers_wait),
 		cmocka_unit_test(errors_and_cancel_stop_the_run),
 		cmocka_unit_test(rate_limit_holds),
+		cmocka_unit_test(long_stall_counts_a_gap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1718,6 +1718,29 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 	return ew_status(c);
 }
 
+int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len)
+{
+	struct rec_header h;
+	const unsigned char *p = rec;
+	if (c->p.readonly)
+		return VTL_E_READONLY;
+	if (len < REC_HEADER_LEN || rec_header_decode(p, &h) != 0 || (h.type != REC_DATA && h.type != REC_FILEMARK) ||
+	    len != REC_HEADER_LEN + (size_t)h.stored_len || h.object != c->eod || c->pos != c->eod ||
+	    crc32c(0, p + REC_HEADER_LEN, h.stored_len) != h.payload_crc)
+		return VTL_E_CORRUPT;
+	int rc = write_prologue(c, len);
+	if (rc)
+		return rc;
+	if ((rc = append_record(c, &h, p + REC_HEADER_LEN)))
+		return rc;
+	if (h.type == REC_DATA) {
+		c->st.written_bytes += h.length;
+		c->unsynced += h.length;
+		c->st.written_stored += h.stored_len;
+	}
+	return ew_status(c);
+}
+
 int vtl_cart_write_filemarks(struct vtl_cart *c, uint32_t count)
 {
 	if (count == 0)

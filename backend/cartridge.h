@@ -193,6 +193,17 @@ void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st);
  */
 uint64_t vtl_cart_stream_size(const struct vtl_cart *c);
 
+/*
+ * Appends one record of a record stream as stored (rec: its 32-byte header
+ * and its payload, len bytes in all), at end of data, which must be where
+ * the cartridge is: how a recall stages a stacked copy back without
+ * decompressing. The header must decode, be a data record or a filemark,
+ * carry the cartridge's EOD as its object number, and its payload must match
+ * its CRC: VTL_E_CORRUPT otherwise, nothing written. Then as
+ * vtl_cart_write_block (VTL_W_EARLY_WARNING, VTL_E_EOM, VTL_E_POOL_FULL).
+ */
+int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len);
+
 /* The barcode of an open cartridge, and how many filemarks it holds before EOD. */
 const char *vtl_cart_barcode(const struct vtl_cart *c);
 uint64_t vtl_cart_filemarks(const struct vtl_cart *c);

@@ -319,8 +319,72 @@ static int get_block(struct phys_lib *l, unsigned d, uint8_t *buf, size_t cap, s
 	return rc;
 }
 
+struct stager;
+static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+			  struct stager *sg, struct copy_result *res, char *err, size_t errlen);
+
+/* Reassembles whole records from the data blocks of a copy and appends them to the cartridge being staged. */
+struct stager {
+	struct vtl_cart *dst;
+	uint8_t *rec;       /* one record: header and payload */
+	size_t have, need;
+	int rc;
+};
+
+static int stage_feed(struct stager *s, const uint8_t *p, size_t n)
+{
+	while (n && s->rc == VTL_OK) {
+		size_t take = s->need - s->have < n ? s->need - s->have : n;
+		memcpy(s->rec + s->have, p, take);
+		s->have += take;
+		p += take;
+		n -= take;
+		if (s->have < s->need)
+			break;
+		if (s->need == REC_HEADER_LEN) {
+			/* The header says how much payload follows (the walker has checked it already). */
+			struct rec_header h;
+			if (rec_header_decode(s->rec, &h) != 0 || h.stored_len > VTL_BLOCK_MAX)
+				return s->rc = VTL_E_MEDIUM;
+			s->need += h.stored_len;
+			if (s->have < s->need)
+				continue;
+		}
+		int rc = vtl_cart_append_stored(s->dst, s->rec, s->have);
+		if (rc < 0)
+			return s->rc = rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+		s->have = 0;
+		s->need = REC_HEADER_LEN;
+	}
+	return s->rc;
+}
+
+/* Reads a stacked copy back and checks it; with dst, also appends its records to dst as they come. */
+static int read_copy(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+		     struct vtl_cart *dst, struct copy_result *res, char *err, size_t errlen)
+{
+	struct stager sg = {.dst = dst, .need = REC_HEADER_LEN};
+	if (dst && !(sg.rec = malloc(REC_HEADER_LEN + (size_t)VTL_BLOCK_MAX)))
+		return VTL_E_NOMEM;
+	int rc = read_copy_into(l, d, block, barcode, want, dst ? &sg : NULL, res, err, errlen);
+	free(sg.rec);
+	return rc;
+}
+
 int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
 		struct copy_result *res, char *err, size_t errlen)
+{
+	return read_copy(l, d, block, barcode, want, NULL, res, err, errlen);
+}
+
+int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+	       struct vtl_cart *dst, struct copy_result *res, char *err, size_t errlen)
+{
+	return read_copy(l, d, block, barcode, want, dst, res, err, errlen);
+}
+
+static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+			  struct stager *sg, struct copy_result *res, char *err, size_t errlen)
 {
 	memset(res, 0, sizeof *res);
 	res->block = block;
@@ -362,6 +426,8 @@ int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barc
 			if (recwalk_feed(&walk, buf, len, NULL, NULL) != VTL_OK) {
 				snprintf(err, errlen, "a damaged record near stream byte %llu", (unsigned long long)walk.off);
 				rc = VTL_E_MEDIUM;
+			} else if (sg && (rc = stage_feed(sg, buf, len)) != VTL_OK) {
+				snprintf(err, errlen, "staging the records back: %s", vtl_strerror(rc));
 			}
 		}
 	}

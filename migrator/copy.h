@@ -102,6 +102,16 @@ int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const 
 int copy_verify_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const char *want, struct copy_result *res,
 		       char *err, size_t errlen);
 
+/*
+ * Stages a stacked copy back (a recall): like copy_verify, and each record,
+ * as stored, is appended to dst (open for writing, empty or at its end of
+ * data) as it comes off the tape, so that dst can be read while the rest is
+ * still on its way. On any error dst holds only the records before it, all
+ * of them sound; the caller discards it or tries another copy.
+ */
+int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+	       struct vtl_cart *dst, struct copy_result *res, char *err, size_t errlen);
+
 /* Encodes and decodes the header block (COPY_HEADER_LEN bytes); decode returns VTL_E_CORRUPT when it is none. */
 void copy_header_encode(const struct copy_header *h, uint8_t out[COPY_HEADER_LEN]);
 int copy_header_decode(const uint8_t *in, size_t len, struct copy_header *h);

@@ -66,6 +66,8 @@ struct migd {
 	struct ctlsock *sock;
 };
 
+static const char *const kind_names[] = {"", "migrate", "recall", "verify"};
+
 /* ------------------------------------------------------------ the rate */
 
 /* Bytes/s the running job may write now: its own rate, else the window's during the window, else [migrator] rate. */
@@ -155,9 +157,9 @@ static void run_job(struct migd *m, const struct cat_job *j, const struct job_op
 		if (rc == VTL_OK)
 			log_info("job %lld: verified %u copies of %s", (long long)j->id, n, j->barcode);
 	} else {
-		rc = VTL_E_INVAL;
-		snprintf(err, sizeof err, "recall jobs are not handled by this vtl-migrator yet");
-		catalog_job_update(m->cat, j->id, CAT_JOB_FAILED, 0, err);
+		rc = migrate_recall(&mig, j->barcode, j->id, err, sizeof err);
+		if (rc == VTL_OK)
+			log_info("job %lld: recalled %s", (long long)j->id, j->barcode);
 	}
 	pthread_mutex_unlock(&m->lib_mu);
 	m->job_rate = 0;
@@ -229,8 +231,8 @@ static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcod
 	pthread_cond_signal(&m->wake);
 	pthread_mutex_unlock(&m->mu);
 	char msg[128];
-	snprintf(msg, sizeof msg, "queued job %lld: %s %s%s", (long long)id, kind == CAT_JOB_VERIFY ? "verify" : "migrate",
-		 barcode, native ? " (native)" : "");
+	snprintf(msg, sizeof msg, "queued job %lld: %s %s%s", (long long)id, kind_names[kind], barcode,
+		 native ? " (native)" : "");
 	size_t at = 0;
 	jo_printf(out, cap, &at, "{\"ok\":true,\"job\":%lld,\"message\":\"", (long long)id);
 	jo_str(out, cap, &at, msg);
@@ -257,7 +259,6 @@ static int collect_job(const struct cat_job *j, void *arg)
 	return 0;
 }
 
-static const char *const kind_names[] = {"", "migrate", "recall", "verify"};
 static const char *const state_names[] = {"", "queued", "running", "done", "failed"};
 
 static void jobs_answer(struct migd *m, char *out, size_t cap)
@@ -385,7 +386,7 @@ void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 {
 	char word[32] = "", a[4][64] = {"", "", "", ""};
 	int n = sscanf(request, "%31s %63s %63s %63s %63s", word, a[0], a[1], a[2], a[3]);
-	if (!strcmp(word, "migrate") || !strcmp(word, "verify")) {
+	if (!strcmp(word, "migrate") || !strcmp(word, "verify") || !strcmp(word, "recall")) {
 		if (n < 2) {
 			jo_answer(out, cap, VTL_E_INVAL, "give the cartridge's barcode", NULL);
 			return;
@@ -413,7 +414,8 @@ void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 			jo_answer(out, cap, VTL_E_INVAL, msg, NULL);
 			return;
 		}
-		queue_job(m, word[0] == 'v' ? CAT_JOB_VERIFY : CAT_JOB_MIGRATE, a[0], drive, rate, native, out, cap);
+		enum cat_job_kind kind = word[0] == 'v' ? CAT_JOB_VERIFY : word[0] == 'r' ? CAT_JOB_RECALL : CAT_JOB_MIGRATE;
+		queue_job(m, kind, a[0], drive, rate, native, out, cap);
 	} else if (!strcmp(word, "jobs")) {
 		jobs_answer(m, out, cap);
 	} else if (!strcmp(word, "cancel") && n == 2) {

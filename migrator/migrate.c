@@ -470,3 +470,94 @@ int migrate_scan_tapes(struct migrator *m, uint64_t capacity, unsigned *added, c
 	free(e);
 	return rc;
 }
+
+/* --------------------------------------------------------------- recalling */
+
+/* Empties an open cartridge: what a failed stage left must not be taken for data. */
+static int empty_cart(struct vtl_cart *c)
+{
+	int rc = vtl_cart_rewind(c);
+	return rc ? rc : vtl_cart_erase(c);
+}
+
+static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint64_t *bytes, char *err, size_t errlen)
+{
+	struct cat_cartridge cc;
+	int rc = catalog_cartridge_get(m->cat, barcode, &cc);
+	if (rc) {
+		snprintf(err, errlen, "%s", catalog_last_error(m->cat));
+		return rc;
+	}
+	if (strcmp(cc.state, "loaded") == 0) {
+		snprintf(err, errlen, "%s is loaded in a drive", barcode);
+		return VTL_E_BUSY;
+	}
+	if (cc.cache != CAT_CACHE_MIGRATED && cc.cache != CAT_CACHE_RECALLING) {
+		snprintf(err, errlen, "%s is on disk already: nothing to recall", barcode);
+		return VTL_E_EXISTS;
+	}
+	struct copies cs = {.m = m};
+	if ((rc = catalog_copy_list(m->cat, barcode, collect_copy, &cs))) {
+		snprintf(err, errlen, "%s", catalog_last_error(m->cat));
+		free(cs.k);
+		return rc;
+	}
+	struct vtl_cart_params p = {0};
+	struct vtl_cart *c;
+	if ((rc = vtl_cart_open(m->pool, barcode, &p, &c))) {
+		snprintf(err, errlen, "opening %s: %s", barcode, vtl_strerror(rc));
+		free(cs.k);
+		return rc;
+	}
+	if (job)
+		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
+	catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_RECALLING);
+	rc = VTL_E_NOTFOUND;
+	snprintf(err, errlen, "%s has no good stacked copy on a tape of %s", barcode, m->phys_name);
+	/* The newest copy first: the older ones are the fallback. */
+	for (size_t i = cs.n; i-- > 0;) {
+		const struct cat_copy *k = &cs.k[i];
+		if (!strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)))
+			continue; /* a native copy holds the host's blocks, not the stored records: not staged here */
+		unsigned d;
+		char why[256] = "";
+		struct copy_result r;
+		if ((rc = empty_cart(c)) == VTL_OK && (rc = migrate_mount(m, k->tape, &d, why, sizeof why)) == VTL_OK)
+			rc = copy_stage(m->lib, d, k->block, barcode, k->digest, c, &r, why, sizeof why);
+		if (rc == VTL_OK && (rc = vtl_cart_sync(c)) != VTL_OK)
+			snprintf(why, sizeof why, "syncing the staged cartridge: %s", vtl_strerror(rc));
+		char what[512];
+		if (rc == VTL_OK) {
+			*bytes = r.stream_bytes;
+			snprintf(what, sizeof what, "recalled %s from %s file %u (%llu bytes)", barcode, k->tape, k->file,
+				 (unsigned long long)r.stream_bytes);
+			catalog_event(m->cat, ACTOR, what);
+			break;
+		}
+		snprintf(what, sizeof what, "recall of %s from %s file %u failed: %.300s", barcode, k->tape, k->file, why);
+		catalog_event(m->cat, ACTOR, what);
+		snprintf(err, errlen, "%s", what);
+		if (rc == VTL_E_MEDIUM)
+			catalog_copy_set_state(m->cat, k->id, STATE_BAD);
+	}
+	free(cs.k);
+	if (rc)
+		empty_cart(c);
+	int crc = vtl_cart_close(c);
+	if (rc == VTL_OK && crc) {
+		rc = crc;
+		snprintf(err, errlen, "closing the staged cartridge: %s", vtl_strerror(rc));
+	}
+	catalog_cartridge_set_cache(m->cat, barcode, rc ? CAT_CACHE_MIGRATED : CAT_CACHE_PREMIGRATED);
+	return rc;
+}
+
+int migrate_recall(struct migrator *m, const char *barcode, int64_t job, char *err, size_t errlen)
+{
+	err[0] = 0;
+	uint64_t bytes = 0;
+	int rc = recall_job(m, barcode, job, &bytes, err, errlen);
+	if (job)
+		catalog_job_update(m->cat, job, rc ? CAT_JOB_FAILED : CAT_JOB_DONE, bytes, rc ? err : NULL);
+	return rc;
+}

@@ -68,6 +68,17 @@ int migrate_copy(struct migrator *m, const char *barcode, int64_t job, struct mi
 int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigned *verified, char *err, size_t errlen);
 
 /*
+ * Recalls cartridge barcode, whose data is on physical tape only (cache state
+ * migrated): empties it, stages its newest good stacked copy on this library
+ * back record by record, and makes it premigrated. A copy that fails (its
+ * digest, a damaged record, a read error) is marked bad and the next one is
+ * tried; with none left the cartridge stays migrated and empty. VTL_E_BUSY
+ * if a host has it loaded, VTL_E_EXISTS if its data is on disk already,
+ * VTL_E_NOTFOUND without a good copy here, VTL_E_MEDIUM when every copy failed.
+ */
+int migrate_recall(struct migrator *m, const char *barcode, int64_t job, char *err, size_t errlen);
+
+/*
  * Adds to the catalog every tape of the physical library it does not know
  * (state "scratch", capacity as given); *added says how many.
  */

@@ -60,14 +60,15 @@ ctl() {
 	"$VTLCTL" -c "$conf" "$@" >"$tmp/out" 2>&1 || { sed 's/^/   | /' "$tmp/out" >&2; fail "vtlctl $* failed"; }
 	sed 's/^/   | /' "$tmp/out"
 }
-# migrator_start: starts vtl-migrator and waits up to 20 s for "ready".
+# migrator_start: starts vtl-migrator and waits up to 20 s for its "ready: copies go to" line (a plain
+# "ready:" would also match "already:" in a job's message).
 migrator_starts=0
 migrator_start() {
 	migrator_starts=$((migrator_starts + 1))
 	"$MIGRATOR" -c "$conf" 2>>"$mlog" &
 	mpid=$!
 	i=0
-	until [ "$(grep -c "ready:" "$mlog" 2>/dev/null)" -ge "$migrator_starts" ]; do
+	until [ "$(grep -c "ready: copies go to" "$mlog" 2>/dev/null)" -ge "$migrator_starts" ]; do
 		i=$((i + 1))
 		[ "$i" -le 200 ] || { cat "$mlog" >&2; fail "vtl-migrator did not come up within 20 s"; }
 		kill -0 "$mpid" 2>/dev/null || { cat "$mlog" >&2; fail "vtl-migrator exited"; }
@@ -153,6 +154,11 @@ migrator_start
 ctl verify I00001L8
 job_ends "$(job_id)" done
 
+step "a recall of a cartridge whose data is on disk has nothing to do, and says so"
+ctl recall I00001L8
+job_ends "$(job_id)" failed
+grep -q "on disk already: nothing to recall" "$tmp/jobs" || fail "the recall job does not say why it failed"
+
 step "jobs queued while vtl-migrator is stopped wait in the catalog and run when it starts"
 migrator_stop
 ctl migrate I00003L8
@@ -185,7 +191,7 @@ open(path, "w").write(text)
 PY
 migrator_start
 ctl physical list
-grep -q "T00001L8 *isclib .*scratch" "$tmp/out" || fail "the iSCSI library's tapes are not in the catalog"
+grep -q "T00001L8 *isclib .*scratch" "$tmp/out" || { tail -5 "$mlog" >&2; fail "the iSCSI library's tapes are not in the catalog"; }
 ctl migrate I00002L8
 job_ends "$(job_id)" done
 grep -q "copied I00002L8 to T00001L8 file 0: .*back-hitches: 0 (estimated: .*; verified" "$mlog" ||

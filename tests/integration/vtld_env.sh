@@ -58,7 +58,7 @@ vtld_start() {
 	pid=$!
 	i=0
 	# The log is shared by every start: wait for this start's own "ready" line.
-	until [ "$(grep -c "ready:" "$log" 2>/dev/null)" -ge "$vtld_starts" ]; do
+	until [ "$(grep -c "ready: [0-9]* logical units" "$log" 2>/dev/null)" -ge "$vtld_starts" ]; do
 		i=$((i + 1))
 		[ "$i" -le 200 ] || fail "vtld did not come up within 20 s"
 		kill -0 "$pid" 2>/dev/null || fail "vtld exited"

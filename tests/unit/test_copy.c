@@ -108,6 +108,27 @@ static void stream_reads_agree(void **state)
 	EXPECT_RC(recwalk_end(&w), 0);
 	assert_int_equal(w.next_object, info.eod);
 	assert_int_equal(w.filemarks, info.filemarks);
+	/* Records as stored append to another cartridge; out of sequence or damaged, they are refused. */
+	EXPECT_RC(vtl_cart_create(f->pool, "S00009L8"), 0);
+	struct vtl_cart_params wp = {0};
+	struct vtl_cart *dst = tl_cart_open(f->pool, "S00009L8", &wp);
+	struct rec_header rh;
+	EXPECT_RC(rec_header_decode(whole, &rh), 0);
+	size_t first = REC_HEADER_LEN + rh.stored_len;
+	EXPECT_RC(vtl_cart_append_stored(dst, whole, first), 0);
+	assert_int_equal(vtl_cart_append_stored(dst, whole, first), VTL_E_CORRUPT); /* object 0 again */
+	assert_int_equal(vtl_cart_append_stored(dst, whole + first, 10), VTL_E_CORRUPT);
+	EXPECT_RC(rec_header_decode(whole + first, &rh), 0);
+	size_t second = REC_HEADER_LEN + rh.stored_len;
+	uint8_t *bad = talloc(second);
+	memcpy(bad, whole + first, second);
+	bad[second - 1] ^= 1; /* the payload no longer matches its CRC */
+	assert_int_equal(vtl_cart_append_stored(dst, bad, second), VTL_E_CORRUPT);
+	EXPECT_RC(vtl_cart_append_stored(dst, whole + first, second), 0);
+	struct vtl_position dp;
+	vtl_cart_position(dst, &dp);
+	assert_int_equal(dp.eod, 2);
+	EXPECT_RC(vtl_cart_close(dst), 0);
 	/* One flipped byte anywhere in a payload is caught. */
 	whole[size / 2] ^= 1;
 	w = (struct recwalk){0};

@@ -381,6 +381,86 @@ static void native_copy_reads_as_the_cartridge(void **state)
 	assert_string_not_equal(r.tape, "PHY001L8");
 }
 
+/* Reads the whole cartridge back and checks every block and filemark against what cart_with wrote. */
+static void expect_cart_content(struct host *h, const char *bc, unsigned blocks, uint64_t seed)
+{
+	struct vtl_cart_params p = {.readonly = true};
+	struct vtl_cart *c = tl_cart_open(h->fx->pool, bc, &p);
+	static uint8_t got[262144], want[262144];
+	struct vtl_read_result r;
+	for (unsigned i = 0; i < blocks; i++) {
+		EXPECT_RC(vtl_cart_read(c, got, sizeof got, &r), 0);
+		assert_int_equal(r.type, VTL_OBJ_DATA);
+		gen_data(want, sizeof want, seed * 100 + i, seed < 100 && i % 3 == 0);
+		assert_int_equal(r.copied, sizeof want);
+		assert_memory_equal(got, want, sizeof want);
+		if (i % 10 == 9) {
+			EXPECT_RC(vtl_cart_read(c, got, sizeof got, &r), 0);
+			assert_int_equal(r.type, VTL_OBJ_FILEMARK);
+		}
+	}
+	EXPECT_RC(vtl_cart_read(c, got, sizeof got, &r), 0);
+	assert_int_equal(r.type, VTL_OBJ_EOD);
+	EXPECT_RC(vtl_cart_close(c), 0);
+}
+
+/* Releases a cartridge's disk data, as the cache policy will: empty on disk, migrated in the catalog. */
+static void release(struct host *h, const char *bc)
+{
+	struct vtl_cart_params p = {0};
+	struct vtl_cart *c = tl_cart_open(h->fx->pool, bc, &p);
+	EXPECT_RC(vtl_cart_rewind(c), 0);
+	EXPECT_RC(vtl_cart_erase(c), 0);
+	EXPECT_RC(vtl_cart_close(c), 0);
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, bc, CAT_CACHE_MIGRATED), 0);
+}
+
+/*
+ * Recall: two copies on two tapes; the newest is damaged on tape, so it is
+ * marked bad and the older one is staged back; the cartridge reads back
+ * bit-exact and is premigrated. Without a good copy, it stays migrated.
+ */
+static void recall_falls_back_to_the_older_copy(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00013L8", 25, 13);
+	struct migrate_report r1, r2;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00013L8", 0, &r1, err, sizeof err), 0);
+	EXPECT_RC(catalog_ptape_update(h->cat, r1.tape, 0, "full"), 0); /* the next copy goes to another tape */
+	EXPECT_RC(migrate_copy(&mig, "M00013L8", 0, &r2, err, sizeof err), 0);
+	assert_string_not_equal(r1.tape, r2.tape);
+	assert_int_equal(migrate_recall(&mig, "M00013L8", 0, err, sizeof err), VTL_E_EXISTS);
+	release(h, "M00013L8");
+	char path[TL_DIR_LEN + 64];
+	snprintf(path, sizeof path, "%s/%s.tape", tapes, r2.tape);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b = 0xA5;
+	assert_int_equal(pwrite(fd, &b, 1, 4 + COPY_HEADER_LEN + 4 + 777777), 1);
+	close(fd);
+	int64_t job;
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_RECALL, "M00013L8", &job), 0);
+	EXPECT_RC(migrate_recall(&mig, "M00013L8", job, err, sizeof err), 0);
+	expect_cart_content(h, "M00013L8", 25, 13);
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00013L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_PREMIGRATED);
+	struct found f = copies_of(h, "M00013L8");
+	assert_int_equal(f.n, 2);
+	assert_string_equal(f.k[0].state, "good");
+	assert_string_equal(f.k[1].state, "bad");
+	struct cat_job j;
+	EXPECT_RC(catalog_job_get(h->cat, job, &j), 0);
+	assert_int_equal(j.state, CAT_JOB_DONE);
+	/* Both copies gone bad: the recall fails and leaves the cartridge migrated and empty. */
+	EXPECT_RC(catalog_copy_set_state(h->cat, f.k[0].id, "bad"), 0);
+	release(h, "M00013L8");
+	assert_int_equal(migrate_recall(&mig, "M00013L8", 0, err, sizeof err), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00013L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_MIGRATED);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -389,7 +469,7 @@ int main(void)
 		T(copies_stack_and_verify), T(write_error_moves_to_another_tape), T(cancelled_copy_leaves_nothing),
 		T(refused_cartridges), T(damaged_copy_is_marked_bad), T(native_copy_reads_as_the_cartridge),
 		T(end_of_tape_moves_to_another_tape), T(offline_drive_fails_job_not_tapes),
-		T(read_error_in_verify_marks_copy_bad),
+		T(read_error_in_verify_marks_copy_bad), T(recall_falls_back_to_the_older_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

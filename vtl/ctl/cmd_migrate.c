@@ -219,6 +219,20 @@ int cmd_verify(struct ctl *ctl, int argc, char **argv)
 	return queue(ctl, "verify", CAT_JOB_VERIFY, pos[0], "");
 }
 
+int cmd_recall(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos != 1)
+		return ctl_usage(ctl, "give one cartridge barcode");
+	if ((rc = ctl_load_config(ctl)))
+		return rc;
+	return queue(ctl, "recall", CAT_JOB_RECALL, pos[0], "");
+}
+
 static const char *const kinds[] = {"", "migrate", "recall", "verify"};
 static const char *const states[] = {"", "queued", "running", "done", "failed"};
 

@@ -219,6 +219,7 @@ int cmd_physical_add(struct ctl *ctl, int argc, char **argv);
 int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv);
 int cmd_migrate(struct ctl *ctl, int argc, char **argv);
 int cmd_verify(struct ctl *ctl, int argc, char **argv);
+int cmd_recall(struct ctl *ctl, int argc, char **argv);
 int cmd_jobs(struct ctl *ctl, int argc, char **argv);
 int cmd_cancel(struct ctl *ctl, int argc, char **argv);
 

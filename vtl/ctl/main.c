@@ -158,6 +158,11 @@ static const struct ctl_cmd commands[] = {
 	 "Queues a job that reads every good copy of the cartridge from physical tape and checks each block,\n"
 	 "record and the digest; a copy that fails is marked bad.",
 	 cmd_verify},
+	{"recall", "recall BARCODE", "stage a migrated cartridge back from physical tape",
+	 "Queues a job that stages the cartridge (cache state migrated: its data is on physical tape only)\n"
+	 "back into the pool from its newest good stacked copy, falling back to older copies when one fails\n"
+	 "its checks; the cartridge is then premigrated.",
+	 cmd_recall},
 	{"jobs", "jobs", "the migrator's jobs, with live progress",
 	 "Every job: kind, cartridge, state, bytes done, error. With vtl-migrator running, the running job also\n"
 	 "shows its rate (MB/s over the last second), the ring's fill (full buffers of all), how often the\n"

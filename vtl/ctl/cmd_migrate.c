@@ -205,7 +205,8 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 	return queue(ctl, "migrate", CAT_JOB_MIGRATE, pos[0], extra);
 }
 
-int cmd_verify(struct ctl *ctl, int argc, char **argv)
+/* A job on one cartridge with no options: verify, recall. */
+static int barcode_job(struct ctl *ctl, int argc, char **argv, const char *what, enum cat_job_kind kind)
 {
 	char **pos;
 	int npos;
@@ -216,21 +217,17 @@ int cmd_verify(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "give one cartridge barcode");
 	if ((rc = ctl_load_config(ctl)))
 		return rc;
-	return queue(ctl, "verify", CAT_JOB_VERIFY, pos[0], "");
+	return queue(ctl, what, kind, pos[0], "");
+}
+
+int cmd_verify(struct ctl *ctl, int argc, char **argv)
+{
+	return barcode_job(ctl, argc, argv, "verify", CAT_JOB_VERIFY);
 }
 
 int cmd_recall(struct ctl *ctl, int argc, char **argv)
 {
-	char **pos;
-	int npos;
-	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
-	if (rc)
-		return rc;
-	if (npos != 1)
-		return ctl_usage(ctl, "give one cartridge barcode");
-	if ((rc = ctl_load_config(ctl)))
-		return rc;
-	return queue(ctl, "recall", CAT_JOB_RECALL, pos[0], "");
+	return barcode_job(ctl, argc, argv, "recall", CAT_JOB_RECALL);
 }
 
 static const char *const kinds[] = {"", "migrate", "recall", "verify"};

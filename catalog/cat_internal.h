@@ -13,6 +13,7 @@
 #ifndef VTL_CATALOG_CAT_INTERNAL_H
 #define VTL_CATALOG_CAT_INTERNAL_H
 
+#include "common/grow.h"
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -75,8 +76,6 @@ bool cat_str_ok(const char *s, size_t cap, bool nonempty);
 /* Copies column col of st's row into dst (cap bytes, always terminated). */
 void cat_col_text(sqlite3_stmt *st, int col, char *dst, size_t cap);
 
-/* Grows *arr (of *cap elements of size elsz) to hold at least n + 1; VTL_E_NOMEM if it cannot. */
-int cat_grow(void **arr, size_t *cap, size_t n, size_t elsz);
 
 /* rc = the list functions' result (see catalog.h) of calling fn(&arr[i], arg) for the n elements of arr. */
 #define CAT_WALK(rc, arr, n, fn, arg)                                  \

@@ -350,19 +350,6 @@ void cat_col_text(sqlite3_stmt *st, int col, char *dst, size_t cap)
 	snprintf(dst, cap, "%s", s ? (const char *)s : "");
 }
 
-int cat_grow(void **arr, size_t *cap, size_t n, size_t elsz)
-{
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	void *p = realloc(*arr, nc * elsz);
-	if (!p)
-		return VTL_E_NOMEM;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
-
 /* -------------------------------------------------------------------- open */
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

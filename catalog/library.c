@@ -221,7 +221,7 @@ int catalog_element_list(struct vtl_catalog *cat, int64_t library_id, enum cat_e
 				    " ORDER BY e.address",
 			       &st, "Ii", library_id, (int)type);
 	while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
-		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		rc = vtl_grow((void **)&arr, &cap, n, sizeof(*arr));
 		if (rc == 0)
 			element_read(st, &arr[n++]);
 	}
@@ -301,7 +301,7 @@ int catalog_drive_list(struct vtl_catalog *cat, int64_t library_id, int (*fn)(co
 			       " WHERE library_id = ?1 ORDER BY address",
 			       &st, "I", library_id);
 	while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
-		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		rc = vtl_grow((void **)&arr, &cap, n, sizeof(*arr));
 		if (rc == 0)
 			drive_read(st, &arr[n++]);
 	}
@@ -442,7 +442,7 @@ int catalog_cartridge_list(struct vtl_catalog *cat, int64_t library_id,
 			       " ORDER BY barcode",
 			       &st, "L", library_id);
 	while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
-		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		rc = vtl_grow((void **)&arr, &cap, n, sizeof(*arr));
 		if (rc == 0)
 			cartridge_read(st, &arr[n++]);
 	}
@@ -796,7 +796,7 @@ int catalog_mam_list(struct vtl_catalog *cat, const char *barcode,
 		sqlite3_reset(st);
 		rc = cat_query(cat, "SELECT attr, value FROM mam WHERE cartridge_id = ?1 ORDER BY attr", &st, "I", cid);
 		while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
-			rc = cat_grow((void **)&rows, &cap, n, sizeof *rows);
+			rc = vtl_grow((void **)&rows, &cap, n, sizeof *rows);
 			if (rc)
 				break;
 			size_t len = (size_t)sqlite3_column_bytes(st, 1);

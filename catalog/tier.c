@@ -78,7 +78,7 @@ int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape
 	sqlite3_stmt *st;
 	int rc = cat_query(cat, "SELECT " PTAPE_COLS " FROM ptape ORDER BY barcode", &st, "");
 	while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
-		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		rc = vtl_grow((void **)&arr, &cap, n, sizeof(*arr));
 		if (rc == 0)
 			ptape_read(st, &arr[n++]);
 	}
@@ -207,7 +207,7 @@ int catalog_copy_list(struct vtl_catalog *cat, const char *barcode, int (*fn)(co
 		rc = 0;
 		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
 			continue;
-		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		rc = vtl_grow((void **)&arr, &cap, n, sizeof(*arr));
 		if (rc == 0)
 			copy_read(st, &arr[n++]);
 	}
@@ -325,7 +325,7 @@ int catalog_job_list(struct vtl_catalog *cat, enum cat_job_state state, int (*fn
 	int rc = cat_query(cat, "SELECT " JOB_COLS " FROM job WHERE ?1 = 0 OR state = ?1 ORDER BY id", &st, "i",
 			   (int)state);
 	while (rc == 0 && (rc = cat_step(cat, st)) == 1) {
-		rc = cat_grow((void **)&arr, &cap, n, sizeof(*arr));
+		rc = vtl_grow((void **)&arr, &cap, n, sizeof(*arr));
 		if (rc == 0)
 			job_read(st, &arr[n++]);
 	}

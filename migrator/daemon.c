@@ -11,6 +11,7 @@
 #include "backend/cartridge.h"
 #include "catalog/catalog.h"
 #include "common/ctlsock.h"
+#include "common/grow.h"
 #include "common/jsonout.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
@@ -247,14 +248,9 @@ struct jobs {
 static int collect_job(const struct cat_job *j, void *arg)
 {
 	struct jobs *js = arg;
-	if (js->n == js->cap) {
-		size_t cap = js->cap ? js->cap * 2 : 64;
-		struct cat_job *p = realloc(js->j, cap * sizeof *p);
-		if (!p)
-			return VTL_E_NOMEM;
-		js->j = p;
-		js->cap = cap;
-	}
+	int rc = vtl_grow((void **)&js->j, &js->cap, js->n, sizeof *js->j);
+	if (rc)
+		return rc;
 	js->j[js->n++] = *j;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 
 #define INVENTORY_MAX 4096
@@ -127,14 +128,9 @@ static int collect(const struct cat_ptape *t, void *arg)
 	struct tapes *ts = arg;
 	if (strcmp(t->library, ts->library) != 0)
 		return 0;
-	if (ts->n == ts->cap) {
-		size_t cap = ts->cap ? ts->cap * 2 : 16;
-		struct cat_ptape *p = realloc(ts->t, cap * sizeof *p);
-		if (!p)
-			return VTL_E_NOMEM;
-		ts->t = p;
-		ts->cap = cap;
-	}
+	int rc = vtl_grow((void **)&ts->t, &ts->cap, ts->n, sizeof *ts->t);
+	if (rc)
+		return rc;
 	ts->t[ts->n++] = *t;
 	return 0;
 }
@@ -363,14 +359,9 @@ static int collect_copy(const struct cat_copy *k, void *arg)
 	if (!k->id || strcmp(k->state, STATE_GOOD) != 0 || catalog_ptape_get(cs->m->cat, k->tape, &t) != VTL_OK ||
 	    strcmp(t.library, cs->m->phys_name) != 0)
 		return 0;
-	if (cs->n == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 4;
-		struct cat_copy *p = realloc(cs->k, cap * sizeof *p);
-		if (!p)
-			return VTL_E_NOMEM;
-		cs->k = p;
-		cs->cap = cap;
-	}
+	int rc = vtl_grow((void **)&cs->k, &cs->cap, cs->n, sizeof *cs->k);
+	if (rc)
+		return rc;
 	cs->k[cs->n++] = *k;
 	return 0;
 }

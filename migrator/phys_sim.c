@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/crc32c.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 
 #define DEFAULT_BUFFER (1ull << 30)
@@ -125,14 +126,9 @@ static int tape_path(const struct sim *s, const char *barcode, char *out, size_t
 
 static int tape_push(struct tape *t, struct rec r)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct rec *p = realloc(t->recs, cap * sizeof *p);
-		if (!p)
-			return VTL_E_NOMEM;
-		t->recs = p;
-		t->cap = cap;
-	}
+	int rc = vtl_grow((void **)&t->recs, &t->cap, t->n, sizeof *t->recs);
+	if (rc)
+		return rc;
 	t->recs[t->n++] = r;
 	if (!r.filemark)
 		t->used += r.len;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/bytes.h"
 #include "common/vtl_error.h"
 
 int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...)
@@ -188,16 +189,11 @@ int phys_element_status_parse(struct phys_lib *l, const char *who, const uint8_t
 
 /* READ ELEMENT STATUS CDB (SMC-3 6.11): byte 1 VOLTAG and type, 2-3 start, 4-5 count, 6 DVCID, 7-9 allocation. */
 #define OP_READ_ELEMENT_STATUS 0xB8
+#define OP_MOVE_MEDIUM_SMC 0xA5   /* SMC-3 6.6 */
 #define RES_CDB_LEN 12
 #define RES_VOLTAG 0x10
 #define RES_DVCID 0x01
 #define RES_ALLOC_MAX 0xFFFFFFu
-
-static void be_put(uint8_t *p, uint32_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-}
 
 int phys_read_elements(struct phys_lib *l, const struct phys_changer *c, enum phys_elem_type type, bool dvcid,
 		       phys_element_fn *fn, void *arg)
@@ -284,4 +280,15 @@ uint64_t phys_tapealert_parse(const uint8_t *b, size_t got)
 		at += LOG_PARAM_HDR + plen;
 	}
 	return flags;
+}
+
+void phys_move_cdb(uint8_t cdb[PHYS_MOVE_CDB_LEN], uint16_t transport, uint16_t from, uint16_t to, char *name,
+		   size_t namelen)
+{
+	memset(cdb, 0, PHYS_MOVE_CDB_LEN);
+	cdb[0] = OP_MOVE_MEDIUM_SMC;
+	be_put(cdb + 2, transport, 2);
+	be_put(cdb + 4, from, 2);
+	be_put(cdb + 6, to, 2);
+	snprintf(name, namelen, "MOVE MEDIUM %u -> %u", from, to);
 }

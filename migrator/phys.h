@@ -143,6 +143,12 @@ int phys_read_elements(struct phys_lib *l, const struct phys_changer *c, enum ph
 int phys_inventory(struct phys_lib *l, const struct phys_changer *c, struct phys_element *out, unsigned cap,
 		   unsigned *n);
 
+#define PHYS_MOVE_CDB_LEN 12 /* MOVE MEDIUM, SMC-3 6.6 */
+
+/* Builds the MOVE MEDIUM CDB of a move by robot transport from from to to, and its name for errors. */
+void phys_move_cdb(uint8_t cdb[PHYS_MOVE_CDB_LEN], uint16_t transport, uint16_t from, uint16_t to, char *name,
+		   size_t namelen);
+
 /* True when element e's device identifier names the drive of serial number serial. */
 bool phys_element_is_drive(const struct phys_element_desc *e, const char *serial);
 

@@ -31,6 +31,7 @@
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
 
+#include "common/bytes.h"
 #include "common/vtl_error.h"
 
 /* Operation codes of every device (SPC-5 annex table "operation codes"). */
@@ -52,7 +53,6 @@
 #define OP_SPACE16 0x91
 #define OP_LOCATE16 0x92
 /* Of medium changers (SMC-3 table "commands for medium changer devices"). */
-#define OP_MOVE_MEDIUM 0xA5
 
 #define BUF_LEN (64u << 10) /* the answers of REPORT LUNS and READ ELEMENT STATUS (longer ones are paged) */
 
@@ -111,7 +111,6 @@
 #define ASC_REMOVAL_PREVENTED 0x53
 
 /* MOVE MEDIUM (SMC-3 6.x): transport, source, destination at bytes 2, 4, 6. */
-#define MOVE_CDB_LEN 12
 
 /* SSC-4 data commands. */
 #define RW_VARIABLE 0x00         /* READ(6)/WRITE(6) byte 1: FIXED and SILI clear, one variable-length block */
@@ -185,25 +184,6 @@ static struct iscsi_lib *lib_of(struct phys_lib *l)
 	return (struct iscsi_lib *)l;
 }
 
-static uint32_t be_get(const uint8_t *p, unsigned n)
-{
-	uint32_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t be_get64(const uint8_t *p)
-{
-	return (uint64_t)be_get(p, 4) << 32 | be_get(p + 4, 4);
-}
-
-static void be_put(uint8_t *p, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-}
-
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -257,7 +237,7 @@ static void parse_sense(const uint8_t *sb, size_t n, struct reply *r)
 				break;
 			if (sb[at] == DESC_INFORMATION && dl >= 12) {
 				r->info_valid = sb[at + 2] & SENSE_VALID;
-				r->info = (int64_t)be_get64(sb + at + 4);
+				r->info = (int64_t)be_get(sb + at + 4, 8);
 			} else if (sb[at] == DESC_STREAM && dl >= 4) {
 				r->filemark = sb[at + 3] & SENSE_FILEMARK;
 				r->eom = sb[at + 3] & SENSE_EOM;
@@ -507,12 +487,9 @@ static int wait_ready(struct iscsi_lib *l, unsigned d)
 static int iscsi_move(struct phys_lib *pl, uint16_t from, uint16_t to)
 {
 	struct iscsi_lib *l = lib_of(pl);
-	uint8_t cdb[MOVE_CDB_LEN] = {OP_MOVE_MEDIUM};
-	be_put(cdb + 2, l->transport, 2);
-	be_put(cdb + 4, from, 2);
-	be_put(cdb + 6, to, 2);
+	uint8_t cdb[PHYS_MOVE_CDB_LEN];
 	char op[48];
-	snprintf(op, sizeof op, "MOVE MEDIUM %u -> %u", from, to);
+	phys_move_cdb(cdb, l->transport, from, to, op, sizeof op);
 	int rc = run_nodata(l, &l->changer, op, cdb, sizeof cdb, 0);
 	if (rc != VTL_OK)
 		return rc;
@@ -708,8 +685,8 @@ static int read_position(struct iscsi_lib *l, unsigned d, struct phys_drive_stat
 		if (r.status == SCSI_STATUS_GOOD && r.got >= RP_LONG_LEN) {
 			st->bot = b[0] & RP_BOP;
 			st->early_warning = b[0] & RP_EOP;
-			st->block = be_get64(b + 8);
-			st->file = (b[0] & RP_LOCATION_UNKNOWN) ? UINT64_MAX : be_get64(b + 16);
+			st->block = be_get(b + 8, 8);
+			st->file = (b[0] & RP_LOCATION_UNKNOWN) ? UINT64_MAX : be_get(b + 16, 8);
 			return VTL_OK;
 		}
 		if (!(r.status == SCSI_STATUS_CHECK_CONDITION && r.key == SCSI_SENSE_ILLEGAL_REQUEST))

@@ -66,6 +66,7 @@
 #include <scsi/sg.h>
 #include <scsi/sg_lib.h>
 
+#include "common/bytes.h"
 #include "common/vtl_error.h"
 
 /* Operation codes (SPC-5 and SSC-4 "operation codes" tables, SMC-3 "commands for medium changers"). */
@@ -73,7 +74,6 @@
 #define OP_INQUIRY 0x12
 #define OP_READ_POSITION 0x34
 #define OP_LOG_SENSE 0x4D
-#define OP_MOVE_MEDIUM 0xA5
 
 /* SCSI status (SAM-5 table "status codes"). */
 #define STATUS_GOOD 0x00
@@ -105,7 +105,6 @@
 #define VPD_LEN 255
 
 #define RES_ALLOC (64u << 10) /* READ ELEMENT STATUS: one request's allocation; longer reports are paged */
-#define MOVE_CDB_LEN 12 /* MOVE MEDIUM: transport, source, destination at bytes 2, 4, 6 */
 
 /* READ POSITION (SSC-4 7.x): long form (service action 06h) with the file number at bytes 16-23. */
 #define RP_SHORT 0x00
@@ -164,20 +163,6 @@ struct reply {
 static struct st_lib *lib_of(struct phys_lib *l)
 {
 	return (struct st_lib *)l;
-}
-
-static void be_put(uint8_t *p, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-}
-
-static uint64_t be_get(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
 }
 
 static void sleep_ms(unsigned ms)
@@ -436,12 +421,9 @@ static int wait_ready(struct st_lib *l, unsigned d)
 static int st_move(struct phys_lib *pl, uint16_t from, uint16_t to)
 {
 	struct st_lib *l = lib_of(pl);
-	uint8_t cdb[MOVE_CDB_LEN] = {OP_MOVE_MEDIUM};
-	be_put(cdb + 2, l->transport, 2);
-	be_put(cdb + 4, from, 2);
-	be_put(cdb + 6, to, 2);
+	uint8_t cdb[PHYS_MOVE_CDB_LEN];
 	char op[48];
-	snprintf(op, sizeof op, "MOVE MEDIUM %u -> %u", from, to);
+	phys_move_cdb(cdb, l->transport, from, to, op, sizeof op);
 	struct reply r;
 	int rc = sg_cmd(l, l->changer_fd, l->changer_name, op, cdb, sizeof cdb, SG_DXFER_NONE, NULL, 0,
 			l->command_timeout_s * 1000u, &r);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/bytes.h" /* be_get, be_put */
 #include "vtl/scsi/cmd.h"
 
 /* Peripheral device types (SPC-4 table 49). */
@@ -43,22 +44,6 @@ size_t scsi_buf_len(const struct scsi_cmd *c);
 
 /* Writes s into a field of width bytes, space padded (ASCII fields of INQUIRY and VPD data, SPC-4 4.4.1). */
 void spc_put_padded(uint8_t *dst, const char *s, size_t width);
-
-/* Reads big-endian integers of n bytes from a CDB or parameter list. */
-static inline uint64_t be_get(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-/* Writes v as n big-endian bytes. */
-static inline void be_put(uint8_t *p, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-}
 
 struct scsi_dev;
 /* REPORT LUNS (A0h) from the device's LUN list. */

@@ -283,7 +283,7 @@ struct cat_copy {
 	uint64_t length;                   /* bytes */
 	char digest[CAT_DIGEST_MAX + 1];
 	int64_t verified_at; /* Unix seconds, 0 = never */
-	char state[16];      /* e.g. "writing", "valid", "invalid" */
+	char state[16];      /* CAT_COPY_GOOD, CAT_COPY_BAD or CAT_COPY_INVALID */
 };
 
 /* Adds a copy (verified_at as given); sets c->id. VTL_E_NOTFOUND for an unknown cartridge or tape. */
@@ -302,6 +302,18 @@ int catalog_copy_verified(struct vtl_catalog *cat, int64_t id, int64_t when);
  * writer added a file meanwhile (nothing changes), VTL_E_NOTFOUND.
  */
 int catalog_copy_commit(struct vtl_catalog *cat, struct cat_copy *c, uint64_t used, const char *state);
+
+/* A copy's state: readable and current; failed a read or verify; replaced by a host's write (history). */
+#define CAT_COPY_GOOD "good"
+#define CAT_COPY_BAD "bad"
+#define CAT_COPY_INVALID "invalid"
+
+/*
+ * A host changed the cartridge: in one transaction its cache state becomes
+ * resident and every copy that is not bad becomes invalid (kept as history;
+ * *copies, if not NULL, counts those that changed). VTL_E_NOTFOUND.
+ */
+int catalog_cartridge_modified(struct vtl_catalog *cat, const char *barcode, unsigned *copies);
 
 /* ---- Jobs of the migrator. */
 

@@ -170,6 +170,34 @@ int catalog_copy_commit(struct vtl_catalog *cat, struct cat_copy *c, uint64_t us
 	return cat_unlock(cat, rc);
 }
 
+int catalog_cartridge_modified(struct vtl_catalog *cat, const char *barcode, unsigned *copies)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (copies)
+		*copies = 0;
+	if (!cat_str_ok(barcode, CAT_BARCODE_MAX + 1, true))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "bad barcode"));
+	int rc = cat_begin(cat);
+	if (rc == 0) {
+		rc = cat_exec(cat, "UPDATE cartridge SET cache = ?2 WHERE barcode = ?1", "ti", barcode,
+			      (int)CAT_CACHE_RESIDENT);
+		if (rc == 0 && cat_changes(cat) == 0)
+			rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s", barcode);
+		/* Every copy but those already bad or invalid describes the data the host is replacing. */
+		if (rc == 0)
+			rc = cat_exec(cat,
+				      "UPDATE copy SET state = ?2 WHERE state NOT IN (?2, ?3) AND cartridge_id ="
+				      " (SELECT id FROM cartridge WHERE barcode = ?1)",
+				      "ttt", barcode, CAT_COPY_INVALID, CAT_COPY_BAD);
+		if (rc == 0 && copies)
+			*copies = (unsigned)cat_changes(cat);
+		rc = cat_end(cat, rc);
+	}
+	return cat_unlock(cat, rc);
+}
+
 static void copy_read(sqlite3_stmt *st, struct cat_copy *o)
 {
 	memset(o, 0, sizeof(*o));

@@ -11,8 +11,8 @@
 
 #define INVENTORY_MAX 4096
 #define ACTOR "migrator"
-#define STATE_GOOD "good"
-#define STATE_BAD "bad"
+#define STATE_GOOD CAT_COPY_GOOD
+#define STATE_BAD CAT_COPY_BAD
 #define TAPE_SCRATCH "scratch"
 #define TAPE_FILLING "filling"
 #define TAPE_FULL "full"

@@ -1484,6 +1484,49 @@ static void test_copy_commit(void **state)
 	EXPECT_RC(catalog_copy_commit(c->cat, &k, 9000, NULL), VTL_E_NOTFOUND);
 }
 
+/* A host's write: the cartridge is resident again and its good copies become history, in one step. */
+static void test_cartridge_modified(void **state)
+{
+	struct cfx *c = *state;
+	add_cart(c->cat, "V00001L8", c->lib.id, SLOT0);
+	add_cart(c->cat, "V00002L8", c->lib.id, SLOT0 + 1);
+	struct cat_ptape t;
+	ptape_init(&t, "P00001L9", 1);
+	EXPECT_RC(catalog_ptape_add(c->cat, &t), 0);
+	static const char *const states[] = {CAT_COPY_GOOD, CAT_COPY_BAD, CAT_COPY_GOOD};
+	for (unsigned i = 0; i < 3; i++) {
+		struct cat_copy k;
+		copy_init(&k, "V00001L8", "P00001L9", i);
+		strcpy(k.state, states[i]);
+		EXPECT_RC(catalog_copy_add(c->cat, &k), 0);
+	}
+	struct cat_copy other;
+	copy_init(&other, "V00002L8", "P00001L9", 3);
+	strcpy(other.state, CAT_COPY_GOOD);
+	EXPECT_RC(catalog_copy_add(c->cat, &other), 0);
+	EXPECT_RC(catalog_cartridge_set_cache(c->cat, "V00001L8", CAT_CACHE_PREMIGRATED), 0);
+
+	unsigned n = 99;
+	EXPECT_RC(catalog_cartridge_modified(c->cat, "V00001L8", &n), 0);
+	assert_int_equal(n, 2);
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(c->cat, "V00001L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_RESIDENT);
+	struct rec *r = new_rec();
+	EXPECT_RC(catalog_copy_list(c->cat, "V00001L8", rec_co, r), 0);
+	assert_int_equal(r->n, 3);
+	assert_string_equal(r->co[0].state, CAT_COPY_INVALID);
+	assert_string_equal(r->co[1].state, CAT_COPY_BAD); /* a bad copy stays bad: it says why it was dropped */
+	assert_string_equal(r->co[2].state, CAT_COPY_INVALID);
+	r = new_rec();
+	EXPECT_RC(catalog_copy_list(c->cat, "V00002L8", rec_co, r), 0);
+	assert_string_equal(r->co[0].state, CAT_COPY_GOOD); /* another cartridge's copy is untouched */
+	/* Twice: nothing more to invalidate. */
+	EXPECT_RC(catalog_cartridge_modified(c->cat, "V00001L8", &n), 0);
+	assert_int_equal(n, 0);
+	EXPECT_RC(catalog_cartridge_modified(c->cat, "V00009L8", NULL), VTL_E_NOTFOUND);
+}
+
 static void test_copies(void **state)
 {
 	struct cfx *c = *state;
@@ -2078,6 +2121,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_copies, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_copy_commit, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_jobs, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_cartridge_modified, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_check_and_errors_text, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_processes, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_threads, setup_lib, teardown),

@@ -677,9 +677,11 @@ static void seg_forget(struct vtl_cart *c, struct seg *s)
  * With check_payload it is crash repair of the open segment (a torn payload
  * ends the tape there); without, it rebuilds the index of a segment whose
  * footer is damaged (a damaged payload is a medium error for that one block).
+ * With resume it goes on from the segment's data_end, n_obj and n_fm (*offs
+ * holding their offsets): a follower picking up what a writer appended.
  */
-static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool check_payload, uint32_t **offs,
-		    size_t *cap)
+static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool check_payload, bool resume,
+		    uint32_t **offs, size_t *cap)
 {
 	struct seg *s = &c->segs[si];
 	uint64_t win_size = size < SCAN_WINDOW ? (size ? size : 1) : SCAN_WINDOW;
@@ -687,9 +689,9 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 	if (!win)
 		return VTL_E_NOMEM;
 	uint64_t wstart = 0, wlen = 0; /* window [wstart, wstart + wlen) of the file */
-	uint64_t at = SEG_HEADER_LEN;
+	uint64_t at = resume ? s->data_end : SEG_HEADER_LEN;
 	int rc = VTL_OK;
-	uint32_t n_obj = 0, n_fm = 0;
+	uint32_t n_obj = resume ? s->n_obj : 0, n_fm = resume ? s->n_fm : 0;
 	for (;;) {
 		if (at + REC_HEADER_LEN > size)
 			break;
@@ -766,7 +768,7 @@ static int seg_rebuild(struct vtl_cart *c, size_t si)
 	s->fm_cap = 0;
 	uint32_t *offs = NULL;
 	size_t cap = 0;
-	int rc = seg_scan(c, si, fd, saved.data_end, false, &offs, &cap);
+	int rc = seg_scan(c, si, fd, saved.data_end, false, false, &offs, &cap);
 	if (!rc && (s->n_obj != saved.n_obj || s->n_fm != saved.n_fm || s->data_end != saved.data_end))
 		rc = VTL_E_CORRUPT;
 	if (rc) {
@@ -1054,7 +1056,7 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 	c->segs[si] = *s;
 	uint32_t *offs = NULL;
 	size_t cap = 0;
-	int rc = seg_scan(c, si, fd, size, true, &offs, &cap);
+	int rc = seg_scan(c, si, fd, size, true, false, &offs, &cap);
 	struct seg *t = &c->segs[si];
 	*s = *t;
 	if (rc) {
@@ -1097,9 +1099,10 @@ static int seg0_rewrite(struct vtl_cart *c, int fd, struct seg_header *h)
 	return VTL_OK;
 }
 
-static int cart_load(struct vtl_cart *c)
+/* Loads segments seq and up, continuing the tape as far as c holds it. */
+static int cart_load_from(struct vtl_cart *c, uint32_t first)
 {
-	for (uint32_t seq = 0;; seq++) {
+	for (uint32_t seq = first;; seq++) {
 		char path[PATH_MAX];
 		if (pool_seg_path(c->pool, c->barcode, seq, path, sizeof path))
 			return VTL_E_INVAL;
@@ -1160,6 +1163,11 @@ static int cart_load(struct vtl_cart *c)
 	}
 }
 
+static int cart_load(struct vtl_cart *c)
+{
+	return cart_load_from(c, 0);
+}
+
 int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
 		  struct vtl_cart **out)
 {
@@ -1175,9 +1183,12 @@ int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_c
 	c->pool = pool;
 	snprintf(c->barcode, sizeof c->barcode, "%s", barcode);
 	c->p = *p;
+	if (p->follow)
+		c->p.readonly = true;
 	c->compress = p->compression;
 	c->lockfd = -1;
-	int rc = cart_lock(pool, barcode, !p->readonly, &c->lockfd);
+	/* A follower reads beside the writer that holds the lock; it trusts only whole, checked records. */
+	int rc = p->follow ? VTL_OK : cart_lock(pool, barcode, !c->p.readonly, &c->lockfd);
 	if (!rc)
 		rc = cart_load(c);
 	if (!rc && !(c->ra = ra_create(c)))
@@ -1189,6 +1200,97 @@ int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_c
 		return rc;
 	}
 	*out = c;
+	return VTL_OK;
+}
+
+/* Takes segment si's records out of the totals and forgets its index: it is loaded again from scratch. */
+static void seg_reset_view(struct vtl_cart *c, struct seg *s)
+{
+	c->eod -= s->n_obj;
+	c->total_fm -= s->n_fm;
+	c->stored -= s->data_end - SEG_HEADER_LEN;
+	free(s->fm);
+	s->fm = NULL;
+	s->fm_cap = 0;
+	free(s->mem_off);
+	s->mem_off = NULL;
+	s->n_obj = s->n_fm = 0;
+	s->data_end = SEG_HEADER_LEN;
+	s->sealed = s->eod_rec = false;
+}
+
+/* The last segment got its footer meanwhile: its index is on disk now, its filemarks are read from it. */
+static void seg_now_sealed(struct vtl_cart *c, struct seg *s, const struct seg *t)
+{
+	c->eod += t->n_obj - s->n_obj;
+	c->total_fm += t->n_fm - s->n_fm;
+	c->stored += t->data_end - s->data_end;
+	free(s->fm);
+	s->fm = NULL;
+	s->fm_cap = 0;
+	s->n_obj = t->n_obj;
+	s->n_fm = t->n_fm;
+	s->data_end = t->data_end;
+	s->fm_off = t->fm_off;
+	s->index_off = t->index_off;
+	s->eod_rec = t->eod_rec;
+	s->sealed = true;
+	free(c->off);
+	c->off = NULL;
+	c->offcap = 0;
+}
+
+int vtl_cart_refresh(struct vtl_cart *c, uint64_t *eod)
+{
+	if (!c || !c->p.follow)
+		return VTL_E_INVAL;
+	uint64_t before = c->eod;
+	size_t si = c->nseg - 1;
+	struct seg *s = &c->segs[si];
+	int fd = seg_fd(c, si);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return VTL_E_IO;
+	uint64_t size = (uint64_t)st.st_size;
+	struct seg t = *s;
+	bool trailer = seg_trailer_load(&t, fd, size);
+	int rc = VTL_OK;
+	if (s->sealed && !(trailer && t.n_obj == s->n_obj && t.data_end == s->data_end)) {
+		/* The writer reopened the segment to append to it: walk it again from its header. */
+		seg_reset_view(c, s);
+		free(c->off);
+		c->off = NULL;
+		c->offcap = 0;
+		trailer = false;
+	}
+	if (!s->sealed && trailer && t.n_obj >= s->n_obj) {
+		seg_now_sealed(c, s, &t);
+	} else if (!s->sealed) {
+		uint32_t n_obj = s->n_obj, n_fm = s->n_fm;
+		uint64_t data_end = s->data_end;
+		if ((rc = seg_scan(c, si, fd, size, true, true, &c->off, &c->offcap)))
+			return rc;
+		c->eod += s->n_obj - n_obj;
+		c->total_fm += s->n_fm - n_fm;
+		c->stored += s->data_end - data_end;
+		if (seg_continues(c, s->seq + 1, c->eod, c->total_fm)) {
+			/* The writer moved on to a new segment before this one's footer landed: keep the index in memory. */
+			s->sealed = true;
+			s->mem_off = c->off ? c->off : malloc(sizeof *s->mem_off);
+			c->off = NULL;
+			c->offcap = 0;
+			if (!s->mem_off)
+				return VTL_E_NOMEM;
+		}
+	}
+	if (s->sealed && (rc = cart_load_from(c, s->seq + 1)) != VTL_OK && rc != VTL_E_NOTFOUND)
+		return rc;
+	if (c->eod != before) {
+		/* The cursor may sit at the end of a segment that now has a successor. */
+		c->cur_valid = false;
+	}
+	if (eod)
+		*eod = c->eod;
 	return VTL_OK;
 }
 

@@ -31,6 +31,7 @@ struct vtl_cart_params {
 	bool compression;       /* LZ4 each data block written in this session */
 	bool readonly;          /* open for reading; never repairs nor writes */
 	bool worm;              /* append only: refuse to overwrite anything written */
+	bool follow;            /* read-only beside a writer (no lock): vtl_cart_refresh picks up its appends */
 };
 
 enum vtl_object_type {
@@ -113,6 +114,14 @@ int vtl_cart_exists(struct vtl_pool *pool, const char *barcode);
  */
 int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
 		  struct vtl_cart **out);
+
+/*
+ * For a cartridge opened with follow: takes in the whole, checked records a
+ * writer in another process (or thread) appended since the open or the last
+ * refresh, across new segments; *eod (may be NULL) gets the end of data now
+ * seen. The position stays. VTL_E_INVAL if c was not opened with follow.
+ */
+int vtl_cart_refresh(struct vtl_cart *c, uint64_t *eod);
 
 /* Syncs (writable), writes the clean-close marker and index, and frees c. */
 int vtl_cart_close(struct vtl_cart *c);

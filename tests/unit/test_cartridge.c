@@ -1690,6 +1690,63 @@ static void test_multiple_carts_interleaved(void **state)
 		close_slot(f, k);
 }
 
+/*
+ * A follower reads beside the writer (as vtld reads a cartridge the migrator
+ * is staging back): it sees what was appended only after a refresh, across
+ * segment files, through a clean close and a reopening that appends again.
+ */
+static void test_follow(void **state)
+{
+	struct fx *f = *state;
+	fx_pool(f);
+	struct vtl_cart *w = fx_cart(f, "FOL001L8", true);
+	struct vtl_cart_params fp = params(false);
+	fp.follow = true;
+	f->cart[1] = open_p(f, "FOL001L8", fp); /* no lock: the writer holds it */
+	struct vtl_cart *r = f->cart[1];
+	uint64_t eod = 99;
+	EXPECT_RC(vtl_cart_refresh(r, &eod), 0);
+	assert_int_equal(eod, 0);
+	RD_EOD(r, 0);
+	/* Blocks of 20 KiB: 3 per 64 KiB segment, so 10 blocks cross 3 segment boundaries. */
+	for (unsigned i = 0; i < 5; i++)
+		WR(w, i, 20000, i & 1);
+	WFM(w, 1);
+	RD_EOD(r, 0); /* not refreshed yet */
+	EXPECT_RC(vtl_cart_refresh(r, &eod), 0);
+	assert_int_equal(eod, 6);
+	for (unsigned i = 0; i < 5; i++)
+		RD_DATA(r, i, i, 20000, i & 1);
+	RD_FM(r, 5);
+	RD_EOD(r, 6);
+	for (unsigned i = 6; i < 12; i++)
+		WR(w, i, 20000, false);
+	EXPECT_RC(vtl_cart_refresh(r, &eod), 0);
+	assert_int_equal(eod, 12);
+	for (unsigned i = 6; i < 12; i++)
+		RD_DATA(r, i, i, 20000, false);
+	/* A clean close seals the last segment; a reopening unseals it to append. */
+	close_slot(f, 0);
+	EXPECT_RC(vtl_cart_refresh(r, &eod), 0);
+	assert_int_equal(eod, 12);
+	w = f->cart[0] = open_p(f, "FOL001L8", params(false));
+	EXPECT_RC(vtl_cart_space_eod(w), 0);
+	WR(w, 12, 100, false);
+	WR(w, 13, 100, false);
+	EXPECT_RC(vtl_cart_refresh(r, &eod), 0);
+	assert_int_equal(eod, 14);
+	RD_DATA(r, 12, 12, 100, false);
+	RD_DATA(r, 13, 13, 100, false);
+	/* Everything again from BOT, through the index the follower built. */
+	EXPECT_RC(vtl_cart_locate(r, 3), 0);
+	RD_DATA(r, 3, 3, 20000, true);
+	EXPECT_RC(vtl_cart_rewind(r), 0);
+	RD_DATA(r, 0, 0, 20000, false);
+	/* Only a follower refreshes; a follower never writes. */
+	EXPECT_RC(vtl_cart_refresh(w, NULL), VTL_E_INVAL);
+	EXPECT_RC(wr_(r, 1, 10, false), VTL_E_READONLY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1715,6 +1772,7 @@ int main(void)
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_worm, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readonly, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_follow, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_busy_same_process, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_busy_other_process, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_preserves_everything, fx_setup,

@@ -1391,8 +1391,33 @@ void vtl_cart_position(struct vtl_cart *c, struct vtl_position *pos)
 	pos->early_warning = c->p.capacity && c->stored >= c->p.capacity - c->p.early_warning;
 }
 
+/*
+ * A follower that reached what it sees waits, through the opener's more hook,
+ * until the writer has appended past object obj or has finished (obj
+ * UINT64_MAX: finished). True when the tape now holds obj.
+ */
+static bool follow_until(struct vtl_cart *c, uint64_t obj)
+{
+	if (!c->p.follow || !c->p.more)
+		return c->eod > obj;
+	while (c->eod <= obj) {
+		if (vtl_cart_refresh(c, NULL) != VTL_OK)
+			break;
+		if (c->eod > obj)
+			break;
+		if (c->p.more(c->p.more_arg) <= 0) {
+			/* Finished: whatever it appended last is on disk now. */
+			(void)vtl_cart_refresh(c, NULL);
+			break;
+		}
+	}
+	return c->eod > obj;
+}
+
 int vtl_cart_locate(struct vtl_cart *c, uint64_t obj)
 {
+	if (obj > c->eod)
+		follow_until(c, obj - 1);
 	if (obj > c->eod) {
 		pos_set(c, c->eod);
 		return VTL_E_EOD;
@@ -1409,11 +1434,12 @@ int vtl_cart_rewind(struct vtl_cart *c)
 
 int vtl_cart_space_eod(struct vtl_cart *c)
 {
+	follow_until(c, UINT64_MAX);
 	pos_set(c, c->eod);
 	return VTL_OK;
 }
 
-int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
+static int space_blocks_once(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
 {
 	r->stop = VTL_SPACE_DONE;
 	r->residual = 0;
@@ -1467,7 +1493,7 @@ int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_re
 	return VTL_OK;
 }
 
-int vtl_cart_space_filemarks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
+static int space_filemarks_once(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
 {
 	r->stop = VTL_SPACE_DONE;
 	r->residual = 0;
@@ -1584,11 +1610,34 @@ static int read_direct(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_
 	return rc;
 }
 
+/* Spaces once over what the tape holds; a follower stopped by EOD waits for more and spaces again. */
+static int space_following(struct vtl_cart *c, int64_t count, struct vtl_space_result *r,
+			   int (*once)(struct vtl_cart *, int64_t, struct vtl_space_result *))
+{
+	uint64_t from = c->pos;
+	for (;;) {
+		int rc = once(c, count, r);
+		if (rc || r->stop != VTL_SPACE_EOD || !follow_until(c, c->eod))
+			return rc;
+		pos_set(c, from);
+	}
+}
+
+int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
+{
+	return space_following(c, count, r, space_blocks_once);
+}
+
+int vtl_cart_space_filemarks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
+{
+	return space_following(c, count, r, space_filemarks_once);
+}
+
 int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r)
 {
 	memset(r, 0, sizeof *r);
 	r->object = c->pos;
-	if (c->pos >= c->eod) {
+	if (c->pos >= c->eod && !follow_until(c, c->pos)) {
 		r->type = VTL_OBJ_EOD;
 		return VTL_OK;
 	}

@@ -32,6 +32,15 @@ struct vtl_cart_params {
 	bool readonly;          /* open for reading; never repairs nor writes */
 	bool worm;              /* append only: refuse to overwrite anything written */
 	bool follow;            /* read-only beside a writer (no lock): vtl_cart_refresh picks up its appends */
+	/*
+	 * follow only, may be NULL: called when a read, LOCATE or SPACE needs
+	 * more than the writer has appended; waits a little and returns 1 while
+	 * the writer is at work, 0 once it has finished (the tape is then all
+	 * there will be). Reads, locates and spaces wait through it for the
+	 * objects they need instead of stopping at the end of data.
+	 */
+	int (*more)(void *arg);
+	void *more_arg;
 };
 
 enum vtl_object_type {

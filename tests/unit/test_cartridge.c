@@ -11,7 +11,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1747,6 +1749,83 @@ static void test_follow(void **state)
 	EXPECT_RC(wr_(r, 1, 10, false), VTL_E_READONLY);
 }
 
+struct slow_writer {
+	struct vtl_cart *c;
+	unsigned blocks;
+	atomic_bool done;
+	int rc;
+};
+
+static void *slow_write(void *arg)
+{
+	struct slow_writer *w = arg;
+	uint8_t *b = malloc(20000); /* plain malloc: the test's allocator is not for other threads */
+	if (!b) {
+		w->rc = VTL_E_NOMEM;
+		atomic_store(&w->done, true);
+		return NULL;
+	}
+	for (unsigned i = 0; i < w->blocks && !w->rc; i++) {
+		gen_data(b, 20000, i, false);
+		w->rc = vtl_cart_write_block(w->c, b, 20000);
+		if (i % 7 == 6)
+			w->rc = w->rc ? w->rc : vtl_cart_write_filemarks(w->c, 1);
+		usleep(1000);
+	}
+	free(b);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+static int slow_more(void *arg)
+{
+	struct slow_writer *w = arg;
+	if (atomic_load(&w->done))
+		return 0;
+	usleep(200);
+	return 1;
+}
+
+/* Reads, SPACE and EOD wait for a writer that is still appending, and stop only once it has finished. */
+static void test_follow_waits(void **state)
+{
+	struct fx *f = *state;
+	fx_pool(f);
+	f->cart[0] = fx_cart(f, "FOL002L8", true);
+	struct slow_writer w = {.c = f->cart[0], .blocks = 40};
+	atomic_init(&w.done, false);
+	struct vtl_cart_params fp = params(false);
+	fp.follow = true;
+	fp.more = slow_more;
+	fp.more_arg = &w;
+	f->cart[1] = open_p(f, "FOL002L8", fp);
+	struct vtl_cart *r = f->cart[1];
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, slow_write, &w), 0);
+	/* Blocks 0..6, a filemark, 7..13, a filemark ...: read file 0, skip file 1, read the rest. */
+	uint64_t obj = 0;
+	for (unsigned i = 0; i < 7; i++, obj++)
+		RD_DATA(r, obj, i, 20000, false);
+	RD_FM(r, obj++);
+	struct vtl_space_result sr;
+	EXPECT_RC(vtl_cart_space_filemarks(r, 1, &sr), 0);
+	assert_int_equal(sr.stop, VTL_SPACE_DONE);
+	obj += 8;
+	for (unsigned i = 14; i < 40; i++, obj++) {
+		RD_DATA(r, obj, i, 20000, false);
+		if (i % 7 == 6)
+			RD_FM(r, ++obj);
+	}
+	RD_EOD(r, obj); /* only once the writer is done */
+	assert_true(atomic_load(&w.done));
+	pthread_join(t, NULL);
+	assert_int_equal(w.rc, 0);
+	EXPECT_RC(vtl_cart_space_eod(r), 0);
+	struct vtl_position p;
+	vtl_cart_position(r, &p);
+	assert_int_equal(p.object, obj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1773,6 +1852,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worm, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readonly, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_follow, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_follow_waits, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_busy_same_process, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_busy_other_process, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_preserves_everything, fx_setup,

@@ -326,13 +326,43 @@ static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const 
 /* Reassembles whole records from the data blocks of a copy and appends them to the cartridge being staged. */
 struct stager {
 	struct vtl_cart *dst;
+	uint64_t have_objects; /* records dst held when the stage began: not appended again */
 	uint8_t *rec;       /* one record: header and payload */
 	size_t have, need;
 	int rc;
+	const struct copy_stage_opts *o;
+	uint64_t bytes, total;  /* stream bytes fed, of */
+	uint64_t mark_ns, mark_bytes; /* the last progress report */
 };
+
+#define STAGE_PROGRESS_NS 500000000ull /* progress about twice a second */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void stage_progress(struct stager *s)
+{
+	if (!s->o || !s->o->progress)
+		return;
+	uint64_t now = mono_ns();
+	if (now - s->mark_ns < STAGE_PROGRESS_NS && s->bytes < s->total)
+		return;
+	double mbs = s->mark_ns ? (double)(s->bytes - s->mark_bytes) * 1e3 / (double)(now - s->mark_ns) : 0;
+	s->o->progress(s->o->progress_arg, s->bytes, s->total, mbs);
+	s->mark_ns = now;
+	s->mark_bytes = s->bytes;
+}
 
 static int stage_feed(struct stager *s, const uint8_t *p, size_t n)
 {
+	if (s->o && s->o->cancel && atomic_load(s->o->cancel))
+		return s->rc = VTL_E_BUSY;
+	s->bytes += n;
+	stage_progress(s);
 	while (n && s->rc == VTL_OK) {
 		size_t take = s->need - s->have < n ? s->need - s->have : n;
 		memcpy(s->rec + s->have, p, take);
@@ -350,7 +380,10 @@ static int stage_feed(struct stager *s, const uint8_t *p, size_t n)
 			if (s->have < s->need)
 				continue;
 		}
-		int rc = vtl_cart_append_stored(s->dst, s->rec, s->have);
+		struct rec_header h;
+		if (rec_header_decode(s->rec, &h) != 0)
+			return s->rc = VTL_E_MEDIUM;
+		int rc = h.object < s->have_objects ? VTL_OK : vtl_cart_append_stored(s->dst, s->rec, s->have);
 		if (rc < 0)
 			return s->rc = rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
 		s->have = 0;
@@ -361,9 +394,17 @@ static int stage_feed(struct stager *s, const uint8_t *p, size_t n)
 
 /* Reads a stacked copy back and checks it; with dst, also appends its records to dst as they come. */
 static int read_copy(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
-		     struct vtl_cart *dst, struct copy_result *res, char *err, size_t errlen)
+		     struct vtl_cart *dst, const struct copy_stage_opts *o, struct copy_result *res, char *err,
+		     size_t errlen)
 {
-	struct stager sg = {.dst = dst, .need = REC_HEADER_LEN};
+	struct stager sg = {.dst = dst, .need = REC_HEADER_LEN, .o = o};
+	if (dst) {
+		struct vtl_position pos;
+		vtl_cart_position(dst, &pos);
+		sg.have_objects = pos.eod;
+		if (pos.object != pos.eod)
+			return VTL_E_INVAL;
+	}
 	if (dst && !(sg.rec = malloc(REC_HEADER_LEN + (size_t)VTL_BLOCK_MAX)))
 		return VTL_E_NOMEM;
 	int rc = read_copy_into(l, d, block, barcode, want, dst ? &sg : NULL, res, err, errlen);
@@ -374,13 +415,14 @@ static int read_copy(struct phys_lib *l, unsigned d, uint64_t block, const char 
 int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
 		struct copy_result *res, char *err, size_t errlen)
 {
-	return read_copy(l, d, block, barcode, want, NULL, res, err, errlen);
+	return read_copy(l, d, block, barcode, want, NULL, NULL, res, err, errlen);
 }
 
 int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
-	       struct vtl_cart *dst, struct copy_result *res, char *err, size_t errlen)
+	       struct vtl_cart *dst, const struct copy_stage_opts *o, struct copy_result *res, char *err,
+	       size_t errlen)
 {
-	return read_copy(l, d, block, barcode, want, dst, res, err, errlen);
+	return read_copy(l, d, block, barcode, want, dst, o, res, err, errlen);
 }
 
 static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
@@ -406,6 +448,8 @@ static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const 
 	}
 	size_t b = h.block_size;
 	uint64_t nblocks = (h.stream_bytes + b - 1) / b;
+	if (sg)
+		sg->total = h.stream_bytes;
 	uint8_t *buf = malloc(b);
 	uint32_t *crcs = malloc((nblocks ? nblocks : 1) * sizeof *crcs);
 	if (!buf || !crcs) {

@@ -10,6 +10,7 @@
 #define VTL_MIGRATOR_COPY_H
 
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,15 +103,26 @@ int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const 
 int copy_verify_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const char *want, struct copy_result *res,
 		       char *err, size_t errlen);
 
+/* How a stage runs: all members may be left zero. */
+struct copy_stage_opts {
+	atomic_bool *cancel; /* set to stop it: it ends with VTL_E_BUSY */
+	/* Called about twice a second with the stream bytes read so far, their total and the rate over the last second. */
+	void (*progress)(void *arg, uint64_t bytes, uint64_t total, double mbs);
+	void *progress_arg;
+};
+
 /*
  * Stages a stacked copy back (a recall): like copy_verify, and each record,
- * as stored, is appended to dst (open for writing, empty or at its end of
- * data) as it comes off the tape, so that dst can be read while the rest is
- * still on its way. On any error dst holds only the records before it, all
- * of them sound; the caller discards it or tries another copy.
+ * as stored, is appended to dst (open for writing, at its end of data) as it
+ * comes off the tape, so that dst can be read while the rest is still on its
+ * way. Records dst already holds (a stage interrupted before: the same data,
+ * since every good copy of a cartridge holds the same) are read and checked
+ * but not appended again. On any error dst holds only the records before
+ * it, all of them sound; the caller keeps them or tries another copy.
  */
 int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
-	       struct vtl_cart *dst, struct copy_result *res, char *err, size_t errlen);
+	       struct vtl_cart *dst, const struct copy_stage_opts *o, struct copy_result *res, char *err,
+	       size_t errlen);
 
 /* Encodes and decodes the header block (COPY_HEADER_LEN bytes); decode returns VTL_E_CORRUPT when it is none. */
 void copy_header_encode(const struct copy_header *h, uint8_t out[COPY_HEADER_LEN]);

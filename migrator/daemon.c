@@ -32,6 +32,7 @@ _Static_assert(VTL_CFG_MAX_PHYS_DRIVES <= PHYS_MAX_DRIVES, "[physical] drive lin
 struct live {
 	bool running;
 	int64_t id;
+	enum cat_job_kind kind;
 	char barcode[CAT_BARCODE_MAX + 1];
 	uint64_t bytes, total;
 	unsigned full, buffers;
@@ -60,6 +61,8 @@ struct migd {
 	bool worker_started;
 	atomic_bool cancel;
 	int64_t cancel_id;        /* the job an operator cancelled (it fails instead of being queued again) */
+	int64_t preempt_id;       /* the job stopped so that a recall runs first (it is queued again) */
+	int64_t yield_id;         /* the job stopped because a host loads its cartridge (it fails; policy retries) */
 	struct live live;
 	struct job_opts opts[MAX_OPTS];
 	unsigned nopts;
@@ -107,10 +110,13 @@ static void on_progress(void *arg, const char *barcode, const struct stream_prog
 	pthread_mutex_unlock(&m->mu);
 }
 
+/* The job to run next: the oldest recall (a host may be waiting on it), else the oldest job. */
 static int first_queued(const struct cat_job *j, void *arg)
 {
-	*(struct cat_job *)arg = *j;
-	return 1; /* the oldest is enough: a positive value stops the walk, which then returns 0 */
+	struct cat_job *next = arg;
+	if (!next->id || (j->kind == CAT_JOB_RECALL && next->kind != CAT_JOB_RECALL))
+		*next = *j;
+	return j->kind == CAT_JOB_RECALL; /* a positive value stops the walk, which then returns 0 */
 }
 
 static struct job_opts take_opts(struct migd *m, int64_t id)
@@ -167,8 +173,16 @@ static void run_job(struct migd *m, const struct cat_job *j, const struct job_op
 	if (rc) {
 		pthread_mutex_lock(&m->mu);
 		bool by_operator = m->cancel_id == j->id, shutdown = m->stopping && !by_operator;
+		bool preempted = m->preempt_id == j->id && !by_operator, yielded = m->yield_id == j->id && !by_operator;
 		pthread_mutex_unlock(&m->mu);
-		if (rc == VTL_E_BUSY && shutdown) {
+		if (rc == VTL_E_BUSY && preempted) {
+			catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, NULL);
+			log_info("job %lld: paused for a recall; queued again", (long long)j->id);
+		} else if (rc == VTL_E_BUSY && yielded) {
+			catalog_job_update(m->cat, j->id, CAT_JOB_FAILED, 0,
+					   "stopped: a host loaded the cartridge; copy it once it is unloaded");
+			log_info("job %lld: stopped, a host loads %s", (long long)j->id, j->barcode);
+		} else if (rc == VTL_E_BUSY && shutdown) {
 			/* Stopped by a shutdown, not by an operator: it runs again at the next start. */
 			catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, NULL);
 			log_info("job %lld: interrupted by the shutdown; queued again", (long long)j->id);
@@ -200,7 +214,7 @@ static void *worker(void *arg)
 			continue;
 		}
 		struct job_opts o = take_opts(m, j.id);
-		m->live = (struct live){.running = true, .id = j.id};
+		m->live = (struct live){.running = true, .id = j.id, .kind = j.kind};
 		snprintf(m->live.barcode, sizeof m->live.barcode, "%s", j.barcode);
 		atomic_store(&m->cancel, false);
 		pthread_mutex_unlock(&m->mu);
@@ -326,6 +340,43 @@ static void cancel_job(struct migd *m, int64_t id, char *out, size_t cap)
 	jo_answer(out, cap, rc, msg, msg);
 }
 
+/*
+ * vtld's hints: "wake" (a host loaded a migrated cartridge; its recall is in
+ * the catalog) runs the recall at once, stopping a copy or verify that
+ * holds the library; "yield" (a host loads a cartridge a copy is reading)
+ * stops that copy.
+ */
+static int recall_queued(const struct cat_job *j, void *arg)
+{
+	if (j->kind != CAT_JOB_RECALL)
+		return 0;
+	*(bool *)arg = true;
+	return 1;
+}
+
+static void host_hint(struct migd *m, bool wake, const char *barcode, char *out, size_t cap)
+{
+	bool recall = false;
+	if (wake)
+		catalog_job_list(m->cat, CAT_JOB_QUEUED, recall_queued, &recall);
+	pthread_mutex_lock(&m->mu);
+	const char *msg = "nothing to stop";
+	if (m->live.running && m->live.kind != CAT_JOB_RECALL) {
+		if (wake && recall) {
+			m->preempt_id = m->live.id;
+			atomic_store(&m->cancel, true);
+			msg = "pausing the running job for the recall";
+		} else if (!wake && !strcmp(m->live.barcode, barcode)) {
+			m->yield_id = m->live.id;
+			atomic_store(&m->cancel, true);
+			msg = "stopping the copy of the cartridge";
+		}
+	}
+	pthread_cond_signal(&m->wake);
+	pthread_mutex_unlock(&m->mu);
+	jo_answer(out, cap, VTL_OK, msg, msg);
+}
+
 /* Requests that use the physical library wait for no job: they are refused while one runs. */
 static bool lib_try(struct migd *m, char *out, size_t cap)
 {
@@ -412,6 +463,8 @@ void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 		}
 		enum cat_job_kind kind = word[0] == 'v' ? CAT_JOB_VERIFY : word[0] == 'r' ? CAT_JOB_RECALL : CAT_JOB_MIGRATE;
 		queue_job(m, kind, a[0], drive, rate, native, out, cap);
+	} else if ((!strcmp(word, "wake") || !strcmp(word, "yield")) && n == 2) {
+		host_hint(m, word[0] == 'w', a[0], out, cap);
 	} else if (!strcmp(word, "jobs")) {
 		jobs_answer(m, out, cap);
 	} else if (!strcmp(word, "cancel") && n == 2) {

@@ -464,11 +464,18 @@ int migrate_scan_tapes(struct migrator *m, uint64_t capacity, unsigned *added, c
 
 /* --------------------------------------------------------------- recalling */
 
-/* Empties an open cartridge: what a failed stage left must not be taken for data. */
-static int empty_cart(struct vtl_cart *c)
+/* Live progress of a stage, in the terms of a copy's. */
+struct recall_live {
+	struct migrator *m;
+	const char *barcode;
+	struct stream_counters none;
+};
+
+static void recall_progress(void *arg, uint64_t bytes, uint64_t total, double mbs)
 {
-	int rc = vtl_cart_rewind(c);
-	return rc ? rc : vtl_cart_erase(c);
+	struct recall_live *rl = arg;
+	struct stream_progress p = {.bytes = bytes, .total = total, .mbs = mbs, .c = &rl->none};
+	rl->m->progress(rl->m->progress_arg, rl->barcode, &p);
 }
 
 static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint64_t *bytes, char *err, size_t errlen)
@@ -479,10 +486,7 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 		snprintf(err, errlen, "%s", catalog_last_error(m->cat));
 		return rc;
 	}
-	if (strcmp(cc.state, "loaded") == 0) {
-		snprintf(err, errlen, "%s is loaded in a drive", barcode);
-		return VTL_E_BUSY;
-	}
+	/* A host may have it loaded: its drive follows the stage and reads what is back already. */
 	if (cc.cache != CAT_CACHE_MIGRATED && cc.cache != CAT_CACHE_RECALLING) {
 		snprintf(err, errlen, "%s is on disk already: nothing to recall", barcode);
 		return VTL_E_EXISTS;
@@ -503,18 +507,27 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 	if (job)
 		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
 	catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_RECALLING);
-	rc = VTL_E_NOTFOUND;
-	snprintf(err, errlen, "%s has no good stacked copy on a tape of %s", barcode, m->phys_name);
+	/* Records an interrupted stage brought back stay: every good copy holds the same, the stage goes on after them. */
+	bool positioned = (rc = vtl_cart_space_eod(c)) == VTL_OK;
+	if (!positioned) {
+		snprintf(err, errlen, "positioning %s at its end: %s", barcode, vtl_strerror(rc));
+	} else {
+		rc = VTL_E_NOTFOUND;
+		snprintf(err, errlen, "%s has no good stacked copy on a tape of %s", barcode, m->phys_name);
+	}
+	struct recall_live rl = {.m = m, .barcode = barcode};
+	struct copy_stage_opts o = {.cancel = m->cancel, .progress = m->progress ? recall_progress : NULL,
+				    .progress_arg = &rl};
 	/* The newest copy first: the older ones are the fallback. */
-	for (size_t i = cs.n; i-- > 0;) {
+	for (size_t i = cs.n; positioned && i-- > 0 && !(m->cancel && atomic_load(m->cancel));) {
 		const struct cat_copy *k = &cs.k[i];
 		if (!strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)))
 			continue; /* a native copy holds the host's blocks, not the stored records: not staged here */
 		unsigned d;
 		char why[256] = "";
 		struct copy_result r;
-		if ((rc = empty_cart(c)) == VTL_OK && (rc = migrate_mount(m, k->tape, &d, why, sizeof why)) == VTL_OK)
-			rc = copy_stage(m->lib, d, k->block, barcode, k->digest, c, &r, why, sizeof why);
+		if ((rc = migrate_mount(m, k->tape, &d, why, sizeof why)) == VTL_OK)
+			rc = copy_stage(m->lib, d, k->block, barcode, k->digest, c, &o, &r, why, sizeof why);
 		if (rc == VTL_OK && (rc = vtl_cart_sync(c)) != VTL_OK)
 			snprintf(why, sizeof why, "syncing the staged cartridge: %s", vtl_strerror(rc));
 		char what[512];
@@ -525,6 +538,8 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 			catalog_event(m->cat, ACTOR, what);
 			break;
 		}
+		if (rc == VTL_E_BUSY && m->cancel && atomic_load(m->cancel))
+			snprintf(why, sizeof why, "cancelled");
 		snprintf(what, sizeof what, "recall of %s from %s file %u failed: %.300s", barcode, k->tape, k->file, why);
 		catalog_event(m->cat, ACTOR, what);
 		snprintf(err, errlen, "%s", what);
@@ -532,13 +547,20 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 			catalog_copy_set_state(m->cat, k->id, STATE_BAD);
 	}
 	free(cs.k);
-	if (rc)
-		empty_cart(c);
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
 	int crc = vtl_cart_close(c);
 	if (rc == VTL_OK && crc) {
 		rc = crc;
 		snprintf(err, errlen, "closing the staged cartridge: %s", vtl_strerror(rc));
 	}
+	if (rc && rc != VTL_E_BUSY) {
+		char what[256];
+		snprintf(what, sizeof what, "%s stays migrated: %llu of its %llu objects are on disk; a host reading past them "
+			 "gets a medium error", barcode, (unsigned long long)pos.eod, (unsigned long long)cc.eod);
+		catalog_event(m->cat, ACTOR, what);
+	}
+	/* Closed first: a drive waiting on the stage opens the cartridge as soon as it reads this. */
 	catalog_cartridge_set_cache(m->cat, barcode, rc ? CAT_CACHE_MIGRATED : CAT_CACHE_PREMIGRATED);
 	return rc;
 }

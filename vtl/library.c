@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "backend/cartridge.h"
+#include "common/ctlsock.h"
+#include "common/log.h"
 #include "common/vtl_error.h"
 #include "vtl/config.h"
 #include "vtl/media.h"
@@ -51,12 +53,117 @@ static void drive_medium(void *arg, const char *barcode, enum ssc_state state)
 	catalog_cartridge_set_state(lib->cat, barcode, state == SSC_LOADED ? STATE_LOADED : STATE_UNLOADED);
 }
 
+/* ------------------------------------------------ migrated cartridges */
+
+#define ACTOR "vtld"
+#define MIGRATOR_TIMEOUT_MS 2000 /* a migrator that does not answer soon finds the job in the catalog itself */
+
+struct job_find {
+	const char *barcode;
+	bool found;
+};
+
+static int recall_of(const struct cat_job *j, void *arg)
+{
+	struct job_find *f = arg;
+	if (j->kind == CAT_JOB_RECALL && strcmp(j->barcode, f->barcode) == 0) {
+		f->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether a recall of barcode is queued or running. */
+static bool recall_pending(struct vtl_library *lib, const char *barcode)
+{
+	struct job_find f = {.barcode = barcode};
+	if (catalog_job_list(lib->cat, CAT_JOB_RUNNING, recall_of, &f) == VTL_OK && !f.found)
+		catalog_job_list(lib->cat, CAT_JOB_QUEUED, recall_of, &f);
+	return f.found;
+}
+
+/* Tells the migrator something now; it is only a hint: the catalog holds the work. */
+static void tell_migrator(struct vtl_library *lib, const char *verb, const char *barcode)
+{
+	if (!lib->opt.migrator)
+		return;
+	char req[64], ans[512];
+	snprintf(req, sizeof req, "%s %s", verb, barcode);
+	int rc = ctlsock_exchange(lib->opt.migrator, req, ans, sizeof ans, MIGRATOR_TIMEOUT_MS);
+	if (rc != VTL_OK)
+		log_debug("telling vtl-migrator \"%s\": %s", req, vtl_strerror(rc));
+}
+
+static void stage_request(void *arg, const char *barcode)
+{
+	struct vtl_library *lib = arg;
+	if (!recall_pending(lib, barcode)) {
+		int64_t id;
+		int rc = catalog_job_add(lib->cat, CAT_JOB_RECALL, barcode, &id);
+		char what[128];
+		if (rc == VTL_OK)
+			snprintf(what, sizeof what, "a host loaded migrated cartridge %s: recall queued (job %lld)", barcode,
+				 (long long)id);
+		else
+			snprintf(what, sizeof what, "a host loaded migrated cartridge %s: cannot queue its recall: %.60s",
+				 barcode, catalog_last_error(lib->cat));
+		catalog_event(lib->cat, ACTOR, what);
+		log_info("%s", what);
+	}
+	tell_migrator(lib, "wake", barcode);
+}
+
+static enum ssc_stage stage_poll(void *arg, const char *barcode)
+{
+	struct vtl_library *lib = arg;
+	struct cat_cartridge cc;
+	if (catalog_cartridge_get(lib->cat, barcode, &cc) != VTL_OK)
+		return SSC_STAGE_RUNNING; /* the catalog is busy: ask again */
+	switch (cc.cache) {
+	case CAT_CACHE_RECALLING:
+		return SSC_STAGE_RUNNING;
+	case CAT_CACHE_MIGRATED:
+		/* Not started yet, or ended without its data. */
+		return recall_pending(lib, barcode) ? SSC_STAGE_RUNNING : SSC_STAGE_FAILED;
+	default:
+		return SSC_STAGE_DONE;
+	}
+}
+
+static void stage_yield(void *arg, const char *barcode)
+{
+	tell_migrator(arg, "yield", barcode);
+}
+
+static void stage_modify(void *arg, const char *barcode)
+{
+	struct vtl_library *lib = arg;
+	struct cat_cartridge cc;
+	unsigned n = 0;
+	if (catalog_cartridge_get(lib->cat, barcode, &cc) != VTL_OK || catalog_cartridge_modified(lib->cat, barcode, &n)) {
+		log_warn("cannot record that a host writes %s: %s", barcode, catalog_last_error(lib->cat));
+		return;
+	}
+	if (n || cc.cache != CAT_CACHE_RESIDENT) {
+		char what[128];
+		snprintf(what, sizeof what, "a host writes %s: %u physical copies invalidated, the cartridge is resident",
+			 barcode, n);
+		catalog_event(lib->cat, ACTOR, what);
+		log_info("%s", what);
+	}
+}
+
+static const struct ssc_stage_ops stage_ops = {
+	.request = stage_request, .poll = stage_poll, .yield = stage_yield, .modify = stage_modify,
+};
+
 static int add_drive(const struct cat_drive *cd, void *arg)
 {
 	struct drive_list *dl = arg;
 	struct vtl_library *lib = dl->lib;
 	struct ssc_config cfg = {.pool = lib->pool, .cat = lib->cat, .early_warning = lib->opt.early_warning,
-				 .clean_ms = lib->opt.clean_ms, .on_medium = drive_medium, .on_medium_arg = lib};
+				 .clean_ms = lib->opt.clean_ms, .on_medium = drive_medium, .on_medium_arg = lib,
+				 .stage = &stage_ops, .stage_arg = lib};
 	cfg.ident.type = SCSI_TYPE_TAPE;
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", cd->vendor);
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", cd->model);
@@ -97,6 +204,8 @@ static int medium_of(struct vtl_library *lib, const char *barcode, struct ssc_me
 	snprintf(m->barcode, sizeof m->barcode, "%s", barcode);
 	m->write_protected = cc.write_protect;
 	m->capacity = cc.capacity;
+	m->migrated = cc.cache == CAT_CACHE_MIGRATED || cc.cache == CAT_CACHE_RECALLING;
+	m->eod = cc.eod;
 	return VTL_OK;
 }
 

@@ -26,6 +26,7 @@ struct vtl_library;
 struct library_options {
 	uint64_t early_warning; /* passed to every drive (0: the drive's default) */
 	unsigned clean_ms;      /* how long a drive's cleaning cycle takes */
+	const char *migrator;   /* vtl-migrator's control socket, told of recalls at once (NULL: it finds them itself) */
 };
 
 /*

@@ -11,7 +11,7 @@
 
 static struct ssc_drive *new_drive(struct host *h, const char *vendor, const char *product)
 {
-	struct ssc_config cfg = {.pool = h->fx->pool, .cat = h->cat};
+	struct ssc_config cfg = {.pool = h->fx->pool, .cat = h->cat, .stage = h->stage, .stage_arg = h->stage_arg};
 	cfg.ident.type = SCSI_TYPE_TAPE;
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", vendor);
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", product);
@@ -68,6 +68,16 @@ void host_drive_model(struct host *h, const char *vendor, const char *product)
 	ssc_destroy(h->d);
 	h->d = NULL;
 	new_drive(h, vendor, product);
+}
+
+void host_stage(struct host *h, const struct ssc_stage_ops *ops, void *arg)
+{
+	h->stage = ops;
+	h->stage_arg = arg;
+	char vendor[sizeof h->vendor], product[sizeof h->product];
+	memcpy(vendor, h->vendor, sizeof vendor);
+	memcpy(product, h->product, sizeof product);
+	host_drive_model(h, vendor, product);
 }
 
 void host_pool_quota(struct host *h, uint64_t quota, uint64_t segsize)

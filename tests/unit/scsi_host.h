@@ -24,6 +24,8 @@ struct host {
 	uint8_t sense[SENSE_MAX_LEN]; /* the last command's sense as the host receives it */
 	size_t sense_len;
 	char vendor[16], product[32]; /* the drive's model */
+	const struct ssc_stage_ops *stage; /* given to the drives host_setup and host_stage make */
+	void *stage_arg;
 };
 
 /*
@@ -38,6 +40,9 @@ int host_teardown(void **state);
 
 /* Replaces the drive with one of vendor/product (power-on attention cleared again). */
 void host_drive_model(struct host *h, const char *vendor, const char *product);
+
+/* Replaces the drive with one (of the same model) that asks ops about migrated cartridges. */
+void host_stage(struct host *h, const struct ssc_stage_ops *ops, void *arg);
 
 /* Reopens the pool with a member quota of quota bytes and segments of segsize (a new drive, attention cleared). */
 void host_pool_quota(struct host *h, uint64_t quota, uint64_t segsize);

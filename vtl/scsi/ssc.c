@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/vtl_error.h"
 
@@ -146,7 +147,7 @@ uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 	return ew < capacity ? ew : 0;
 }
 
-static uint64_t now_ms(void)
+uint64_t ssc_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -156,7 +157,9 @@ static uint64_t now_ms(void)
 /* A cleaning cycle that has run its time ends: the drive ejects the cleaning cartridge. */
 static void ssc_tick(struct ssc_drive *d)
 {
-	if (d->state == SSC_CLEANING && now_ms() >= d->clean_until_ms) {
+	if (d->state == SSC_STAGING || d->following)
+		ssc_stage_tick(d);
+	if (d->state == SSC_CLEANING && ssc_now_ms() >= d->clean_until_ms) {
 		d->state = SSC_EJECTED;
 		d->cnt.cleanings++;
 		d->tapealert &= ~((1ull << (TA_CLEAN_NOW - 1)) | (1ull << (TA_CLEAN_PERIODIC - 1)));
@@ -209,9 +212,10 @@ static int ssc_unthread(struct ssc_drive *d)
 		ssc_mam_unloading(d);
 		rc = vtl_cart_close(d->cart);
 		d->cart = NULL;
-		if (d->cfg.on_medium)
-			d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_EJECTED);
 	}
+	if ((d->state == SSC_LOADED || d->state == SSC_STAGING) && d->cfg.on_medium)
+		d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_EJECTED);
+	d->following = false;
 	d->state = SSC_EJECTED;
 	return rc;
 }
@@ -236,6 +240,10 @@ const struct scsi_sense *ssc_not_ready(struct ssc_drive *d, struct scsi_sense *b
 		return NULL;
 	case SSC_CLEANING:
 		*buf = sense_of(SK_NOT_READY, ASC_CLEANING_CARTRIDGE);
+		return buf;
+	case SSC_STAGING:
+		/* The library mounts the physical tape and stages the cartridge back (a recall). */
+		*buf = sense_of(SK_NOT_READY, ASC_BECOMING_READY);
 		return buf;
 	case SSC_EJECTED:
 		if (d->held) {
@@ -262,7 +270,7 @@ bool ssc_may_write(struct ssc_drive *d, struct scsi_sense *s)
 		*s = sense_of(SK_DATA_PROTECT, ASC_CANNOT_WRITE_MEDIUM);
 		return false;
 	}
-	return true;
+	return ssc_stage_writable(d, s);
 }
 
 struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err)
@@ -388,19 +396,39 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 	pthread_mutex_unlock(&d->mu);
 }
 
-/* Opens the cartridge of d->medium for the drive; on success the drive is SSC_LOADED at BOT. */
-static int ssc_thread(struct ssc_drive *d)
+/* How long a load waits for a copy to physical tape to let go of the cartridge. */
+#define YIELD_WAIT_MS 10000
+#define YIELD_RETRY_US 50000
+
+struct vtl_cart_params ssc_cart_params(struct ssc_drive *d, bool follow)
 {
-	struct vtl_cart_params p = {
+	return (struct vtl_cart_params){
 		.capacity = d->capacity,
 		.early_warning = ssc_early_warning(d, d->capacity),
 		.compression = d->mode.compression,
 		.readonly = d->medium.write_protected || !d->can_write,
 		.worm = d->label.worm,
+		.follow = follow,
+		.more = follow ? ssc_stage_more : NULL,
+		.more_arg = d,
 	};
+}
+
+int ssc_thread(struct ssc_drive *d, bool follow)
+{
+	struct vtl_cart_params p = ssc_cart_params(d, follow);
 	int rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &d->cart);
+	if (rc == VTL_E_BUSY && d->cfg.stage && d->cfg.stage->yield) {
+		/* The migrator reads it for a copy: a host's load comes first, the copy runs again later. */
+		d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
+		for (uint64_t until = ssc_now_ms() + YIELD_WAIT_MS; rc == VTL_E_BUSY && ssc_now_ms() < until;) {
+			usleep(YIELD_RETRY_US);
+			rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &d->cart);
+		}
+	}
 	if (rc != VTL_OK)
 		return rc;
+	d->following = follow;
 	d->state = SSC_LOADED;
 	memset(&d->last, 0, sizeof d->last);
 	if (d->cfg.on_medium)
@@ -433,15 +461,20 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		d->label = label;
 		d->can_write = can_write;
 		d->capacity = m->capacity ? m->capacity : label.capacity;
+		d->following = d->modified = false;
+		d->stage = SSC_STAGE_DONE;
 		if (label.cleaning) {
 			d->state = SSC_CLEANING;
-			d->clean_until_ms = now_ms() + d->cfg.clean_ms;
+			d->clean_until_ms = ssc_now_ms() + d->cfg.clean_ms;
 			d->tapealert |= 1ull << (TA_CLEANING_MEDIA - 1);
-		} else if ((rc = ssc_thread(d)) != VTL_OK) {
+		} else if (m->migrated && d->cfg.stage && d->cfg.stage->poll) {
+			ssc_stage_begin(d);
+		} else if ((rc = ssc_thread(d, false)) != VTL_OK) {
 			snprintf(err, errlen, "cannot open cartridge %s: %s", m->barcode, vtl_strerror(rc));
 			d->state = SSC_EMPTY;
 		}
-		if (rc == VTL_OK)
+		/* A staging cartridge tells the hosts once it is ready (ssc_stage.c). */
+		if (rc == VTL_OK && d->state != SSC_STAGING)
 			ua_raise_all(&d->dev.ua, UA_MEDIUM_CHANGED, UA_NO_NEXUS);
 	}
 	pthread_mutex_unlock(&d->mu);
@@ -457,7 +490,7 @@ int ssc_eject(struct ssc_drive *d)
 		rc = VTL_E_SRC_EMPTY;
 	else if (d->dev.n_prevent)
 		rc = VTL_E_BUSY;
-	else if (d->state == SSC_LOADED)
+	else if (d->state == SSC_LOADED || d->state == SSC_STAGING)
 		rc = ssc_unthread(d);
 	if (rc == VTL_OK)
 		d->held = false;
@@ -609,9 +642,16 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 	}
 	if (load) {
 		int rc = VTL_OK;
-		if (d->state == SSC_EJECTED) {
+		if (d->state == SSC_STAGING) {
+			scsi_fail(c, sense_of(SK_NOT_READY, ASC_BECOMING_READY));
+			return;
+		}
+		if (d->state == SSC_EJECTED && d->medium.migrated && d->stage != SSC_STAGE_DONE) {
 			d->held = false;
-			rc = ssc_thread(d);
+			ssc_stage_begin(d); /* not all of it came back last time: ask again */
+		} else if (d->state == SSC_EJECTED) {
+			d->held = false;
+			rc = ssc_thread(d, false);
 			if (rc == VTL_OK)
 				ua_raise_all(&dev->ua, UA_MEDIUM_CHANGED, c->nexus);
 		} else {
@@ -628,7 +668,7 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_REMOVAL_PREVENTED));
 		return;
 	}
-	if (d->state == SSC_LOADED) {
+	if (d->state == SSC_LOADED || d->state == SSC_STAGING) {
 		int rc = ssc_unthread(d);
 		if (rc != VTL_OK) {
 			/* The data of earlier buffered writes could not be made durable. */

@@ -30,6 +30,26 @@ enum ssc_state {
 	SSC_LOADED,     /* cartridge threaded, ready */
 	SSC_EJECTED,    /* cartridge in the drive's mouth, unloaded: the robot may take it */
 	SSC_CLEANING,   /* a cleaning cartridge is running its cycle */
+	SSC_STAGING,    /* a migrated cartridge threaded, nothing of it back on disk yet: becoming ready */
+};
+
+/* How the stage back to disk (recall) of a migrated cartridge stands. */
+enum ssc_stage {
+	SSC_STAGE_DONE = 0, /* all on disk (also: the cartridge was never migrated) */
+	SSC_STAGE_RUNNING,  /* queued or copying back */
+	SSC_STAGE_FAILED,   /* ended without all of it: what is missing is unreadable */
+};
+
+/* What a drive asks of the library about migrated cartridges; each member may be NULL. */
+struct ssc_stage_ops {
+	/* Asks for the cartridge to be staged back to disk; called when a migrated cartridge is loaded. */
+	void (*request)(void *arg, const char *barcode);
+	/* Where its stage stands; called every few tens of milliseconds while the drive waits on it. */
+	enum ssc_stage (*poll)(void *arg, const char *barcode);
+	/* Asks whoever holds the cartridge's files (a copy to physical tape) to let go of them. */
+	void (*yield)(void *arg, const char *barcode);
+	/* The host is about to change the cartridge: its physical copies stop being its data. */
+	void (*modify)(void *arg, const char *barcode);
 };
 
 struct ssc_config {
@@ -45,6 +65,9 @@ struct ssc_config {
 	 */
 	void (*on_medium)(void *arg, const char *barcode, enum ssc_state state);
 	void *on_medium_arg;
+	/* Migrated cartridges and copies (NULL: every cartridge is simply on disk). Called under the drive's lock. */
+	const struct ssc_stage_ops *stage;
+	void *stage_arg;
 };
 
 /* A cartridge as the library hands it to the drive. */
@@ -52,6 +75,8 @@ struct ssc_medium {
 	char barcode[VTL_LABEL_LEN + 1];
 	bool write_protected;     /* the cartridge's write-protect tab */
 	uint64_t capacity;        /* native capacity in bytes; 0: the label's nominal capacity */
+	bool migrated;            /* its data is on physical tape only, or being staged back: see ssc_stage_ops */
+	uint64_t eod;             /* migrated: its end of data once all of it is back */
 };
 
 

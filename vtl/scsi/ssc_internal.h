@@ -125,6 +125,12 @@ struct ssc_drive {
 	/* MAM attributes of the loaded medium when there is no catalog. */
 	void *mam_mem;
 
+	/* A migrated cartridge coming back to disk (ssc_stage.c). */
+	bool following;            /* cart follows the stage in progress: read-only, waits for what it needs */
+	bool modified;             /* the stage ops' modify was called in this load */
+	enum ssc_stage stage;      /* what the last poll said */
+	uint64_t stage_polled_ms;  /* when */
+
 	/* Contiguous copy of a block whose data the transport split over several buffers. */
 	uint8_t *bounce;
 	size_t bounce_cap;
@@ -162,6 +168,26 @@ uint8_t ssc_density_of_medium(const struct ssc_drive *d);
 
 /* The early-warning distance (bytes before the end) the drive gives a medium of this capacity. */
 uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity);
+
+/* How the drive opens the cartridge of d->medium now (follow: beside its stage, waiting through ssc_stage_more). */
+struct vtl_cart_params ssc_cart_params(struct ssc_drive *d, bool follow);
+
+/* Opens the cartridge of d->medium (follow: beside its stage) and makes the drive SSC_LOADED at BOT. */
+int ssc_thread(struct ssc_drive *d, bool follow);
+
+/* CLOCK_MONOTONIC milliseconds. */
+uint64_t ssc_now_ms(void);
+
+/* A follower's more hook (backend/cartridge.h): waits a little, 1 while the stage runs, 0 once it ended. */
+int ssc_stage_more(void *arg);
+/* ssc_stage.c: a migrated cartridge threaded; asks for its stage and waits in SSC_STAGING. */
+void ssc_stage_begin(struct ssc_drive *d);
+/* Moves a stage on: SSC_STAGING becomes ready once records are on disk, a follower becomes writable once all are. */
+void ssc_stage_tick(struct ssc_drive *d);
+/* Before a write: waits for the stage to end, reopens the cartridge writable, tells the library; false with *s. */
+bool ssc_stage_writable(struct ssc_drive *d, struct scsi_sense *s);
+/* True when a read that reached end of data at eod stopped short of records the stage failed to bring back. */
+bool ssc_stage_lost(struct ssc_drive *d, uint64_t eod);
 
 /* The number of the highest bit set in v (0..7), for a field pointer at a reserved bit; -1 for 0. */
 static inline int top_bit(uint8_t v)

@@ -239,9 +239,15 @@ static struct scsi_sense stop_sense(struct ssc_drive *d, enum read_end e, int rc
 		s = sense_of(SK_NO_SENSE, ASC_FILEMARK_DETECTED);
 		s.filemark = true;
 	} else if (e == READ_EOD) {
-		s = sense_of(SK_BLANK_CHECK, ASC_EOD_DETECTED);
 		struct vtl_position pos;
 		vtl_cart_position(d->cart, &pos);
+		if (ssc_stage_lost(d, pos.eod)) {
+			/* The recall could not bring these records back: unreadable, never a false end of data. */
+			d->cnt.read_errors++;
+			d->tapealert |= 1ull << (TA_READ_FAILURE - 1);
+			return sense_of(SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
+		}
+		s = sense_of(SK_BLANK_CHECK, ASC_EOD_DETECTED);
 		s.eom = pos.early_warning;
 	} else {
 		s = ssc_sense_of_err(d, rc);

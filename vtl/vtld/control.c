@@ -23,6 +23,7 @@ static const char *state_name(enum ssc_state st)
 	case SSC_LOADED: return "loaded";
 	case SSC_EJECTED: return "ejected";
 	case SSC_CLEANING: return "cleaning";
+	case SSC_STAGING: return "staging";
 	default: return "empty";
 	}
 }

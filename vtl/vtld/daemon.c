@@ -87,7 +87,7 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		snprintf(err, errlen, "cannot open the disk pool: %s", why[0] ? why : vtl_strerror(rc));
 		goto fail;
 	}
-	struct library_options opt = {0};
+	struct library_options opt = {.migrator = cfg->migrator.control_socket};
 	rc = library_open(v->cat, v->pool, cfg->library.name, &opt, &v->lib, why, sizeof why);
 	if (rc != VTL_OK) {
 		snprintf(err, errlen, "%s", why);

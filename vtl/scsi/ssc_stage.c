@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A migrated cartridge in a drive: the library stages it back from physical
+ * tape while the drive reports "becoming ready"; as soon as records are on
+ * disk the drive is ready and reads them as they arrive (read-through),
+ * waiting only when it overtakes the stage. A write waits for the whole
+ * cartridge, then the drive reopens it writable and tells the library that
+ * the physical copies no longer hold its data.
+ */
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/vtl_error.h"
+#include "vtl/scsi/sense.h"
+#include "vtl/scsi/ssc_internal.h"
+#include "vtl/scsi/ua.h"
+
+#define STAGE_POLL_MS 20    /* how often the drive asks how the stage stands */
+#define STAGE_WAIT_US 2000  /* a read that overtook the stage looks again after this */
+
+static enum ssc_stage poll_now(struct ssc_drive *d)
+{
+	d->stage_polled_ms = ssc_now_ms();
+	d->stage = d->cfg.stage->poll(d->cfg.stage_arg, d->medium.barcode);
+	return d->stage;
+}
+
+static enum ssc_stage poll_due(struct ssc_drive *d)
+{
+	return ssc_now_ms() - d->stage_polled_ms >= STAGE_POLL_MS ? poll_now(d) : d->stage;
+}
+
+void ssc_stage_begin(struct ssc_drive *d)
+{
+	d->state = SSC_STAGING;
+	d->stage = SSC_STAGE_RUNNING;
+	d->stage_polled_ms = 0;
+	if (d->cfg.stage->request)
+		d->cfg.stage->request(d->cfg.stage_arg, d->medium.barcode);
+	/* The catalog says "loaded" from now on, so that nothing but the stage touches the cartridge. */
+	if (d->cfg.on_medium)
+		d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED);
+	ssc_stage_tick(d);
+}
+
+/* The follower is done with: the cartridge is opened as any other, at the same position. */
+static int stop_following(struct ssc_drive *d)
+{
+	struct vtl_position pos;
+	vtl_cart_position(d->cart, &pos);
+	struct vtl_cart *f = d->cart;
+	struct vtl_cart_params p = ssc_cart_params(d, false);
+	struct vtl_cart *c;
+	int rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &c);
+	if (rc != VTL_OK)
+		return rc; /* the stage's writer has not let go yet: the follower stays */
+	vtl_cart_close(f);
+	d->cart = c;
+	d->following = false;
+	(void)vtl_cart_locate(c, pos.object);
+	return VTL_OK;
+}
+
+/* Out of SSC_STAGING: every host learns that the medium is ready (a not-ready-to-ready change). */
+static void now_ready(struct ssc_drive *d)
+{
+	ua_raise_all(&d->dev.ua, UA_MEDIUM_CHANGED, UA_NO_NEXUS);
+}
+
+void ssc_stage_tick(struct ssc_drive *d)
+{
+	if (!d->cfg.stage || !d->cfg.stage->poll)
+		return;
+	if (d->state == SSC_LOADED && d->following) {
+		if (poll_due(d) != SSC_STAGE_RUNNING)
+			(void)stop_following(d);
+		return;
+	}
+	if (d->state != SSC_STAGING || ssc_now_ms() - d->stage_polled_ms < STAGE_POLL_MS)
+		return;
+	enum ssc_stage st = poll_now(d);
+	if (st == SSC_STAGE_RUNNING) {
+		/* Ready as soon as the first records are on disk. */
+		if (ssc_thread(d, true) != VTL_OK)
+			return;
+		uint64_t eod = 0;
+		if (vtl_cart_refresh(d->cart, &eod) == VTL_OK && eod > 0) {
+			now_ready(d);
+			return;
+		}
+		vtl_cart_close(d->cart);
+		d->cart = NULL;
+		d->following = false;
+		d->state = SSC_STAGING;
+		return;
+	}
+	int rc = ssc_thread(d, false);
+	if (rc != VTL_OK) {
+		d->state = SSC_STAGING; /* the stage's writer is closing the cartridge: the next poll tries again */
+		log_debug("drive %s: %s staged, not opened yet: %s", d->dev.ident.serial, d->medium.barcode,
+			  vtl_strerror(rc));
+		return;
+	}
+	now_ready(d);
+}
+
+int ssc_stage_more(void *arg)
+{
+	struct ssc_drive *d = arg;
+	usleep(STAGE_WAIT_US);
+	return poll_due(d) == SSC_STAGE_RUNNING;
+}
+
+bool ssc_stage_writable(struct ssc_drive *d, struct scsi_sense *s)
+{
+	if (d->following) {
+		/* Writing cuts the tape at the position: everything up to it must be back first. */
+		while (poll_due(d) == SSC_STAGE_RUNNING)
+			usleep(STAGE_WAIT_US);
+		if (stop_following(d) != VTL_OK) {
+			*s = sense_of(SK_NOT_READY, ASC_BECOMING_READY);
+			return false;
+		}
+	}
+	if (!d->modified && d->cfg.stage && d->cfg.stage->modify) {
+		d->cfg.stage->modify(d->cfg.stage_arg, d->medium.barcode);
+		d->modified = true;
+		d->stage = SSC_STAGE_DONE; /* from here on the tape holds what the host writes */
+	}
+	return true;
+}
+
+bool ssc_stage_lost(struct ssc_drive *d, uint64_t eod)
+{
+	return d->medium.migrated && d->stage == SSC_STAGE_FAILED && eod < d->medium.eod;
+}

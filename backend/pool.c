@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/internal.h"
@@ -24,6 +25,21 @@
 #define LZ4_ACCEL_DEFAULT 2
 /* statvfs is asked again after this many bytes were taken, so a shared disk is seen filling. */
 #define STATFS_REFRESH_BYTES (64ull << 20)
+/*
+ * A take that hits the quota rescans its member from disk at most this often:
+ * another process (the migrator) may have freed space, and a full pool must
+ * not turn every write into a directory walk.
+ */
+#define RESCAN_MIN_MS 1000
+
+static int member_rescan(struct pool_member *pm, bool lower_only);
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
@@ -92,12 +108,28 @@ static int member_statfs(struct pool_member *pm, uint64_t *free_bytes)
 	return VTL_OK;
 }
 
+/* Whether a quota member may rescan now (pm->lock held): its last rescan is old enough; marks it done. */
+static bool rescan_due(struct pool_member *pm)
+{
+	uint64_t now = mono_ms();
+	if (pm->rescan_ms && now - pm->rescan_ms < RESCAN_MIN_MS)
+		return false;
+	pm->rescan_ms = now;
+	return true;
+}
+
 int pool_space_take(struct vtl_pool *pool, unsigned m, uint64_t bytes)
 {
 	struct pool_member *pm = &pool->m[m];
 	int rc = VTL_OK;
 	pthread_mutex_lock(&pm->lock);
 	if (pool->quota) {
+		if (pm->used + bytes + pool->reserve > pool->quota && rescan_due(pm)) {
+			/* Before refusing: another process may have released space since we last looked. */
+			pthread_mutex_unlock(&pm->lock);
+			member_rescan(pm, true);
+			pthread_mutex_lock(&pm->lock);
+		}
 		if (pm->used + bytes + pool->reserve > pool->quota)
 			rc = VTL_E_POOL_FULL;
 	} else {
@@ -115,8 +147,10 @@ int pool_space_take(struct vtl_pool *pool, unsigned m, uint64_t bytes)
 			pm->taken_since += bytes;
 		}
 	}
-	if (rc == VTL_OK)
+	if (rc == VTL_OK) {
 		pm->used += bytes;
+		pm->taken_total += bytes;
+	}
 	pthread_mutex_unlock(&pm->lock);
 	return rc;
 }
@@ -154,12 +188,12 @@ int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_s
 }
 
 /* Sums the segment files already on a member, so that accounting survives restarts. */
-static uint64_t member_scan_used(const char *path)
+static int member_scan_used(const char *path, uint64_t *out)
 {
 	uint64_t used = 0;
 	DIR *d = opendir(path);
 	if (!d)
-		return 0;
+		return VTL_E_IO;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
@@ -183,7 +217,56 @@ static uint64_t member_scan_used(const char *path)
 		closedir(cd);
 	}
 	closedir(d);
-	return used;
+	*out = used;
+	return VTL_OK;
+}
+
+/*
+ * Re-reads a member's used bytes from disk; takes during the scan are added
+ * (see vtl_pool_rescan). The scan may count some of them twice; lower_only
+ * (the take path, which looks for space freed elsewhere) keeps the smaller of
+ * the two counts, so that it never refuses a write it would have accepted.
+ */
+static int member_rescan(struct pool_member *pm, bool lower_only)
+{
+	pthread_mutex_lock(&pm->lock);
+	uint64_t taken_before = pm->taken_total;
+	pthread_mutex_unlock(&pm->lock);
+	uint64_t disk;
+	int rc = member_scan_used(pm->path, &disk);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&pm->lock);
+	uint64_t seen = disk + (pm->taken_total - taken_before);
+	if (!lower_only || seen < pm->used)
+		pm->used = seen;
+	pthread_mutex_unlock(&pm->lock);
+	return VTL_OK;
+}
+
+int vtl_pool_rescan(struct vtl_pool *pool)
+{
+	for (unsigned i = 0; i < pool->n; i++) {
+		int rc = member_rescan(&pool->m[i], false);
+		if (rc)
+			return rc;
+	}
+	return VTL_OK;
+}
+
+int vtl_pool_fill(struct vtl_pool *pool, bool rescan, struct vtl_pool_fill *out)
+{
+	*out = (struct vtl_pool_fill){0};
+	int rc = rescan ? vtl_pool_rescan(pool) : VTL_OK;
+	for (unsigned i = 0; rc == VTL_OK && i < pool->n; i++) {
+		struct vtl_member_space ms;
+		if ((rc = vtl_pool_member_space(pool, i, &ms)) == VTL_OK) {
+			out->used_bytes += ms.used_bytes;
+			out->size_bytes += ms.used_bytes + ms.free_bytes;
+		}
+	}
+	out->percent = out->size_bytes ? (double)out->used_bytes * 100.0 / (double)out->size_bytes : 100.0;
+	return rc;
 }
 
 /* A member must be a directory we can create files in; root ignores modes, so try it. */
@@ -250,11 +333,10 @@ int vtl_pool_open(const struct vtl_pool_config *cfg, struct vtl_pool **out, char
 			vtl_pool_close(pool);
 			return fail(err, errlen, VTL_E_NOMEM, "pool: out of memory");
 		}
-		pm->used = member_scan_used(pm->path);
-		if (member_statfs(pm, &pm->free_cache) != VTL_OK) {
+		if (member_scan_used(pm->path, &pm->used) != VTL_OK || member_statfs(pm, &pm->free_cache) != VTL_OK) {
 			pool->n = i + 1;
 			vtl_pool_close(pool);
-			return fail(err, errlen, VTL_E_CONFIG, "pool member %s: statvfs: %s", cfg->members[i],
+			return fail(err, errlen, VTL_E_CONFIG, "pool member %s: cannot measure it: %s", cfg->members[i],
 				    strerror(errno));
 		}
 	}

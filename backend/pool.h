@@ -10,6 +10,7 @@
 #ifndef VTL_BACKEND_POOL_H
 #define VTL_BACKEND_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,28 @@ unsigned vtl_pool_members(const struct vtl_pool *pool);
 
 /* Fills *out with the space accounting of member i. */
 int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_space *out);
+
+/*
+ * Re-reads each member's used bytes from the segment files on disk, so that
+ * space another process freed (vtl-migrator releasing disk copies) or took
+ * becomes visible here. Safe while this process writes: space taken during
+ * the scan is counted on top of it, so the accounting stays at or above what
+ * is on disk (a write racing the scan may be counted twice until the next
+ * rescan), but for the index space reserved for segments being written (a
+ * few bytes a block, written when the segment is sealed). A write that hits
+ * the quota rescans its member by itself, at most once a second.
+ */
+int vtl_pool_rescan(struct vtl_pool *pool);
+
+/* How full the pool is, summed over its members. */
+struct vtl_pool_fill {
+	uint64_t used_bytes; /* segment files */
+	uint64_t size_bytes; /* used plus still free */
+	double percent;      /* used / size * 100; 100 when size is 0 */
+};
+
+/* Fills *out from vtl_pool_member_space of every member, after a vtl_pool_rescan when rescan is set. */
+int vtl_pool_fill(struct vtl_pool *pool, bool rescan, struct vtl_pool_fill *out);
 
 /* Returns 0 if barcode is acceptable: 1..32 of ASCII 0x21..0x7E, no / or \\, not starting with ".". */
 int vtl_barcode_check(const char *barcode);

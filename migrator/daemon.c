@@ -18,6 +18,7 @@
 #include "migrator/migrate.h"
 #include "migrator/phys_iscsi.h"
 #include "migrator/phys_st.h"
+#include "migrator/policyd.h"
 
 _Static_assert(VTL_CFG_MAX_PHYS_DRIVES <= PHYS_MAX_DRIVES, "[physical] drive lines must fit a phys_st_config");
 #include "migrator/phys_sim.h"
@@ -68,6 +69,7 @@ struct migd {
 	unsigned nopts;
 	unsigned job_rate;        /* the running job's own rate, MB/s */
 	struct ctlsock *sock;
+	struct policyd *policy;   /* the cache policy: a pass between jobs, and its requests */
 };
 
 static const char *const kind_names[] = {"", "migrate", "recall", "verify"};
@@ -202,6 +204,7 @@ static void *worker(void *arg)
 	while (!m->stopping) {
 		struct cat_job j = {0};
 		pthread_mutex_unlock(&m->mu);
+		policyd_tick(m->policy); /* here no job runs: a pass cannot race one on the same cartridge */
 		int rc = catalog_job_list(m->cat, CAT_JOB_QUEUED, first_queued, &j);
 		pthread_mutex_lock(&m->mu);
 		if (m->stopping)
@@ -429,6 +432,17 @@ static void physical(struct migd *m, char *out, size_t cap)
 	jo_printf(out, cap, &at, "]}");
 }
 
+/* "policy" and "release BARCODE", answered by the cache policy. */
+static void policy_request(struct migd *m, const char *word, int args, const char *barcode, char *out, size_t cap)
+{
+	if (!strcmp(word, "policy"))
+		policyd_answer_status(m->policy, out, cap);
+	else if (args == 1)
+		policyd_answer_release(m->policy, barcode, out, cap);
+	else
+		jo_answer(out, cap, VTL_E_INVAL, "give the barcode of the premigrated cartridge to release", NULL);
+}
+
 void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 {
 	char word[32] = "", a[4][64] = {"", "", "", ""};
@@ -473,6 +487,8 @@ void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 		scan(m, out, cap);
 	} else if (!strcmp(word, "physical")) {
 		physical(m, out, cap);
+	} else if (!strcmp(word, "policy") || !strcmp(word, "release")) {
+		policy_request(m, word, n - 1, a[0], out, cap);
 	} else {
 		size_t at = 0;
 		jo_printf(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '");
@@ -558,6 +574,8 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 	if (rc == VTL_OK)
 		rc = catalog_job_list(m->cat, CAT_JOB_RUNNING, requeue, m);
 	if (rc == VTL_OK)
+		rc = policyd_create(m->cat, m->pool, cfg, &m->policy);
+	if (rc == VTL_OK)
 		rc = ctlsock_start(cfg->migrator.control_socket, handle, NULL, 0, m, &m->sock, err, errlen);
 	if (rc == VTL_OK) {
 		if (pthread_create(&m->worker, NULL, worker, m) == 0)
@@ -585,6 +603,7 @@ void migd_stop(struct migd *m)
 	pthread_mutex_unlock(&m->mu);
 	if (m->worker_started)
 		pthread_join(m->worker, NULL);
+	policyd_destroy(m->policy);
 	if (m->lib)
 		m->lib->ops->close(m->lib);
 	if (m->pool)

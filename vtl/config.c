@@ -40,6 +40,33 @@ int vtl_parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return VTL_OK;
 }
 
+int vtl_parse_duration(const char *s, uint64_t max, uint64_t *out)
+{
+	static const struct {
+		char unit;
+		uint64_t seconds;
+	} units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+	if (!s || !*s)
+		return VTL_E_INVAL;
+	size_t n = strlen(s);
+	uint64_t mul = 1;
+	char num[32];
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (tolower((unsigned char)s[n - 1]) == units[i].unit) {
+			mul = units[i].seconds;
+			n--;
+		}
+	if (n == 0 || n >= sizeof num)
+		return VTL_E_INVAL;
+	memcpy(num, s, n);
+	num[n] = 0;
+	uint64_t v;
+	if (vtl_parse_uint(num, UINT64_MAX / mul, &v) || v * mul > max)
+		return VTL_E_INVAL;
+	*out = v * mul;
+	return VTL_OK;
+}
+
 int vtl_parse_size(const char *s, bool binary, uint64_t *out)
 {
 	if (!s)
@@ -159,11 +186,11 @@ static char *path_resolve(const char *dir, const char *rel)
 
 enum section {
 	SEC_NONE, SEC_LIBRARY, SEC_DRIVE, SEC_POOL, SEC_CATALOG, SEC_ISCSI, SEC_DAEMON, SEC_PHYSICAL, SEC_MIGRATOR,
-	SEC_COUNT
+	SEC_POLICY, SEC_COUNT
 };
 
 static const char *const section_names[SEC_COUNT] = {
-	"", "library", "drive", "pool", "catalog", "iscsi", "daemon", "physical", "migrator",
+	"", "library", "drive", "pool", "catalog", "iscsi", "daemon", "physical", "migrator", "policy",
 };
 
 enum ktype {
@@ -184,6 +211,8 @@ enum ktype {
 	K_BOOL,   /* yes/no */
 	K_INITIATOR, /* allowed initiator name: appended */
 	K_DEVNODE, /* [physical] drive / drive_sg: an absolute /dev path, appended */
+	K_DURATION, /* unsigned seconds, written with an optional unit s/m/h/d, min..max */
+	K_RULES,   /* [policy] premigrate: a comma list of full, ejected, idle, or none */
 };
 
 struct keydef {
@@ -194,6 +223,9 @@ struct keydef {
 	size_t cap; /* string capacity including the NUL */
 	uint64_t min, max;
 };
+
+#define POLICY_DURATION_MAX (365u * 86400) /* a year: longer idle times or intervals are typos */
+#define POLICY_IDLE_DEFAULT 3600 /* an hour without a mount makes a cartridge a candidate */
 
 #define CF(f) offsetof(struct vtl_config, f)
 #define DF(f) offsetof(struct vtl_drive_config, f)
@@ -278,6 +310,13 @@ static const struct keydef keys[] = {
 	{SEC_MIGRATOR, "verify", K_BOOL, CF(migrator.verify), 0, 0, 0},
 	{SEC_MIGRATOR, "control_socket", K_PATH, CF(migrator.control_socket), 0, 0, 0},
 	{SEC_MIGRATOR, "log_level", K_LEVEL, CF(migrator.log_level), CAP(migrator.log_level), 0, 0},
+	{SEC_POLICY, "interval", K_DURATION, CF(policy.interval), 0, 1, POLICY_DURATION_MAX},
+	{SEC_POLICY, "premigrate", K_RULES, CF(policy.premigrate), 0, 0, 0},
+	{SEC_POLICY, "idle", K_DURATION, CF(policy.idle), 0, 0, POLICY_DURATION_MAX},
+	{SEC_POLICY, "high_water", K_UINT, CF(policy.high_water), 0, 1, 100},
+	{SEC_POLICY, "low_water", K_UINT, CF(policy.low_water), 0, 0, 99},
+	{SEC_POLICY, "throttle", K_UINT, CF(policy.throttle), 0, 0, 100},
+	{SEC_POLICY, "throttle_rate", K_UINT, CF(policy.throttle_rate), 0, 1, 100000},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -416,6 +455,35 @@ static bool iqn_valid(const char *v)
 	return v[11] == '.' && v[12] && v[12] != '.' && v[12] != ':';
 }
 
+/* [policy] premigrate = full, ejected, idle | none: the rules as VTL_POLICY_* bits. */
+static int parse_rules(struct parser *ps, const char *sec, const char *key, const char *v, unsigned *bits)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} rules[] = {{"full", VTL_POLICY_FULL}, {"ejected", VTL_POLICY_EJECTED}, {"idle", VTL_POLICY_IDLE}, {"none", 0}};
+	unsigned out = 0;
+	bool none = false;
+	const char *p = v;
+	while (*p) {
+		size_t n = strcspn(p, ", \t");
+		size_t i = 0;
+		while (i < sizeof rules / sizeof rules[0] && (strlen(rules[i].name) != n || strncasecmp(p, rules[i].name, n)))
+			i++;
+		if (n == 0 || i == sizeof rules / sizeof rules[0])
+			return perr(ps, ps->line, "[%s] %s = %s: give a list of full, ejected and idle (e.g. full, ejected), "
+				    "or none", sec, key, v);
+		out |= rules[i].bit;
+		none |= rules[i].bit == 0;
+		p += n;
+		p += strspn(p, ", \t");
+	}
+	if (none && out)
+		return perr(ps, ps->line, "[%s] %s = %s: none cannot be listed with a rule", sec, key, v);
+	*bits = out;
+	return VTL_OK;
+}
+
 static int set_value(struct parser *ps, size_t ki, const char *sec, const char *v)
 {
 	const struct keydef *k = &keys[ki];
@@ -528,6 +596,15 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		else
 			*(int *)field = (int)u;
 		return VTL_OK;
+	case K_DURATION:
+		if (vtl_parse_duration(v, k->max, &u) || u < k->min)
+			return perr(ps, ps->line, "[%s] %s = %s: give a duration such as 90s, 30m, 12h or 7d (no unit: "
+				    "seconds), from %llu s to %llu d", sec, key, v, (unsigned long long)k->min,
+				    (unsigned long long)(k->max / 86400));
+		*(unsigned *)field = (unsigned)u;
+		return VTL_OK;
+	case K_RULES:
+		return parse_rules(ps, sec, key, v, field);
 	case K_SIZE:
 		if (vtl_parse_size(v, true, &u))
 			return perr(ps, ps->line, "[%s] %s = %s: give a size such as 256M, 1G or 65536 (K, M, G, T are "
@@ -850,6 +927,16 @@ static int validate_migration(struct parser *ps)
 	if (c->migrator.window[0] && !vtl_config_window(c->migrator.window, &from, &to))
 		return perr(ps, ps->key_line[key_index(SEC_MIGRATOR, "window")],
 			    "[migrator] window = '%s': give HH:MM-HH:MM (e.g. 08:00-18:00)", c->migrator.window);
+	if (c->policy.low_water >= c->policy.high_water)
+		return perr(ps, max_u(ps->key_line[key_index(SEC_POLICY, "low_water")],
+				      ps->key_line[key_index(SEC_POLICY, "high_water")]),
+			    "[policy] low_water = %u must be below high_water = %u: releases run from the high mark down "
+			    "to the low one", c->policy.low_water, c->policy.high_water);
+	if (c->policy.throttle && c->policy.throttle < c->policy.high_water)
+		return perr(ps, ps->key_line[key_index(SEC_POLICY, "throttle")],
+			    "[policy] throttle = %u is below high_water = %u: hosts would be slowed before any disk copy "
+			    "is released; use a fill at or above high_water, or 0 (never throttle)", c->policy.throttle,
+			    c->policy.high_water);
 	if (!c->migrator.control_socket) {
 		if (!(c->migrator.control_socket = path_resolve(c->dir, "migrator.sock")))
 			return VTL_E_NOMEM;
@@ -1035,6 +1122,9 @@ static void set_defaults(struct vtl_config *c)
 	c->migrator.buffer_size = 1u << 20;
 	c->migrator.readers = 4;
 	c->migrator.verify = true;
+	c->policy = (struct vtl_policy_config){.interval = 10, .premigrate = VTL_POLICY_FULL | VTL_POLICY_EJECTED | VTL_POLICY_IDLE,
+					       .idle = POLICY_IDLE_DEFAULT, .high_water = 85, .low_water = 70, .throttle = 95,
+					       .throttle_rate = 20};
 	snprintf(c->migrator.log_level, sizeof c->migrator.log_level, "info");
 }
 

@@ -40,6 +40,22 @@ struct vtl_drive_config {
 	unsigned generation;         /* LTO generation it emulates, 5..9 */
 };
 
+/* [policy] premigrate: the rules that make a resident cartridge a candidate for a copy (bits). */
+#define VTL_POLICY_FULL 1u    /* it reached its early-warning point */
+#define VTL_POLICY_EJECTED 2u /* it sits in an import/export (mail) slot */
+#define VTL_POLICY_IDLE 4u    /* no drive has mounted it for [policy] idle */
+
+/* The migrator's cache policy of the library's disk pool (docs/configuration.md, [policy]). */
+struct vtl_policy_config {
+	unsigned interval;       /* seconds between policy passes */
+	unsigned premigrate;     /* VTL_POLICY_* bits; 0: none */
+	unsigned idle;           /* seconds a cartridge not mounted becomes a candidate; 0: the rule is off */
+	unsigned high_water;     /* pool fill, percent, from which disk copies are released */
+	unsigned low_water;      /* ... down to this fill */
+	unsigned throttle;       /* pool fill, percent, from which host writes are slowed; 0: never */
+	unsigned throttle_rate;  /* MB/s hosts may still write at, all drives together, when throttled */
+};
+
 struct vtl_config {
 	char *path; /* the file, as given */
 	char *dir;  /* its folder, absolute: the base of relative paths */
@@ -122,6 +138,8 @@ struct vtl_config {
 		char *control_socket;         /* absolute */
 		char log_level[8];
 	} migrator;
+
+	struct vtl_policy_config policy;
 };
 
 /*
@@ -156,6 +174,12 @@ void vtl_config_library(const struct vtl_config *cfg, struct cat_library *lib);
  * and the unit are allowed. Returns 0 or VTL_E_INVAL (garbage, overflow).
  */
 int vtl_parse_size(const char *s, bool binary, uint64_t *out);
+
+/*
+ * Parses a duration: a whole number with an optional unit s, m, h or d
+ * (none: seconds), into seconds up to max. Returns 0 or VTL_E_INVAL.
+ */
+int vtl_parse_duration(const char *s, uint64_t max, uint64_t *out);
 
 /* Parses a whole unsigned decimal number (no sign, no blanks) up to max. Returns 0 or VTL_E_INVAL. */
 int vtl_parse_uint(const char *s, uint64_t max, uint64_t *out);

@@ -671,6 +671,66 @@ static void physical_st(void **state)
 #undef ST_HDR
 }
 
+/* [policy]: defaults, every key, durations with units, rule lists, and the checks between the marks. */
+static void policy_section(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nslots = 4\n" POOL);
+	assert_int_equal(c->policy.interval, 10);
+	assert_int_equal(c->policy.premigrate, VTL_POLICY_FULL | VTL_POLICY_EJECTED | VTL_POLICY_IDLE);
+	assert_int_equal(c->policy.idle, 3600);
+	assert_int_equal(c->policy.high_water, 85);
+	assert_int_equal(c->policy.low_water, 70);
+	assert_int_equal(c->policy.throttle, 95);
+	assert_int_equal(c->policy.throttle_rate, 20);
+	vtl_config_free(c);
+
+	c = parse_ok("[library]\nslots = 4\n" POOL "[policy]\ninterval = 2m\npremigrate = ejected, Idle\nidle = 30m\n"
+		     "high_water = 60\nlow_water = 40\nthrottle = 90\nthrottle_rate = 5\n");
+	assert_int_equal(c->policy.interval, 120);
+	assert_int_equal(c->policy.premigrate, VTL_POLICY_EJECTED | VTL_POLICY_IDLE);
+	assert_int_equal(c->policy.idle, 1800);
+	assert_int_equal(c->policy.high_water, 60);
+	assert_int_equal(c->policy.low_water, 40);
+	assert_int_equal(c->policy.throttle, 90);
+	assert_int_equal(c->policy.throttle_rate, 5);
+	vtl_config_free(c);
+
+	c = parse_ok("[library]\nslots = 4\n" POOL "[policy]\npremigrate = none\nidle = 0\nthrottle = 0\ninterval = 1d\n");
+	assert_int_equal(c->policy.premigrate, 0);
+	assert_int_equal(c->policy.idle, 0);
+	assert_int_equal(c->policy.throttle, 0);
+	assert_int_equal(c->policy.interval, 86400);
+	vtl_config_free(c);
+
+	uint64_t d;
+	assert_int_equal(vtl_parse_duration("45", 100, &d), 0);
+	assert_int_equal(d, 45);
+	assert_int_equal(vtl_parse_duration("2h", 86400, &d), 0);
+	assert_int_equal(d, 7200);
+	assert_int_equal(vtl_parse_duration("2h", 3600, &d), VTL_E_INVAL);
+	assert_int_equal(vtl_parse_duration("h", 3600, &d), VTL_E_INVAL);
+	assert_int_equal(vtl_parse_duration("1.5h", 86400, &d), VTL_E_INVAL);
+
+	static const struct {
+		const char *lines, *want;
+	} bad[] = {
+		{"interval = 0\n", "t.conf:6: [policy] interval = 0: give a duration such as 90s"},
+		{"idle = 10 minutes\n", "[policy] idle = 10 minutes: give a duration"},
+		{"premigrate = full, mounted\n", "t.conf:6: [policy] premigrate = full, mounted: give a list of full, ejected and idle"},
+		{"premigrate = none, full\n", "none cannot be listed with a rule"},
+		{"high_water = 101\n", "[policy] high_water = 101: give a whole number from 1 to 100"},
+		{"high_water = 50\nlow_water = 50\n", "t.conf:7: [policy] low_water = 50 must be below high_water = 50"},
+		{"throttle = 80\n", "t.conf:6: [policy] throttle = 80 is below high_water = 85"},
+		{"throttle_rate = 0\n", "[policy] throttle_rate = 0: give a whole number from 1"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char t[512];
+		snprintf(t, sizeof t, "[library]\nslots = 4\n" POOL "[policy]\n%s", bad[i].lines);
+		expect_error(t, bad[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -686,6 +746,7 @@ int main(void)
 		cmocka_unit_test(iscsi_security),
 		cmocka_unit_test(nop_interval),
 		cmocka_unit_test(migration_sections),
+		cmocka_unit_test(policy_section),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1001,6 +1001,67 @@ static void test_concurrent_fill(void **state)
 	}
 }
 
+/*
+ * Two pools on the same members play vtld and vtl-migrator: the space the
+ * second frees is invisible to the first until it rescans; a rescan sees it,
+ * and a write that hits the quota rescans by itself (at most once a second),
+ * so it succeeds instead of failing with a full pool.
+ */
+static void test_rescan_sees_space_freed_elsewhere(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t quota = 256u << 10;
+	const size_t bl = 4096;
+	fx_pool_open(f, 1, VTL_SEGMENT_SIZE_MIN, quota);
+	EXPECT_RC(vtl_cart_create(f->pool, "FREED1"), 0);
+	f->cart[1] = open_cart(f, "FREED1", NULL);
+	write_blocks(f->cart[1], 24, bl, 100);
+	close_cart(f, 1);
+	EXPECT_RC(vtl_cart_create(f->pool, "WRITER"), 0);
+	f->cart[0] = open_cart(f, "WRITER", NULL);
+	uint8_t *buf = talloc(bl);
+	assert_non_null(buf);
+	int rc = 0;
+	for (unsigned n = 0; n < 1000 && rc == 0; n++) {
+		gen_data(buf, bl, n, false);
+		rc = vtl_cart_write_block(f->cart[0], buf, bl);
+	}
+	assert_int_equal(rc, VTL_E_POOL_FULL);
+	struct vtl_pool_fill full;
+	EXPECT_RC(vtl_pool_fill(f->pool, false, &full), 0);
+	assert_true(full.percent > 90.0);
+
+	/* The other process empties FREED1 (as the migrator releases a disk copy). */
+	struct vtl_pool *other = NULL;
+	tl_pool_open(&f->cfg, &other);
+	struct vtl_cart *c = tl_cart_open(other, "FREED1", NULL);
+	EXPECT_RC(vtl_cart_rewind(c), 0);
+	EXPECT_RC(vtl_cart_erase(c), 0);
+	EXPECT_RC(vtl_cart_close(c), 0);
+	vtl_pool_close(other);
+
+	struct vtl_pool_fill stale, fresh;
+	EXPECT_RC(vtl_pool_fill(f->pool, false, &stale), 0);
+	assert_int_equal(stale.used_bytes, full.used_bytes); /* not seen without a rescan */
+	/* Right after the refused write, the take path does not rescan again: still full. */
+	EXPECT_RC(vtl_cart_write_block(f->cart[0], buf, bl), VTL_E_POOL_FULL);
+	struct timespec pause = {.tv_sec = 1, .tv_nsec = 100 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	/* A second later the write rescans, sees the freed space and succeeds. */
+	EXPECT_RC(vtl_cart_write_block(f->cart[0], buf, bl), 0);
+	EXPECT_RC(vtl_pool_fill(f->pool, true, &fresh), 0);
+	assert_true(fresh.used_bytes + 20 * bl < full.used_bytes);
+	assert_true(fresh.percent < full.percent);
+	assert_int_equal(fresh.size_bytes, quota);
+	/* What this pool wrote after the rescan is still counted by the next one. */
+	write_blocks(f->cart[0], 4, bl, 5000);
+	struct vtl_pool_fill later;
+	EXPECT_RC(vtl_pool_fill(f->pool, true, &later), 0);
+	assert_true(later.used_bytes >= fresh.used_bytes + 4 * bl);
+	tfree(buf);
+	close_cart(f, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1023,6 +1084,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pool_inventory, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_drives, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_fill, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_rescan_sees_space_freed_elsewhere, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,17 +120,9 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 	if (!ctl_migrator_up(ctl))
 		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: it holds the physical library");
 	static char answer[ANSWER_MAX];
-	if ((rc = ctl_migrator_raw(ctl, "physical", answer, sizeof answer)))
+	bool printed;
+	if ((rc = ctl_migrator_query(ctl, "physical", answer, sizeof answer, &printed)) || printed)
 		return rc;
-	if (strncmp(answer, "{\"ok\":true", 10) != 0) {
-		char e[512];
-		ans_text(answer, "error", e, sizeof e);
-		return ctl_err(ctl, VTLCTL_FAIL, "%s", e[0] ? e : answer);
-	}
-	if (ctl->json) {
-		printf("%s\n", answer);
-		return 0;
-	}
 	static const char *const head[] = {"ADDRESS", "TYPE", "BARCODE"};
 	struct table t;
 	table_init(&t, 3, head, "RLL");
@@ -208,16 +200,9 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 /* A job on one cartridge with no options: verify, recall. */
 static int barcode_job(struct ctl *ctl, int argc, char **argv, const char *what, enum cat_job_kind kind)
 {
-	char **pos;
-	int npos;
-	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
-	if (rc)
-		return rc;
-	if (npos != 1)
-		return ctl_usage(ctl, "give one cartridge barcode");
-	if ((rc = ctl_load_config(ctl)))
-		return rc;
-	return queue(ctl, what, kind, pos[0], "");
+	const char *barcode;
+	int rc = ctl_parse_barcode(ctl, argc, argv, &barcode);
+	return rc ? rc : queue(ctl, what, kind, barcode, "");
 }
 
 int cmd_verify(struct ctl *ctl, int argc, char **argv)

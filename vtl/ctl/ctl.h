@@ -72,6 +72,12 @@ int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t ca
 bool ctl_migrator_up(struct ctl *ctl);
 int ctl_migrator(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int ctl_migrator_raw(struct ctl *ctl, const char *request, char *answer, size_t cap);
+/*
+ * Sends request to vtl-migrator and checks that it answered ok (else reports
+ * its error: VTLCTL_FAIL). With --json it prints the answer and sets *printed:
+ * only a table is left for the caller to print.
+ */
+int ctl_migrator_query(struct ctl *ctl, const char *request, char *answer, size_t cap, bool *printed);
 /* Closes whatever is open. */
 void ctl_close(struct ctl *ctl);
 
@@ -186,6 +192,8 @@ struct ctl_opt {
 int ctl_parse(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size_t nopts, char ***pos, int *npos);
 /* ctl_parse for a command that takes neither options nor arguments; then loads the configuration. */
 int ctl_parse_bare(struct ctl *ctl, int argc, char **argv);
+/* ctl_parse for a command that takes one cartridge barcode and no options (*barcode); then loads the configuration. */
+int ctl_parse_barcode(struct ctl *ctl, int argc, char **argv, const char **barcode);
 
 struct ctl_cmd {
 	const char *name;    /* "cartridge add" */
@@ -221,6 +229,8 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv);
 int cmd_verify(struct ctl *ctl, int argc, char **argv);
 int cmd_recall(struct ctl *ctl, int argc, char **argv);
 int cmd_jobs(struct ctl *ctl, int argc, char **argv);
+int cmd_policy(struct ctl *ctl, int argc, char **argv);
+int cmd_release(struct ctl *ctl, int argc, char **argv);
 int cmd_cancel(struct ctl *ctl, int argc, char **argv);
 
 /* Shared by cartridge add and import --new: checks --media and --capacity against a label. */

@@ -246,6 +246,24 @@ int ctl_migrator_raw(struct ctl *ctl, const char *request, char *answer, size_t 
 	return daemon_exchange(ctl, MIGRATOR, request, answer, cap);
 }
 
+int ctl_migrator_query(struct ctl *ctl, const char *request, char *answer, size_t cap, bool *printed)
+{
+	*printed = false;
+	int rc = ctl_migrator_raw(ctl, request, answer, cap);
+	if (rc)
+		return rc;
+	if (strncmp(answer, "{\"ok\":true", 10) != 0) {
+		char e[512];
+		ans_text(answer, "error", e, sizeof e);
+		return ctl_err(ctl, VTLCTL_FAIL, "%s", e[0] ? e : answer);
+	}
+	if (ctl->json) {
+		printf("%s\n", answer);
+		*printed = true;
+	}
+	return 0;
+}
+
 int ctl_migrator(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
@@ -502,6 +520,19 @@ int ctl_parse(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size
 	*pos = p;
 	*npos = np;
 	return 0;
+}
+
+int ctl_parse_barcode(struct ctl *ctl, int argc, char **argv, const char **barcode)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos != 1)
+		return ctl_usage(ctl, "give one cartridge barcode");
+	*barcode = pos[0];
+	return ctl_load_config(ctl);
 }
 
 int ctl_parse_bare(struct ctl *ctl, int argc, char **argv)

@@ -168,6 +168,16 @@ static const struct ctl_cmd commands[] = {
 	 "shows its rate (MB/s over the last second), the ring's fill (full buffers of all), how often the\n"
 	 "writer waited for a full buffer and the readers for an empty one, and the time left.",
 	 cmd_jobs},
+	{"policy", "policy", "the cache policy: pool fill, water marks, what the last pass did (vtl-migrator must run)",
+	 "The disk pool's fill now, the high- and low-water marks and the throttle of [policy], the rules that\n"
+	 "make a cartridge a candidate for a copy, and what the last policy pass did: copies queued by each\n"
+	 "rule or for pool pressure, disk copies released, cartridges skipped because they were open elsewhere.",
+	 cmd_policy},
+	{"release", "release BARCODE", "give up a premigrated cartridge's disk copy (vtl-migrator must run)",
+	 "Releases the disk copy of a premigrated cartridge (one with a verified copy on physical tape): it\n"
+	 "becomes migrated and its space in the pool is freed; a host that loads it later waits for a recall.\n"
+	 "A cartridge that is not premigrated, is loaded in a drive or has a job is refused.",
+	 cmd_release},
 	{"cancel", "cancel JOB", "cancel a queued or running job (vtl-migrator must run)",
 	 "A queued job fails at once; a running one stops after the block it is writing. Nothing partial is\n"
 	 "recorded as a copy.",

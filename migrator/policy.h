@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cache policy of the disk pool: one pass looks at the library's
+ * cartridges and the pool's fill, queues copies (migrate jobs) of the
+ * resident cartridges a rule names, and under pool pressure releases the
+ * disk copies of premigrated cartridges, least recently mounted first, from
+ * the high-water mark down to the low-water mark (docs/migrator.md, "Cache
+ * policy"). It runs no job itself: the migrator's worker runs what it queues.
+ *
+ * A cartridge loaded in a drive, or with a queued or running job, is never
+ * chosen. A release marks the cartridge migrated in the catalog before it
+ * empties its files, holding the cartridge's write lock all along, so a
+ * crash never shows a cartridge resident or premigrated whose data is gone.
+ */
+#ifndef VTL_MIGRATOR_POLICY_H
+#define VTL_MIGRATOR_POLICY_H
+
+#include <stdint.h>
+
+#include "backend/pool.h"
+#include "catalog/catalog.h"
+#include "vtl/config.h"
+
+/*
+ * Rule "full": the cartridge's stored bytes reached its early-warning point,
+ * capacity - capacity / POLICY_EW_DIVISOR, at most POLICY_EW_MAX before the
+ * end: the point the emulated drives report early warning at by default.
+ */
+#define POLICY_EW_DIVISOR 50
+#define POLICY_EW_MAX (64ull << 30)
+#define POLICY_LIST_MAX 16 /* barcodes a report names for each kind of action */
+
+/* What a pass works on. */
+struct policy_ctx {
+	struct vtl_catalog *cat;
+	struct vtl_pool *pool;
+	const char *library;                 /* the virtual library's name */
+	const struct vtl_policy_config *cfg;
+	int64_t now;                         /* Unix seconds: the time the idle rule measures against */
+};
+
+/* Barcodes a pass acted on (the first POLICY_LIST_MAX), and how many in all. */
+struct policy_list {
+	unsigned n;
+	char barcode[POLICY_LIST_MAX][CAT_BARCODE_MAX + 1];
+};
+
+/* What a pass did. */
+struct policy_report {
+	int64_t time;                   /* when it ran (ctx.now) */
+	struct vtl_pool_fill before, after;
+	struct policy_list full, ejected, idle; /* copies queued by each rule */
+	struct policy_list pressure;    /* copies queued because the pool stayed above low water */
+	struct policy_list released;    /* disk copies released */
+	uint64_t released_bytes;        /* bytes those held on disk */
+	struct policy_list busy;        /* releases skipped: another process held the cartridge open */
+};
+
+/*
+ * Runs one policy pass (see above) and fills *r. Returns 0, or the first
+ * catalog or pool error (err says what); a cartridge that cannot be released
+ * for being busy is skipped, not an error.
+ */
+int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err, size_t errlen);
+
+/*
+ * Releases the disk copy of the premigrated cartridge barcode: marks it
+ * migrated, empties its files (it stays in the pool as a blank cartridge;
+ * its bytes and EOD in the catalog are kept for the recall) and records an
+ * event saying why. *freed = bytes it held on disk. VTL_E_INVAL when it is
+ * not premigrated, VTL_E_BUSY when it is loaded, has a queued or running job,
+ * or another process holds it open; err says which.
+ */
+int policy_release(struct vtl_catalog *cat, struct vtl_pool *pool, const char *barcode, const char *why,
+		   uint64_t *freed, char *err, size_t errlen);
+
+/* The rule "full": whether stored bytes reached the early-warning point of capacity (0: never full). */
+bool policy_full(uint64_t stored, uint64_t capacity);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cache policy in the running vtl-migrator: a policy pass every
+ * [policy] interval, run by the worker between jobs (so that a pass never
+ * races a job of the migrator on the same cartridge), the last pass kept for
+ * the "policy" request, and the operator's "release BARCODE".
+ */
+#ifndef VTL_MIGRATOR_POLICYD_H
+#define VTL_MIGRATOR_POLICYD_H
+
+#include <stddef.h>
+
+#include "backend/pool.h"
+#include "catalog/catalog.h"
+#include "vtl/config.h"
+
+struct policyd;
+
+/* A policy runner over cat and pool for the library and [policy] of cfg (all must outlive it). */
+int policyd_create(struct vtl_catalog *cat, struct vtl_pool *pool, const struct vtl_config *cfg,
+		   struct policyd **out);
+
+/* Frees pd (NULL is fine). */
+void policyd_destroy(struct policyd *pd);
+
+/* Runs a pass when the interval has passed since the last one; call only where no job of this process runs. */
+void policyd_tick(struct policyd *pd);
+
+/* Answers "policy": the pool's fill now, the marks and rules, and what the last pass did (JSON into out). */
+void policyd_answer_status(struct policyd *pd, char *out, size_t cap);
+
+/* Answers "release BARCODE": releases the disk copy of a premigrated cartridge, or says why not. */
+void policyd_answer_release(struct policyd *pd, const char *barcode, char *out, size_t cap);
+
+#endif

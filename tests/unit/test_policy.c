@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cache policy, one pass at a time, over a pool with a member quota and
+ * a catalog: copies are queued for the cartridges each rule names, and not
+ * for loaded ones, ones with a job, or when the rule is off; under pressure
+ * premigrated disk copies are released least recently mounted first down to
+ * the low-water mark, leaving the cartridge migrated, blank on disk and its
+ * catalog totals intact; a cartridge held open elsewhere is skipped; with
+ * nothing left to release, copies of the least recently mounted resident
+ * cartridges are queued.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "backend/cartridge.h"
+#include "common/vtl_error.h"
+#include "migrator/policy.h"
+#include "tests/unit/scsi_host.h"
+
+#define SEG (1u << 20)
+#define BIG_QUOTA (1ull << 30)   /* a pool nothing here comes near filling */
+#define SMALL_QUOTA (10u << 20)  /* four cartridges of CART_DATA fill it to about 80 % */
+#define BLOCK (256u << 10)
+#define CART_BLOCKS 8            /* CART_DATA = 2 MiB a cartridge */
+#define IE0 10
+#define SLOT0 1000
+
+static struct cat_library lib;
+static struct vtl_policy_config pcfg;
+
+static int setup(void **state)
+{
+	if (host_setup(state) != 0)
+		return -1;
+	struct host *h = *state;
+	host_pool_quota(h, BIG_QUOTA, SEG);
+	lib = (struct cat_library){.transport_first = 1, .transports = 1, .slot_first = SLOT0, .slots = 10,
+				   .ie_first = IE0, .ies = 2, .drive_first = 256, .drives = 1};
+	snprintf(lib.name, sizeof lib.name, "LIB1");
+	snprintf(lib.vendor, sizeof lib.vendor, "IBM");
+	snprintf(lib.product, sizeof lib.product, "3573-TL");
+	snprintf(lib.revision, sizeof lib.revision, "0100");
+	snprintf(lib.serial, sizeof lib.serial, "POL0001");
+	pcfg = (struct vtl_policy_config){.interval = 1, .premigrate = 0, .idle = 3600, .high_water = 70,
+					  .low_water = 45, .throttle = 95, .throttle_rate = 10};
+	return catalog_library_create(h->cat, &lib) == VTL_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	return host_teardown(state);
+}
+
+/*
+ * A cartridge of LIB1 in element (a slot or a mail slot) with blocks blocks
+ * of incompressible data on disk and its totals in the catalog; mounted: its
+ * last mount is now (else never).
+ */
+static void cart(struct host *h, const char *bc, uint16_t element, unsigned blocks, bool mounted,
+		 enum cat_cache_state cache)
+{
+	host_new_cart(h, bc, 0);
+	EXPECT_RC(catalog_cartridge_place(h->cat, bc, lib.id, element, "available", "test"), 0);
+	struct vtl_cart_params p = {0};
+	struct vtl_cart *c = tl_cart_open(h->fx->pool, bc, &p);
+	static uint8_t buf[BLOCK];
+	for (unsigned i = 0; i < blocks; i++) {
+		gen_data(buf, sizeof buf, (uint64_t)element * 1000 + i, false);
+		EXPECT_RC(vtl_cart_write_block(c, buf, sizeof buf), 0);
+	}
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
+	EXPECT_RC(vtl_cart_close(c), 0);
+	EXPECT_RC(catalog_cartridge_usage(h->cat, bc, (uint64_t)blocks * BLOCK, pos.stored_bytes, pos.eod, mounted), 0);
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, bc, cache), 0);
+}
+
+static struct policy_report pass(struct host *h, int64_t now)
+{
+	struct policy_ctx ctx = {.cat = h->cat, .pool = h->fx->pool, .library = "LIB1", .cfg = &pcfg, .now = now};
+	struct policy_report r;
+	char err[512] = "";
+	int rc = policy_pass(&ctx, &r, err, sizeof err);
+	if (rc)
+		fail_msg("policy_pass: %d %s", rc, err);
+	return r;
+}
+
+static void expect_list(const struct policy_list *l, const char *const *want, unsigned n)
+{
+	if (l->n != n)
+		fail_msg("%u barcodes listed (first: %s), expected %u", l->n, l->n ? l->barcode[0] : "-", n);
+	for (unsigned i = 0; i < n; i++)
+		assert_string_equal(l->barcode[i], want[i]);
+}
+
+static int count_job(const struct cat_job *j, void *arg)
+{
+	(void)j;
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+static unsigned queued_jobs(struct host *h)
+{
+	unsigned n = 0;
+	EXPECT_RC(catalog_job_list(h->cat, CAT_JOB_QUEUED, count_job, &n), 0);
+	return n;
+}
+
+static enum cat_cache_state cache_of(struct host *h, const char *bc)
+{
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, bc, &cc), 0);
+	return cc.cache;
+}
+
+/*
+ * Each rule names its cartridges, only resident ones with data, neither
+ * loaded nor with a job; a rule that is off names none, and a second pass
+ * queues nothing twice.
+ */
+static void candidates_per_rule(void **state)
+{
+	struct host *h = *state;
+	int64_t now = time(NULL);
+	cart(h, "F00001L8", SLOT0, 1, true, CAT_CACHE_RESIDENT);
+	EXPECT_RC(catalog_cartridge_usage(h->cat, "F00001L8", BLOCK, 15ull << 40, 1, false), 0); /* at its end */
+	cart(h, "E00001L8", IE0, 1, true, CAT_CACHE_RESIDENT);           /* in a mail slot */
+	cart(h, "I00001L8", SLOT0 + 1, 1, false, CAT_CACHE_RESIDENT);    /* never mounted: idle */
+	cart(h, "R00001L8", SLOT0 + 2, 1, true, CAT_CACHE_RESIDENT);     /* mounted just now: no rule */
+	cart(h, "L00001L8", IE0 + 1, 1, false, CAT_CACHE_RESIDENT);      /* would be ejected and idle, but loaded */
+	EXPECT_RC(catalog_cartridge_set_state(h->cat, "L00001L8", "loaded"), 0);
+	cart(h, "Q00001L8", SLOT0 + 3, 1, false, CAT_CACHE_RESIDENT);    /* idle, but has a job already */
+	int64_t id;
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_MIGRATE, "Q00001L8", &id), 0);
+	cart(h, "P00001L8", SLOT0 + 4, 1, false, CAT_CACHE_PREMIGRATED); /* idle, but copied already */
+	cart(h, "N00001L8", SLOT0 + 5, 0, false, CAT_CACHE_RESIDENT);    /* idle, but blank */
+
+	struct policy_report r = pass(h, now);
+	assert_int_equal(r.full.n + r.ejected.n + r.idle.n + r.pressure.n + r.released.n, 0);
+	assert_int_equal(queued_jobs(h), 1);
+
+	pcfg.premigrate = VTL_POLICY_EJECTED | VTL_POLICY_IDLE;
+	pcfg.idle = 0; /* the idle rule is off without a time */
+	r = pass(h, now);
+	expect_list(&r.ejected, (const char *const[]){"E00001L8"}, 1);
+	assert_int_equal(r.full.n + r.idle.n, 0);
+
+	pcfg.premigrate = VTL_POLICY_FULL | VTL_POLICY_EJECTED | VTL_POLICY_IDLE;
+	pcfg.idle = 3600;
+	r = pass(h, now);
+	expect_list(&r.full, (const char *const[]){"F00001L8"}, 1);
+	expect_list(&r.idle, (const char *const[]){"I00001L8"}, 1);
+	assert_int_equal(r.ejected.n, 0); /* queued by the pass before */
+	assert_int_equal(queued_jobs(h), 4);
+	assert_true(r.before.percent < pcfg.high_water);
+	assert_int_equal(r.released.n, 0);
+
+	/* An hour later the mounted ones are idle too, but only R00001L8 has no job yet. */
+	r = pass(h, now + 3600);
+	expect_list(&r.idle, (const char *const[]){"R00001L8"}, 1);
+	assert_int_equal(queued_jobs(h), 5);
+	r = pass(h, now + 3600);
+	assert_int_equal(r.full.n + r.ejected.n + r.idle.n, 0);
+	assert_true(policy_full(98, 100) && !policy_full(97, 100) && !policy_full(1, 0));
+}
+
+/* Four cartridges of 2 MiB in a 10 MiB pool: about 80 % full. */
+static void fill_pool(struct host *h, enum cat_cache_state cache)
+{
+	host_pool_quota(h, SMALL_QUOTA, SEG);
+	cart(h, "A00001L8", SLOT0, CART_BLOCKS, true, cache);
+	cart(h, "A00002L8", SLOT0 + 1, CART_BLOCKS, true, cache);
+	cart(h, "A00003L8", SLOT0 + 2, CART_BLOCKS, false, cache); /* never mounted: least recently used */
+	cart(h, "A00004L8", SLOT0 + 3, CART_BLOCKS, true, cache);
+	EXPECT_RC(catalog_cartridge_set_state(h->cat, "A00004L8", "loaded"), 0);
+}
+
+static int last_event(const struct cat_event *ev, void *arg)
+{
+	*(struct cat_event *)arg = *ev;
+	return 0;
+}
+
+/*
+ * Above high water, premigrated disk copies go least recently mounted first
+ * (A00003L8 before A00001L8), the loaded one never, and the releases stop
+ * at low water. A released cartridge is migrated, keeps its catalog totals,
+ * still exists blank in the pool, and its space is free.
+ */
+static void release_lru_down_to_low_water(void **state)
+{
+	struct host *h = *state;
+	fill_pool(h, CAT_CACHE_PREMIGRATED);
+	struct cat_cartridge before;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "A00003L8", &before), 0);
+
+	struct policy_report r = pass(h, time(NULL));
+	print_message("  pool %.1f%% -> %.1f%%, %llu bytes released\n", r.before.percent, r.after.percent,
+		      (unsigned long long)r.released_bytes);
+	assert_true(r.before.percent >= pcfg.high_water);
+	expect_list(&r.released, (const char *const[]){"A00003L8", "A00001L8"}, 2);
+	assert_true(r.after.percent <= pcfg.low_water);
+	assert_true(r.after.used_bytes + 2 * CART_BLOCKS * BLOCK <= r.before.used_bytes);
+	assert_true(r.released_bytes >= 2ull * CART_BLOCKS * BLOCK);
+	assert_int_equal(r.pressure.n, 0);
+	assert_int_equal(cache_of(h, "A00003L8"), CAT_CACHE_MIGRATED);
+	assert_int_equal(cache_of(h, "A00001L8"), CAT_CACHE_MIGRATED);
+	assert_int_equal(cache_of(h, "A00002L8"), CAT_CACHE_PREMIGRATED);
+	assert_int_equal(cache_of(h, "A00004L8"), CAT_CACHE_PREMIGRATED);
+
+	struct cat_cartridge after;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "A00003L8", &after), 0);
+	assert_int_equal(after.eod, before.eod);
+	assert_int_equal(after.eod, CART_BLOCKS);
+	assert_int_equal(after.bytes_written, before.bytes_written);
+	assert_int_equal(after.bytes_stored, before.bytes_stored);
+	assert_int_equal(vtl_cart_exists(h->fx->pool, "A00003L8"), 1);
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(h->fx->pool, "A00003L8", &info), 0);
+	assert_int_equal(info.eod, 0);
+	assert_int_equal(info.stored_bytes, 0);
+
+	struct cat_event ev = {0};
+	EXPECT_RC(catalog_event_list(h->cat, 0, 0, last_event, &ev), 0);
+	assert_string_equal(ev.actor, "policy");
+	assert_non_null(strstr(ev.what, "release A00001L8: disk copy of"));
+	assert_non_null(strstr(ev.what, "high-water mark of 70%"));
+
+	/* Below high water now: the next pass releases nothing. */
+	r = pass(h, time(NULL));
+	assert_int_equal(r.released.n, 0);
+}
+
+/* A cartridge another process holds open is skipped and the next one released instead. */
+static void busy_cartridge_skipped(void **state)
+{
+	struct host *h = *state;
+	fill_pool(h, CAT_CACHE_PREMIGRATED);
+	struct vtl_cart_params p = {0};
+	struct vtl_cart *held = tl_cart_open(h->fx->pool, "A00003L8", &p);
+	struct policy_report r = pass(h, time(NULL));
+	expect_list(&r.busy, (const char *const[]){"A00003L8"}, 1);
+	expect_list(&r.released, (const char *const[]){"A00001L8", "A00002L8"}, 2);
+	assert_int_equal(cache_of(h, "A00003L8"), CAT_CACHE_PREMIGRATED);
+	EXPECT_RC(vtl_cart_close(held), 0);
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(h->fx->pool, "A00003L8", &info), 0);
+	assert_int_equal(info.eod, CART_BLOCKS); /* its data untouched */
+}
+
+/* Nothing premigrated to release: copies of the least recently mounted resident cartridges, enough to reach low water. */
+static void pressure_queues_copies(void **state)
+{
+	struct host *h = *state;
+	fill_pool(h, CAT_CACHE_RESIDENT);
+	struct policy_report r = pass(h, time(NULL));
+	assert_int_equal(r.released.n, 0);
+	/* About 35 % of 10 MiB to free: two cartridges of 2 MiB; never the loaded one. */
+	expect_list(&r.pressure, (const char *const[]){"A00003L8", "A00001L8"}, 2);
+	assert_int_equal(queued_jobs(h), 2);
+	assert_int_equal(cache_of(h, "A00003L8"), CAT_CACHE_RESIDENT);
+	/* They are queued: the next pass queues the third, not them again. */
+	r = pass(h, time(NULL));
+	expect_list(&r.pressure, (const char *const[]){"A00002L8"}, 1);
+}
+
+/* An operator's release: refused unless premigrated, not loaded, without a job; done otherwise. */
+static void release_by_hand(void **state)
+{
+	struct host *h = *state;
+	cart(h, "R00001L8", SLOT0, 2, true, CAT_CACHE_RESIDENT);
+	cart(h, "P00001L8", SLOT0 + 1, 2, true, CAT_CACHE_PREMIGRATED);
+	cart(h, "P00002L8", SLOT0 + 2, 2, true, CAT_CACHE_PREMIGRATED);
+	EXPECT_RC(catalog_cartridge_set_state(h->cat, "P00002L8", "loaded"), 0);
+	cart(h, "P00003L8", SLOT0 + 3, 2, true, CAT_CACHE_PREMIGRATED);
+	int64_t id;
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_VERIFY, "P00003L8", &id), 0);
+	char err[512];
+	uint64_t freed = 1;
+	assert_int_equal(policy_release(h->cat, h->fx->pool, "R00001L8", "test", &freed, err, sizeof err), VTL_E_INVAL);
+	assert_non_null(strstr(err, "R00001L8 is resident, not premigrated"));
+	assert_int_equal(freed, 0);
+	assert_int_equal(policy_release(h->cat, h->fx->pool, "P00002L8", "test", &freed, err, sizeof err), VTL_E_BUSY);
+	assert_non_null(strstr(err, "is loaded in a drive"));
+	assert_int_equal(policy_release(h->cat, h->fx->pool, "P00003L8", "test", &freed, err, sizeof err), VTL_E_BUSY);
+	assert_non_null(strstr(err, "has a queued or running job"));
+	assert_int_equal(policy_release(h->cat, h->fx->pool, "NOSUCH", "test", &freed, err, sizeof err), VTL_E_NOTFOUND);
+	assert_non_null(strstr(err, "there is no cartridge NOSUCH"));
+	EXPECT_RC(policy_release(h->cat, h->fx->pool, "P00001L8", "asked by the operator", &freed, err, sizeof err), 0);
+	assert_true(freed >= 2ull * BLOCK);
+	assert_int_equal(cache_of(h, "P00001L8"), CAT_CACHE_MIGRATED);
+	/* Twice: it is migrated now. */
+	assert_int_equal(policy_release(h->cat, h->fx->pool, "P00001L8", "test", &freed, err, sizeof err), VTL_E_INVAL);
+	assert_non_null(strstr(err, "P00001L8 is migrated, not premigrated"));
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(candidates_per_rule), T(release_lru_down_to_low_water), T(busy_cartridge_skipped),
+		T(pressure_queues_copies), T(release_by_hand),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -25,8 +25,8 @@ for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$HOSTS"; do
 done
 
 . "$(dirname "$0")/vtld_env.sh"
+. "$(dirname "$0")/migrator_env.sh"
 vtld_env vtl-migrator
-mpid=""
 ppid_vtld=""
 # The exit trap of vtld_env stops vtld; this one stops the migrator and the physical vtld too, by PID.
 # Each kill may find its process gone already: "|| true", or set -e would end the trap before the rest.
@@ -55,49 +55,7 @@ readers = 2
 verify = yes
 CONF
 "$VTLCTL" -c "$conf" cartridge add --barcode I00001L8 --count 3 >/dev/null
-
-ctl() {
-	"$VTLCTL" -c "$conf" "$@" >"$tmp/out" 2>&1 || { sed 's/^/   | /' "$tmp/out" >&2; fail "vtlctl $* failed"; }
-	sed 's/^/   | /' "$tmp/out"
-}
-# migrator_start: starts vtl-migrator and waits up to 20 s for its "ready: copies go to" line (a plain
-# "ready:" would also match "already:" in a job's message).
-migrator_starts=0
-migrator_start() {
-	migrator_starts=$((migrator_starts + 1))
-	"$MIGRATOR" -c "$conf" 2>>"$mlog" &
-	mpid=$!
-	i=0
-	until [ "$(grep -c "ready: copies go to" "$mlog" 2>/dev/null)" -ge "$migrator_starts" ]; do
-		i=$((i + 1))
-		[ "$i" -le 200 ] || { cat "$mlog" >&2; fail "vtl-migrator did not come up within 20 s"; }
-		kill -0 "$mpid" 2>/dev/null || { cat "$mlog" >&2; fail "vtl-migrator exited"; }
-		sleep 0.1
-	done
-}
-migrator_stop() {
-	kill -TERM "$mpid"
-	wait "$mpid" || { cat "$mlog" >&2; fail "vtl-migrator did not stop cleanly"; }
-	mpid=""
-}
-# job_ends ID STATE: waits up to 60 s for job ID to end, which must be in STATE.
-job_ends() {
-	i=0
-	while :; do
-		"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs" 2>&1 || { cat "$tmp/jobs" >&2; fail "vtlctl jobs failed"; }
-		st=$(python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print([j for j in d["jobs"] if j["id"] == int(sys.argv[2])][0]["state"])' "$tmp/jobs" "$1")
-		case $st in done | failed) break ;; esac
-		i=$((i + 1))
-		[ "$i" -le 600 ] || fail "job $1 did not end within 60 s (state $st)"
-		sleep 0.1
-	done
-	[ "$st" = "$2" ] || { cat "$tmp/jobs" >&2; cat "$mlog" >&2; fail "job $1 ended $st, expected $2"; }
-}
-job_id() {
-	sed -n 's/^queued job \([0-9]*\).*/\1/p' "$tmp/out"
-}
+mlog=$tmp/migrator.log
 
 step "vtld up; a host writes two files to I00002L8 and leaves it loaded in drive 258"
 vtld_start

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/cartridge.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
 #include "vtl/media.h"
@@ -459,6 +460,25 @@ int cmd_cartridge_list(struct ctl *ctl, int argc, char **argv)
 
 /* ------------------------------------------------------------------- show */
 
+/* The copies of a cartridge on physical tape, as cartridge show lists them. */
+struct copy_rows {
+	struct cat_copy *k;
+	size_t n, cap;
+};
+
+static int copy_row(const struct cat_copy *k, void *arg)
+{
+	struct copy_rows *r = arg;
+	int rc = vtl_grow((void **)&r->k, &r->cap, r->n, sizeof *r->k);
+	if (rc)
+		return rc;
+	r->k[r->n++] = *k;
+	return 0;
+}
+
+static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const struct copy_rows *cr, int irc,
+		     const char *perr, const struct vtl_cart_info *ip);
+
 int cmd_cartridge_show(struct ctl *ctl, int argc, char **argv)
 {
 	struct ctl_opt opts[] = {{"barcode", 0, true, NULL, false}};
@@ -501,6 +521,21 @@ int cmd_cartridge_show(struct ctl *ctl, int argc, char **argv)
 									 : vtl_strerror(irc));
 		vtl_pool_close(pool);
 	}
+	struct copy_rows cr = {0};
+	if ((rc = catalog_copy_list(ctl->cat, bc, copy_row, &cr))) {
+		free(cr.k);
+		return ctl_cat_err(ctl, rc, "reading the copies of %s", bc);
+	}
+	rc = show_cart(ctl, &c, &cr, irc, perr, &info);
+	free(cr.k);
+	return rc;
+}
+
+static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const struct copy_rows *cr, int irc,
+		     const char *perr, const struct vtl_cart_info *ip)
+{
+	const struct cat_cartridge c = *cp;
+	const struct vtl_cart_info info = *ip;
 	bool tm = c.media == CAT_MEDIA_LTO7 && vtl_label_is_type_m(c.barcode);
 	if (ctl->json) {
 		struct json j;
@@ -518,11 +553,21 @@ int cmd_cartridge_show(struct ctl *ctl, int argc, char **argv)
 			json_u64(&j, "segments", info.segments);
 		}
 		json_obj_end(&j);
+		json_arr(&j, "copies");
+		for (size_t i = 0; i < cr->n; i++) {
+			json_obj(&j, NULL);
+			json_str(&j, "tape", cr->k[i].tape);
+			json_u64(&j, "file", cr->k[i].file);
+			json_u64(&j, "bytes", cr->k[i].length);
+			json_str(&j, "state", cr->k[i].state);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
 		json_obj_end(&j);
 		json_end(&j);
 		return 0;
 	}
-	struct kv kv[24];
+	struct kv kv[40];
 	size_t n = 0;
 	memset(kv, 0, sizeof kv);
 #define KV(k, ...) (kv[n].key = (k), snprintf(kv[n].value, sizeof kv[n].value, __VA_ARGS__), n++)
@@ -549,6 +594,9 @@ int cmd_cartridge_show(struct ctl *ctl, int argc, char **argv)
 	else
 		KV("pool", "%" PRIu64 " objects (%" PRIu64 " filemarks), %" PRIu64 " bytes stored, %" PRIu32 " segment%s",
 		   info.eod, info.filemarks, info.stored_bytes, info.segments, info.segments == 1 ? "" : "s");
+	for (size_t i = 0; i < cr->n && n < sizeof kv / sizeof kv[0]; i++)
+		KV(i ? "" : "copies", "%s file %u, %" PRIu64 " bytes, %s", cr->k[i].tape, cr->k[i].file, cr->k[i].length,
+		   cr->k[i].state);
 #undef KV
 	kv_print(kv, n, stdout);
 	return 0;

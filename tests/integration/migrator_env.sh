@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# Sourced after vtld_env.sh by the integration tests that run vtl-migrator
+# beside vtld: starting and stopping it by its PID, vtlctl with its output
+# kept, and waiting for jobs. Set MIGRATOR and mlog (its log) first.
+
+mpid=""
+
+# ctl ARGS: vtlctl on $conf; its output is in $tmp/out and shown indented; a failure fails the test.
+ctl() {
+	"$VTLCTL" -c "$conf" "$@" >"$tmp/out" 2>&1 || { sed 's/^/   | /' "$tmp/out" >&2; fail "vtlctl $* failed"; }
+	sed 's/^/   | /' "$tmp/out"
+}
+
+# migrator_start: starts vtl-migrator and waits up to 20 s for its "ready: copies go to" line (a plain
+# "ready:" would also match "already:" in a job's message).
+migrator_starts=0
+migrator_start() {
+	migrator_starts=$((migrator_starts + 1))
+	"$MIGRATOR" -c "$conf" 2>>"$mlog" &
+	mpid=$!
+	i=0
+	until [ "$(grep -c "ready: copies go to" "$mlog" 2>/dev/null)" -ge "$migrator_starts" ]; do
+		i=$((i + 1))
+		[ "$i" -le 200 ] || { cat "$mlog" >&2; fail "vtl-migrator did not come up within 20 s"; }
+		kill -0 "$mpid" 2>/dev/null || { cat "$mlog" >&2; fail "vtl-migrator exited"; }
+		sleep 0.1
+	done
+}
+migrator_stop() {
+	kill -TERM "$mpid"
+	wait "$mpid" || { cat "$mlog" >&2; fail "vtl-migrator did not stop cleanly"; }
+	mpid=""
+}
+# job_ends ID STATE: waits up to 60 s for job ID to end, which must be in STATE.
+job_ends() {
+	i=0
+	while :; do
+		"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs" 2>&1 || { cat "$tmp/jobs" >&2; fail "vtlctl jobs failed"; }
+		st=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print([j for j in d["jobs"] if j["id"] == int(sys.argv[2])][0]["state"])' "$tmp/jobs" "$1")
+		case $st in done | failed) break ;; esac
+		i=$((i + 1))
+		[ "$i" -le 600 ] || fail "job $1 did not end within 60 s (state $st)"
+		sleep 0.1
+	done
+	[ "$st" = "$2" ] || { cat "$tmp/jobs" >&2; cat "$mlog" >&2; fail "job $1 ended $st, expected $2"; }
+}
+job_id() {
+	sed -n 's/^queued job \([0-9]*\).*/\1/p' "$tmp/out"
+}
+
+
+# cache_of BARCODE: prints the cartridge's cache state (resident, premigrated, migrated, recalling).
+cache_of() {
+	"$VTLCTL" -c "$conf" --json cartridge show "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["cache"])'
+}

@@ -461,6 +461,36 @@ static void recall_falls_back_to_the_older_copy(void **state)
 	assert_int_equal(cc.cache, CAT_CACHE_MIGRATED);
 }
 
+/* A recall cancelled part way keeps what it brought back (the cartridge stays migrated); the next one resumes. */
+static void cancelled_recall_resumes(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00014L8", 30, 14);
+	struct migrate_report r;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00014L8", 0, &r, err, sizeof err), 0);
+	release(h, "M00014L8");
+	cancel_after = 1; /* the first progress report cancels: a block or so is staged */
+	int64_t job;
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_RECALL, "M00014L8", &job), 0);
+	assert_int_equal(migrate_recall(&mig, "M00014L8", job, err, sizeof err), VTL_E_BUSY);
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00014L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_MIGRATED);
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(h->fx->pool, "M00014L8", &info), 0);
+	assert_true(info.eod > 0 && info.eod < 33); /* 30 blocks and 3 filemarks in all */
+	struct cat_job j;
+	EXPECT_RC(catalog_job_get(h->cat, job, &j), 0);
+	assert_int_equal(j.state, CAT_JOB_FAILED);
+	cancel_after = 0;
+	atomic_store(&cancel, false);
+	EXPECT_RC(migrate_recall(&mig, "M00014L8", 0, err, sizeof err), 0);
+	expect_cart_content(h, "M00014L8", 30, 14);
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00014L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_PREMIGRATED);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -469,7 +499,7 @@ int main(void)
 		T(copies_stack_and_verify), T(write_error_moves_to_another_tape), T(cancelled_copy_leaves_nothing),
 		T(refused_cartridges), T(damaged_copy_is_marked_bad), T(native_copy_reads_as_the_cartridge),
 		T(end_of_tape_moves_to_another_tape), T(offline_drive_fails_job_not_tapes),
-		T(read_error_in_verify_marks_copy_bad), T(recall_falls_back_to_the_older_copy),
+		T(read_error_in_verify_marks_copy_bad), T(recall_falls_back_to_the_older_copy), T(cancelled_recall_resumes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

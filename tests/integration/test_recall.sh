@@ -15,6 +15,8 @@
 #   - vtl-migrator killed (SIGKILL) in the middle of a recall: the host
 #     waits; the restarted migrator resumes the recall and the host's read
 #     completes bit-exact;
+#   - vtld killed (SIGKILL) in the middle of a recall: restarted, the
+#     cartridge is still in the drive, the stage ends, and it reads back;
 #   - a host appending to a premigrated cartridge makes it resident and its
 #     physical copies invalid.
 #
@@ -75,6 +77,15 @@ expect_cache() {
 	c=$(cache_of "$1")
 	[ "$c" = "$2" ] || fail "$1 is $c, expected $2"
 }
+# cache_becomes BARCODE STATE: waits up to 60 s (a host may read the last block before the stage has closed).
+cache_becomes() {
+	i=0
+	until [ "$(cache_of "$1")" = "$2" ]; do
+		i=$((i + 1))
+		[ "$i" -le 600 ] || fail "$1 did not become $2 within 60 s (it is $(cache_of "$1"))"
+		sleep 0.1
+	done
+}
 # migrated BARCODE: copies it (job done), then releases its disk copy.
 migrated() {
 	ctl migrate "$1"
@@ -108,7 +119,7 @@ grep -q "pool *0 objects" "$tmp/out" || fail "the released cartridge still holds
 step "a host loads it: becoming ready, then read-through while the stage runs, bit-exact"
 host read 1025 11
 read_check
-expect_cache R00001L8 premigrated
+cache_becomes R00001L8 premigrated
 ctl jobs
 grep -q "recall *R00001L8 *done" "$tmp/out" || fail "jobs does not show the recall done"
 ctl events
@@ -127,7 +138,7 @@ size=$(stat -c %s "$tape")
 printf 'XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX' |
 	dd of="$tape" bs=1 seek=$((size - size / 6)) conv=notrunc 2>/dev/null
 host read 1026 22
-expect_cache R00002L8 premigrated
+cache_becomes R00002L8 premigrated
 ctl events
 grep -q "recall of R00002L8 from PHY001L8 file 2 failed" "$tmp/out" || fail "no event for the damaged copy"
 grep -q "recalled R00002L8 from PHY001L8 file 1" "$tmp/out" || fail "the recall did not fall back to file 1"
@@ -145,6 +156,8 @@ until [ -s "$tmp/progress" ]; do
 	[ "$i" -le 600 ] || { cat "$tmp/host" >&2; fail "the host's first block did not come within 60 s"; }
 	sleep 0.1
 done
+ctl jobs
+grep -q "recall *R00001L8 *running" "$tmp/out" || fail "jobs does not show the recall running"
 kill -KILL "$mpid"
 wait "$mpid" 2>/dev/null || true
 mpid=""
@@ -156,7 +169,31 @@ wait "$hpid" || { cat "$tmp/host" >&2; cat "$mlog" >&2; fail "the host's read af
 hpid=""
 sed 's/^/   | /' "$tmp/host"
 grep -q "^read: $BLOCKS blocks bit-exact" "$tmp/host" || fail "the host did not read everything back"
-expect_cache R00001L8 premigrated
+cache_becomes R00001L8 premigrated
+
+step "vtld killed in the middle of a recall: restarted, its drive follows the stage again"
+ctl release R00001L8
+RECALL_PROGRESS=$tmp/progress2 timeout 300 "$HOST" "127.0.0.1:$port" "$iqn" read 1025 $DRIVE 1 $BLOCKS 11 \
+	>"$tmp/host" 2>&1 &
+hpid=$!
+i=0
+until [ -s "$tmp/progress2" ]; do
+	i=$((i + 1))
+	[ "$i" -le 600 ] || { cat "$tmp/host" >&2; fail "the host's first block did not come within 60 s"; }
+	sleep 0.1
+done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+pid=""
+wait "$hpid" 2>/dev/null && fail "the host's read went on without vtld"
+hpid=""
+vtld_start
+ctl status
+grep -q "257 .*R00001L8" "$tmp/out" || fail "the restarted vtld does not show R00001L8 in drive 257"
+cache_becomes R00001L8 premigrated
+ctl unload 257
+host read 1025 11
+grep -q "^read: $BLOCKS blocks bit-exact" "$tmp/host" || fail "R00001L8 does not read back after vtld's restart"
 
 step "a host appends to premigrated R00001L8: it becomes resident and its copy invalid"
 host append 1025 33

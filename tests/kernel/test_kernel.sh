@@ -6,16 +6,19 @@
 # (tests/kernel/guest_NAME.sh) with the st and ch drivers and unmodified tools.
 #
 # Usage: sh test_kernel.sh <build-dir> [GUEST ...]
-#   GUEST: tape, restore, st, bacula (default: all four, in that order). restore
-#   reads what tape left in drive 1 after vtld restarts, so it brings tape along;
-#   st runs the migrator's st physical library (phys_st_check) in the guest.
+#   GUEST: tape, restore, st, bacula, recall (default: all five, in that order).
+#   restore reads what tape left in drive 1 after vtld restarts, so it brings
+#   tape along; st runs the migrator's st physical library (phys_st_check) in
+#   the guest; recall boots two guests: one writes a tar archive to a cartridge,
+#   which the host then migrates (vtl-migrator, a simulated physical library)
+#   and releases; the second loads it with mtx and restores it with tar.
 #   VTL_KERNEL_KEEP=DIR keeps vtld's log and each guest's console, kernel log,
 #   script log and btape output in DIR (see docs/testing.md).
 # Needs qemu, a kernel in /boot, open-iscsi, mt-st, mtx, bacula-sd: scripts/install-deps.
 set -eu
-build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula ...]}" && pwd)
+build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula|recall ...]}" && pwd)
 shift
-guests=${*:-tape restore st bacula}
+guests=${*:-tape restore st bacula recall}
 case " $guests " in
 *" restore "*) case " $guests " in *" tape "*) ;; *) guests="tape $guests" ;; esac ;;
 esac
@@ -23,11 +26,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vtl-kernel.XXXXXX")
 keep=${VTL_KERNEL_KEEP:-}
 pid=""
+mpid=""
 cleanup() {
+	[ -z "$mpid" ] || kill "$mpid" 2>/dev/null
 	[ -z "$pid" ] || kill "$pid" 2>/dev/null
 	if [ -n "$keep" ]; then
-		# All but the cartridges' data (pool/: hundreds of MB).
-		mkdir -p "$keep" && (cd "$tmp" && ls -A | grep -vx pool | xargs -r cp -r -t "$keep") &&
+		# All but the cartridges' data (pool/: hundreds of MB; physical/ and the recall's originals).
+		mkdir -p "$keep" && (cd "$tmp" && ls -A | grep -vxE "pool|physical|recall-src" | xargs -r cp -r -t "$keep") &&
 			echo "-- kept the tier's files in $keep"
 	fi
 	rm -rf "$tmp"
@@ -52,6 +57,22 @@ path = ../var/catalog.db
 [iscsi]
 listen = 127.0.0.1
 port = $port
+
+# For the recall guest, read by vtl-migrator alone: a simulated physical
+# library with one slow drive (8 MB/s, load and locate times), so that the
+# stage back takes seconds; no copies but those the host asks for.
+[physical]
+type = sim
+name = simlib
+drives = 1
+tapes = 2
+tape_capacity = 1G
+rate = 8
+load_ms = 400
+locate_ms = 200
+data_dir = ../physical
+[policy]
+premigrate = none
 CONF
 vtlctl() { "$build/vtlctl" -c "$tmp/etc/vtl.conf" "$@" >/dev/null; }
 vtlctl init
@@ -61,6 +82,8 @@ vtlctl cartridge add --barcode K00001L8 --capacity 400M
 vtlctl cartridge add --barcode K00002L8 --count 3
 # Slot 5: a 2 MB cartridge the st guest writes to its end (early warning, then end of medium).
 vtlctl cartridge add --barcode S00001L8 --capacity 2M
+# Slot 8 (address 1032; the tape guest moves cartridges through slot 6): the recall guest's cartridge.
+vtlctl cartridge add --barcode R00001L8 --slot 1032
 
 # Starts vtld and waits for its "ready:" line (the count of them in the log goes up by one).
 start_vtld() {
@@ -85,13 +108,19 @@ check_dmesg() {
 	fi
 }
 
-# run_guest NAME TIMEOUT: boots a VM that runs guest_NAME.sh; prints its log, and on failure its
-# console, kernel log and vtld's log.
+# run_guest NAME TIMEOUT [SCRIPT [NAME=VALUE ...]]: boots a VM that runs guest_SCRIPT.sh (default
+# guest_NAME.sh) with the NAME=VALUE words in its environment, its files in $tmp/NAME; prints its
+# log, and on failure its console, kernel log and vtld's log (and vtl-migrator's when it runs).
 run_guest() {
-	out="$tmp/$1"
+	name=$1 limit=$2
+	shift 2
+	script=${1:-$name}
+	[ "$#" -eq 0 ] || shift
+	out="$tmp/$name"
 	t0=$(date +%s)
 	set +e
-	python3 "$here/run_vm.py" "$build" "$here/guest_$1.sh" "$out" "VTL_PORT=$port" "VTL_BUILD=$build" --timeout "$2"
+	python3 "$here/run_vm.py" "$build" "$here/guest_$script.sh" "$out" "VTL_PORT=$port" "VTL_BUILD=$build" "$@" \
+		--timeout "$limit"
 	rc=$?
 	set -e
 	sed 's/^/   | /' "$out/guest.log" 2>/dev/null || true
@@ -102,10 +131,56 @@ run_guest() {
 		tail -40 "$out/dmesg.log" 2>/dev/null | sed 's/^/   dmesg| /' >&2
 		echo "-- vtld's log (last 30 lines):" >&2
 		tail -30 "$tmp/vtld.log" | sed 's/^/   vtld| /' >&2
-		fail "guest $1 failed (exit $rc)"
+		if [ -n "$mpid" ]; then
+			echo "-- vtl-migrator's log (last 30 lines):" >&2
+			tail -30 "$mlog" | sed 's/^/   migrator| /' >&2
+		fi
+		fail "guest $name failed (exit $rc)"
 	fi
 	check_dmesg "$out/dmesg.log"
-	echo "-- guest $1 passed in $(($(date +%s) - t0)) s"
+	echo "-- guest $name passed in $(($(date +%s) - t0)) s"
+}
+
+# The recall guest's helpers, shared with the integration tests: ctl (vtlctl, its output shown and
+# kept in $tmp/out), migrator_start and migrator_stop (by its PID), job_ends ID STATE, job_id, cache_of.
+VTLCTL=$build/vtlctl MIGRATOR=$build/vtl-migrator conf=$tmp/etc/vtl.conf mlog=$tmp/migrator.log
+. "$here/../integration/migrator_env.sh"
+expect_cache() {
+	c=$(cache_of "$1") || fail "vtlctl cartridge show $1"
+	[ "$c" = "$2" ] || fail "$1 is $c, expected $2"
+	echo "-- $1 is $2"
+}
+
+# The recall guest, in two VMs: the first writes a tar archive of files the host made to R00001L8 (slot
+# 8); the host copies it to physical tape and releases its disk copy (migrated); the second loads it
+# with mtx and restores it with tar while vtl-migrator stages it back. The cartridge must end
+# premigrated, with the recall job done.
+run_recall() {
+	src=$tmp/recall-src
+	rm -rf "$src" && mkdir -p "$src"
+	cp -r /usr/share/doc/mtx /usr/share/doc/mt-st "$src/"
+	# 16 MiB: the stage at the simulated drive's 8 MB/s takes a few seconds.
+	head -c 16777216 /dev/urandom >"$src/random.bin"
+	(cd "$src" && find . -type f | sort | xargs md5sum) >"$src.md5"
+	echo "-- recall: the originals are $(wc -l <"$src.md5") files, $(du -sh "$src" | cut -f1)"
+	run_guest recall-write 300 recall VTL_PHASE=write "VTL_SRC=$src"
+	echo "-- vtl-migrator starts; R00001L8 goes to physical tape, then its disk copy is released"
+	migrator_start
+	ctl migrate R00001L8
+	job_ends "$(job_id)" done
+	expect_cache R00001L8 premigrated
+	ctl release R00001L8
+	expect_cache R00001L8 migrated
+	run_guest recall 300 recall VTL_PHASE=read "VTL_SRC=$src"
+	"$VTLCTL" -c "$conf" events >"$tmp/out" || fail "vtlctl events"
+	grep "a host loaded migrated cartridge R00001L8: recall queued" "$tmp/out" | sed 's/^/   | /'
+	job=$(sed -n 's/.*a host loaded migrated cartridge R00001L8: recall queued (job \([0-9]*\)).*/\1/p' "$tmp/out")
+	[ -n "$job" ] || fail "no event for the guest's load of migrated R00001L8"
+	job_ends "$job" done
+	echo "-- the recall (job $job) is done; vtl-migrator's log of it:"
+	grep -E "job $job[ :(]" "$mlog" | sed 's/^/   | /'
+	expect_cache R00001L8 premigrated
+	migrator_stop
 }
 
 # same_as_vtlctl SLOTS.JSON MTX.TXT: what the guest's `mtx status` printed (before it moved anything)
@@ -152,7 +227,8 @@ for g in $guests; do
 		;;
 	st) run_guest st 300 ;;
 	bacula) run_guest bacula 780 ;;
-	*) fail "no guest $g (tape, restore, st, bacula)" ;;
+	recall) run_recall ;;
+	*) fail "no guest $g (tape, restore, st, bacula, recall)" ;;
 	esac
 done
 stop_vtld

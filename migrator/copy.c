@@ -9,6 +9,7 @@
 #include "backend/format.h"
 #include "common/crc32c.h"
 #include "common/vtl_error.h"
+#include "migrator/stream.h"
 
 /* Header block layout (little endian; docs/format.md). */
 enum {
@@ -66,12 +67,13 @@ int recwalk_feed(struct recwalk *w, const uint8_t *p, size_t n, void (*start)(vo
 	while (n && !w->bad) {
 		if (w->payload_left) {
 			size_t take = n < w->payload_left ? n : (size_t)w->payload_left;
-			w->crc = crc32c(w->crc, p, take);
+			if (!w->headers_only)
+				w->crc = crc32c(w->crc, p, take);
 			w->payload_left -= take;
 			p += take;
 			n -= take;
 			w->off += take;
-			if (!w->payload_left && w->crc != w->want_crc)
+			if (!w->payload_left && !w->headers_only && w->crc != w->want_crc)
 				w->bad = true;
 			continue;
 		}
@@ -357,6 +359,18 @@ static void stage_progress(struct stager *s)
 	s->mark_bytes = s->bytes;
 }
 
+/* Appends one whole record (header and payload, len bytes), unless an earlier stage brought it back already. */
+static int stage_record(struct stager *s, const uint8_t *rec, size_t len)
+{
+	struct rec_header h;
+	if (rec_header_decode(rec, &h) != 0)
+		return s->rc = VTL_E_MEDIUM;
+	int rc = h.object < s->have_objects ? VTL_OK : vtl_cart_append_stored(s->dst, rec, len);
+	if (rc < 0)
+		return s->rc = rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+	return VTL_OK;
+}
+
 static int stage_feed(struct stager *s, const uint8_t *p, size_t n)
 {
 	if (s->o && s->o->cancel && atomic_load(s->o->cancel))
@@ -364,6 +378,17 @@ static int stage_feed(struct stager *s, const uint8_t *p, size_t n)
 	s->bytes += n;
 	stage_progress(s);
 	while (n && s->rc == VTL_OK) {
+		struct rec_header h;
+		if (s->have == 0 && n >= REC_HEADER_LEN && rec_header_decode(p, &h) == 0 &&
+		    h.stored_len <= n - REC_HEADER_LEN) {
+			/* A record whole inside this block: appended from where it lies, not copied first. */
+			size_t len = REC_HEADER_LEN + h.stored_len;
+			if (stage_record(s, p, len) != VTL_OK)
+				break;
+			p += len;
+			n -= len;
+			continue;
+		}
 		size_t take = s->need - s->have < n ? s->need - s->have : n;
 		memcpy(s->rec + s->have, p, take);
 		s->have += take;
@@ -373,19 +398,14 @@ static int stage_feed(struct stager *s, const uint8_t *p, size_t n)
 			break;
 		if (s->need == REC_HEADER_LEN) {
 			/* The header says how much payload follows (the walker has checked it already). */
-			struct rec_header h;
 			if (rec_header_decode(s->rec, &h) != 0 || h.stored_len > VTL_BLOCK_MAX)
 				return s->rc = VTL_E_MEDIUM;
 			s->need += h.stored_len;
 			if (s->have < s->need)
 				continue;
 		}
-		struct rec_header h;
-		if (rec_header_decode(s->rec, &h) != 0)
-			return s->rc = VTL_E_MEDIUM;
-		int rc = h.object < s->have_objects ? VTL_OK : vtl_cart_append_stored(s->dst, s->rec, s->have);
-		if (rc < 0)
-			return s->rc = rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+		if (stage_record(s, s->rec, s->have) != VTL_OK)
+			break;
 		s->have = 0;
 		s->need = REC_HEADER_LEN;
 	}
@@ -425,6 +445,46 @@ int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const char *barco
 	return read_copy(l, d, block, barcode, want, dst, o, res, err, errlen);
 }
 
+#define READ_RING_BUFFERS 8 /* blocks the drive may read ahead of the checks */
+
+/* The data blocks of a copy being read back: the drive's side (a ring reader) and the checking side. */
+struct data_pass {
+	struct phys_lib *l;
+	unsigned d;
+	uint32_t *crcs;        /* per data block, for the trailer's index */
+	uint64_t next;         /* the next block data_check gets */
+	struct recwalk walk;
+	struct stager *sg;     /* staging: the records go to a cartridge too */
+	char rerr[320], werr[256];
+};
+
+static int data_read(void *arg, uint64_t off, void *buf, size_t len)
+{
+	struct data_pass *p = arg;
+	size_t got = 0;
+	int rc = get_block(p->l, p->d, buf, len, &got, "data block", p->rerr, sizeof p->rerr);
+	if (rc == VTL_OK && got != len) {
+		snprintf(p->rerr, sizeof p->rerr, "data block at stream byte %llu holds %zu bytes, not %zu",
+			 (unsigned long long)off, got, len);
+		rc = VTL_E_MEDIUM;
+	}
+	return rc;
+}
+
+static int data_check(void *arg, const void *buf, size_t len)
+{
+	struct data_pass *p = arg;
+	p->crcs[p->next++] = crc32c(0, buf, len);
+	if (recwalk_feed(&p->walk, buf, len, NULL, NULL) != VTL_OK) {
+		snprintf(p->werr, sizeof p->werr, "a damaged record near stream byte %llu", (unsigned long long)p->walk.off);
+		return VTL_E_MEDIUM;
+	}
+	int rc = p->sg ? stage_feed(p->sg, buf, len) : VTL_OK;
+	if (rc != VTL_OK)
+		snprintf(p->werr, sizeof p->werr, "staging the records back: %s", vtl_strerror(rc));
+	return rc;
+}
+
 static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
 			  struct stager *sg, struct copy_result *res, char *err, size_t errlen)
 {
@@ -457,24 +517,23 @@ static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const 
 		free(crcs);
 		return VTL_E_NOMEM;
 	}
-	struct recwalk walk = {0};
-	for (uint64_t i = 0; rc == VTL_OK && i < nblocks; i++) {
-		size_t want_len = i + 1 < nblocks ? b : (size_t)(h.stream_bytes - i * b);
-		rc = get_block(l, d, buf, b, &len, "data block", err, errlen);
-		if (rc == VTL_OK && len != want_len) {
-			snprintf(err, errlen, "data block %llu holds %zu bytes, not %zu", (unsigned long long)i, len, want_len);
-			rc = VTL_E_MEDIUM;
-		}
-		if (rc == VTL_OK) {
-			crcs[i] = crc32c(0, buf, len);
-			if (recwalk_feed(&walk, buf, len, NULL, NULL) != VTL_OK) {
-				snprintf(err, errlen, "a damaged record near stream byte %llu", (unsigned long long)walk.off);
-				rc = VTL_E_MEDIUM;
-			} else if (sg && (rc = stage_feed(sg, buf, len)) != VTL_OK) {
-				snprintf(err, errlen, "staging the records back: %s", vtl_strerror(rc));
-			}
-		}
-	}
+	/* The drive reads ahead into a ring while this thread checks and stages: neither waits for the other. */
+	struct data_pass dp = {.l = l, .d = d, .crcs = crcs, .sg = sg};
+	/* A stage appends each record with vtl_cart_append_stored, which checks its payload: once is enough. */
+	dp.walk.headers_only = sg != NULL;
+	struct stream_job job = {
+		.cfg = {.buffers = READ_RING_BUFFERS, .buffer_size = b, .watermark = 1, .readers = 1},
+		.total = h.stream_bytes,
+		.read = data_read,
+		.read_arg = &dp,
+		.write = data_check,
+		.write_arg = &dp,
+		.cancel = sg && sg->o ? sg->o->cancel : NULL,
+	};
+	struct stream_counters sc;
+	if (nblocks && (rc = stream_run(&job, &sc)) != VTL_OK)
+		snprintf(err, errlen, "%s", dp.rerr[0] ? dp.rerr : dp.werr[0] ? dp.werr : vtl_strerror(rc));
+	struct recwalk walk = dp.walk;
 	if (rc == VTL_OK && (recwalk_end(&walk) != VTL_OK || walk.next_object != h.objects)) {
 		snprintf(err, errlen, "the record stream ends after %llu of %llu records", (unsigned long long)walk.next_object,
 			 (unsigned long long)h.objects);

@@ -141,6 +141,7 @@ struct recwalk {
 	uint64_t payload_left;
 	uint32_t crc, want_crc;
 	bool bad;
+	bool headers_only;       /* set before feeding: leave the payload CRCs to whoever takes the records */
 };
 
 /* Feeds n bytes; start (may be NULL) is told of each record that begins, with its stream offset. */

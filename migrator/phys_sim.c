@@ -80,6 +80,9 @@ struct drive {
 	double t;                 /* the model is advanced up to here */
 	double repos_until;
 	double win_start, win_bytes, in_rate;
+	/* Reading: the tape streams into the buffer ahead of the host; rclock is when the next block is off it. */
+	bool reading;
+	double rclock;
 };
 
 struct sim {
@@ -416,7 +419,7 @@ static void flush(struct sim *s, struct drive *d)
 static void reset_motion(struct sim *s, struct drive *d)
 {
 	d->motion = STOPPED;
-	d->ran_dry = d->wrote = false;
+	d->ran_dry = d->wrote = d->reading = false;
 	d->buffered = 0;
 	d->speed = s->native;
 	d->in_rate = 0;
@@ -559,6 +562,7 @@ static int sim_write_block(struct phys_lib *l, unsigned di, const void *buf, siz
 	if ((rc = tape_append(t, buf, (uint32_t)len, false)))
 		return phys_fail(l, rc, "drive %u: cannot write the tape file of %s: %s", di, t->barcode, strerror(errno));
 	d->buffered += (double)len;
+	d->reading = false;
 	start_motion(s, d, now_s(), false);
 	if (d->motion != STOPPED)
 		d->wrote = true; /* from now on, a stop means repositioning before the next start */
@@ -589,6 +593,26 @@ static int sim_write_filemarks(struct phys_lib *l, unsigned di, unsigned n)
 	return VTL_OK;
 }
 
+/*
+ * A read streams: the tape moves on at the native rate into the drive's
+ * buffer while the host works, so a block is there as soon as the tape has
+ * passed it. A host that falls a whole buffer behind has stopped the tape;
+ * it restarts with a back-hitch.
+ */
+static void read_timing(struct sim *s, struct drive *d, uint32_t len)
+{
+	double now = now_s();
+	if (!d->reading) {
+		d->reading = true;
+		d->rclock = now;
+	} else if (now - d->rclock > (double)s->buffer / s->native) {
+		d->st.backhitches++;
+		d->rclock = now + s->cfg.backhitch_ms / 1000.0;
+	}
+	d->rclock += (double)len / s->native;
+	sleep_s(d->rclock - now);
+}
+
 static int sim_read_block(struct phys_lib *l, unsigned di, void *buf, size_t cap, size_t *len)
 {
 	struct sim *s = sim_of(l);
@@ -608,7 +632,7 @@ static int sim_read_block(struct phys_lib *l, unsigned di, void *buf, size_t cap
 	struct rec *r = &t->recs[d->pos++];
 	if (r->filemark)
 		return VTL_W_FILEMARK;
-	sleep_s((double)r->len / s->native);
+	read_timing(s, d, r->len);
 	if (r->len > cap)
 		return phys_fail(l, VTL_E_INVAL, "drive %u: READ: a block of %u bytes does not fit %zu (ILI)", di, r->len,
 				 cap);

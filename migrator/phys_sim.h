@@ -48,7 +48,7 @@ struct phys_sim_fault {
 
 /* Counters of one simulated drive since its last load. */
 struct phys_sim_stats {
-	uint64_t backhitches;    /* stops because the buffer ran dry while writing */
+	uint64_t backhitches;    /* stops because the buffer ran dry while writing, or filled while reading */
 	uint64_t flushes;        /* stops because a filemark flushed the buffer */
 	uint64_t written;        /* bytes written */
 	double speed_mbs;        /* the speed the drive matched to */

@@ -153,8 +153,8 @@ static int release_lru(const struct policy_ctx *ctx, struct view *v, struct poli
 		if (c->cache != CAT_CACHE_PREMIGRATED || !idle_now(v, c))
 			continue;
 		char why[96], e[256];
-		snprintf(why, sizeof why, "pool %.1f%% full, at or above the high-water mark of %u%%", r->before.percent,
-			 ctx->cfg->high_water);
+		snprintf(why, sizeof why, "pool %.1f%% full: above the low-water mark of %u%% since it reached the "
+			 "high-water mark of %u%%", r->after.percent, ctx->cfg->low_water, ctx->cfg->high_water);
 		uint64_t freed = 0;
 		int rc = policy_release(ctx->cat, ctx->pool, c->barcode, why, &freed, e, sizeof e);
 		if (rc == VTL_E_BUSY) {
@@ -219,10 +219,13 @@ int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err
 		snprintf(err, errlen, "measuring the pool: %s", vtl_strerror(rc));
 	if (rc == VTL_OK) {
 		r->after = r->before;
-		if (r->before.percent >= ctx->cfg->high_water) {
+		bool pressure = r->before.percent >= ctx->cfg->high_water ||
+				(ctx->draining && r->before.percent > ctx->cfg->low_water);
+		if (pressure) {
 			rc = release_lru(ctx, &v, r, err, errlen);
 			if (rc == VTL_OK && r->after.percent > ctx->cfg->low_water)
 				rc = queue_pressure(ctx, &v, r, err, errlen);
+			r->draining = r->after.percent > ctx->cfg->low_water;
 		}
 	}
 	view_free(&v);

@@ -175,8 +175,8 @@ static int release_lru(const struct policy_ctx *ctx, struct view *v, struct poli
 
 /*
  * (c) Still above low water with nothing premigrated left to release: copies
- * of the least recently mounted resident cartridges, enough to get there, so
- * that a later pass can release them.
+ * of the least recently mounted resident cartridges, enough to get there
+ * with those already queued, so that a later pass can release them.
  */
 static int queue_pressure(const struct policy_ctx *ctx, struct view *v, struct policy_report *r, char *err,
 			  size_t errlen)
@@ -186,9 +186,10 @@ static int queue_pressure(const struct policy_ctx *ctx, struct view *v, struct p
 	uint64_t queued = 0;
 	for (size_t i = 0; i < v->n && queued < need; i++) {
 		const struct cat_cartridge *c = &v->c[i];
-		if (c->cache != CAT_CACHE_RESIDENT || !c->bytes_stored || !idle_now(v, c))
+		if (c->cache != CAT_CACHE_RESIDENT || !c->bytes_stored || !strcmp(c->state, "loaded"))
 			continue;
-		int rc = queue_copy(ctx, v, c->barcode, &r->pressure, err, errlen);
+		/* Copies queued before (by a rule or an earlier pass) count: each pass must not queue more. */
+		int rc = has_job(v, c->barcode) ? VTL_OK : queue_copy(ctx, v, c->barcode, &r->pressure, err, errlen);
 		if (rc)
 			return rc;
 		queued += c->bytes_stored;

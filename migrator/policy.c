@@ -153,8 +153,8 @@ static int release_lru(const struct policy_ctx *ctx, struct view *v, struct poli
 		if (c->cache != CAT_CACHE_PREMIGRATED || !idle_now(v, c))
 			continue;
 		char why[96], e[256];
-		snprintf(why, sizeof why, "pool %.1f%% full, at or above the high-water mark of %u%%", r->before.percent,
-			 ctx->cfg->high_water);
+		snprintf(why, sizeof why, "pool %.1f%% full: above the low-water mark of %u%% since it reached the "
+			 "high-water mark of %u%%", r->after.percent, ctx->cfg->low_water, ctx->cfg->high_water);
 		uint64_t freed = 0;
 		int rc = policy_release(ctx->cat, ctx->pool, c->barcode, why, &freed, e, sizeof e);
 		if (rc == VTL_E_BUSY) {
@@ -175,8 +175,8 @@ static int release_lru(const struct policy_ctx *ctx, struct view *v, struct poli
 
 /*
  * (c) Still above low water with nothing premigrated left to release: copies
- * of the least recently mounted resident cartridges, enough to get there, so
- * that a later pass can release them.
+ * of the least recently mounted resident cartridges, enough to get there
+ * with those already queued, so that a later pass can release them.
  */
 static int queue_pressure(const struct policy_ctx *ctx, struct view *v, struct policy_report *r, char *err,
 			  size_t errlen)
@@ -186,9 +186,10 @@ static int queue_pressure(const struct policy_ctx *ctx, struct view *v, struct p
 	uint64_t queued = 0;
 	for (size_t i = 0; i < v->n && queued < need; i++) {
 		const struct cat_cartridge *c = &v->c[i];
-		if (c->cache != CAT_CACHE_RESIDENT || !c->bytes_stored || !idle_now(v, c))
+		if (c->cache != CAT_CACHE_RESIDENT || !c->bytes_stored || !strcmp(c->state, "loaded"))
 			continue;
-		int rc = queue_copy(ctx, v, c->barcode, &r->pressure, err, errlen);
+		/* Copies queued before (by a rule or an earlier pass) count: each pass must not queue more. */
+		int rc = has_job(v, c->barcode) ? VTL_OK : queue_copy(ctx, v, c->barcode, &r->pressure, err, errlen);
 		if (rc)
 			return rc;
 		queued += c->bytes_stored;
@@ -219,10 +220,13 @@ int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err
 		snprintf(err, errlen, "measuring the pool: %s", vtl_strerror(rc));
 	if (rc == VTL_OK) {
 		r->after = r->before;
-		if (r->before.percent >= ctx->cfg->high_water) {
+		bool pressure = r->before.percent >= ctx->cfg->high_water ||
+				(ctx->draining && r->before.percent > ctx->cfg->low_water);
+		if (pressure) {
 			rc = release_lru(ctx, &v, r, err, errlen);
 			if (rc == VTL_OK && r->after.percent > ctx->cfg->low_water)
 				rc = queue_pressure(ctx, &v, r, err, errlen);
+			r->draining = r->after.percent > ctx->cfg->low_water;
 		}
 	}
 	view_free(&v);

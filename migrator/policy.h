@@ -5,7 +5,8 @@
  * resident cartridges a rule names, and under pool pressure releases the
  * disk copies of premigrated cartridges, least recently mounted first, from
  * the high-water mark down to the low-water mark (docs/migrator.md, "Cache
- * policy"). It runs no job itself: the migrator's worker runs what it queues.
+ * policy"). Pressure has hysteresis: it begins when the fill reaches the high
+ * mark and lasts, pass after pass, until the fill is at the low mark. It runs no job itself: the migrator's worker runs what it queues.
  *
  * A cartridge loaded in a drive, or with a queued or running job, is never
  * chosen. A release marks the cartridge migrated in the catalog before it
@@ -15,6 +16,7 @@
 #ifndef VTL_MIGRATOR_POLICY_H
 #define VTL_MIGRATOR_POLICY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "backend/pool.h"
@@ -37,6 +39,7 @@ struct policy_ctx {
 	const char *library;                 /* the virtual library's name */
 	const struct vtl_policy_config *cfg;
 	int64_t now;                         /* Unix seconds: the time the idle rule measures against */
+	bool draining;                       /* the last pass's report.draining: releases go on below high water */
 };
 
 /* Barcodes a pass acted on (the first POLICY_LIST_MAX), and how many in all. */
@@ -54,6 +57,7 @@ struct policy_report {
 	struct policy_list released;    /* disk copies released */
 	uint64_t released_bytes;        /* bytes those held on disk */
 	struct policy_list busy;        /* releases skipped: another process held the cartridge open */
+	bool draining;                  /* releases began and the pool is still above low water: the next pass goes on */
 };
 
 /*

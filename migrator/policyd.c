@@ -22,6 +22,8 @@ struct policyd {
 	struct policy_report last;
 	char last_err[ERR_MAX];
 	unsigned long passes;
+	unsigned long queued, released; /* since the start: copies the passes queued, disk copies released */
+	uint64_t released_bytes;
 	struct timespec next;       /* monotonic: when the next pass is due */
 };
 
@@ -72,10 +74,13 @@ void policyd_tick(struct policyd *pd)
 	pd->next = now;
 	pd->next.tv_sec += pd->cfg->policy.interval;
 	struct policy_ctx ctx = {.cat = pd->cat, .pool = pd->pool, .library = pd->cfg->library.name,
-				 .cfg = &pd->cfg->policy, .now = time(NULL)};
+				 .cfg = &pd->cfg->policy, .now = time(NULL), .draining = pd->last.draining};
 	char err[ERR_MAX] = "";
 	int rc = policy_pass(&ctx, &pd->last, err, sizeof err);
 	pd->passes++;
+	pd->queued += pd->last.full.n + pd->last.ejected.n + pd->last.idle.n + pd->last.pressure.n;
+	pd->released += pd->last.released.n;
+	pd->released_bytes += pd->last.released_bytes;
 	snprintf(pd->last_err, sizeof pd->last_err, "%s", rc ? err : "");
 	if (rc)
 		log_warn("policy pass: %s", err);
@@ -131,15 +136,18 @@ void policyd_answer_status(struct policyd *pd, char *out, size_t cap)
 		  p->low_water, p->throttle, p->throttle_rate, p->interval, rules, p->idle);
 	pthread_mutex_lock(&pd->mu);
 	const struct policy_report *r = &pd->last;
-	jo_printf(out, cap, &at, ",\"passes\":%lu,\"last_time\":%lld,\"last_fill_before\":%.1f,\"last_fill_after\":%.1f",
-		  pd->passes, (long long)r->time, r->before.percent, r->after.percent);
+	jo_printf(out, cap, &at, ",\"passes\":%lu,\"last_time\":%lld,\"last_fill_before\":%.1f,\"last_fill_after\":%.1f,"
+		  "\"draining\":%s", pd->passes, (long long)r->time, r->before.percent, r->after.percent,
+		  r->draining ? "true" : "false");
 	json_list(out, cap, &at, "queued_full", &r->full);
 	json_list(out, cap, &at, "queued_ejected", &r->ejected);
 	json_list(out, cap, &at, "queued_idle", &r->idle);
 	json_list(out, cap, &at, "queued_pressure", &r->pressure);
 	json_list(out, cap, &at, "released", &r->released);
 	json_list(out, cap, &at, "busy", &r->busy);
-	jo_printf(out, cap, &at, ",\"released_bytes\":%llu,\"last_error\":\"", (unsigned long long)r->released_bytes);
+	jo_printf(out, cap, &at, ",\"released_bytes\":%llu,\"total_queued\":%lu,\"total_released\":%lu,"
+		  "\"total_released_bytes\":%llu,\"last_error\":\"", (unsigned long long)r->released_bytes, pd->queued,
+		  pd->released, (unsigned long long)pd->released_bytes);
 	jo_str(out, cap, &at, pd->last_err);
 	jo_printf(out, cap, &at, "\"}");
 	pthread_mutex_unlock(&pd->mu);
@@ -152,9 +160,14 @@ void policyd_answer_release(struct policyd *pd, const char *barcode, char *out, 
 	pthread_mutex_lock(&pd->mu);
 	int rc = policy_release(pd->cat, pd->pool, barcode, "asked by the operator", &freed, err, sizeof err);
 	pthread_mutex_unlock(&pd->mu);
-	if (rc == VTL_OK)
+	if (rc == VTL_OK) {
 		log_info("policy: released the disk copy of %s (%llu bytes), asked by the operator", barcode,
 			 (unsigned long long)freed);
+		pthread_mutex_lock(&pd->mu);
+		pd->released++;
+		pd->released_bytes += freed;
+		pthread_mutex_unlock(&pd->mu);
+	}
 	snprintf(msg, sizeof msg, "released the disk copy of %s (%llu bytes); it is migrated", barcode,
 		 (unsigned long long)freed);
 	jo_answer(out, cap, rc, err, msg);

@@ -55,6 +55,7 @@ int vtl_parse_duration(const char *s, uint64_t max, uint64_t *out)
 		if (tolower((unsigned char)s[n - 1]) == units[i].unit) {
 			mul = units[i].seconds;
 			n--;
+			break; /* one unit: "1hs" is not a duration */
 		}
 	if (n == 0 || n >= sizeof num)
 		return VTL_E_INVAL;

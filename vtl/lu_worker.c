@@ -14,6 +14,8 @@ struct lu_worker {
 	bool stopping;
 	void (*exec)(void *dev, struct scsi_cmd *c);
 	void *dev;
+	void (*gate)(void *arg, const struct scsi_cmd *c);
+	void *gate_arg;
 };
 
 static void *run(void *arg)
@@ -30,6 +32,8 @@ static void *run(void *arg)
 		if (!wk->head)
 			wk->tail = NULL;
 		pthread_mutex_unlock(&wk->mu);
+		if (wk->gate)
+			wk->gate(wk->gate_arg, w->cmd);
 		wk->exec(wk->dev, w->cmd);
 		w->done(w);
 		pthread_mutex_lock(&wk->mu);
@@ -55,6 +59,14 @@ int lu_worker_start(void (*exec)(void *dev, struct scsi_cmd *c), void *dev, stru
 	}
 	*out = wk;
 	return VTL_OK;
+}
+
+void lu_worker_set_gate(struct lu_worker *wk, void (*gate)(void *arg, const struct scsi_cmd *c), void *arg)
+{
+	pthread_mutex_lock(&wk->mu);
+	wk->gate = gate;
+	wk->gate_arg = arg;
+	pthread_mutex_unlock(&wk->mu);
 }
 
 void lu_worker_submit(struct lu_worker *wk, struct lu_work *w)

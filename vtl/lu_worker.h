@@ -25,6 +25,13 @@ struct lu_worker;
 /* Starts a worker that runs exec(dev, cmd) for each submitted command. */
 int lu_worker_start(void (*exec)(void *dev, struct scsi_cmd *c), void *dev, struct lu_worker **out);
 
+/*
+ * Has the worker call gate(arg, cmd) before it runs each command, on its own
+ * thread (the write throttle sleeps there). Set it before any command is
+ * submitted; gate NULL: none.
+ */
+void lu_worker_set_gate(struct lu_worker *wk, void (*gate)(void *arg, const struct scsi_cmd *c), void *arg);
+
 /* Queues w; commands run one at a time in the order they were submitted. */
 void lu_worker_submit(struct lu_worker *wk, struct lu_work *w);
 

@@ -711,6 +711,7 @@ static void policy_section(void **state)
 	assert_int_equal(vtl_parse_duration("2h", 3600, &d), VTL_E_INVAL);
 	assert_int_equal(vtl_parse_duration("h", 3600, &d), VTL_E_INVAL);
 	assert_int_equal(vtl_parse_duration("1.5h", 86400, &d), VTL_E_INVAL);
+	assert_int_equal(vtl_parse_duration("1hs", 86400, &d), VTL_E_INVAL);
 
 	static const struct {
 		const char *lines, *want;

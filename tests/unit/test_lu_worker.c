@@ -2,7 +2,8 @@
 /*
  * The per-unit worker: commands of one unit run one at a time in submission
  * order, on the worker's own thread, while two units run side by side; a
- * stop runs what was queued first.
+ * stop runs what was queued first; a gate runs before each command, on the
+ * worker's thread.
  */
 #include "tests/unit/testlib.h"
 
@@ -89,10 +90,55 @@ static void runs_in_order_one_at_a_time(void **state)
 	assert_int_equal(atomic_load(&a.on_caller) + atomic_load(&b.on_caller), 0);
 }
 
+/* The gate sees each command just before it runs: exec finds the gate's count one ahead of its own. */
+static atomic_int gated;
+static int gated_at_exec[N];
+
+static void gate(void *arg, const struct scsi_cmd *c)
+{
+	struct unit *u = arg;
+	(void)c;
+	if (pthread_equal(pthread_self(), u->caller))
+		atomic_fetch_add(&u->on_caller, 1);
+	atomic_fetch_add(&gated, 1);
+}
+
+static void exec_after_gate(void *dev, struct scsi_cmd *c)
+{
+	struct unit *u = dev;
+	gated_at_exec[atomic_load(&u->n)] = atomic_load(&gated);
+	exec(dev, c);
+}
+
+static void gate_runs_before_each_command(void **state)
+{
+	(void)state;
+	static struct unit u;
+	memset(&u, 0, sizeof u);
+	u.caller = pthread_self();
+	gated = 0;
+	struct lu_worker *w;
+	EXPECT_RC(lu_worker_start(exec_after_gate, &u, &w), 0);
+	lu_worker_set_gate(w, gate, &u);
+	static struct scsi_cmd c[N];
+	static struct lu_work wk[N];
+	for (int i = 0; i < N; i++) {
+		c[i].cdb[1] = (uint8_t)i;
+		wk[i] = (struct lu_work){.cmd = &c[i], .done = done};
+		lu_worker_submit(w, &wk[i]);
+	}
+	lu_worker_stop(w);
+	assert_int_equal(atomic_load(&gated), N);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(gated_at_exec[i], i + 1);
+	assert_int_equal(atomic_load(&u.on_caller), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(runs_in_order_one_at_a_time),
+		cmocka_unit_test(gate_runs_before_each_command),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,15 +82,21 @@ static void cart(struct host *h, const char *bc, uint16_t element, unsigned bloc
 	EXPECT_RC(catalog_cartridge_set_cache(h->cat, bc, cache), 0);
 }
 
-static struct policy_report pass(struct host *h, int64_t now)
+static struct policy_report pass_draining(struct host *h, int64_t now, bool draining)
 {
-	struct policy_ctx ctx = {.cat = h->cat, .pool = h->fx->pool, .library = "LIB1", .cfg = &pcfg, .now = now};
+	struct policy_ctx ctx = {.cat = h->cat, .pool = h->fx->pool, .library = "LIB1", .cfg = &pcfg, .now = now,
+				 .draining = draining};
 	struct policy_report r;
 	char err[512] = "";
 	int rc = policy_pass(&ctx, &r, err, sizeof err);
 	if (rc)
 		fail_msg("policy_pass: %d %s", rc, err);
 	return r;
+}
+
+static struct policy_report pass(struct host *h, int64_t now)
+{
+	return pass_draining(h, now, false);
 }
 
 static void expect_list(const struct policy_list *l, const char *const *want, unsigned n)
@@ -113,6 +119,17 @@ static unsigned queued_jobs(struct host *h)
 	unsigned n = 0;
 	EXPECT_RC(catalog_job_list(h->cat, CAT_JOB_QUEUED, count_job, &n), 0);
 	return n;
+}
+
+static int finish_job(const struct cat_job *j, void *arg)
+{
+	return catalog_job_update(arg, j->id, CAT_JOB_DONE, 0, NULL);
+}
+
+/* The worker's part: every queued job ends. */
+static void finish_jobs(struct host *h)
+{
+	EXPECT_RC(catalog_job_list(h->cat, CAT_JOB_QUEUED, finish_job, h->cat), 0);
 }
 
 static enum cat_cache_state cache_of(struct host *h, const char *bc)
@@ -233,9 +250,39 @@ static void release_lru_down_to_low_water(void **state)
 	EXPECT_RC(catalog_event_list(h->cat, 0, 0, last_event, &ev), 0);
 	assert_string_equal(ev.actor, "policy");
 	assert_non_null(strstr(ev.what, "release A00001L8: disk copy of"));
-	assert_non_null(strstr(ev.what, "high-water mark of 70%"));
+	assert_non_null(strstr(ev.what, "since it reached the high-water mark of 70%"));
+	assert_false(r.draining);
 
 	/* Below high water now: the next pass releases nothing. */
+	r = pass(h, time(NULL));
+	assert_int_equal(r.released.n, 0);
+}
+
+/*
+ * Hysteresis: releases that began at high water go on in later passes, below
+ * high water, as more cartridges become premigrated, until the low mark.
+ */
+static void releases_go_on_down_to_low_water(void **state)
+{
+	struct host *h = *state;
+	fill_pool(h, CAT_CACHE_RESIDENT);
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00003L8", CAT_CACHE_PREMIGRATED), 0);
+	struct policy_report r = pass(h, time(NULL));
+	expect_list(&r.released, (const char *const[]){"A00003L8"}, 1);
+	assert_true(r.after.percent < pcfg.high_water && r.after.percent > pcfg.low_water);
+	assert_true(r.draining);
+	/* A00001L8 was copied meanwhile: the pool is below high water, yet still draining. */
+	finish_jobs(h);
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00001L8", CAT_CACHE_PREMIGRATED), 0);
+	r = pass_draining(h, time(NULL), r.draining);
+	expect_list(&r.released, (const char *const[]){"A00001L8"}, 1);
+	assert_true(r.after.percent <= pcfg.low_water);
+	assert_false(r.draining);
+	/* At low water: the next premigrated cartridge keeps its disk copy. */
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00002L8", CAT_CACHE_PREMIGRATED), 0);
+	r = pass_draining(h, time(NULL), r.draining);
+	assert_int_equal(r.released.n, 0);
+	/* Without the hysteresis, below high water, nothing is released either. */
 	r = pass(h, time(NULL));
 	assert_int_equal(r.released.n, 0);
 }
@@ -268,9 +315,18 @@ static void pressure_queues_copies(void **state)
 	expect_list(&r.pressure, (const char *const[]){"A00003L8", "A00001L8"}, 2);
 	assert_int_equal(queued_jobs(h), 2);
 	assert_int_equal(cache_of(h, "A00003L8"), CAT_CACHE_RESIDENT);
-	/* They are queued: the next pass queues the third, not them again. */
+	/* Queued already, they are enough: the next pass queues no more. */
 	r = pass(h, time(NULL));
-	expect_list(&r.pressure, (const char *const[]){"A00002L8"}, 1);
+	assert_int_equal(r.pressure.n, 0);
+	assert_int_equal(queued_jobs(h), 2);
+	/* Once they are copied and released, the pool is at low water again. */
+	finish_jobs(h);
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00003L8", CAT_CACHE_PREMIGRATED), 0);
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00001L8", CAT_CACHE_PREMIGRATED), 0);
+	r = pass(h, time(NULL));
+	expect_list(&r.released, (const char *const[]){"A00003L8", "A00001L8"}, 2);
+	assert_true(r.after.percent <= pcfg.low_water);
+	assert_int_equal(r.pressure.n, 0);
 }
 
 /* An operator's release: refused unless premigrated, not loaded, without a job; done otherwise. */
@@ -308,7 +364,8 @@ static void release_by_hand(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(candidates_per_rule), T(release_lru_down_to_low_water), T(busy_cartridge_skipped),
+		T(candidates_per_rule), T(release_lru_down_to_low_water), T(releases_go_on_down_to_low_water),
+		T(busy_cartridge_skipped),
 		T(pressure_queues_copies), T(release_by_hand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

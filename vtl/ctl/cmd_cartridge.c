@@ -413,7 +413,8 @@ static int list_row(const struct cat_cartridge *c, void *arg)
 	ctl_location(&w->ctl->lib, c, loc, sizeof loc);
 	const char *media = vtl_media_name(c->media, tm);
 	if (table_add(&w->t, c->barcode, media ? media : "?", c->media == CAT_MEDIA_CLEANING ? NULL : cap,
-		      c->media == CAT_MEDIA_CLEANING ? NULL : used, loc, c->state[0] ? c->state : NULL))
+		      c->media == CAT_MEDIA_CLEANING ? NULL : used, loc, c->state[0] ? c->state : NULL,
+		      c->media == CAT_MEDIA_CLEANING ? NULL : cache_name(c->cache)))
 		return w->err = VTL_E_NOMEM;
 	return 0;
 }
@@ -433,8 +434,8 @@ int cmd_cartridge_list(struct ctl *ctl, int argc, char **argv)
 	struct list_walk w;
 	memset(&w, 0, sizeof w);
 	w.ctl = ctl;
-	static const char *const head[] = {"BARCODE", "MEDIA", "CAPACITY", "STORED", "LOCATION", "STATE"};
-	table_init(&w.t, 6, head, "LLRRLL");
+	static const char *const head[] = {"BARCODE", "MEDIA", "CAPACITY", "STORED", "LOCATION", "STATE", "CACHE"};
+	table_init(&w.t, 7, head, "LLRRLLL");
 	if (ctl->json) {
 		json_init(&w.j, stdout);
 		json_obj(&w.j, NULL);

@@ -477,6 +477,18 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	char lib[128];
 	ans_text(answer, "library", lib, sizeof lib);
 	printf("library %s: vtld is running\n", lib);
+	const char *pool = strstr(answer, "\"pool\":{");
+	if (pool) {
+		printf("pool: %.1f%% full; ", ans_real(pool, "fill_percent"));
+		if (strstr(pool, "\"throttled\":true"))
+			printf("host writes THROTTLED to %llu MB/s (pool at or above %llu%%)\n", ans_u64(pool, "throttle_rate"),
+			       ans_u64(pool, "throttle"));
+		else if (ans_u64(pool, "throttle"))
+			printf("host writes at full speed (slowed to %llu MB/s from %llu%%)\n", ans_u64(pool, "throttle_rate"),
+			       ans_u64(pool, "throttle"));
+		else
+			printf("host writes never throttled\n");
+	}
 	printf("%-4s %-7s %-8s %-9s %10s %6s %10s %14s %14s %8s %8s %6s %9s %s\n", "LUN", "ADDRESS", "STATE", "BARCODE",
 	       "POSITION", "FILE", "EOD", "WRITTEN", "READ", "WR MB/s", "RD MB/s", "RD BUF", "WR BUF", "PREVENT");
 	for (const char *d = strstr(answer, "{\"lun\""); d; d = strstr(d + 1, "{\"lun\"")) {

@@ -71,8 +71,13 @@ int cmd_policy(struct ctl *ctl, int argc, char **argv)
 		printf("; host writes never slowed\n");
 	printf("copy candidates: %s (idle after %llu s); a pass every %llu s, %llu passes so far\n", rules,
 	       ans_u64(answer, "idle"), ans_u64(answer, "interval"), ans_u64(answer, "passes"));
-	printf("last pass: pool %.1f%% -> %.1f%%\n", ans_real(answer, "last_fill_before"),
-	       ans_real(answer, "last_fill_after"));
+	char total[32];
+	fmt_bytes(ans_u64(answer, "total_released_bytes"), total, sizeof total);
+	printf("since vtl-migrator started: %llu copies queued, %llu disk copies released (%s)\n",
+	       ans_u64(answer, "total_queued"), ans_u64(answer, "total_released"), total);
+	printf("last pass: pool %.1f%% -> %.1f%%%s\n", ans_real(answer, "last_fill_before"),
+	       ans_real(answer, "last_fill_after"),
+	       strstr(answer, "\"draining\":true") ? "; still releasing down to the low-water mark" : "");
 	ans_text(answer, "last_error", err, sizeof err);
 	if (err[0])
 		printf("last pass failed: %s\n", err);

@@ -12,6 +12,7 @@
 #include "common/vtl_error.h"
 #include "catalog/catalog.h"
 #include "vtl/library.h"
+#include "vtl/throttle.h"
 #include "vtl/vtld/daemon.h"
 
 #define SAMPLE_MS 1000         /* how often the drives' byte counters are sampled for MB/s */
@@ -78,7 +79,10 @@ static void status(struct vtld *v, char *out, size_t cap)
 		    (unsigned long long)st.readahead_ready, (unsigned long long)st.readahead_limit,
 		    (unsigned long long)st.unsynced_bytes, st.prevent ? "true" : "false");
 	}
-	jo_printf(out, cap, &at, "]}");
+	struct throttle_state ts;
+	throttle_state(vtld_throttle(v), &ts);
+	jo_printf(out, cap, &at, "],\"pool\":{\"fill_percent\":%.1f,\"throttle\":%u,\"throttled\":%s,"
+		  "\"throttle_rate\":%u}}", ts.fill, ts.threshold, ts.active ? "true" : "false", ts.rate);
 }
 
 #define OPERATOR "operator" /* the actor the event log and the attentions name */

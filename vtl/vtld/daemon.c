@@ -13,6 +13,7 @@
 #include "vtl/library.h"
 #include "vtl/scsi/smc.h"
 #include "vtl/scsi/ssc.h"
+#include "vtl/throttle.h"
 
 struct vtld {
 	struct vtl_pool *pool;
@@ -22,6 +23,7 @@ struct vtld {
 	struct vtld_lu lus[VTLD_MAX_LUS];
 	unsigned n_lus;
 	struct iscsi_target *iscsi;
+	struct throttle *throttle; /* slows host writes when the pool is nearly full */
 };
 
 static void changer_exec(void *dev, struct scsi_cmd *c)
@@ -42,6 +44,11 @@ static void changer_nexus_lost(void *dev, uint64_t nexus)
 static void drive_exec(void *dev, struct scsi_cmd *c)
 {
 	ssc_execute(dev, c);
+}
+
+static void drive_gate(void *arg, const struct scsi_cmd *c)
+{
+	throttle_gate(arg, c);
 }
 
 static void drive_reset(void *dev)
@@ -120,11 +127,18 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	smc_set_luns(v->changer, luns, v->n_lus);
 	for (unsigned i = 1; i < v->n_lus; i++)
 		ssc_set_luns(v->lus[i].dev, luns, v->n_lus);
-	for (unsigned i = 0; i < v->n_lus; i++)
+	if ((rc = throttle_create(v->pool, cfg->policy.throttle, cfg->policy.throttle_rate, &v->throttle)) != VTL_OK) {
+		snprintf(err, errlen, "cannot create the write throttle: %s", vtl_strerror(rc));
+		goto fail;
+	}
+	for (unsigned i = 0; i < v->n_lus; i++) {
 		if ((rc = lu_worker_start(v->lus[i].exec, v->lus[i].dev, &v->lus[i].worker)) != VTL_OK) {
 			snprintf(err, errlen, "cannot start a worker thread: %s", vtl_strerror(rc));
 			goto fail;
 		}
+		if (v->lus[i].exec == drive_exec)
+			lu_worker_set_gate(v->lus[i].worker, drive_gate, v->throttle);
+	}
 	/* The iSCSI target: every unit, commands through its worker. */
 	struct session_lu slus[VTLD_MAX_LUS];
 	struct lu_worker *workers[VTLD_MAX_LUS];
@@ -179,6 +193,7 @@ void vtld_stop(struct vtld *v)
 	library_close(v->lib); /* syncs and closes loaded cartridges; they stay in their drives */
 	if (v->cat)
 		catalog_close(v->cat);
+	throttle_destroy(v->throttle);
 	if (v->pool)
 		vtl_pool_close(v->pool);
 	free(v);
@@ -192,6 +207,11 @@ struct vtl_catalog *vtld_catalog(struct vtld *v)
 struct vtl_library *vtld_library(struct vtld *v)
 {
 	return v->lib;
+}
+
+struct throttle *vtld_throttle(struct vtld *v)
+{
+	return v->throttle;
 }
 
 struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n)

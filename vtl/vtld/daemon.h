@@ -50,6 +50,10 @@ struct vtl_catalog;
 /* The catalog (for the control socket). */
 struct vtl_catalog *vtld_catalog(struct vtld *v);
 
+struct throttle;
+/* The write throttle (for the control socket's status). */
+struct throttle *vtld_throttle(struct vtld *v);
+
 /* The logical units, changer first; *n gets their number. */
 struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n);
 

@@ -339,8 +339,8 @@ static int elem_one(const struct cat_element *e, void *arg)
 	struct lib_drive *ld = e->type == CAT_ELEM_DRIVE ? drive_at(w->lib, e->address) : NULL;
 	if (ld) {
 		struct ssc_status st;
-		ssc_status(ld->drive, &st);
-		le.accessible = st.state == SSC_EMPTY || (st.state == SSC_EJECTED && ssc_removable(ld->drive));
+		ssc_status_now(ld->drive, &st); /* a drive waiting on a recall must not hold up the changer */
+		le.accessible = st.state == SSC_EMPTY || st.removable;
 		le.lun = ld->lun;
 		le.ident = ld->ident;
 	}

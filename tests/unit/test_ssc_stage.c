@@ -274,6 +274,51 @@ static void load_makes_a_copy_let_go(void **state)
 	assert_int_equal(atomic_load(&lib.requests), 0); /* on disk: nothing to recall */
 }
 
+struct pending_read {
+	struct host *h;
+	int status;
+};
+
+static void *read_in_thread(void *arg)
+{
+	struct pending_read *p = arg;
+	uint8_t cdb[6];
+	uint8_t *b = malloc(BLOCK);
+	host_cmd(p->h, cdb, cdb_read6(cdb, false, false, BLOCK), SCSI_DIR_IN, b, BLOCK);
+	p->status = p->h->c.status;
+	free(b);
+	return NULL;
+}
+
+/* A read waiting on the stage holds its drive, not the changer or the operator's status. */
+static void status_while_a_read_waits(void **state)
+{
+	struct host *h = *state;
+	struct fake_lib lib = {0};
+	load_migrated(h, &lib, 4);
+	struct stager s = {.pool = h->fx->pool, .lib = &lib, .blocks = 3, .stop_after = 3, .delay_us = 400000};
+	atomic_init(&s.done, false);
+	pthread_t t, r;
+	assert_int_equal(pthread_create(&t, NULL, stage_thread, &s), 0);
+	wait_ready(h);
+	read_block(h, 0);
+	struct pending_read p = {.h = h};
+	assert_int_equal(pthread_create(&r, NULL, read_in_thread, &p), 0);
+	usleep(100000); /* the read of block 1 now waits for it to come off the tape */
+	uint64_t t0 = ms_now();
+	struct ssc_status st;
+	ssc_status_now(h->d, &st);
+	assert_true(ms_now() - t0 < 50);
+	assert_true(st.busy);
+	assert_int_equal(st.state, SSC_LOADED);
+	assert_string_equal(st.barcode, BC);
+	pthread_join(r, NULL);
+	assert_int_equal(p.status, SCSI_GOOD);
+	pthread_join(t, NULL);
+	ssc_status_now(h->d, &st);
+	assert_false(st.busy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(write_waits_for_the_whole_stage, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(unload_while_staging, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(load_makes_a_copy_let_go, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(status_while_a_read_waits, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -178,6 +178,7 @@ int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out)
 	id.type = SCSI_TYPE_TAPE;
 	scsi_dev_init(&d->dev, &id, ssc_ops, sizeof ssc_ops / sizeof ssc_ops[0]);
 	pthread_mutex_init(&d->mu, NULL);
+	pthread_mutex_init(&d->snap_mu, NULL);
 	d->cfg = *cfg;
 	d->gen = gen;
 	ssc_mode_init(d);
@@ -229,6 +230,7 @@ void ssc_destroy(struct ssc_drive *d)
 	free(d->mam_mem);
 	free(d->bounce);
 	pthread_mutex_destroy(&d->mu);
+	pthread_mutex_destroy(&d->snap_mu);
 	free(d);
 }
 
@@ -359,6 +361,16 @@ uint8_t ssc_density_of_medium(const struct ssc_drive *d)
 	return by_gen[d->gen];
 }
 
+/* Fills *st (and the snapshot ssc_status_now hands out while a command runs); called with d->mu held. */
+static void status_locked(struct ssc_drive *d, struct ssc_status *st);
+
+/* Refreshes the snapshot after a change; called with d->mu held. */
+static void snap_update(struct ssc_drive *d)
+{
+	struct ssc_status st;
+	status_locked(d, &st);
+}
+
 void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 {
 	pthread_mutex_lock(&d->mu);
@@ -393,6 +405,7 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 		d->cnt.medium_written += after.written_stored - before.written_stored;
 		d->cnt.medium_read += after.read_stored - before.read_stored;
 	}
+	snap_update(d);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -477,6 +490,7 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		if (rc == VTL_OK && d->state != SSC_STAGING)
 			ua_raise_all(&d->dev.ua, UA_MEDIUM_CHANGED, UA_NO_NEXUS);
 	}
+	snap_update(d);
 	pthread_mutex_unlock(&d->mu);
 	return rc;
 }
@@ -494,6 +508,7 @@ int ssc_eject(struct ssc_drive *d)
 		rc = ssc_unthread(d);
 	if (rc == VTL_OK)
 		d->held = false;
+	snap_update(d);
 	pthread_mutex_unlock(&d->mu);
 	return rc;
 }
@@ -513,6 +528,7 @@ int ssc_remove(struct ssc_drive *d, char *barcode)
 		d->state = SSC_EMPTY;
 		d->tapealert &= ~(1ull << (TA_CLEANING_MEDIA - 1));
 	}
+	snap_update(d);
 	pthread_mutex_unlock(&d->mu);
 	return rc;
 }
@@ -526,9 +542,29 @@ bool ssc_removable(struct ssc_drive *d)
 	return r;
 }
 
+
 void ssc_status(struct ssc_drive *d, struct ssc_status *st)
 {
 	pthread_mutex_lock(&d->mu);
+	status_locked(d, st);
+	pthread_mutex_unlock(&d->mu);
+}
+
+void ssc_status_now(struct ssc_drive *d, struct ssc_status *st)
+{
+	if (pthread_mutex_trylock(&d->mu) == 0) {
+		status_locked(d, st);
+		pthread_mutex_unlock(&d->mu);
+		return;
+	}
+	pthread_mutex_lock(&d->snap_mu);
+	*st = d->snap;
+	pthread_mutex_unlock(&d->snap_mu);
+	st->busy = true;
+}
+
+static void status_locked(struct ssc_drive *d, struct ssc_status *st)
+{
 	ssc_tick(d);
 	memset(st, 0, sizeof *st);
 	st->state = d->state;
@@ -545,7 +581,10 @@ void ssc_status(struct ssc_drive *d, struct ssc_status *st)
 		st->written_bytes = d->last.written_bytes;
 		st->read_bytes = d->last.read_bytes;
 	}
-	pthread_mutex_unlock(&d->mu);
+	st->removable = d->state == SSC_EJECTED && !d->held;
+	pthread_mutex_lock(&d->snap_mu);
+	d->snap = *st;
+	pthread_mutex_unlock(&d->snap_mu);
 }
 
 void ssc_reset(struct ssc_drive *d)

@@ -94,6 +94,8 @@ struct ssc_status {
 	uint64_t unsynced_bytes;  /* written, acknowledged, not yet synced: the write buffer's fill */
 	bool prevent;           /* PREVENT MEDIUM REMOVAL in effect */
 	unsigned generation;
+	bool removable;         /* ssc_remove would take the cartridge now (see ssc_removable) */
+	bool busy;              /* ssc_status_now: a command was running, this is the drive as it was before */
 };
 
 /*
@@ -131,6 +133,13 @@ int ssc_eject(struct ssc_drive *d);
  * loaded, VTL_E_SRC_EMPTY if the drive is empty.
  */
 int ssc_remove(struct ssc_drive *d, char *barcode);
+
+/*
+ * Like ssc_status, without waiting for a running command (a read may wait
+ * long on a recall): then the drive as the last ssc_status or
+ * ssc_status_now saw it, with busy set. For displays and element status.
+ */
+void ssc_status_now(struct ssc_drive *d, struct ssc_status *st);
 
 /* Whether ssc_remove would take the cartridge now (ejected, not held by the host). */
 bool ssc_removable(struct ssc_drive *d);

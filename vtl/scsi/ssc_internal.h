@@ -125,6 +125,10 @@ struct ssc_drive {
 	/* MAM attributes of the loaded medium when there is no catalog. */
 	void *mam_mem;
 
+	/* The drive as ssc_status last saw it, for ssc_status_now while a command runs. */
+	pthread_mutex_t snap_mu;
+	struct ssc_status snap;
+
 	/* A migrated cartridge coming back to disk (ssc_stage.c). */
 	bool following;            /* cart follows the stage in progress: read-only, waits for what it needs */
 	bool modified;             /* the stage ops' modify was called in this load */

@@ -46,7 +46,7 @@ static void sample_drives(struct vtld *v, bool force)
 		if (strcmp(lus[i].what, "drive") != 0 || (!force && meter_age(&lus[i].written, t) < SAMPLE_MS))
 			continue;
 		struct ssc_status st;
-		ssc_status(lus[i].dev, &st);
+		ssc_status_now(lus[i].dev, &st);
 		meter_sample(&lus[i].written, t, st.written_bytes);
 		meter_sample(&lus[i].read, t, st.read_bytes);
 	}
@@ -66,7 +66,7 @@ static void status(struct vtld *v, char *out, size_t cap)
 		uint16_t address = 0;
 		library_drive(lib, k++, &address);
 		struct ssc_status st;
-		ssc_status(lus[i].dev, &st);
+		ssc_status_now(lus[i].dev, &st);
 		jo_printf(out, cap, &at,
 		    "%s{\"lun\":%u,\"address\":%u,\"state\":\"%s\",\"barcode\":\"%s\",\"position\":%llu,"
 		    "\"file\":%llu,\"eod\":%llu,\"written_bytes\":%llu,\"read_bytes\":%llu,"

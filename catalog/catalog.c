@@ -123,7 +123,16 @@ static const char schema_v3[] =
 	"ALTER TABLE ptape ADD COLUMN files INTEGER NOT NULL DEFAULT 0;"
 	"PRAGMA user_version = 3;";
 
-static const char *const migrations[] = {NULL, schema_v1, schema_v2, schema_v3};
+/*
+ * Version 4: a physical tape belongs to a pool (a set of tapes a copy is
+ * written to, e.g. one kept on site and one sent to a vault), so that a
+ * cartridge's copies can be kept in different pools.
+ */
+static const char schema_v4[] =
+	"ALTER TABLE ptape ADD COLUMN pool TEXT NOT NULL DEFAULT '" CAT_POOL_DEFAULT "';"
+	"PRAGMA user_version = 4;";
+
+static const char *const migrations[] = {NULL, schema_v1, schema_v2, schema_v3, schema_v4};
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CAT_SCHEMA_VERSION + 1,
 	       "one migration per schema version");
 

@@ -227,7 +227,7 @@ int catalog_event_list(struct vtl_catalog *cat, int64_t after_id, unsigned limit
  * - catalog_event: actor up to 31 characters, what up to 255.
  */
 
-#define CAT_SCHEMA_VERSION 3     /* the schema catalog_open upgrades every catalog to */
+#define CAT_SCHEMA_VERSION 4     /* the schema catalog_open upgrades every catalog to */
 #define CAT_BUSY_TIMEOUT_MS 5000 /* how long a call waits for other writers */
 #define CAT_DIGEST_MAX 128       /* a copy's digest: text, e.g. "sha256:<hex>" */
 
@@ -260,7 +260,10 @@ struct cat_ptape {
 	uint64_t capacity, used;        /* bytes */
 	char state[16];                 /* e.g. "scratch", "filling", "full", "offline" */
 	uint32_t files;                 /* tape files written on it (schema 3): the next one's number */
+	char pool[CAT_NAME_MAX + 1];    /* its pool (schema 4); "" in catalog_ptape_add: CAT_POOL_DEFAULT */
 };
+
+#define CAT_POOL_DEFAULT "default" /* the pool of a physical tape nobody put in another */
 
 /* Adds a physical tape; sets t->id. VTL_E_EXISTS on a duplicate barcode. */
 int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t);
@@ -268,6 +271,13 @@ int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t);
 int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_ptape *out);
 /* Calls fn for each physical tape in barcode order. */
 int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape *t, void *arg), void *arg);
+/*
+ * Puts a physical tape in pool (schema 4). Only a tape without files moves:
+ * VTL_E_BUSY for one that holds copies, VTL_E_NOTFOUND, VTL_E_INVAL for an
+ * empty or too long name.
+ */
+int catalog_ptape_set_pool(struct vtl_catalog *cat, const char *barcode, const char *pool);
+
 /* Sets a physical tape's used bytes and (state not NULL) its state. */
 int catalog_ptape_update(struct vtl_catalog *cat, const char *barcode, uint64_t used, const char *state);
 

@@ -23,11 +23,13 @@ int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t)
 		return VTL_E_INVAL;
 	cat_lock(cat);
 	if (!cat_str_ok(t->barcode, sizeof(t->barcode), true) || !cat_str_ok(t->library, sizeof(t->library), false) ||
-	    !STATE_OK(t->state))
+	    !STATE_OK(t->state) || !cat_str_ok(t->pool, sizeof(t->pool), false))
 		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "physical tape: barcode empty or a string too long"));
 	int rc = cat_exec(cat,
-			  "INSERT INTO ptape (barcode, library, slot, capacity, used, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-			  "ttiUUt", t->barcode, t->library, (int)t->slot, t->capacity, t->used, t->state);
+			  "INSERT INTO ptape (barcode, library, slot, capacity, used, state, pool)"
+			  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+			  "ttiUUtt", t->barcode, t->library, (int)t->slot, t->capacity, t->used, t->state,
+			  t->pool[0] ? t->pool : CAT_POOL_DEFAULT);
 	if (rc == 0)
 		t->id = sqlite3_last_insert_rowid(cat->db);
 	else if (rc == VTL_E_EXISTS)
@@ -35,7 +37,7 @@ int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t)
 	return cat_unlock(cat, rc);
 }
 
-#define PTAPE_COLS "id, barcode, library, slot, capacity, used, state, files"
+#define PTAPE_COLS "id, barcode, library, slot, capacity, used, state, files, pool"
 
 static void ptape_read(sqlite3_stmt *st, struct cat_ptape *o)
 {
@@ -48,6 +50,7 @@ static void ptape_read(sqlite3_stmt *st, struct cat_ptape *o)
 	o->used = (uint64_t)sqlite3_column_int64(st, 5);
 	cat_col_text(st, 6, o->state, sizeof(o->state));
 	o->files = (uint32_t)sqlite3_column_int64(st, 7);
+	cat_col_text(st, 8, o->pool, sizeof(o->pool));
 }
 
 int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_ptape *out)
@@ -87,6 +90,29 @@ int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape
 		CAT_WALK(rc, arr, n, fn, arg);
 	free(arr);
 	return rc;
+}
+
+int catalog_ptape_set_pool(struct vtl_catalog *cat, const char *barcode, const char *pool)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!BARCODE_OK(barcode) || !cat_str_ok(pool, CAT_NAME_MAX + 1, true))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "physical tape: bad barcode or pool name"));
+	int rc = cat_exec(cat, "UPDATE ptape SET pool = ?2 WHERE barcode = ?1 AND files = 0", "tt", barcode, pool);
+	if (rc == 0 && cat_changes(cat) == 0) {
+		sqlite3_stmt *st;
+		int found = cat_row(cat, "SELECT files FROM ptape WHERE barcode = ?1", &st, "t", barcode);
+		if (found == 0) {
+			int64_t files = sqlite3_column_int64(st, 0);
+			sqlite3_reset(st);
+			rc = cat_fail(cat, VTL_E_BUSY, "physical tape %s holds %lld files: only an empty tape changes pool",
+				      barcode, (long long)files);
+		} else {
+			rc = cat_fail(cat, VTL_E_NOTFOUND, "no physical tape %s", barcode);
+		}
+	}
+	return cat_unlock(cat, rc);
 }
 
 int catalog_ptape_update(struct vtl_catalog *cat, const char *barcode, uint64_t used, const char *state)

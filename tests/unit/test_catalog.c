@@ -429,6 +429,9 @@ static void test_upgrade_from_v1(void **state)
 	t.capacity = 12000000000000ull;
 	strcpy(t.state, "scratch");
 	EXPECT_RC(catalog_ptape_add(cat, &t), 0);
+	struct cat_ptape tg;
+	EXPECT_RC(catalog_ptape_get(cat, "P00001L8", &tg), 0);
+	assert_string_equal(tg.pool, CAT_POOL_DEFAULT);
 	struct cat_copy cp;
 	memset(&cp, 0, sizeof(cp));
 	strcpy(cp.barcode, "OLD002L8");
@@ -1527,6 +1530,59 @@ static void test_cartridge_modified(void **state)
 	EXPECT_RC(catalog_cartridge_modified(c->cat, "V00009L8", NULL), VTL_E_NOTFOUND);
 }
 
+/* A version 3 catalog's tapes land in the default pool when it is upgraded. */
+static void test_upgrade_from_v3_pools(void **state)
+{
+	struct cfx *c = *state;
+	char path[TL_PATH_LEN + 32], err[256] = "";
+	snprintf(path, sizeof(path), "%.500s/v3.db", c->fx->dir);
+	struct vtl_catalog *v3 = NULL;
+	EXPECT_RC(catalog_open_at_version(path, 3, &v3, err, sizeof(err)), 0);
+	struct cat_ptape t, g;
+	ptape_init(&t, "P00003L9", 3);
+	EXPECT_RC(catalog_ptape_add(v3, &t), VTL_E_IO); /* the pool column is not there yet */
+	catalog_close(v3);
+	EXPECT_RC(catalog_open_at_version(path, 3, &v3, err, sizeof(err)), 0);
+	EXPECT_RC(catalog_ptape_set_pool(v3, "P00003L9", "vault"), VTL_E_IO);
+	catalog_close(v3);
+	struct vtl_catalog *cat = tl_cat_open(path, false);
+	assert_int_equal(catalog_schema_version(cat), 4);
+	EXPECT_RC(catalog_ptape_add(cat, &t), 0);
+	EXPECT_RC(catalog_ptape_get(cat, "P00003L9", &g), 0);
+	assert_string_equal(g.pool, CAT_POOL_DEFAULT);
+	catalog_close(cat);
+}
+
+/* Pools: a tape is in the default one unless put in another, and only an empty tape moves. */
+static void test_ptape_pools(void **state)
+{
+	struct cfx *c = *state;
+	add_cart(c->cat, "V00001L8", c->lib.id, SLOT0);
+	struct cat_ptape t, g;
+	ptape_init(&t, "P00001L9", 1);
+	EXPECT_RC(catalog_ptape_add(c->cat, &t), 0);
+	ptape_init(&t, "P00002L9", 2);
+	strcpy(t.pool, "vault");
+	EXPECT_RC(catalog_ptape_add(c->cat, &t), 0);
+	EXPECT_RC(catalog_ptape_get(c->cat, "P00001L9", &g), 0);
+	assert_string_equal(g.pool, CAT_POOL_DEFAULT);
+	EXPECT_RC(catalog_ptape_get(c->cat, "P00002L9", &g), 0);
+	assert_string_equal(g.pool, "vault");
+	EXPECT_RC(catalog_ptape_set_pool(c->cat, "P00001L9", "offsite"), 0);
+	EXPECT_RC(catalog_ptape_get(c->cat, "P00001L9", &g), 0);
+	assert_string_equal(g.pool, "offsite");
+	struct cat_copy k;
+	copy_init(&k, "V00001L8", "P00001L9", 0);
+	strcpy(k.state, CAT_COPY_GOOD);
+	EXPECT_RC(catalog_copy_commit(c->cat, &k, 5000, "filling"), 0);
+	EXPECT_RC(catalog_ptape_set_pool(c->cat, "P00001L9", "vault"), VTL_E_BUSY);
+	assert_non_null(strstr(catalog_last_error(c->cat), "holds 1 files"));
+	EXPECT_RC(catalog_ptape_get(c->cat, "P00001L9", &g), 0);
+	assert_string_equal(g.pool, "offsite");
+	EXPECT_RC(catalog_ptape_set_pool(c->cat, "P00009L9", "vault"), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_ptape_set_pool(c->cat, "P00002L9", ""), VTL_E_INVAL);
+}
+
 static void test_copies(void **state)
 {
 	struct cfx *c = *state;
@@ -2122,6 +2178,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_copy_commit, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_jobs, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_cartridge_modified, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_ptape_pools, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_v3_pools, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_check_and_errors_text, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_processes, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_threads, setup_lib, teardown),

@@ -273,8 +273,8 @@ int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_p
 int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape *t, void *arg), void *arg);
 /*
  * Puts a physical tape in pool (schema 4). Only a tape without files moves:
- * VTL_E_BUSY for one that holds copies, VTL_E_NOTFOUND, VTL_E_INVAL for an
- * empty or too long name.
+ * VTL_E_INVAL for one that holds copies (or an empty or too long name),
+ * VTL_E_NOTFOUND.
  */
 int catalog_ptape_set_pool(struct vtl_catalog *cat, const char *barcode, const char *pool);
 

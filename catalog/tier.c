@@ -106,7 +106,7 @@ int catalog_ptape_set_pool(struct vtl_catalog *cat, const char *barcode, const c
 		if (found == 0) {
 			int64_t files = sqlite3_column_int64(st, 0);
 			sqlite3_reset(st);
-			rc = cat_fail(cat, VTL_E_BUSY, "physical tape %s holds %lld files: only an empty tape changes pool",
+			rc = cat_fail(cat, VTL_E_INVAL, "physical tape %s holds %lld files: only an empty tape changes pool",
 				      barcode, (long long)files);
 		} else {
 			rc = cat_fail(cat, VTL_E_NOTFOUND, "no physical tape %s", barcode);

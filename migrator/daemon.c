@@ -138,6 +138,7 @@ static void run_job(struct migd *m, const struct cat_job *j, const struct job_op
 	const struct vtl_config *c = m->cfg;
 	struct migrator mig = {.cat = m->cat, .pool = m->pool, .lib = m->lib, .phys_name = c->physical.name,
 			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = o->drive,
+			       .copies = &c->policy,
 			       .native = o->native,
 			       .cancel = &m->cancel, .progress = on_progress, .progress_arg = m};
 	mig.ring = (struct stream_config){.buffers = c->migrator.buffers, .buffer_size = (size_t)c->migrator.buffer_size,

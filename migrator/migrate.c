@@ -8,6 +8,7 @@
 
 #include "common/grow.h"
 #include "common/vtl_error.h"
+#include "migrator/policy.h"
 
 #define INVENTORY_MAX 4096
 #define ACTOR "migrator"
@@ -121,12 +122,13 @@ struct tapes {
 	struct cat_ptape *t;
 	size_t n, cap;
 	const char *library;
+	const char *pool; /* NULL: any */
 };
 
 static int collect(const struct cat_ptape *t, void *arg)
 {
 	struct tapes *ts = arg;
-	if (strcmp(t->library, ts->library) != 0)
+	if (strcmp(t->library, ts->library) != 0 || (ts->pool && strcmp(t->pool, ts->pool) != 0))
 		return 0;
 	int rc = vtl_grow((void **)&ts->t, &ts->cap, ts->n, sizeof *ts->t);
 	if (rc)
@@ -277,23 +279,34 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
 	/* The header, the stream, and room for a trailer of 16 bytes per data block. */
 	uint64_t need = COPY_HEADER_LEN + vtl_cart_stream_size(c) + vtl_cart_stream_size(c) / m->ring.buffer_size * 16 + 4096;
+	const char *pool = NULL;
+	unsigned have = 0;
+	if (m->copies && !m->native && (rc = policy_copy_pools(m->cat, m->copies, barcode, &have)) == VTL_OK)
+		pool = policy_next_pool(m->copies, have);
+	if (rc) {
+		snprintf(err, errlen, "reading the copies of %s: %s", barcode, catalog_last_error(m->cat));
+		vtl_cart_close(c);
+		return rc;
+	}
 	const char *tried[MIGRATE_TAPE_TRIES];
 	rc = VTL_E_POOL_FULL;
 	while (rep->tries < MIGRATE_TAPE_TRIES) {
-		struct tapes ts = {.library = m->phys_name};
+		struct tapes ts = {.library = m->phys_name, .pool = pool};
 		int lr = catalog_ptape_list(m->cat, collect, &ts);
 		int i = lr ? -1 : choose(&ts, need, m->native, tried, rep->tries);
 		if (i < 0) {
 			if (lr)
 				rc = lr;
 			if (!err[0] || lr)
-				snprintf(err, errlen, "no tape of %s has room for %llu bytes%s", m->phys_name,
-					 (unsigned long long)need, rep->tries ? " (after the failures above)" : "");
+				snprintf(err, errlen, "no tape of %s%s%s has room for %llu bytes%s", m->phys_name,
+					 pool ? " in pool " : "", pool ? pool : "", (unsigned long long)need,
+					 rep->tries ? " (after the failures above)" : "");
 			free(ts.t);
 			break;
 		}
 		struct cat_ptape t = ts.t[i];
 		free(ts.t);
+		snprintf(rep->pool, sizeof rep->pool, "%s", t.pool);
 		tried[rep->tries++] = strdup(t.barcode);
 		char why[512] = "";
 		bool tape_at_fault;
@@ -323,8 +336,8 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		if (cc.cache == CAT_CACHE_RESIDENT)
 			catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_PREMIGRATED);
 		char what[256];
-		snprintf(what, sizeof what, "copied %s%s to %s file %u (%llu bytes, %s%s)", barcode,
-			 m->native ? " (native)" : "", rep->tape, rep->file,
+		snprintf(what, sizeof what, "copied %s%s to %s file %u, pool %s (%llu bytes, %s%s)", barcode,
+			 m->native ? " (native)" : "", rep->tape, rep->file, rep->pool,
 			 (unsigned long long)rep->copy.stream_bytes, rep->copy.digest, rep->verified ? ", verified" : "");
 		catalog_event(m->cat, ACTOR, what);
 	}

@@ -17,6 +17,7 @@
 
 #include "backend/cartridge.h"
 #include "catalog/catalog.h"
+#include "vtl/config.h"
 #include "migrator/copy.h"
 #include "migrator/phys.h"
 
@@ -32,6 +33,9 @@ struct migrator {
 	bool verify;                /* read every copy back before recording it */
 	bool native;                /* a native export copy (the host's blocks one to one, a tape of its own) */
 	int drive;                  /* the physical drive to use; -1: any */
+	/* Copy pools ([policy] copy_pools): a stacked copy goes to the first pool without a good copy, else the
+	 * first pool. NULL: any tape of the library. */
+	const struct vtl_policy_config *copies;
 	atomic_bool *cancel;        /* may be NULL */
 	/* Live progress of the running job (may be NULL): called about twice a second. */
 	void (*progress)(void *arg, const char *barcode, const struct stream_progress *p);
@@ -41,6 +45,7 @@ struct migrator {
 /* What a job did. */
 struct migrate_report {
 	char tape[CAT_BARCODE_MAX + 1]; /* the physical tape that holds the copy */
+	char pool[CAT_NAME_MAX + 1];    /* its pool */
 	uint32_t file;
 	struct copy_result copy;
 	unsigned tries;                 /* tapes tried */

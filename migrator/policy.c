@@ -8,6 +8,7 @@
 #include "backend/cartridge.h"
 #include "common/grow.h"
 #include "common/vtl_error.h"
+#include "migrator/copy.h"
 
 #define ACTOR "policy"
 
@@ -128,12 +129,35 @@ static int queue_copy(const struct policy_ctx *ctx, struct view *v, const char *
 	return VTL_OK;
 }
 
-/* (a) A copy of every resident cartridge holding data that a rule names. */
+/* Whether every copy pool of the configuration holds a good copy of barcode. */
+static int all_copies(const struct policy_ctx *ctx, const char *barcode, bool *all, char *err, size_t errlen)
+{
+	unsigned have = 0;
+	int rc = policy_copy_pools(ctx->cat, ctx->cfg, barcode, &have);
+	if (rc)
+		snprintf(err, errlen, "reading the copies of %s: %s", barcode, catalog_last_error(ctx->cat));
+	*all = have == (1u << ctx->cfg->copy_pools) - 1;
+	return rc;
+}
+
+/*
+ * (a) A copy of every resident cartridge holding data that a rule names, and
+ * of every premigrated one that lacks a copy in one of the copy pools.
+ */
 static int queue_candidates(const struct policy_ctx *ctx, const struct cat_library *lib, struct view *v,
 			    struct policy_report *r, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < v->n; i++) {
 		const struct cat_cartridge *c = &v->c[i];
+		if (c->cache == CAT_CACHE_PREMIGRATED && ctx->cfg->copy_pools > 1 && idle_now(v, c)) {
+			bool all;
+			int rc = all_copies(ctx, c->barcode, &all, err, errlen);
+			if (rc == VTL_OK && !all)
+				rc = queue_copy(ctx, v, c->barcode, &r->pools, err, errlen);
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (c->cache != CAT_CACHE_RESIDENT || !c->bytes_stored || !idle_now(v, c))
 			continue;
 		struct policy_list *l = rule_for(ctx, lib, c, r);
@@ -152,11 +176,17 @@ static int release_lru(const struct policy_ctx *ctx, struct view *v, struct poli
 		const struct cat_cartridge *c = &v->c[i];
 		if (c->cache != CAT_CACHE_PREMIGRATED || !idle_now(v, c))
 			continue;
+		bool all;
+		int rc = all_copies(ctx, c->barcode, &all, err, errlen);
+		if (rc)
+			return rc;
+		if (!all)
+			continue; /* its copy in another pool is queued: released once that is made */
 		char why[96], e[256];
 		snprintf(why, sizeof why, "pool %.1f%% full: above the low-water mark of %u%% since it reached the "
 			 "high-water mark of %u%%", r->after.percent, ctx->cfg->low_water, ctx->cfg->high_water);
 		uint64_t freed = 0;
-		int rc = policy_release(ctx->cat, ctx->pool, c->barcode, why, &freed, e, sizeof e);
+		rc = policy_release(ctx->cat, ctx->pool, ctx->cfg, c->barcode, why, &freed, e, sizeof e);
 		if (rc == VTL_E_BUSY) {
 			list_add(&r->busy, c->barcode); /* a host or another process has it: the next pass tries again */
 			continue;
@@ -235,8 +265,50 @@ int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err
 
 /* ------------------------------------------------------------- release */
 
+struct pool_walk {
+	struct vtl_catalog *cat;
+	const struct vtl_policy_config *cfg;
+	unsigned have;
+	int rc;
+};
+
+static int pool_of_copy(const struct cat_copy *k, void *arg)
+{
+	struct pool_walk *w = arg;
+	struct cat_ptape t;
+	if (strcmp(k->state, CAT_COPY_GOOD) != 0 || !strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)))
+		return 0;
+	int rc = catalog_ptape_get(w->cat, k->tape, &t);
+	if (rc == VTL_E_NOTFOUND)
+		return 0; /* a tape taken out of the catalog holds nothing to count on */
+	if (rc)
+		return w->rc = rc;
+	for (unsigned i = 0; i < w->cfg->copy_pools; i++)
+		if (!strcmp(t.pool, w->cfg->copy_pool[i]))
+			w->have |= 1u << i;
+	return 0;
+}
+
+int policy_copy_pools(struct vtl_catalog *cat, const struct vtl_policy_config *cfg, const char *barcode,
+		      unsigned *have)
+{
+	struct pool_walk w = {.cat = cat, .cfg = cfg};
+	int rc = catalog_copy_list(cat, barcode, pool_of_copy, &w);
+	*have = w.have;
+	return rc ? rc : w.rc;
+}
+
+const char *policy_next_pool(const struct vtl_policy_config *cfg, unsigned have)
+{
+	for (unsigned i = 0; i < cfg->copy_pools; i++)
+		if (!(have & (1u << i)))
+			return cfg->copy_pool[i];
+	return cfg->copy_pool[0];
+}
+
 /* Whether barcode may give up its disk copy now: premigrated, not loaded, no job; err says why not. */
-static int release_check(struct vtl_catalog *cat, const char *barcode, char *err, size_t errlen)
+static int release_check(struct vtl_catalog *cat, const struct vtl_policy_config *cfg, const char *barcode,
+			 char *err, size_t errlen)
 {
 	struct cat_cartridge cc;
 	struct view v = {0};
@@ -259,6 +331,16 @@ static int release_check(struct vtl_catalog *cat, const char *barcode, char *err
 	if (!strcmp(cc.state, "loaded") || job) {
 		snprintf(err, errlen, "%s %s", barcode, job ? "has a queued or running job" : "is loaded in a drive");
 		return VTL_E_BUSY;
+	}
+	unsigned have = 0;
+	if (cfg && (rc = policy_copy_pools(cat, cfg, barcode, &have)) != VTL_OK) {
+		snprintf(err, errlen, "reading the copies of %s: %s", barcode, catalog_last_error(cat));
+		return rc;
+	}
+	if (cfg && have != (1u << cfg->copy_pools) - 1) {
+		snprintf(err, errlen, "%s has no good copy in pool %s yet (copy_pools): its disk copy stays until it has",
+			 barcode, policy_next_pool(cfg, have));
+		return VTL_E_INVAL;
 	}
 	return VTL_OK;
 }
@@ -293,11 +375,11 @@ static int release_locked(struct vtl_catalog *cat, struct vtl_cart *c, const cha
 	return rc;
 }
 
-int policy_release(struct vtl_catalog *cat, struct vtl_pool *pool, const char *barcode, const char *why,
-		   uint64_t *freed, char *err, size_t errlen)
+int policy_release(struct vtl_catalog *cat, struct vtl_pool *pool, const struct vtl_policy_config *cfg,
+		   const char *barcode, const char *why, uint64_t *freed, char *err, size_t errlen)
 {
 	*freed = 0;
-	int rc = release_check(cat, barcode, err, errlen);
+	int rc = release_check(cat, cfg, barcode, err, errlen);
 	if (rc)
 		return rc;
 	/* The write lock: a cartridge a drive or a copy holds open is skipped, and none can open it meanwhile. */
@@ -310,7 +392,7 @@ int policy_release(struct vtl_catalog *cat, struct vtl_pool *pool, const char *b
 		return rc;
 	}
 	/* Checked again under the lock: a host may have loaded and written it since the first look. */
-	rc = release_check(cat, barcode, err, errlen);
+	rc = release_check(cat, cfg, barcode, err, errlen);
 	if (rc == VTL_OK)
 		rc = release_locked(cat, c, barcode, why, freed, err, errlen);
 	int crc = vtl_cart_close(c);

@@ -54,6 +54,7 @@ struct policy_report {
 	struct vtl_pool_fill before, after;
 	struct policy_list full, ejected, idle; /* copies queued by each rule */
 	struct policy_list pressure;    /* copies queued because the pool stayed above low water */
+	struct policy_list pools;       /* copies queued for a copy pool that lacked one (copy_pools) */
 	struct policy_list released;    /* disk copies released */
 	uint64_t released_bytes;        /* bytes those held on disk */
 	struct policy_list busy;        /* releases skipped: another process held the cartridge open */
@@ -68,15 +69,27 @@ struct policy_report {
 int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err, size_t errlen);
 
 /*
- * Releases the disk copy of the premigrated cartridge barcode: marks it
+ * Releases the disk copy of the premigrated cartridge barcode, once it has a
+ * good copy in each of cfg's copy pools (cfg NULL: any one copy): marks it
  * migrated, empties its files (it stays in the pool as a blank cartridge;
  * its bytes and EOD in the catalog are kept for the recall) and records an
  * event saying why. *freed = bytes it held on disk. VTL_E_INVAL when it is
  * not premigrated, VTL_E_BUSY when it is loaded, has a queued or running job,
  * or another process holds it open; err says which.
  */
-int policy_release(struct vtl_catalog *cat, struct vtl_pool *pool, const char *barcode, const char *why,
-		   uint64_t *freed, char *err, size_t errlen);
+int policy_release(struct vtl_catalog *cat, struct vtl_pool *pool, const struct vtl_policy_config *cfg,
+		   const char *barcode, const char *why, uint64_t *freed, char *err, size_t errlen);
+
+/*
+ * Which of cfg's copy pools hold a good stacked copy of barcode: bit i for
+ * cfg->copy_pool[i] (a native export copy does not count: it cannot be
+ * recalled). 0 or a catalog error.
+ */
+int policy_copy_pools(struct vtl_catalog *cat, const struct vtl_policy_config *cfg, const char *barcode,
+		      unsigned *have);
+
+/* The pool the next copy of a cartridge goes to: the first copy pool without one, else the first. */
+const char *policy_next_pool(const struct vtl_policy_config *cfg, unsigned have);
 
 /* The rule "full": whether stored bytes reached the early-warning point of capacity (0: never full). */
 bool policy_full(uint64_t stored, uint64_t capacity);

@@ -53,12 +53,12 @@ void policyd_destroy(struct policyd *pd)
 /* Logs what a pass did, when it did anything: an operator reads the log to see the policy at work. */
 static void log_pass(const struct policy_report *r)
 {
-	unsigned queued = r->full.n + r->ejected.n + r->idle.n + r->pressure.n;
+	unsigned queued = r->full.n + r->ejected.n + r->idle.n + r->pressure.n + r->pools.n;
 	if (!queued && !r->released.n && !r->busy.n)
 		return;
-	log_info("policy: pool %.1f%% -> %.1f%%; copies queued: %u full, %u ejected, %u idle, %u for pool pressure; "
-		 "%u disk copies released (%llu bytes); %u busy, skipped",
-		 r->before.percent, r->after.percent, r->full.n, r->ejected.n, r->idle.n, r->pressure.n,
+	log_info("policy: pool %.1f%% -> %.1f%%; copies queued: %u full, %u ejected, %u idle, %u for pool pressure, "
+		 "%u for a copy pool; %u disk copies released (%llu bytes); %u busy, skipped",
+		 r->before.percent, r->after.percent, r->full.n, r->ejected.n, r->idle.n, r->pressure.n, r->pools.n,
 		 r->released.n, (unsigned long long)r->released_bytes, r->busy.n);
 }
 
@@ -78,7 +78,7 @@ void policyd_tick(struct policyd *pd)
 	char err[ERR_MAX] = "";
 	int rc = policy_pass(&ctx, &pd->last, err, sizeof err);
 	pd->passes++;
-	pd->queued += pd->last.full.n + pd->last.ejected.n + pd->last.idle.n + pd->last.pressure.n;
+	pd->queued += pd->last.full.n + pd->last.ejected.n + pd->last.idle.n + pd->last.pressure.n + pd->last.pools.n;
 	pd->released += pd->last.released.n;
 	pd->released_bytes += pd->last.released_bytes;
 	snprintf(pd->last_err, sizeof pd->last_err, "%s", rc ? err : "");
@@ -143,6 +143,7 @@ void policyd_answer_status(struct policyd *pd, char *out, size_t cap)
 	json_list(out, cap, &at, "queued_ejected", &r->ejected);
 	json_list(out, cap, &at, "queued_idle", &r->idle);
 	json_list(out, cap, &at, "queued_pressure", &r->pressure);
+	json_list(out, cap, &at, "queued_pools", &r->pools);
 	json_list(out, cap, &at, "released", &r->released);
 	json_list(out, cap, &at, "busy", &r->busy);
 	jo_printf(out, cap, &at, ",\"released_bytes\":%llu,\"total_queued\":%lu,\"total_released\":%lu,"
@@ -158,7 +159,7 @@ void policyd_answer_release(struct policyd *pd, const char *barcode, char *out, 
 	char err[ERR_MAX] = "", msg[128];
 	uint64_t freed = 0;
 	pthread_mutex_lock(&pd->mu);
-	int rc = policy_release(pd->cat, pd->pool, barcode, "asked by the operator", &freed, err, sizeof err);
+	int rc = policy_release(pd->cat, pd->pool, &pd->cfg->policy, barcode, "asked by the operator", &freed, err, sizeof err);
 	pthread_mutex_unlock(&pd->mu);
 	if (rc == VTL_OK) {
 		log_info("policy: released the disk copy of %s (%llu bytes), asked by the operator", barcode,

@@ -214,6 +214,7 @@ enum ktype {
 	K_DEVNODE, /* [physical] drive / drive_sg: an absolute /dev path, appended */
 	K_DURATION, /* unsigned seconds, written with an optional unit s/m/h/d, min..max */
 	K_RULES,   /* [policy] premigrate: a comma list of full, ejected, idle, or none */
+	K_POOLS,   /* [policy] copy_pools: a comma list of 1 or 2 distinct pool names */
 };
 
 struct keydef {
@@ -313,6 +314,7 @@ static const struct keydef keys[] = {
 	{SEC_MIGRATOR, "log_level", K_LEVEL, CF(migrator.log_level), CAP(migrator.log_level), 0, 0},
 	{SEC_POLICY, "interval", K_DURATION, CF(policy.interval), 0, 1, POLICY_DURATION_MAX},
 	{SEC_POLICY, "premigrate", K_RULES, CF(policy.premigrate), 0, 0, 0},
+	{SEC_POLICY, "copy_pools", K_POOLS, CF(policy), 0, 0, 0},
 	{SEC_POLICY, "idle", K_DURATION, CF(policy.idle), 0, 0, POLICY_DURATION_MAX},
 	{SEC_POLICY, "high_water", K_UINT, CF(policy.high_water), 0, 1, 100},
 	{SEC_POLICY, "low_water", K_UINT, CF(policy.low_water), 0, 0, 99},
@@ -485,6 +487,37 @@ static int parse_rules(struct parser *ps, const char *sec, const char *key, cons
 	return VTL_OK;
 }
 
+/* [policy] copy_pools = NAME[, NAME]: the pools each cartridge gets a copy in, distinct. */
+static int parse_pools(struct parser *ps, const char *sec, const char *key, const char *v,
+		       struct vtl_policy_config *pc)
+{
+	unsigned n = 0;
+	const char *p = v;
+	while (*p) {
+		size_t len = strcspn(p, ", \t");
+		char name[CAT_NAME_MAX + 1];
+		if (len == 0 || len > CAT_NAME_MAX || n == VTL_POLICY_MAX_COPIES)
+			return perr(ps, ps->line, "[%s] %s = %s: give 1 or %d pool names of up to %d characters, "
+				    "separated by commas (e.g. default, vault)", sec, key, v, VTL_POLICY_MAX_COPIES,
+				    CAT_NAME_MAX);
+		snprintf(name, sizeof name, "%.*s", (int)len, p);
+		if (!all_in(name, name_char))
+			return perr(ps, ps->line, "[%s] %s: pool '%s': use letters, digits, '.', '_' or '-'", sec, key,
+				    name);
+		for (unsigned i = 0; i < n; i++)
+			if (!strcmp(pc->copy_pool[i], name))
+				return perr(ps, ps->line, "[%s] %s = %s: pool '%s' is named twice: each copy goes to "
+					    "another pool", sec, key, v, name);
+		snprintf(pc->copy_pool[n++], sizeof pc->copy_pool[0], "%s", name);
+		p += len;
+		p += strspn(p, ", \t");
+	}
+	if (n == 0)
+		return perr(ps, ps->line, "[%s] %s: give at least one pool name", sec, key);
+	pc->copy_pools = n;
+	return VTL_OK;
+}
+
 static int set_value(struct parser *ps, size_t ki, const char *sec, const char *v)
 {
 	const struct keydef *k = &keys[ki];
@@ -606,6 +639,8 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		return VTL_OK;
 	case K_RULES:
 		return parse_rules(ps, sec, key, v, field);
+	case K_POOLS:
+		return parse_pools(ps, sec, key, v, field);
 	case K_SIZE:
 		if (vtl_parse_size(v, true, &u))
 			return perr(ps, ps->line, "[%s] %s = %s: give a size such as 256M, 1G or 65536 (K, M, G, T are "
@@ -1125,7 +1160,8 @@ static void set_defaults(struct vtl_config *c)
 	c->migrator.verify = true;
 	c->policy = (struct vtl_policy_config){.interval = 10, .premigrate = VTL_POLICY_FULL | VTL_POLICY_EJECTED | VTL_POLICY_IDLE,
 					       .idle = POLICY_IDLE_DEFAULT, .high_water = 85, .low_water = 70, .throttle = 95,
-					       .throttle_rate = 20};
+					       .throttle_rate = 20, .copy_pools = 1};
+	snprintf(c->policy.copy_pool[0], sizeof c->policy.copy_pool[0], "%s", CAT_POOL_DEFAULT);
 	snprintf(c->migrator.log_level, sizeof c->migrator.log_level, "info");
 }
 

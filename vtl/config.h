@@ -44,6 +44,7 @@ struct vtl_drive_config {
 #define VTL_POLICY_FULL 1u    /* it reached its early-warning point */
 #define VTL_POLICY_EJECTED 2u /* it sits in an import/export (mail) slot */
 #define VTL_POLICY_IDLE 4u    /* no drive has mounted it for [policy] idle */
+#define VTL_POLICY_MAX_COPIES 2 /* [policy] copy_pools: a copy on site and one in another pool (a vault) */
 
 /* The migrator's cache policy of the library's disk pool (docs/configuration.md, [policy]). */
 struct vtl_policy_config {
@@ -54,6 +55,9 @@ struct vtl_policy_config {
 	unsigned low_water;      /* ... down to this fill */
 	unsigned throttle;       /* pool fill, percent, from which host writes are slowed; 0: never */
 	unsigned throttle_rate;  /* MB/s hosts may still write at, all drives together, when throttled */
+	/* The physical pools a cartridge gets a copy in, in order (1 or 2): released only once it has all. */
+	char copy_pool[VTL_POLICY_MAX_COPIES][CAT_NAME_MAX + 1];
+	unsigned copy_pools;
 };
 
 struct vtl_config {

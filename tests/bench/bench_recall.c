@@ -706,7 +706,7 @@ int main(void)
 	uint64_t base_bytes;
 	double base = drive_read_alone(lib, d, rep.copy.block, &base_bytes);
 	uint64_t freed;
-	if ((rc = policy_release(cat, pool, RECALLED, "bench_recall", &freed, err, sizeof err)))
+	if ((rc = policy_release(cat, pool, NULL, RECALLED, "bench_recall", &freed, err, sizeof err)))
 		die_msg("policy_release", err);
 	unmount(lib, d);
 	printf("\n   %s: %llu blocks, %.1f MB host, %.1f MB stored (%.2f:1); copied to %s file %u at block %llu,\n"

@@ -9,6 +9,8 @@
 #     unload the copy is made, verified and recorded (copies stack on one
 #     tape), verify reads it back, jobs shows it all, a restart of the
 #     migrator keeps the catalog;
+#     with [policy] copy_pools = default, vault a premigrated cartridge gets a
+#     second copy on a tape an operator put in pool vault;
 #   - to a second vtld playing the physical library over iSCSI ([physical]
 #     type = iscsi): the same cartridge copied and verified there.
 #
@@ -91,7 +93,7 @@ grep -q "copied I00002L8 to PHY001L8 file 0: .*; verified" "$mlog" || fail "the 
 grep -q "writer waited .* back-hitches: 0 (counted by the drive)" "$mlog" ||
 	fail "the migrator did not log its wait counters and the simulated drive's back-hitches"
 ctl events
-grep -q "copied I00002L8 to PHY001L8 file 0 (.*, verified)" "$tmp/out" || fail "the event log does not hold the copy"
+grep -q "copied I00002L8 to PHY001L8 file 0, pool default (.*, verified)" "$tmp/out" || fail "the event log does not hold the copy"
 
 step "a native export copy: the host's blocks one to one on a scratch tape of its own, verified"
 ctl migrate I00002L8 --native
@@ -124,6 +126,24 @@ job=$(job_id)
 grep -q "vtl-migrator is not running" "$tmp/out" || fail "vtlctl did not say the job waits for the migrator"
 migrator_start
 job_ends "$job" done
+migrator_stop
+
+step "a second copy pool: PHY003L8 goes to pool vault; the policy copies each premigrated cartridge there"
+ctl physical pool vault PHY003L8
+"$VTLCTL" -c "$conf" physical pool vault PHY001L8 >"$tmp/out" 2>&1 && fail "a tape holding copies changed pool"
+grep -q "PHY001L8 holds [0-9]* files: only an empty tape changes pool" "$tmp/out" || fail "the refusal does not say why"
+printf '\n[policy]\npremigrate = none\ncopy_pools = default, vault\n' >>"$conf"
+migrator_start
+i=0
+until "$VTLCTL" -c "$conf" cartridge show I00002L8 | grep -q "PHY003L8 file .*good"; do
+	i=$((i + 1))
+	[ "$i" -le 300 ] || { cat "$mlog" >&2; fail "no copy of I00002L8 in pool vault within 30 s"; }
+	sleep 0.1
+done
+ctl physical list
+grep -q "PHY003L8 *simlib *vault" "$tmp/out" || fail "physical list does not show PHY003L8 in pool vault"
+grep -q "copied I00002L8 to PHY003L8 file [0-9]*, pool vault" "$tmp/out" 2>/dev/null || ctl events
+grep -q "copied I00002L8 to PHY003L8 file [0-9]*, pool vault" "$tmp/out" || fail "no event for the copy in pool vault"
 migrator_stop
 
 step "a second vtld plays the physical library over iSCSI: the cartridge is copied there and verified"

@@ -1575,7 +1575,7 @@ static void test_ptape_pools(void **state)
 	copy_init(&k, "V00001L8", "P00001L9", 0);
 	strcpy(k.state, CAT_COPY_GOOD);
 	EXPECT_RC(catalog_copy_commit(c->cat, &k, 5000, "filling"), 0);
-	EXPECT_RC(catalog_ptape_set_pool(c->cat, "P00001L9", "vault"), VTL_E_BUSY);
+	EXPECT_RC(catalog_ptape_set_pool(c->cat, "P00001L9", "vault"), VTL_E_INVAL);
 	assert_non_null(strstr(catalog_last_error(c->cat), "holds 1 files"));
 	EXPECT_RC(catalog_ptape_get(c->cat, "P00001L9", &g), 0);
 	assert_string_equal(g.pool, "offsite");

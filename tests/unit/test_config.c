@@ -683,10 +683,15 @@ static void policy_section(void **state)
 	assert_int_equal(c->policy.low_water, 70);
 	assert_int_equal(c->policy.throttle, 95);
 	assert_int_equal(c->policy.throttle_rate, 20);
+	assert_int_equal(c->policy.copy_pools, 1);
+	assert_string_equal(c->policy.copy_pool[0], CAT_POOL_DEFAULT);
 	vtl_config_free(c);
 
 	c = parse_ok("[library]\nslots = 4\n" POOL "[policy]\ninterval = 2m\npremigrate = ejected, Idle\nidle = 30m\n"
-		     "high_water = 60\nlow_water = 40\nthrottle = 90\nthrottle_rate = 5\n");
+		     "high_water = 60\nlow_water = 40\nthrottle = 90\nthrottle_rate = 5\ncopy_pools = onsite, vault\n");
+	assert_int_equal(c->policy.copy_pools, 2);
+	assert_string_equal(c->policy.copy_pool[0], "onsite");
+	assert_string_equal(c->policy.copy_pool[1], "vault");
 	assert_int_equal(c->policy.interval, 120);
 	assert_int_equal(c->policy.premigrate, VTL_POLICY_EJECTED | VTL_POLICY_IDLE);
 	assert_int_equal(c->policy.idle, 1800);
@@ -724,6 +729,9 @@ static void policy_section(void **state)
 		{"high_water = 50\nlow_water = 50\n", "t.conf:7: [policy] low_water = 50 must be below high_water = 50"},
 		{"throttle = 80\n", "t.conf:6: [policy] throttle = 80 is below high_water = 85"},
 		{"throttle_rate = 0\n", "[policy] throttle_rate = 0: give a whole number from 1"},
+		{"copy_pools = a, b, c\n", "[policy] copy_pools = a, b, c: give 1 or 2 pool names"},
+		{"copy_pools = vault, vault\n", "pool 'vault' is named twice"},
+		{"copy_pools = on/site\n", "[policy] copy_pools: pool 'on/site': use letters"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char t[512];

@@ -21,6 +21,7 @@
 #include "common/vtl_error.h"
 #include "migrator/migrate.h"
 #include "migrator/phys_sim.h"
+#include "migrator/policy.h"
 #include "tests/unit/scsi_host.h"
 
 #define TAPE_CAP (64ull << 20)
@@ -491,6 +492,38 @@ static void cancelled_recall_resumes(void **state)
 	assert_int_equal(cc.cache, CAT_CACHE_PREMIGRATED);
 }
 
+/* Two copy pools: the first copy goes to the first pool, the second to the other one's tapes. */
+static void copies_go_to_each_pool(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00015L8", 6, 15);
+	EXPECT_RC(catalog_ptape_set_pool(h->cat, "PHY003L8", "vault"), 0);
+	EXPECT_RC(catalog_ptape_set_pool(h->cat, "PHY004L8", "vault"), 0);
+	struct vtl_policy_config cp = {.copy_pools = 2};
+	snprintf(cp.copy_pool[0], sizeof cp.copy_pool[0], CAT_POOL_DEFAULT);
+	snprintf(cp.copy_pool[1], sizeof cp.copy_pool[1], "vault");
+	mig.copies = &cp;
+	struct migrate_report r;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00015L8", 0, &r, err, sizeof err), 0);
+	assert_string_equal(r.tape, "PHY001L8");
+	assert_string_equal(r.pool, CAT_POOL_DEFAULT);
+	EXPECT_RC(migrate_copy(&mig, "M00015L8", 0, &r, err, sizeof err), 0);
+	assert_string_equal(r.tape, "PHY003L8");
+	assert_string_equal(r.pool, "vault");
+	unsigned have = 0;
+	EXPECT_RC(policy_copy_pools(h->cat, &cp, "M00015L8", &have), 0);
+	assert_int_equal(have, 3);
+	/* Both pools hold one: another copy goes to the first pool again. */
+	EXPECT_RC(migrate_copy(&mig, "M00015L8", 0, &r, err, sizeof err), 0);
+	assert_string_equal(r.pool, CAT_POOL_DEFAULT);
+	/* A pool without a tape with room: the job says which pool. */
+	snprintf(cp.copy_pool[1], sizeof cp.copy_pool[1], "offsite");
+	assert_int_equal(migrate_copy(&mig, "M00015L8", 0, &r, err, sizeof err), VTL_E_POOL_FULL);
+	assert_non_null(strstr(err, "in pool offsite"));
+	mig.copies = NULL;
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -500,6 +533,7 @@ int main(void)
 		T(refused_cartridges), T(damaged_copy_is_marked_bad), T(native_copy_reads_as_the_cartridge),
 		T(end_of_tape_moves_to_another_tape), T(offline_drive_fails_job_not_tapes),
 		T(read_error_in_verify_marks_copy_bad), T(recall_falls_back_to_the_older_copy), T(cancelled_recall_resumes),
+		T(copies_go_to_each_pool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

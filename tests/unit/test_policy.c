@@ -342,21 +342,81 @@ static void release_by_hand(void **state)
 	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_VERIFY, "P00003L8", &id), 0);
 	char err[512];
 	uint64_t freed = 1;
-	assert_int_equal(policy_release(h->cat, h->fx->pool, "R00001L8", "test", &freed, err, sizeof err), VTL_E_INVAL);
+	assert_int_equal(policy_release(h->cat, h->fx->pool, NULL, "R00001L8", "test", &freed, err, sizeof err), VTL_E_INVAL);
 	assert_non_null(strstr(err, "R00001L8 is resident, not premigrated"));
 	assert_int_equal(freed, 0);
-	assert_int_equal(policy_release(h->cat, h->fx->pool, "P00002L8", "test", &freed, err, sizeof err), VTL_E_BUSY);
+	assert_int_equal(policy_release(h->cat, h->fx->pool, NULL, "P00002L8", "test", &freed, err, sizeof err), VTL_E_BUSY);
 	assert_non_null(strstr(err, "is loaded in a drive"));
-	assert_int_equal(policy_release(h->cat, h->fx->pool, "P00003L8", "test", &freed, err, sizeof err), VTL_E_BUSY);
+	assert_int_equal(policy_release(h->cat, h->fx->pool, NULL, "P00003L8", "test", &freed, err, sizeof err), VTL_E_BUSY);
 	assert_non_null(strstr(err, "has a queued or running job"));
-	assert_int_equal(policy_release(h->cat, h->fx->pool, "NOSUCH", "test", &freed, err, sizeof err), VTL_E_NOTFOUND);
+	assert_int_equal(policy_release(h->cat, h->fx->pool, NULL, "NOSUCH", "test", &freed, err, sizeof err), VTL_E_NOTFOUND);
 	assert_non_null(strstr(err, "there is no cartridge NOSUCH"));
-	EXPECT_RC(policy_release(h->cat, h->fx->pool, "P00001L8", "asked by the operator", &freed, err, sizeof err), 0);
+	EXPECT_RC(policy_release(h->cat, h->fx->pool, NULL, "P00001L8", "asked by the operator", &freed, err, sizeof err), 0);
 	assert_true(freed >= 2ull * BLOCK);
 	assert_int_equal(cache_of(h, "P00001L8"), CAT_CACHE_MIGRATED);
 	/* Twice: it is migrated now. */
-	assert_int_equal(policy_release(h->cat, h->fx->pool, "P00001L8", "test", &freed, err, sizeof err), VTL_E_INVAL);
+	assert_int_equal(policy_release(h->cat, h->fx->pool, NULL, "P00001L8", "test", &freed, err, sizeof err), VTL_E_INVAL);
 	assert_non_null(strstr(err, "P00001L8 is migrated, not premigrated"));
+}
+
+/* A physical tape of pool in the catalog, and a good copy of bc on it. */
+static void good_copy(struct host *h, const char *bc, const char *tape, const char *pool)
+{
+	struct cat_ptape t = {.slot = -1, .capacity = 1ull << 40};
+	snprintf(t.barcode, sizeof t.barcode, "%s", tape);
+	snprintf(t.library, sizeof t.library, "sim");
+	snprintf(t.state, sizeof t.state, "filling");
+	snprintf(t.pool, sizeof t.pool, "%s", pool);
+	int rc = catalog_ptape_add(h->cat, &t);
+	assert_true(rc == VTL_OK || rc == VTL_E_EXISTS);
+	struct cat_ptape g;
+	EXPECT_RC(catalog_ptape_get(h->cat, tape, &g), 0);
+	struct cat_copy k = {.file = g.files, .length = 1};
+	snprintf(k.barcode, sizeof k.barcode, "%s", bc);
+	snprintf(k.tape, sizeof k.tape, "%s", tape);
+	snprintf(k.digest, sizeof k.digest, "crc32c-blocks:00000000");
+	snprintf(k.state, sizeof k.state, CAT_COPY_GOOD);
+	EXPECT_RC(catalog_copy_commit(h->cat, &k, 1, NULL), 0);
+}
+
+/*
+ * Two copy pools: a premigrated cartridge with a copy in the first only gets
+ * a copy queued for the second, and keeps its disk copy (neither the
+ * pressure nor an operator releases it) until it has both.
+ */
+static void copy_pools_gate_release(void **state)
+{
+	struct host *h = *state;
+	pcfg.copy_pools = 2;
+	snprintf(pcfg.copy_pool[0], sizeof pcfg.copy_pool[0], "default");
+	snprintf(pcfg.copy_pool[1], sizeof pcfg.copy_pool[1], "vault");
+	fill_pool(h, CAT_CACHE_PREMIGRATED);
+	for (unsigned i = 1; i <= 4; i++) {
+		char bc[16];
+		snprintf(bc, sizeof bc, "A0000%uL8", i);
+		good_copy(h, bc, "T00001L8", "default");
+	}
+	unsigned have = 9;
+	EXPECT_RC(policy_copy_pools(h->cat, &pcfg, "A00001L8", &have), 0);
+	assert_int_equal(have, 1);
+	assert_string_equal(policy_next_pool(&pcfg, have), "vault");
+	struct policy_report r = pass(h, time(NULL));
+	assert_true(r.before.percent >= pcfg.high_water);
+	assert_int_equal(r.released.n, 0); /* none has its vault copy */
+	expect_list(&r.pools, (const char *const[]){"A00003L8", "A00001L8", "A00002L8"}, 3); /* A00004L8 is loaded */
+	char err[512];
+	uint64_t freed = 0;
+	finish_jobs(h);
+	assert_int_equal(policy_release(h->cat, h->fx->pool, &pcfg, "A00003L8", "test", &freed, err, sizeof err),
+			 VTL_E_INVAL);
+	assert_non_null(strstr(err, "A00003L8 has no good copy in pool vault yet"));
+	good_copy(h, "A00003L8", "V00001L8", "vault");
+	EXPECT_RC(policy_copy_pools(h->cat, &pcfg, "A00003L8", &have), 0);
+	assert_int_equal(have, 3);
+	r = pass(h, time(NULL));
+	expect_list(&r.released, (const char *const[]){"A00003L8"}, 1);
+	assert_int_equal(cache_of(h, "A00003L8"), CAT_CACHE_MIGRATED);
+	assert_int_equal(cache_of(h, "A00001L8"), CAT_CACHE_PREMIGRATED);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -366,7 +426,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(candidates_per_rule), T(release_lru_down_to_low_water), T(releases_go_on_down_to_low_water),
 		T(busy_cartridge_skipped),
-		T(pressure_queues_copies), T(release_by_hand),
+		T(pressure_queues_copies), T(release_by_hand), T(copy_pools_gate_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

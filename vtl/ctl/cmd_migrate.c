@@ -5,7 +5,9 @@
  * starts them at once and knows their live progress), or in the catalog
  * when it does not (it runs them when it starts).
  */
+#include <ctype.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,18 @@
 #define ANSWER_MAX 65536
 
 /* ------------------------------------------------------------- physical */
+
+/* A pool name as [policy] copy_pools takes it. */
+static bool pool_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > CAT_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+			return false;
+	return true;
+}
 
 struct pt_walk {
 	struct ctl *ctl;
@@ -30,6 +44,7 @@ static int pt_row(const struct cat_ptape *p, void *arg)
 		json_obj(&w->j, NULL);
 		json_str(&w->j, "barcode", p->barcode);
 		json_str(&w->j, "library", p->library);
+		json_str(&w->j, "pool", p->pool);
 		json_i64(&w->j, "slot", p->slot);
 		json_str(&w->j, "state", p->state);
 		json_u64(&w->j, "files", p->files);
@@ -43,7 +58,7 @@ static int pt_row(const struct cat_ptape *p, void *arg)
 	fmt_bytes(p->capacity, cap, sizeof cap);
 	snprintf(slot, sizeof slot, p->slot >= 0 ? "%d" : "-", p->slot);
 	snprintf(files, sizeof files, "%u", p->files);
-	return table_add(&w->t, p->barcode, p->library, slot, p->state, files, used, cap);
+	return table_add(&w->t, p->barcode, p->library, p->pool, slot, p->state, files, used, cap);
 }
 
 int cmd_physical_list(struct ctl *ctl, int argc, char **argv)
@@ -52,8 +67,8 @@ int cmd_physical_list(struct ctl *ctl, int argc, char **argv)
 	if (rc || (rc = ctl_open_library(ctl)))
 		return rc;
 	struct pt_walk w = {.ctl = ctl};
-	static const char *const head[] = {"BARCODE", "LIBRARY", "SLOT", "STATE", "FILES", "USED", "CAPACITY"};
-	table_init(&w.t, 7, head, "LLRLRRR");
+	static const char *const head[] = {"BARCODE", "LIBRARY", "POOL", "SLOT", "STATE", "FILES", "USED", "CAPACITY"};
+	table_init(&w.t, 8, head, "LLLRLRRR");
 	if (ctl->json) {
 		json_init(&w.j, stdout);
 		json_obj(&w.j, NULL);
@@ -76,10 +91,11 @@ int cmd_physical_add(struct ctl *ctl, int argc, char **argv)
 	struct ctl_opt opts[] = {
 		{"barcode", 0, true, NULL, false},
 		{"capacity", 0, true, NULL, false},
+		{"pool", 0, true, NULL, false},
 	};
 	char **pos;
 	int npos;
-	int rc = ctl_parse(ctl, argc, argv, opts, 2, &pos, &npos);
+	int rc = ctl_parse(ctl, argc, argv, opts, 3, &pos, &npos);
 	if (rc)
 		return rc;
 	if (npos)
@@ -87,6 +103,10 @@ int cmd_physical_add(struct ctl *ctl, int argc, char **argv)
 	if ((rc = ctl_load_config(ctl)))
 		return rc;
 	char msg[512];
+	if (opts[2].set && (!opts[0].set || !pool_name_ok(opts[2].val)))
+		return ctl_usage(ctl, opts[0].set ? "--pool '%.40s': give a name of up to %d letters, digits, '.', '_' or '-'"
+						  : "--pool goes with --barcode (put scanned tapes in a pool with "
+						    "'vtlctl physical pool')", opts[2].val, CAT_NAME_MAX);
 	if (!opts[0].set) {
 		/* The library's own inventory: only vtl-migrator, which has it open, can read it. */
 		if (!ctl_migrator_up(ctl))
@@ -106,9 +126,32 @@ int cmd_physical_add(struct ctl *ctl, int argc, char **argv)
 	snprintf(t.barcode, sizeof t.barcode, "%s", opts[0].val);
 	snprintf(t.library, sizeof t.library, "%s", ctl->cfg->physical.name);
 	snprintf(t.state, sizeof t.state, "scratch");
+	snprintf(t.pool, sizeof t.pool, "%s", opts[2].set ? opts[2].val : CAT_POOL_DEFAULT);
 	if ((rc = catalog_ptape_add(ctl->cat, &t)))
 		return ctl_cat_err(ctl, rc, "adding physical tape %s", t.barcode);
-	printf("added physical tape %s of %s (scratch)\n", t.barcode, t.library);
+	printf("added physical tape %s of %s to pool %s (scratch)\n", t.barcode, t.library, t.pool);
+	return 0;
+}
+
+int cmd_physical_pool(struct ctl *ctl, int argc, char **argv)
+{
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	if (rc)
+		return rc;
+	if (npos < 2)
+		return ctl_usage(ctl, "give a pool and one or more physical tapes: physical pool POOL BARCODE...");
+	if (!pool_name_ok(pos[0]))
+		return ctl_usage(ctl, "pool '%.40s': give a name of up to %d letters, digits, '.', '_' or '-'", pos[0],
+				 CAT_NAME_MAX);
+	if ((rc = ctl_open_library(ctl)))
+		return rc;
+	for (int i = 1; i < npos; i++) {
+		if ((rc = catalog_ptape_set_pool(ctl->cat, pos[i], pos[0])))
+			return ctl_cat_err(ctl, rc, "putting %s in pool %s", pos[i], pos[0]);
+		printf("%s is in pool %s\n", pos[i], pos[0]);
+	}
 	return 0;
 }
 

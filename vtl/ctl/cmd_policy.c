@@ -87,6 +87,7 @@ int cmd_policy(struct ctl *ctl, int argc, char **argv)
 	} rows[] = {
 		{"queued_full", "copy queued: full"},        {"queued_ejected", "copy queued: ejected"},
 		{"queued_idle", "copy queued: idle"},        {"queued_pressure", "copy queued: pool pressure"},
+		{"queued_pools", "copy queued: copy pool"},
 		{"released", "disk copy released"},          {"busy", "skipped: open elsewhere"},
 	};
 	struct table t;

@@ -134,13 +134,18 @@ static const struct ctl_cmd commands[] = {
 	 "The host byte count (before compression) cannot be recovered from the pool and starts at 0.",
 	 cmd_catalog_rebuild},
 	{"physical list", "physical list", "the physical tapes copies go to: state, files, bytes used",
-	 "Every physical tape in the catalog: its library ([physical] name), slot, state (scratch, filling, full,\n"
+	 "Every physical tape in the catalog: its library ([physical] name), pool, slot, state (scratch, filling, full,\n"
 	 "error: a tape that failed a write is not used again), tape files (copies) and bytes used.",
 	 cmd_physical_list},
-	{"physical add", "physical add [--barcode BC --capacity SIZE]", "add physical tapes to the catalog",
+	{"physical add", "physical add [--barcode BC --capacity SIZE [--pool POOL]]", "add physical tapes to the catalog",
 	 "Without options vtl-migrator (it must run) reads the physical library's inventory and adds every tape\n"
-	 "the catalog does not know, as scratch. --barcode BC --capacity SIZE adds one tape by hand.",
+	 "the catalog does not know, as scratch, in pool default. --barcode BC --capacity SIZE adds one tape by\n"
+	 "hand, in pool POOL if given.",
 	 cmd_physical_add},
+	{"physical pool", "physical pool POOL BARCODE...", "put empty physical tapes in a pool",
+	 "Puts each tape in pool POOL: the pools [policy] copy_pools names get one copy of each cartridge each\n"
+	 "(e.g. default and vault, for a second copy kept elsewhere). Only a tape without copies changes pool.",
+	 cmd_physical_pool},
 	{"physical inventory", "physical inventory", "the physical library's elements and tapes (vtl-migrator must run)",
 	 "What the physical library's changer reports: every drive, mail slot and slot with its tape's barcode.",
 	 cmd_physical_inventory},

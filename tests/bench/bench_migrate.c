@@ -39,6 +39,7 @@
 #include "backend/pool.h"
 #include "common/vtl_error.h"
 #include "migrator/copy.h"
+#include "tests/bench/bench_util.h"
 #include "migrator/phys_sim.h"
 
 #define BLOCK (256u << 10)            /* host block size of the cartridges */
@@ -60,18 +61,6 @@ static void die(const char *what, int rc)
 	exit(1);
 }
 
-static unsigned long env_ul(const char *name, unsigned long def)
-{
-	const char *v = getenv(name);
-	return v && *v ? strtoul(v, NULL, 10) : def;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /*
  * The test-only shim of (c): reads of segment files (the pool's) sleep first,
@@ -95,25 +84,11 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 	return real(fd, buf, n, off);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void cleanup(void)
 {
-	if (dir[0])
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bench_rmtree(dir);
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	exit(130);
-}
 
 static void drop_caches(void)
 {
@@ -172,9 +147,9 @@ static void on_progress(void *arg, const struct stream_progress *p)
 {
 	struct samples *s = arg;
 	if (!s->n)
-		s->t0 = now_s();
+		s->t0 = bench_now_s();
 	if (s->n < MAX_SAMPLES) {
-		s->t[s->n] = now_s() - s->t0;
+		s->t[s->n] = bench_now_s() - s->t0;
 		s->mbs[s->n++] = p->mbs;
 	}
 }
@@ -226,10 +201,10 @@ static void copy_run(struct phys_lib *l, struct vtl_pool *pool, const char *bc, 
 	struct copy_job j = {.ring = {.buffers = m, .buffer_size = b, .readers = DEFAULT_READERS},
 			     .library = "bench", .progress = on_progress, .progress_arg = &r->s};
 	struct copy_result cr;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	if ((rc = copy_write(l, 0, c, &j, &cr)))
 		die(phys_error(l), rc);
-	r->secs = now_s() - t0;
+	r->secs = bench_now_s() - t0;
 	r->c = cr.counters;
 	r->mbs = (double)cr.tape_bytes / r->secs / MB;
 	r->min_mbs = cr.counters.min_mbs;
@@ -245,7 +220,7 @@ static double drive_alone(struct phys_lib *l, uint64_t bytes, size_t b)
 	if (!buf)
 		die("malloc", VTL_E_NOMEM);
 	fill(buf, b, 99);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	for (uint64_t done = 0; done < bytes; done += b) {
 		int rc = l->ops->write_block(l, 0, buf, bytes - done < b ? (size_t)(bytes - done) : b);
 		if (rc < 0)
@@ -255,7 +230,7 @@ static double drive_alone(struct phys_lib *l, uint64_t bytes, size_t b)
 	if (rc)
 		die(phys_error(l), rc);
 	free(buf);
-	return (double)bytes / (now_s() - t0) / MB;
+	return (double)bytes / (bench_now_s() - t0) / MB;
 }
 
 /* Baseline: the record stream read alone, sequentially, in blocks of b (cold). */
@@ -269,11 +244,11 @@ static double stream_alone(struct vtl_pool *pool, const char *bc, size_t b)
 	uint64_t size = vtl_cart_stream_size(c);
 	uint8_t *buf = malloc(b);
 	drop_caches();
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	for (uint64_t off = 0; off < size; off += b)
 		if ((rc = vtl_cart_stream_read(c, off, buf, size - off < b ? (size_t)(size - off) : b)))
 			die("stream read", rc);
-	double mbs = (double)size / (now_s() - t0) / MB;
+	double mbs = (double)size / (bench_now_s() - t0) / MB;
 	free(buf);
 	vtl_cart_close(c);
 	return mbs;
@@ -297,7 +272,7 @@ static void *host_writer(void *arg)
 		die("open the host's cartridge", rc);
 	static uint8_t buf[BLOCK];
 	fill(buf, BLOCK, 7);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	uint64_t since_rewind = 0;
 	while (!atomic_load(&h->stop)) {
 		buf[0]++;
@@ -309,7 +284,7 @@ static void *host_writer(void *arg)
 			since_rewind = 0;
 		}
 	}
-	h->secs = now_s() - t0;
+	h->secs = bench_now_s() - t0;
 	vtl_cart_close(c);
 	return NULL;
 }
@@ -343,12 +318,12 @@ static void plot(const char *name, const struct samples *s, double native)
 int main(void)
 {
 	const char *base_dir = getenv("VTL_BENCH_DIR") ? getenv("VTL_BENCH_DIR") : "/var/tmp";
-	uint64_t mb = env_ul("VTL_BENCH_MIGRATE_MB", 8192), sweep_mb = env_ul("VTL_BENCH_SWEEP_MB", 1024);
-	unsigned gen = (unsigned)env_ul("VTL_BENCH_GEN", 9);
-	uint64_t dbuf = env_ul("VTL_BENCH_DRIVE_BUFFER_MB", 512) << 20;
-	unsigned backhitch = (unsigned)env_ul("VTL_BENCH_BACKHITCH_MS", 3000);
-	delay_us = (unsigned)env_ul("VTL_BENCH_DELAY_US", 2000);
-	bool sweep = env_ul("VTL_BENCH_SWEEP", 1) != 0;
+	uint64_t mb = bench_env_ul("VTL_BENCH_MIGRATE_MB", 8192), sweep_mb = bench_env_ul("VTL_BENCH_SWEEP_MB", 1024);
+	unsigned gen = (unsigned)bench_env_ul("VTL_BENCH_GEN", 9);
+	uint64_t dbuf = bench_env_ul("VTL_BENCH_DRIVE_BUFFER_MB", 512) << 20;
+	unsigned backhitch = (unsigned)bench_env_ul("VTL_BENCH_BACKHITCH_MS", 3000);
+	delay_us = (unsigned)bench_env_ul("VTL_BENCH_DELAY_US", 2000);
+	bool sweep = bench_env_ul("VTL_BENCH_SWEEP", 1) != 0;
 	double native = phys_sim_native_rate(gen);
 	if (!native) {
 		fprintf(stderr, "bench_migrate: VTL_BENCH_GEN=%u: use 5..9\n", gen);
@@ -358,9 +333,9 @@ int main(void)
 	if (!mkdtemp(dir))
 		die(dir, 0);
 	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	signal(SIGINT, bench_on_signal);
+	signal(SIGTERM, bench_on_signal);
+	signal(SIGHUP, bench_on_signal);
 	struct statvfs sv;
 	uint64_t need = (mb + sweep_mb) * 1.1 * (1u << 20) + HOST_WRAP + (1ull << 30);
 	if (statvfs(dir, &sv) == 0 && (uint64_t)sv.f_bavail * sv.f_frsize < need) {

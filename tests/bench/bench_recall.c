@@ -40,6 +40,7 @@
 #include "migrator/phys_sim.h"
 #include "migrator/policy.h"
 #include "vtl/media.h"
+#include "tests/bench/bench_util.h"
 
 #define BLOCK (256u << 10)        /* host block size of the cartridge */
 #define MB 1e6
@@ -83,18 +84,6 @@ _Noreturn static void die_msg(const char *what, const char *msg)
 	exit(1);
 }
 
-static unsigned long env_ul(const char *name, unsigned long def)
-{
-	const char *v = getenv(name);
-	return v && *v ? strtoul(v, NULL, 10) : def;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void sleep_us(unsigned us)
 {
@@ -103,18 +92,9 @@ static void sleep_us(unsigned us)
 		;
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static void cleanup(void)
 {
-	if (dir[0])
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bench_rmtree(dir);
 }
 
 /* The load average over the last minute: other work on the machine shows in the figures. */
@@ -124,11 +104,6 @@ static double load1(void)
 	return getloadavg(l, 1) == 1 ? l[0] : -1;
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	exit(130);
-}
 
 /* ------------------------------------------------------------ the data */
 
@@ -206,7 +181,7 @@ static void make_cart(struct vtl_pool *pool, struct vtl_catalog *cat, const char
 	static uint8_t buf[BLOCK];
 	memset(w, 0, sizeof *w);
 	w->blocks = mb * (1u << 20) / BLOCK;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	for (uint64_t i = 0; i < w->blocks; i++) {
 		block_of(i, buf);
 		if ((rc = vtl_cart_write_block(c, buf, BLOCK)) < 0)
@@ -220,7 +195,7 @@ static void make_cart(struct vtl_pool *pool, struct vtl_catalog *cat, const char
 	vtl_cart_position(c, &pos);
 	if ((rc = vtl_cart_close(c)))
 		die("vtl_cart_close", rc);
-	w->secs = now_s() - t0;
+	w->secs = bench_now_s() - t0;
 	w->host_bytes = st.written_bytes;
 	w->stored_bytes = st.written_stored;
 	if ((rc = catalog_cartridge_usage(cat, bc, w->host_bytes, pos.stored_bytes, pos.eod, false)))
@@ -265,11 +240,11 @@ static int t_inventory(struct phys_lib *l, struct phys_element *out, unsigned ca
 static int t_move(struct phys_lib *l, uint16_t from, uint16_t to)
 {
 	struct timed_lib *t = timed_of(l);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	int rc = t->in->ops->move(t->in, from, to);
 	if (rc == VTL_OK && phys_drive_of(t->in, to) >= 0) {
 		t->load_start = t0;
-		t->load_end = now_s();
+		t->load_end = bench_now_s();
 	}
 	return passed(l, rc);
 }
@@ -301,9 +276,9 @@ static int t_write_filemarks(struct phys_lib *l, unsigned d, unsigned n)
 static int t_read_block(struct phys_lib *l, unsigned d, void *buf, size_t cap, size_t *len)
 {
 	struct timed_lib *t = timed_of(l);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	int rc = t->in->ops->read_block(t->in, d, buf, cap, len);
-	t->read_s += now_s() - t0;
+	t->read_s += bench_now_s() - t0;
 	return passed(l, rc);
 }
 
@@ -316,10 +291,10 @@ static int t_space_filemarks(struct phys_lib *l, unsigned d, int64_t n)
 static int t_locate(struct phys_lib *l, unsigned d, uint64_t block)
 {
 	struct timed_lib *t = timed_of(l);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	int rc = t->in->ops->locate(t->in, d, block);
 	t->locate_start = t0;
-	t->locate_end = now_s();
+	t->locate_end = bench_now_s();
 	return passed(l, rc);
 }
 
@@ -379,10 +354,10 @@ static double drive_read_alone(struct phys_lib *l, unsigned d, uint64_t block, u
 	if ((rc = l->ops->read_block(l, d, buf, RING_BUFFER_SIZE, &len)))
 		die_msg("baseline: reading the header block", phys_error(l));
 	*bytes = 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	while ((rc = l->ops->read_block(l, d, buf, RING_BUFFER_SIZE, &len)) == VTL_OK)
 		*bytes += len;
-	double secs = now_s() - t0;
+	double secs = bench_now_s() - t0;
 	free(buf);
 	if (rc != VTL_W_FILEMARK)
 		die_msg("baseline: reading the copy", phys_error(l));
@@ -397,10 +372,10 @@ static double drive_read_alone(struct phys_lib *l, unsigned d, uint64_t block, u
 static double crc_alone(void)
 {
 	uint32_t crc = 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	for (unsigned i = 0; i < CRC_PASSES; i++)
 		crc = crc32c(crc, pattern[i % PATTERNS], BLOCK);
-	double secs = now_s() - t0;
+	double secs = bench_now_s() - t0;
 	/* Printed with the rate so that the compiler cannot leave the loop out. */
 	printf("  CRC32C over data in memory             %8.1f MB/s  (%s, checksum %08x)\n",
 	       (double)CRC_PASSES * BLOCK / secs / MB, crc32c_hw() ? "SSE4.2" : "portable", crc);
@@ -442,7 +417,7 @@ static void on_progress(void *arg, const char *barcode, const struct stream_prog
 	struct stage_watch *w = arg;
 	if (!atomic_load(&w->on))
 		return;
-	double t = now_s();
+	double t = bench_now_s();
 	if (!w->first_at) {
 		/* The stage reports first as it feeds the first data block: that block is off the tape. */
 		w->first_at = t;
@@ -467,7 +442,7 @@ static void *recall_thread(void *arg)
 {
 	struct recall_run *r = arg;
 	r->rc = migrate_recall(r->m, RECALLED, 0, r->err, sizeof r->err);
-	r->done = now_s();
+	r->done = bench_now_s();
 	atomic_store(&r->finished, true);
 	return NULL;
 }
@@ -493,7 +468,7 @@ struct host {
 static bool poll_stage(struct host *h, enum cat_cache_state *st)
 {
 	struct cat_cartridge cc;
-	h->last_poll = now_s();
+	h->last_poll = bench_now_s();
 	if (catalog_cartridge_get(h->cat, RECALLED, &cc) != VTL_OK)
 		return h->running = true; /* the catalog is busy: ask again, as the drive does */
 	if (st)
@@ -506,12 +481,12 @@ static bool poll_stage(struct host *h, enum cat_cache_state *st)
 static int host_more(void *arg)
 {
 	struct host *h = arg;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	h->waits++;
 	sleep_us(STAGE_WAIT_US);
-	if (now_s() - h->last_poll >= STAGE_POLL_MS / 1e3)
+	if (bench_now_s() - h->last_poll >= STAGE_POLL_MS / 1e3)
 		poll_stage(h, NULL);
-	h->waited_s += now_s() - t0;
+	h->waited_s += bench_now_s() - t0;
 	return h->running;
 }
 
@@ -560,7 +535,7 @@ static void *host_thread(void *arg)
 	struct vtl_cart *c;
 	if (host_wait_ready(h, &c))
 		return NULL;
-	h->ready_at = now_s();
+	h->ready_at = bench_now_s();
 	uint8_t *got = malloc(BLOCK), *want = malloc(BLOCK);
 	if (!got || !want) {
 		free(got);
@@ -583,7 +558,7 @@ static void *host_thread(void *arg)
 			continue;
 		}
 		if (!h->first_at)
-			h->first_at = now_s();
+			h->first_at = bench_now_s();
 		block_of(h->read_blocks, want);
 		if (h->filemarks || r.length != BLOCK || r.copied != BLOCK || memcmp(got, want, BLOCK)) {
 			char what[128];
@@ -594,7 +569,7 @@ static void *host_thread(void *arg)
 		h->read_blocks++;
 		h->read_bytes += r.copied;
 	}
-	h->end_at = now_s();
+	h->end_at = bench_now_s();
 	if (!h->rc && (h->read_blocks != h->blocks || h->filemarks != 1)) {
 		char what[128];
 		snprintf(what, sizeof what, "read %llu blocks and %llu filemarks, not %llu and 1",
@@ -620,10 +595,10 @@ static void verdict(char *out, size_t cap, bool met, double by, const char *unit
 int main(void)
 {
 	const char *base_dir = getenv("VTL_BENCH_DIR") ? getenv("VTL_BENCH_DIR") : "/var/tmp";
-	uint64_t mb = env_ul("VTL_BENCH_RECALL_MB", 4096);
-	unsigned gen = (unsigned)env_ul("VTL_BENCH_GEN", 9);
-	unsigned load_ms = (unsigned)env_ul("VTL_BENCH_LOAD_MS", 3000);
-	unsigned locate_ms = (unsigned)env_ul("VTL_BENCH_LOCATE_MS", 2000);
+	uint64_t mb = bench_env_ul("VTL_BENCH_RECALL_MB", 4096);
+	unsigned gen = (unsigned)bench_env_ul("VTL_BENCH_GEN", 9);
+	unsigned load_ms = (unsigned)bench_env_ul("VTL_BENCH_LOAD_MS", 3000);
+	unsigned locate_ms = (unsigned)bench_env_ul("VTL_BENCH_LOCATE_MS", 2000);
 	double native = phys_sim_native_rate(gen);
 	if (!native) {
 		fprintf(stderr, "bench_recall: VTL_BENCH_GEN=%u: use 5..9\n", gen);
@@ -637,10 +612,10 @@ int main(void)
 	if (!mkdtemp(dir))
 		die(dir, 0);
 	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
-	signal(SIGPIPE, on_signal);
+	signal(SIGINT, bench_on_signal);
+	signal(SIGTERM, bench_on_signal);
+	signal(SIGHUP, bench_on_signal);
+	signal(SIGPIPE, bench_on_signal);
 	struct statvfs sv;
 	/* Counted as if incompressible: the pool's copy, the tape file's, and the filler's. */
 	uint64_t need = 2 * ((mb + FILLER_MB) << 20) + FREE_MARGIN;
@@ -730,7 +705,7 @@ int main(void)
 	struct host h = {.cat = host_cat, .pool = pool, .recall = &run, .blocks = w.blocks};
 	atomic_store(&watch.on, true);
 	pthread_t rt, ht;
-	run.start = now_s();
+	run.start = bench_now_s();
 	if (pthread_create(&ht, NULL, host_thread, &h) || pthread_create(&rt, NULL, recall_thread, &run))
 		die("pthread_create", 0);
 	pthread_join(rt, NULL);

@@ -94,6 +94,19 @@ migrated() {
 	ctl release "$1"
 	expect_cache "$1" migrated
 }
+# read_in_background: a host reads R00001L8 (slot 1025) in the background (hpid); returns once its first block is in.
+read_in_background() {
+	rm -f "$tmp/progress"
+	RECALL_PROGRESS=$tmp/progress timeout 300 "$HOST" "127.0.0.1:$port" "$iqn" read 1025 $DRIVE 1 $BLOCKS 11 \
+		>"$tmp/host" 2>&1 &
+	hpid=$!
+	i=0
+	until [ -s "$tmp/progress" ]; do
+		i=$((i + 1))
+		[ "$i" -le 600 ] || { cat "$tmp/host" >&2; fail "the host's first block did not come within 60 s"; }
+		sleep 0.1
+	done
+}
 # read_check: the read-through figures of the last host read
 read_check() {
 	line=$(grep "^read: " "$tmp/host")
@@ -147,15 +160,7 @@ grep -q "PHY001L8 file 2, .*bad" "$tmp/out" || fail "the damaged copy is not mar
 
 step "vtl-migrator killed in the middle of a recall: the host waits, the restarted one resumes"
 ctl release R00001L8
-RECALL_PROGRESS=$tmp/progress timeout 300 "$HOST" "127.0.0.1:$port" "$iqn" read 1025 $DRIVE 1 $BLOCKS 11 \
-	>"$tmp/host" 2>&1 &
-hpid=$!
-i=0
-until [ -s "$tmp/progress" ]; do
-	i=$((i + 1))
-	[ "$i" -le 600 ] || { cat "$tmp/host" >&2; fail "the host's first block did not come within 60 s"; }
-	sleep 0.1
-done
+read_in_background
 ctl jobs
 grep -q "recall *R00001L8 *running" "$tmp/out" || fail "jobs does not show the recall running"
 kill -KILL "$mpid"
@@ -173,15 +178,7 @@ cache_becomes R00001L8 premigrated
 
 step "vtld killed in the middle of a recall: restarted, its drive follows the stage again"
 ctl release R00001L8
-RECALL_PROGRESS=$tmp/progress2 timeout 300 "$HOST" "127.0.0.1:$port" "$iqn" read 1025 $DRIVE 1 $BLOCKS 11 \
-	>"$tmp/host" 2>&1 &
-hpid=$!
-i=0
-until [ -s "$tmp/progress2" ]; do
-	i=$((i + 1))
-	[ "$i" -le 600 ] || { cat "$tmp/host" >&2; fail "the host's first block did not come within 60 s"; }
-	sleep 0.1
-done
+read_in_background
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
 pid=""

@@ -13,7 +13,7 @@ TEST_LDLIBS := -lcmocka $(LDLIBS)
 COMMON_SRC  := $(wildcard common/*.c)
 BACKEND_SRC := $(wildcard backend/*.c)
 CATALOG_SRC := $(wildcard catalog/*.c)
-VTL_SRC     := $(wildcard vtl/*.c vtl/scsi/*.c vtl/iscsi/*.c)
+VTL_SRC     := $(wildcard vtl/*.c vtl/scsi/*.c vtl/iscsi/*.c vtl/tcmu/*.c)
 # The migrator's modules (physical tape access, streaming engine, copies); main.c is the daemon.
 MIGRATOR_SRC := $(filter-out migrator/main.c,$(wildcard migrator/*.c))
 LIB_SRC     := $(COMMON_SRC) $(BACKEND_SRC) $(CATALOG_SRC) $(VTL_SRC) $(MIGRATOR_SRC)

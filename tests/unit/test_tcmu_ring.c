@@ -117,17 +117,41 @@ static uint32_t kring_other(struct kring *k, enum tcmu_opcode op)
 	return head;
 }
 
+/* A test's ring: the kernel's side, this side over it, and one command slot. */
+struct fix {
+	struct kring k;
+	struct tcmu_ring r;
+	struct tcmu_ring_cmd *rc;
+};
+
+static struct fix *fix_new(uint32_t cmdr_size, bool read_len)
+{
+	struct fix *f = calloc(1, sizeof *f);
+	assert_non_null(f);
+	kring_init(&f->k, cmdr_size, read_len);
+	EXPECT_RC(tcmu_ring_init(&f->r, f->k.map, f->k.len), 0);
+	f->rc = calloc(3, sizeof *f->rc);
+	assert_non_null(f->rc);
+	return f;
+}
+
+static void fix_free(struct fix *f)
+{
+	free(f->rc);
+	free(f->k.map);
+	free(f);
+}
+
 static const uint8_t inquiry[6] = {0x12, 0, 0, 0, 36, 0};
 static const uint8_t read6[6] = {0x08, 0, 0, 0x10, 0, 0}; /* variable, 4096 bytes */
 
 static void good_inquiry(void **state)
 {
 	(void)state;
-	struct kring k;
-	kring_init(&k, 4096, true);
-	struct tcmu_ring r;
-	EXPECT_RC(tcmu_ring_init(&r, k.map, k.len), 0);
-	struct tcmu_ring_cmd *rc = calloc(1, sizeof *rc);
+	struct fix *f = fix_new(4096, true);
+	struct kring k = f->k;
+	struct tcmu_ring r = f->r;
+	struct tcmu_ring_cmd *rc = f->rc;
 	assert_int_equal(tcmu_ring_next(&r, rc), 0); /* empty */
 	uint16_t id = kring_cmd(&k, inquiry, 6, 1, 96);
 	assert_int_equal(tcmu_ring_next(&r, rc), 1);
@@ -151,19 +175,17 @@ static void good_inquiry(void **state)
 	assert_int_equal(e->rsp.read_len, 36);
 	assert_int_equal(k.map[data_at], 0xAB);
 	assert_int_equal(mb(&k)->cmd_tail, mb(&k)->cmd_head);
-	free(rc);
-	free(k.map);
+	fix_free(f);
 }
 
 /* A CHECK CONDITION carries its whole sense: fixed format with VALID, INFORMATION and the ILI bit. */
 static void check_condition_sense(void **state)
 {
 	(void)state;
-	struct kring k;
-	kring_init(&k, 4096, false);
-	struct tcmu_ring r;
-	EXPECT_RC(tcmu_ring_init(&r, k.map, k.len), 0);
-	struct tcmu_ring_cmd *rc = calloc(1, sizeof *rc);
+	struct fix *f = fix_new(4096, false);
+	struct kring k = f->k;
+	struct tcmu_ring r = f->r;
+	struct tcmu_ring_cmd *rc = f->rc;
 	kring_cmd(&k, read6, 6, 1, 4096);
 	assert_int_equal(tcmu_ring_next(&r, rc), 1);
 	struct scsi_sense s = sense_of(SK_NO_SENSE, ASC_NONE);
@@ -184,19 +206,17 @@ static void check_condition_sense(void **state)
 	assert_int_equal(sb[2] & 0x20, 0x20);   /* ILI */
 	assert_int_equal(sb[6], 1000 & 0xFF);   /* INFORMATION, low byte */
 	assert_false(e->hdr.uflags & TCMU_UFLAG_READ_LEN); /* this kernel did not offer it */
-	free(rc);
-	free(k.map);
+	fix_free(f);
 }
 
 /* Several commands per doorbell, completed in order; the tail follows each completion. */
 static void several_per_kick(void **state)
 {
 	(void)state;
-	struct kring k;
-	kring_init(&k, 4096, true);
-	struct tcmu_ring r;
-	EXPECT_RC(tcmu_ring_init(&r, k.map, k.len), 0);
-	struct tcmu_ring_cmd *rc = calloc(3, sizeof *rc);
+	struct fix *f = fix_new(4096, true);
+	struct kring k = f->k;
+	struct tcmu_ring r = f->r;
+	struct tcmu_ring_cmd *rc = f->rc;
 	uint16_t ids[3];
 	for (int i = 0; i < 3; i++)
 		ids[i] = kring_cmd(&k, inquiry, 6, 1, 64);
@@ -214,19 +234,17 @@ static void several_per_kick(void **state)
 		assert_int_equal(mb(&k)->cmd_tail, want);
 	}
 	assert_int_equal(mb(&k)->cmd_tail, mb(&k)->cmd_head);
-	free(rc);
-	free(k.map);
+	fix_free(f);
 }
 
 /* A small ring wraps: the kernel's PAD fills the end, the next entry is at 0, the tail wraps too. */
 static void wrap_around_with_pad(void **state)
 {
 	(void)state;
-	struct kring k;
-	kring_init(&k, 512, true);
-	struct tcmu_ring r;
-	EXPECT_RC(tcmu_ring_init(&r, k.map, k.len), 0);
-	struct tcmu_ring_cmd *rc = calloc(1, sizeof *rc);
+	struct fix *f = fix_new(512, true);
+	struct kring k = f->k;
+	struct tcmu_ring r = f->r;
+	struct tcmu_ring_cmd *rc = f->rc;
 	unsigned pads_seen = 0;
 	for (int round = 0; round < 40; round++) {
 		uint32_t head_before = mb(&k)->cmd_head;
@@ -243,19 +261,17 @@ static void wrap_around_with_pad(void **state)
 	}
 	assert_true(pads_seen >= 5);
 	assert_true(r.skipped >= 5); /* every PAD stepped over */
-	free(rc);
-	free(k.map);
+	fix_free(f);
 }
 
 /* TMR notifications and entries of an unknown kind are stepped over; the unknown one is flagged back. */
 static void tmr_and_unknown_entries(void **state)
 {
 	(void)state;
-	struct kring k;
-	kring_init(&k, 4096, true);
-	struct tcmu_ring r;
-	EXPECT_RC(tcmu_ring_init(&r, k.map, k.len), 0);
-	struct tcmu_ring_cmd *rc = calloc(1, sizeof *rc);
+	struct fix *f = fix_new(4096, true);
+	struct kring k = f->k;
+	struct tcmu_ring r = f->r;
+	struct tcmu_ring_cmd *rc = f->rc;
 	kring_other(&k, TCMU_OP_TMR);
 	uint32_t unknown = kring_other(&k, (enum tcmu_opcode)5);
 	uint16_t id = kring_cmd(&k, inquiry, 6, 1, 64);
@@ -273,19 +289,17 @@ static void tmr_and_unknown_entries(void **state)
 	scsi_done(&rc->cmd, 0);
 	tcmu_ring_complete(&r, rc);
 	assert_int_equal(mb(&k)->cmd_tail, mb(&k)->cmd_head);
-	free(rc);
-	free(k.map);
+	fix_free(f);
 }
 
 /* An entry whose data or CDB lies outside the region is answered with an error and never runs. */
 static void malformed_entry(void **state)
 {
 	(void)state;
-	struct kring k;
-	kring_init(&k, 4096, true);
-	struct tcmu_ring r;
-	EXPECT_RC(tcmu_ring_init(&r, k.map, k.len), 0);
-	struct tcmu_ring_cmd *rc = calloc(1, sizeof *rc);
+	struct fix *f = fix_new(4096, true);
+	struct kring k = f->k;
+	struct tcmu_ring r = f->r;
+	struct tcmu_ring_cmd *rc = f->rc;
 	kring_cmd(&k, inquiry, 6, 1, 64);
 	at(&k, 0)->req.iov[0].iov_base = (void *)(uintptr_t)(k.len - 10); /* 64 bytes from 10 before the end */
 	assert_int_equal(tcmu_ring_next(&r, rc), 1);
@@ -302,19 +316,17 @@ static void malformed_entry(void **state)
 	mb(&k)->version = TCMU_MAILBOX_VERSION;
 	mb(&k)->cmdr_size = (uint32_t)k.len;
 	assert_int_equal(tcmu_ring_init(&r, k.map, k.len), VTL_E_INVAL);
-	free(rc);
-	free(k.map);
+	fix_free(f);
 }
 
 /* Through a real drive: an opcode it does not know comes back ILLEGAL REQUEST, with the sense in the entry. */
 static void unknown_scsi_opcode_through_a_drive(void **state)
 {
 	struct host *h = *state;
-	struct kring k;
-	kring_init(&k, 4096, true);
-	struct tcmu_ring r;
-	EXPECT_RC(tcmu_ring_init(&r, k.map, k.len), 0);
-	struct tcmu_ring_cmd *rc = calloc(1, sizeof *rc);
+	struct fix *f = fix_new(4096, true);
+	struct kring k = f->k;
+	struct tcmu_ring r = f->r;
+	struct tcmu_ring_cmd *rc = f->rc;
 	static const uint8_t bogus[10] = {0x5D, 0, 0, 0, 0, 0, 0, 0, 0, 0}; /* group 2: a 10-byte CDB no drive has */
 	kring_cmd(&k, bogus, 10, 0, 0);
 	assert_int_equal(tcmu_ring_next(&r, rc), 1);
@@ -328,8 +340,7 @@ static void unknown_scsi_opcode_through_a_drive(void **state)
 	assert_int_equal(sb[2] & 0x0F, SK_ILLEGAL_REQUEST);
 	assert_int_equal(sb[12], 0x20); /* INVALID COMMAND OPERATION CODE */
 	assert_int_equal(sb[13], 0x00);
-	free(rc);
-	free(k.map);
+	fix_free(f);
 }
 
 static void cdb_lengths(void **state)

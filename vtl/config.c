@@ -279,6 +279,7 @@ static const struct keydef keys[] = {
 	{SEC_DAEMON, "control_socket", K_PATH, CF(daemon.control_socket), 0, 0, 0},
 	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
 	{SEC_DAEMON, "syslog", K_BOOL, CF(daemon.syslog), 0, 0, 0},
+	{SEC_DAEMON, "tcmu", K_BOOL, CF(daemon.tcmu), 0, 0, 0},
 	{SEC_PHYSICAL, "name", K_NAME, CF(physical.name), CAP(physical.name), 0, 0},
 	{SEC_PHYSICAL, "type", K_NAME, CF(physical.type), CAP(physical.type), 0, 0},
 	{SEC_PHYSICAL, "generation", K_UINT, CF(physical.generation), 0, 5, 9},

@@ -107,6 +107,7 @@ struct vtl_config {
 		char *control_socket; /* absolute */
 		char log_level[8];    /* error, warn, info, debug */
 		bool syslog;          /* log lines also go to syslog (facility daemon) */
+		bool tcmu;            /* also serve the LIO user backstores of this library (docs/lio.md) */
 	} daemon;
 
 	/* The physical library vtl-migrator copies cartridges to (docs/migrator.md). */

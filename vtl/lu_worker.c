@@ -32,9 +32,10 @@ static void *run(void *arg)
 		if (!wk->head)
 			wk->tail = NULL;
 		pthread_mutex_unlock(&wk->mu);
-		if (wk->gate)
+		if (w->cmd && wk->gate)
 			wk->gate(wk->gate_arg, w->cmd);
-		wk->exec(wk->dev, w->cmd);
+		if (w->cmd)
+			wk->exec(wk->dev, w->cmd);
 		w->done(w);
 		pthread_mutex_lock(&wk->mu);
 	}

@@ -14,7 +14,7 @@
 #include "vtl/scsi/cmd.h"
 
 struct lu_work {
-	struct scsi_cmd *cmd;
+	struct scsi_cmd *cmd;            /* NULL: nothing to run, done is called in its turn (an answer already made) */
 	void (*done)(struct lu_work *w); /* called on the worker thread once cmd has run */
 	void *owner;                     /* for done */
 	struct lu_work *next;            /* the worker's queue link */

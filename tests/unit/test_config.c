@@ -86,7 +86,8 @@ static const char full_text[] =
 	"[daemon]\n"                                     /* 40 */
 	"control_socket = /run/vtl/vtld.sock\n"          /* 41 */
 	"log_level = debug\n"                            /* 42 */
-	"syslog = yes\n";                               /* 43 */
+	"syslog = yes\n"                                /* 43 */
+	"tcmu = yes\n";                                 /* 44 */
 
 static void full_config(void **state)
 {
@@ -145,6 +146,7 @@ static void full_config(void **state)
 	assert_string_equal(c->daemon.control_socket, "/run/vtl/vtld.sock");
 	assert_string_equal(c->daemon.log_level, "debug");
 	assert_true(c->daemon.syslog);
+	assert_true(c->daemon.tcmu);
 
 	struct vtl_pool_config pc;
 	vtl_config_pool(c, &pc);
@@ -191,6 +193,7 @@ static void minimal_config_defaults(void **state)
 	assert_string_equal(c->daemon.control_socket, "/etc/vtl/vtld.sock");
 	assert_string_equal(c->daemon.log_level, "info");
 	assert_false(c->daemon.syslog);
+	assert_false(c->daemon.tcmu);
 	assert_string_equal(c->iscsi.listen, "0.0.0.0");
 	assert_int_equal(c->iscsi.port, 3260);
 	assert_int_equal(c->iscsi.nop_interval, 30);

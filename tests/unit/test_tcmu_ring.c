@@ -20,6 +20,7 @@
 #include "common/vtl_error.h"
 #include "tests/unit/scsi_host.h"
 #include "vtl/scsi/ssc.h"
+#include "vtl/tcmu/front.h"
 #include "vtl/tcmu/ring.h"
 
 #define CMDR_OFF 128          /* the kernel puts the ring right after the mailbox (one cache line or more) */
@@ -356,6 +357,26 @@ static void cdb_lengths(void **state)
 	assert_int_equal(tcmu_cdb_len(var), 32);
 }
 
+/* The UIO names the front end serves: this subtype, a library, a LUN; anything else is another's. */
+static void uio_names(void **state)
+{
+	(void)state;
+	const char *lib;
+	size_t len;
+	unsigned lun = 99;
+	EXPECT_RC(tcmu_parse_uio_name("tcm-user/1/vtl_lib1_lun2/vtl/lib1/2", &lib, &len, &lun), 0);
+	assert_int_equal(len, 4);
+	assert_memory_equal(lib, "lib1", 4);
+	assert_int_equal(lun, 2);
+	static const char *const others[] = {
+		"tcm-user/1/disk0/file//tmp/disk.img", /* tcmu-runner's file handler */
+		"tcm-user/1/tape0/vtlx/lib1/0", "tcm-user/1/lun/vtl/lib1/", "tcm-user/1/lun/vtl/lib1/x",
+		"tcm-user/1/lun/vtl/0", "uio_pci_generic", "tcm-user/1", "tcm-user/1/lun/vtl/lib1/70000",
+	};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+		assert_int_equal(tcmu_parse_uio_name(others[i], &lib, &len, &lun), VTL_E_NOTFOUND);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +387,7 @@ int main(void)
 		cmocka_unit_test(tmr_and_unknown_entries),
 		cmocka_unit_test(malformed_entry),
 		cmocka_unit_test(cdb_lengths),
+		cmocka_unit_test(uio_names),
 		cmocka_unit_test_setup_teardown(unknown_scsi_opcode_through_a_drive, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

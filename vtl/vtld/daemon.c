@@ -13,6 +13,7 @@
 #include "vtl/library.h"
 #include "vtl/scsi/smc.h"
 #include "vtl/scsi/ssc.h"
+#include "vtl/tcmu/front.h"
 #include "vtl/throttle.h"
 
 struct vtld {
@@ -24,6 +25,7 @@ struct vtld {
 	unsigned n_lus;
 	struct iscsi_target *iscsi;
 	struct throttle *throttle; /* slows host writes when the pool is nearly full */
+	struct tcmu_front *tcmu;   /* the LIO front end ([daemon] tcmu) */
 };
 
 static void changer_exec(void *dev, struct scsi_cmd *c)
@@ -175,6 +177,17 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		 cfg->iscsi.mutual_user[0] ? " (mutual offered)" : "",
 		 cfg->iscsi.chap_user[0] ? (cfg->iscsi.discovery_chap ? ", discovery too" : ", not for discovery") : "",
 		 cfg->iscsi.initiators ? "allow list" : "any");
+	if (cfg->daemon.tcmu) {
+		struct tcmu_lu tl[VTLD_MAX_LUS];
+		for (unsigned i = 0; i < v->n_lus; i++)
+			tl[i] = (struct tcmu_lu){.lun = v->lus[i].lun, .worker = v->lus[i].worker};
+		if ((rc = tcmu_front_start(cfg->library.name, tl, v->n_lus, TCMU_UIO_ROOT, TCMU_DEV_ROOT, &v->tcmu))) {
+			snprintf(err, errlen, "starting the TCMU front end: %s", vtl_strerror(rc));
+			goto fail;
+		}
+		log_info("tcmu: looking for the user backstores of library %s (config vtl/%s/<lun>)", cfg->library.name,
+			 cfg->library.name);
+	}
 	*out = v;
 	return VTL_OK;
 fail:
@@ -187,6 +200,7 @@ void vtld_stop(struct vtld *v)
 	if (!v)
 		return;
 	iscsi_target_stop(v->iscsi); /* no new commands; those in flight finish first */
+	tcmu_front_stop(v->tcmu);
 	for (unsigned i = 0; i < v->n_lus; i++)
 		lu_worker_stop(v->lus[i].worker);
 	smc_destroy(v->changer);

@@ -6,19 +6,21 @@
 # (tests/kernel/guest_NAME.sh) with the st and ch drivers and unmodified tools.
 #
 # Usage: sh test_kernel.sh <build-dir> [GUEST ...]
-#   GUEST: tape, restore, st, bacula, recall (default: all five, in that order).
+#   GUEST: tape, restore, st, bacula, recall, tcmu (default: all six, in that order).
 #   restore reads what tape left in drive 1 after vtld restarts, so it brings
 #   tape along; st runs the migrator's st physical library (phys_st_check) in
 #   the guest; recall boots two guests: one writes a tar archive to a cartridge,
 #   which the host then migrates (vtl-migrator, a simulated physical library)
 #   and releases; the second loads it with mtx and restores it with tar.
+#   tcmu needs none of the host's library: vtld runs in the guest and serves
+#   LIO user backstores (TCMU) on tcm_loop (scripts/vtl-lio-setup).
 #   VTL_KERNEL_KEEP=DIR keeps vtld's log and each guest's console, kernel log,
 #   script log and btape output in DIR (see docs/testing.md).
 # Needs qemu, a kernel in /boot, open-iscsi, mt-st, mtx, bacula-sd: scripts/install-deps.
 set -eu
-build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula|recall ...]}" && pwd)
+build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula|recall|tcmu ...]}" && pwd)
 shift
-guests=${*:-tape restore st bacula recall}
+guests=${*:-tape restore st bacula recall tcmu}
 case " $guests " in
 *" restore "*) case " $guests " in *" tape "*) ;; *) guests="tape $guests" ;; esac ;;
 esac
@@ -228,7 +230,8 @@ for g in $guests; do
 	st) run_guest st 300 ;;
 	bacula) run_guest bacula 780 ;;
 	recall) run_recall ;;
-	*) fail "no guest $g (tape, restore, st, bacula, recall)" ;;
+	tcmu) run_guest tcmu 300 ;;
+	*) fail "no guest $g (tape, restore, st, bacula, recall, tcmu)" ;;
 	esac
 done
 stop_vtld

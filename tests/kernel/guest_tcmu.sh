@@ -165,6 +165,17 @@ lsscsi | grep -qE "tape|mediumx" && bail "the devices are still there"
 [ ! -e /sys/kernel/config/target/core/user_86 ] || bail "user_86 is still there"
 i=0
 until [ "$(grep -c "tcmu: .* is gone" "$dir/vtld.log")" -ge 3 ] || [ "$i" -ge 30 ]; do sleep 0.1; i=$((i + 1)); done
+
+step "the backstores come back: the same vtld serves them again, then they go again"
+run sh "$setup" -c "$conf" --cmd-time-out 20 || bail "vtl-lio-setup (again)"
+wait_devices || { run lsscsi -g; bail "no changer and two tapes after the second setup"; }
+chsg=$(lsscsi -g | awk '$2 == "mediumx" { print $NF; exit }')
+run mtx -f "$chsg" status >/tmp/mtx.out || bail "mtx status (again)"
+grep -q "Storage Element 1:Full :VolumeTag=T00001L8" /tmp/mtx.out || bail "the changer does not answer as before"
+[ "$(grep -c "tcmu: serving" "$dir/vtld.log")" -ge 6 ] || bail "vtld did not serve the new devices"
+run sh "$setup" -c "$conf" --remove || bail "vtl-lio-setup --remove (again)"
+i=0
+until [ "$(grep -c "tcmu: .* is gone" "$dir/vtld.log")" -ge 6 ] || [ "$i" -ge 30 ]; do sleep 0.1; i=$((i + 1)); done
 kill -TERM "$vpid"
 wait "$vpid"
 rc=$?

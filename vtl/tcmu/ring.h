@@ -26,7 +26,12 @@
 
 #include "vtl/scsi/cmd.h"
 
-#define TCMU_RING_IOV_MAX 1024 /* iovecs one command may carry; more is refused as a malformed entry */
+/*
+ * iovecs one command may carry; more is refused as a malformed entry. The data
+ * area hands out 4 KiB pages: a block of the drive's largest size (8 MiB,
+ * READ BLOCK LIMITS) may come in as many pieces.
+ */
+#define TCMU_RING_IOV_MAX 2048
 
 struct tcmu_ring {
 	uint8_t *map;           /* the whole mapped region */

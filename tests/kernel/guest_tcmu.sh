@@ -76,6 +76,8 @@ echo "-- devices after $(($(date +%s) - t0)) s"
 run lsscsi -g
 grep "tcmu: serving" "$dir/vtld.log" | sed 's/^/  vtld| /'
 [ "$(grep -c "tcmu: serving" "$dir/vtld.log")" -eq 3 ] || bail "vtld does not serve the three UIO devices"
+run "$build/vtlctl" -c "$conf" status >/tmp/status.out || bail "vtlctl status"
+grep -q "tcmu: 3 LIO user backstores served" /tmp/status.out || { cat /tmp/status.out; bail "vtlctl status does not count the 3 backstores"; }
 chsg=$(lsscsi -g | awk '$2 == "mediumx" { print $NF; exit }')
 st0=$(lsscsi -g | awk '$2 == "tape" { print $(NF-1); exit }')
 [ "$st0" = /dev/st0 ] || bail "the first tape is $st0, not /dev/st0"

@@ -489,6 +489,9 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		else
 			printf("host writes never throttled\n");
 	}
+	const char *tcmu = strstr(answer, "\"tcmu\":{");
+	if (tcmu)
+		printf("tcmu: %llu LIO user backstores served\n", ans_u64(tcmu, "devices"));
 	printf("%-4s %-7s %-8s %-9s %10s %6s %10s %14s %14s %8s %8s %6s %9s %s\n", "LUN", "ADDRESS", "STATE", "BARCODE",
 	       "POSITION", "FILE", "EOD", "WRITTEN", "READ", "WR MB/s", "RD MB/s", "RD BUF", "WR BUF", "PREVENT");
 	for (const char *d = strstr(answer, "{\"lun\""); d; d = strstr(d + 1, "{\"lun\"")) {

@@ -44,6 +44,7 @@ struct tcmu_front {
 	unsigned n_dev;
 	pthread_t thread;
 	atomic_bool stopping;
+	atomic_uint served;       /* n_dev as the control thread may read it */
 };
 
 /* A command on its way through a LUN's worker. */
@@ -271,6 +272,7 @@ static void *run(void *arg)
 			if (!atomic_load(&f->dev[i]->gone))
 				drain(f->dev[i]);
 		reap(f);
+		atomic_store(&f->served, f->n_dev);
 	}
 	return NULL;
 }
@@ -298,7 +300,7 @@ int tcmu_front_start(const char *library, const struct tcmu_lu *lus, unsigned n,
 
 unsigned tcmu_front_devices(struct tcmu_front *f)
 {
-	return f ? f->n_dev : 0;
+	return f ? atomic_load(&f->served) : 0;
 }
 
 void tcmu_front_stop(struct tcmu_front *f)

@@ -12,6 +12,7 @@
 #include "common/vtl_error.h"
 #include "catalog/catalog.h"
 #include "vtl/library.h"
+#include "vtl/tcmu/front.h"
 #include "vtl/throttle.h"
 #include "vtl/vtld/daemon.h"
 
@@ -82,7 +83,11 @@ static void status(struct vtld *v, char *out, size_t cap)
 	struct throttle_state ts;
 	throttle_state(vtld_throttle(v), &ts);
 	jo_printf(out, cap, &at, "],\"pool\":{\"fill_percent\":%.1f,\"throttle\":%u,\"throttled\":%s,"
-		  "\"throttle_rate\":%u}}", ts.fill, ts.threshold, ts.active ? "true" : "false", ts.rate);
+		  "\"throttle_rate\":%u}", ts.fill, ts.threshold, ts.active ? "true" : "false", ts.rate);
+	struct tcmu_front *tf = vtld_tcmu(v);
+	if (tf)
+		jo_printf(out, cap, &at, ",\"tcmu\":{\"devices\":%u}", tcmu_front_devices(tf));
+	jo_printf(out, cap, &at, "}");
 }
 
 #define OPERATOR "operator" /* the actor the event log and the attentions name */

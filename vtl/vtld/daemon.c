@@ -213,6 +213,11 @@ void vtld_stop(struct vtld *v)
 	free(v);
 }
 
+struct tcmu_front *vtld_tcmu(struct vtld *v)
+{
+	return v->tcmu;
+}
+
 struct vtl_catalog *vtld_catalog(struct vtld *v)
 {
 	return v->cat;

@@ -54,6 +54,10 @@ struct throttle;
 /* The write throttle (for the control socket's status). */
 struct throttle *vtld_throttle(struct vtld *v);
 
+struct tcmu_front;
+/* The TCMU front end, or NULL when [daemon] tcmu is off (for the control socket's status). */
+struct tcmu_front *vtld_tcmu(struct vtld *v);
+
 /* The logical units, changer first; *n gets their number. */
 struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n);
 

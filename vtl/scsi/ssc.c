@@ -427,20 +427,24 @@ struct vtl_cart_params ssc_cart_params(struct ssc_drive *d, bool follow)
 	};
 }
 
-int ssc_thread(struct ssc_drive *d, bool follow)
+int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out)
 {
 	struct vtl_cart_params p = ssc_cart_params(d, follow);
-	int rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &d->cart);
+	int rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, out);
 	if (rc == VTL_E_BUSY && d->cfg.stage && d->cfg.stage->yield) {
 		/* The migrator reads it for a copy: a host's load comes first, the copy runs again later. */
 		d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
 		for (uint64_t until = ssc_now_ms() + YIELD_WAIT_MS; rc == VTL_E_BUSY && ssc_now_ms() < until;) {
 			usleep(YIELD_RETRY_US);
-			rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &d->cart);
+			rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, out);
 		}
 	}
-	if (rc != VTL_OK)
-		return rc;
+	return rc;
+}
+
+void ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
+{
+	d->cart = c;
 	d->following = follow;
 	d->state = SSC_LOADED;
 	memset(&d->last, 0, sizeof d->last);
@@ -448,7 +452,15 @@ int ssc_thread(struct ssc_drive *d, bool follow)
 		d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED);
 	d->cnt.loads++;
 	ssc_mam_loaded(d);
-	return VTL_OK;
+}
+
+int ssc_thread(struct ssc_drive *d, bool follow)
+{
+	struct vtl_cart *c;
+	int rc = ssc_open_cart(d, follow, &c);
+	if (rc == VTL_OK)
+		ssc_threaded(d, c, follow);
+	return rc;
 }
 
 int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen)

@@ -176,7 +176,13 @@ uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity);
 /* How the drive opens the cartridge of d->medium now (follow: beside its stage, waiting through ssc_stage_more). */
 struct vtl_cart_params ssc_cart_params(struct ssc_drive *d, bool follow);
 
-/* Opens the cartridge of d->medium (follow: beside its stage) and makes the drive SSC_LOADED at BOT. */
+/* Opens the cartridge of d->medium (follow: beside its stage), asking a copy that holds it to let go. */
+int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out);
+
+/* Makes the drive SSC_LOADED at BOT on c, opened by ssc_open_cart: one load, as the library and MAM count it. */
+void ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow);
+
+/* ssc_open_cart, then ssc_threaded. */
 int ssc_thread(struct ssc_drive *d, bool follow);
 
 /* CLOCK_MONOTONIC milliseconds. */

@@ -80,18 +80,17 @@ void ssc_stage_tick(struct ssc_drive *d)
 		return;
 	enum ssc_stage st = poll_now(d);
 	if (st == SSC_STAGE_RUNNING) {
-		/* Ready as soon as the first records are on disk. */
-		if (ssc_thread(d, true) != VTL_OK)
-			return;
+		/* Ready as soon as the first records are on disk; until then the drive has loaded nothing. */
+		struct vtl_cart *c;
 		uint64_t eod = 0;
-		if (vtl_cart_refresh(d->cart, &eod) == VTL_OK && eod > 0) {
-			now_ready(d);
+		if (ssc_open_cart(d, true, &c) != VTL_OK)
+			return;
+		if (vtl_cart_refresh(c, &eod) != VTL_OK || eod == 0) {
+			vtl_cart_close(c);
 			return;
 		}
-		vtl_cart_close(d->cart);
-		d->cart = NULL;
-		d->following = false;
-		d->state = SSC_STAGING;
+		ssc_threaded(d, c, true);
+		now_ready(d);
 		return;
 	}
 	int rc = ssc_thread(d, false);

@@ -46,7 +46,6 @@ int tcmu_ring_init(struct tcmu_ring *r, void *map, size_t len)
 	r->map_len = len;
 	r->cmdr_off = mb->cmdr_off;
 	r->cmdr_size = mb->cmdr_size;
-	r->tail = mb->cmd_tail;
 	atomic_store(&r->next, mb->cmd_tail);
 	r->read_len = mb->flags & TCMU_MAILBOX_FLAG_CAP_READ_LEN;
 	return VTL_OK;
@@ -176,6 +175,5 @@ void tcmu_ring_complete(struct tcmu_ring *r, const struct tcmu_ring_cmd *rc)
 			break;
 		t = advance(r, t, flen);
 	}
-	r->tail = t;
 	__atomic_store_n(&mailbox(r)->cmd_tail, t, __ATOMIC_RELEASE);
 }

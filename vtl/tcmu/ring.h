@@ -38,7 +38,6 @@ struct tcmu_ring {
 	size_t map_len;
 	uint32_t cmdr_off, cmdr_size;
 	_Atomic uint32_t next;  /* ring offset of the next entry to take */
-	uint32_t tail;          /* our copy of cmd_tail: everything before it is completed */
 	bool read_len;          /* the kernel takes the length read (TCMU_MAILBOX_FLAG_CAP_READ_LEN) */
 	uint64_t skipped;       /* PAD, TMR and unknown entries stepped over */
 	uint64_t malformed;     /* command entries whose CDB or iovecs lie outside the map */

@@ -329,13 +329,8 @@ int main(void)
 		fprintf(stderr, "bench_migrate: VTL_BENCH_GEN=%u: use 5..9\n", gen);
 		return 1;
 	}
-	snprintf(dir, sizeof dir, "%s/vtl-bench-migrate.XXXXXX", base_dir);
-	if (!mkdtemp(dir))
+	if (!bench_make_dir(dir, sizeof dir, base_dir, "vtl-bench-migrate", cleanup))
 		die(dir, 0);
-	atexit(cleanup);
-	signal(SIGINT, bench_on_signal);
-	signal(SIGTERM, bench_on_signal);
-	signal(SIGHUP, bench_on_signal);
 	struct statvfs sv;
 	uint64_t need = (mb + sweep_mb) * 1.1 * (1u << 20) + HOST_WRAP + (1ull << 30);
 	if (statvfs(dir, &sv) == 0 && (uint64_t)sv.f_bavail * sv.f_frsize < need) {

@@ -608,14 +608,8 @@ int main(void)
 		fprintf(stderr, "bench_recall: VTL_BENCH_RECALL_MB=%llu: at least 1\n", (unsigned long long)mb);
 		return 1;
 	}
-	snprintf(dir, sizeof dir, "%s/vtl-bench-recall.XXXXXX", base_dir);
-	if (!mkdtemp(dir))
+	if (!bench_make_dir(dir, sizeof dir, base_dir, "vtl-bench-recall", cleanup))
 		die(dir, 0);
-	atexit(cleanup);
-	signal(SIGINT, bench_on_signal);
-	signal(SIGTERM, bench_on_signal);
-	signal(SIGHUP, bench_on_signal);
-	signal(SIGPIPE, bench_on_signal);
 	struct statvfs sv;
 	/* Counted as if incompressible: the pool's copy, the tape file's, and the filler's. */
 	uint64_t need = 2 * ((mb + FILLER_MB) << 20) + FREE_MARGIN;

@@ -9,6 +9,9 @@
 #define VTL_TESTS_BENCH_BENCH_UTIL_H
 
 #include <ftw.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -51,6 +54,24 @@ static inline void bench_on_signal(int sig)
 {
 	(void)sig;
 	exit(130);
+}
+
+/*
+ * Makes dir (cap bytes) a new folder base/name.XXXXXX and has cleanup (which
+ * removes it) run at every exit, also on SIGINT, SIGTERM, SIGHUP and SIGPIPE.
+ * False when the folder cannot be made.
+ */
+static inline bool bench_make_dir(char *dir, size_t cap, const char *base, const char *name, void (*cleanup)(void))
+{
+	snprintf(dir, cap, "%s/%s.XXXXXX", base, name);
+	if (!mkdtemp(dir))
+		return false;
+	atexit(cleanup);
+	signal(SIGINT, bench_on_signal);
+	signal(SIGTERM, bench_on_signal);
+	signal(SIGHUP, bench_on_signal);
+	signal(SIGPIPE, bench_on_signal);
+	return true;
 }
 
 #endif

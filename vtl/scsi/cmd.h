@@ -21,6 +21,7 @@ enum scsi_status {
 	SCSI_CHECK_CONDITION = 0x02,
 	SCSI_BUSY = 0x08,
 	SCSI_RESERVATION_CONFLICT = 0x18,
+	SCSI_TASK_SET_FULL = 0x28,
 };
 
 enum scsi_dir {

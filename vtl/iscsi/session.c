@@ -635,6 +635,7 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	t->cmd.iov = &t->iov;
 	t->cmd.iov_cnt = edtl ? 1 : 0;
 	t->cmd.nexus = s->nexus;
+	t->cmd.tid = s->p.tid;
 	t->next = s->tasks;
 	s->tasks = t;
 	s->n_tasks++;

@@ -57,6 +57,7 @@ struct session_params {
 	uint32_t ping_data_max;    /* NOP-Out ping data echoed; a larger ping is rejected */
 	uint64_t buffer_max;       /* task-buffer bytes held, spares included */
 	struct session_budget *budget; /* the target's, for all sessions; NULL: no common limit */
+	const struct scsi_tid *tid; /* the initiator port's TransportID, given to every command; NULL: none */
 };
 
 /* A SCSI command in the session. */

@@ -24,6 +24,17 @@ enum scsi_status {
 	SCSI_TASK_SET_FULL = 0x28,
 };
 
+/*
+ * The TransportID of an initiator port (SPC-4 7.6.4) as its front end
+ * knows it: for iSCSI, format 01b with the name and the ISID. At most 256
+ * bytes: an iSCSI one is 4 + 223 + 5 + 12 + 1 bytes, padded to 4.
+ */
+#define SCSI_TID_MAX 256
+struct scsi_tid {
+	uint16_t len; /* 0: the front end has none */
+	uint8_t id[SCSI_TID_MAX];
+};
+
 enum scsi_dir {
 	SCSI_DIR_NONE = 0,
 	SCSI_DIR_IN,  /* data to the initiator (READ, INQUIRY) */
@@ -39,6 +50,7 @@ struct scsi_cmd {
 	struct iovec *iov;      /* the transport's own buffers: data is copied at most once */
 	int iov_cnt;
 	uint64_t nexus;         /* I_T nexus id, for unit attentions and reservations */
+	const struct scsi_tid *tid; /* the nexus's initiator port, for PERSISTENT RESERVE IN; NULL: unknown */
 	/* Result. */
 	enum scsi_status status;
 	struct scsi_sense sense; /* valid when status is CHECK CONDITION */

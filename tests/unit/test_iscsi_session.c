@@ -784,6 +784,58 @@ static void ping_data_bounded(void **state)
 	assert_int_equal(out[1].len, SESSION_PING_DATA);
 }
 
+/*
+ * Task-buffer bytes: a session whose commands would hold more than its
+ * buffer_max, or all sessions more than the shared budget, gets TASK SET
+ * FULL for the command that would pass it; once one ends, room is back.
+ */
+static void buffers_bounded(void **state)
+{
+	struct host *h = *state;
+	session_destroy(sess);
+	struct session_budget budget = {.max = 3u << 20};
+	struct session_lu lu = {.lun = 1, .dev = h->d, .exec = drive_exec, .reset = drive_reset};
+	struct session_params p = {.max_recv_data = 65536, .max_send_data = 65536, .max_burst = 1u << 20,
+				   .first_burst = 65536, .initial_r2t = true, .immediate_data = false,
+				   .exp_cmd_sn = 10, .stat_sn = 100, .buffer_max = 2u << 20, .budget = &budget};
+	struct session_io io = {.send = cap_send, .submit = cap_submit, .close = cap_close};
+	assert_int_equal(session_create(&p, &lu, 1, HOST_NEXUS, &io, &sess), 0);
+	struct session *other;
+	assert_int_equal(session_create(&p, &lu, 1, HOST_NEXUS + 1, &io, &other), 0);
+	host_new_cart(h, "F0000BL8", 0);
+	host_load(h, "F0000BL8");
+	uint8_t wr[6];
+	cdb_write6(wr, false, 1u << 20);
+	/* Two 1 MiB writes waiting for their data: the session's 2 MiB. The third gets TASK SET FULL. */
+	command(1, wr, 6, 0xA0, 1u << 20, 1, NULL, 0);
+	command(1, wr, 6, 0xA0, 1u << 20, 2, NULL, 0);
+	assert_int_equal(session_buffer_bytes(sess), 2u << 20);
+	n_out = 0;
+	command(1, wr, 6, 0xA0, 1u << 20, 3, NULL, 0);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[0].bhs[3], SCSI_TASK_SET_FULL);
+	assert_int_equal(f32(&out[0], 44), 1u << 20); /* nothing transferred */
+	/* The other session has room of its own, but the budget only 1 MiB more. */
+	struct session *mine = sess;
+	sess = other;
+	uint32_t sn = cmd_sn;
+	cmd_sn = 10;
+	n_out = 0;
+	command(1, wr, 6, 0xA0, 1u << 20, 1, NULL, 0);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_R2T);
+	command(1, wr, 6, 0xA0, 1u << 20, 2, NULL, 0);
+	assert_int_equal(out[1].bhs[3], SCSI_TASK_SET_FULL);
+	assert_int_equal(budget.used, 3u << 20);
+	session_destroy(other);
+	sess = mine;
+	cmd_sn = sn;
+	assert_int_equal(budget.used, 2u << 20);
+	session_destroy(sess);
+	assert_int_equal(budget.used, 0); /* every byte counted back, spares included */
+	assert_int_equal(session_create(&p, &lu, 1, HOST_NEXUS, &io, &sess), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -793,7 +845,7 @@ int main(void)
 		T(pipelined_writes_keep_cmdsn_order),
 		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task), T(target_ping),
 		T(data_digest_errors), T(oversized_pdu_rejected_and_closed), T(data_out_out_of_sequence),
-		T(window_moves_on_completion), T(ping_data_bounded),
+		T(window_moves_on_completion), T(ping_data_bounded), T(buffers_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

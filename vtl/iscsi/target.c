@@ -32,6 +32,13 @@ static time_t now_s(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec;
 }
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 #define DIRECT_SEND_MIN (64u << 10) /* data segments this large are written from where they are, not copied */
 #define SEND_IOV_MAX 8              /* pieces of one PDU written with one writev (pending output first) */
 
@@ -54,6 +61,7 @@ struct conn {
 	char peer[ISCSI_PORTAL_MAX], local[ISCSI_PORTAL_MAX];
 	time_t last_rx;             /* when the initiator last sent something (CLOCK_MONOTONIC seconds) */
 	time_t ping_at;             /* when the unanswered keepalive went out */
+	int64_t held_until;         /* a failed authentication's answer waits until then (now_ms); 0: not held */
 	struct conn *next;
 };
 
@@ -128,6 +136,8 @@ static void arm(struct conn *c, bool out)
 
 static void flush(struct conn *c)
 {
+	if (c->held_until)
+		return; /* released by release_held() */
 	while (!c->dead && c->out_off < c->out_len) {
 		ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -345,6 +355,33 @@ static void login_done(struct conn *c)
 		 c->params.data_digest ? ", data digest" : "");
 }
 
+/*
+ * A failed authentication is answered only after auth_fail_delay, so that
+ * guessing secrets goes at one try per delay and connection. The response
+ * waits in out, the socket is not read meanwhile (nothing it sends matters
+ * now), and the event loop goes on serving everyone else.
+ */
+static void hold(struct conn *c)
+{
+	struct epoll_event ev = {.events = 0, .data.ptr = c};
+	epoll_ctl(c->t->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	c->want_out = false;
+	c->held_until = now_ms() + (int64_t)c->t->o.auth_fail_delay * 1000;
+}
+
+/* Sends the answers held by hold() whose time has come (and so closes those connections). */
+static void release_held(struct iscsi_target *t)
+{
+	int64_t now = now_ms();
+	for (struct conn *c = t->conns, *next; c; c = next) {
+		next = c->next;
+		if (!c->dead && c->held_until && now >= c->held_until) {
+			c->held_until = 0;
+			flush(c);
+		}
+	}
+}
+
 static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 {
 	if (c->phase == PH_FFP) {
@@ -362,6 +399,8 @@ static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 		log_warn("iscsi: %s: login refused: %s (%s)", c->peer, iscsi_login_status_str(c->login.status),
 			 c->login.reason ? c->login.reason : "");
 		c->want_close = true;
+		if (c->login.status == LOGIN_AUTH_FAILED && c->t->o.auth_fail_delay)
+			hold(c);
 	}
 }
 
@@ -535,6 +574,7 @@ static void *loop(void *arg)
 			}
 		}
 		keepalives(t);
+		release_held(t);
 	}
 	return NULL;
 }

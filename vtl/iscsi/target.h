@@ -24,6 +24,7 @@ struct iscsi_target_opts {
 	struct lu_worker *const *workers;  /* workers[i] runs lus[i]'s commands */
 	unsigned n_lus;
 	unsigned nop_interval;             /* seconds of silence before a NOP-In ping (and for its answer); 0: none */
+	unsigned auth_fail_delay;          /* seconds an authentication failure waits before its answer and close */
 };
 
 struct iscsi_target;

@@ -233,9 +233,14 @@ static struct iscsi_credentials credentials_of(const struct iscsi_target_config 
 	return c;
 }
 
+static bool has_chap(const struct iscsi_credentials *c)
+{
+	return set(c->chap_user) && set(c->chap_secret);
+}
+
 static bool auth_required(const struct iscsi_login *l)
 {
-	return set(l->cred.chap_user) &&
+	return has_chap(&l->cred) &&
 	       (l->params.session_type == ISCSI_SESSION_NORMAL || l->cred.discovery_chap);
 }
 
@@ -288,7 +293,7 @@ static bool chap_method(struct iscsi_login *l, const char *offer)
 	static const char *const none_only[] = {"None"};
 	const char *const *acc = none_only;
 	size_t n = 1;
-	if (set(l->cred.chap_user) && set(l->cred.chap_secret)) {
+	if (has_chap(&l->cred)) {
 		acc = auth_required(l) ? chap_only : both;
 		n = auth_required(l) ? 1 : 2;
 	}

@@ -108,7 +108,7 @@ struct iscsi_target_config {
 	 */
 	const struct iscsi_credentials *hosts;
 	size_t n_hosts;
-	const char *const *initiators;  /* allowed initiator names; with n_hosts, n_initiators 0: everyone */
+	const char *const *initiators;  /* allowed initiator names besides the hosts'; neither: everyone */
 	size_t n_initiators;
 	uint16_t tpgt;                  /* TargetPortalGroupTag; 0 means 1 */
 	uint32_t cmd_window;            /* commands in flight allowed (MaxCmdSN - ExpCmdSN + 1); 0 means 32 */

@@ -364,7 +364,8 @@ static void login_done(struct conn *c)
 static void hold(struct conn *c)
 {
 	struct epoll_event ev = {.events = 0, .data.ptr = c};
-	epoll_ctl(c->t->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	if (epoll_ctl(c->t->epfd, EPOLL_CTL_MOD, c->fd, &ev) != 0)
+		log_warn("iscsi: %s: epoll: %s (its input is read and dropped until the answer)", c->peer, strerror(errno));
 	c->want_out = false;
 	c->held_until = now_ms() + (int64_t)c->t->o.auth_fail_delay * 1000;
 }

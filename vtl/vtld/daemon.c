@@ -186,14 +186,22 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		goto fail;
 	}
 	log_info("iscsi: target %s on %s:%u", cfg->iscsi.target_iqn, cfg->iscsi.listen, iscsi_target_port(v->iscsi));
-	bool chap = cfg->iscsi.chap_user[0] || cfg->iscsi.hosts;
-	log_info("iscsi: authentication: %s%s%s; initiators: %s (%u with their own CHAP credentials)", chap ? "CHAP" : "none",
-		 cfg->iscsi.mutual_user[0] ? " (mutual offered)" : "",
+	bool chap = cfg->iscsi.chap_user[0] || cfg->iscsi.hosts, mutual = cfg->iscsi.mutual_user[0];
+	for (unsigned i = 0; i < cfg->iscsi.hosts; i++)
+		mutual = mutual || cfg->iscsi.host[i]->mutual_user[0];
+	log_info("iscsi: authentication: %s%s%s; initiators: %s (%u with their own CHAP credentials)",
+		 chap ? "CHAP" : "none", mutual ? " (mutual offered)" : "",
 		 chap ? (cfg->iscsi.discovery_chap ? ", discovery too" : ", not for discovery") : "",
 		 cfg->iscsi.initiators ? "allow list" : "any", cfg->iscsi.hosts);
-	if (!vtl_config_iscsi_guarded(cfg) && !vtl_config_loopback(cfg->iscsi.listen))
+	bool local = vtl_config_loopback(cfg->iscsi.listen);
+	if (!vtl_config_iscsi_guarded(cfg) && !local)
 		log_warn("iscsi: allow_anonymous = yes: any host that reaches %s:%u may use every cartridge without "
 			 "authentication", cfg->iscsi.listen, iscsi_target_port(v->iscsi));
+	/* Sections are in the allow list too: the lines beyond them are the names that log in without CHAP. */
+	if (!local && !cfg->iscsi.chap_user[0] && cfg->iscsi.initiators > cfg->iscsi.hosts)
+		log_warn("iscsi: %u allowed initiator%s without CHAP: a host is whoever it says it is; give each its "
+			 "own [initiator NAME] credentials", cfg->iscsi.initiators - cfg->iscsi.hosts,
+			 cfg->iscsi.initiators - cfg->iscsi.hosts == 1 ? "" : "s");
 	if (cfg->daemon.tcmu) {
 		struct tcmu_lu tl[VTLD_MAX_LUS];
 		for (unsigned i = 0; i < v->n_lus; i++)

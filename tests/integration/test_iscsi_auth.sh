@@ -289,6 +289,13 @@ grep -q "warn .*allow_anonymous = yes: any host that reaches 0.0.0.0:$port may u
 	fail "vtld did not warn about anonymous access"
 expect 0 "commands work" -- -i "$other"
 stop
+step "an allow list without CHAP on 0.0.0.0 starts, and warns that those names are not authenticated"
+configure "initiator = $allowed"
+start
+grep -q "warn .*1 allowed initiator without CHAP: a host is whoever it says it is" "$log" ||
+	fail "vtld did not warn about names allowed without CHAP"
+grep -q "allow_anonymous = yes" "$log" && fail "vtld warned about anonymous access with an allow list"
+stop
 listen=127.0.0.1
 
 step "make run's library (scripts/vtl-run): iscsi-ls -s lists the target and every LUN"

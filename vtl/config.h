@@ -26,7 +26,10 @@
 #define VTL_CFG_MAX_DRIVES 256
 #define VTL_CFG_MAX_LUN 255
 #define VTL_CFG_ERR_LEN 512 /* a big enough err buffer for every message */
-#define VTL_CFG_MAX_INITIATORS 64 /* [iscsi] initiator lines */
+/* The allow list: [iscsi] initiator lines and [initiator NAME] sections together. */
+#define VTL_CFG_MAX_INITIATORS 256
+#define VTL_CFG_NAME_MAX 223 /* bytes of an iSCSI name (RFC 7143 4.2.7.1) */
+#define VTL_CFG_AUTH_FAIL_DELAY_MAX 60 /* [iscsi] auth_fail_delay: longer only holds connections open */
 #define VTL_CFG_MAX_PHYS_DRIVES 16 /* [physical] drive lines (type = st): PHYS_MAX_DRIVES */
 /* CHAP secrets: RFC 7143 12.1.3 recommends 12 to 16 bytes; shorter ones fall to an offline guess from one exchange. */
 #define VTL_CFG_CHAP_SECRET_MIN 12
@@ -60,6 +63,15 @@ struct vtl_policy_config {
 	unsigned copy_pools;
 };
 
+/* An [initiator NAME] section: one host's own CHAP credentials, bound to the InitiatorName it sends. */
+struct vtl_initiator_config {
+	char name[VTL_CFG_NAME_MAX + 1]; /* the InitiatorName (also in the allow list) */
+	unsigned line;                  /* of its [initiator NAME] header */
+	char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+	char mutual_user[256], mutual_secret[VTL_CFG_CHAP_SECRET_MAX + 1]; /* "": the [iscsi] ones */
+	bool discovery_chap;            /* default: [iscsi] discovery_chap */
+};
+
 struct vtl_config {
 	char *path; /* the file, as given */
 	char *dir;  /* its folder, absolute: the base of relative paths */
@@ -90,7 +102,7 @@ struct vtl_config {
 
 	/* Read by vtld; vtlctl only checks them. */
 	struct {
-		char listen[256];
+		char listen[256];       /* default 127.0.0.1: serving the network is asked for (docs/iscsi.md) */
 		unsigned port;
 		unsigned nop_interval; /* seconds of silence before a keepalive NOP-In; as long for its answer; 0: none */
 		char target_iqn[224];
@@ -106,6 +118,10 @@ struct vtl_config {
 		unsigned login_timeout, max_logins, max_logins_per_address, max_sessions, max_sessions_per_address;
 		unsigned cmd_window;
 		uint64_t output_max, nop_data_max, session_buffer_max, buffer_max;
+		struct vtl_initiator_config *host[VTL_CFG_MAX_INITIATORS]; /* [initiator NAME] sections, in file order */
+		unsigned hosts;
+		bool allow_anonymous;   /* serve a non-loopback address without CHAP or an allow list */
+		unsigned auth_fail_delay; /* seconds before a failed authentication is answered */
 	} iscsi;
 	struct {
 		char *control_socket; /* absolute */
@@ -154,7 +170,8 @@ struct vtl_config {
 /*
  * Reads and checks the configuration file at path. On success *out is a
  * configuration to free with vtl_config_free. On failure returns
- * VTL_E_CONFIG (a wrong file; err says "FILE:LINE: what is wrong"),
+ * VTL_E_CONFIG (a wrong file; err says "FILE:LINE: what is wrong", or that a
+ * file holding CHAP secrets may be read by others or written by its group),
  * VTL_E_IO (cannot read it; err says why) or VTL_E_NOMEM.
  */
 int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t errlen);
@@ -165,6 +182,15 @@ int vtl_config_parse(const char *name, const char *text, size_t len, struct vtl_
 
 /* Parses a rate window "HH:MM-HH:MM" into minutes of the day; false if it is not one. */
 bool vtl_config_window(const char *w, unsigned *from, unsigned *to);
+
+/* True when the configuration holds a CHAP secret ([iscsi], [initiator NAME] or [physical]). */
+bool vtl_config_has_secrets(const struct vtl_config *cfg);
+
+/* True when every address host resolves to is a loopback one (127.0.0.0/8, ::1); false if it does not resolve. */
+bool vtl_config_loopback(const char *host);
+
+/* True when cfg's target authenticates or restricts initiators: CHAP ([iscsi] or [initiator]) or an allow list. */
+bool vtl_config_iscsi_guarded(const struct vtl_config *cfg);
 
 /* Frees a configuration (NULL is fine). */
 void vtl_config_free(struct vtl_config *cfg);

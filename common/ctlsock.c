@@ -188,7 +188,11 @@ static bool peer_allowed(const struct ctlsock *s, uid_t uid, gid_t gid)
 	return s->group && (gid == s->gid || user_in_group(uid, s->gid));
 }
 
-/* Sends a one-line error answer without waiting (it fits an empty socket buffer), then keeps fd until the client hangs up (or closes it now). */
+/*
+ * Sends a one-line error answer without waiting (it fits an empty socket
+ * buffer), then keeps fd until the client hangs up, or closes it now when
+ * as many refused clients are held already.
+ */
 static void refuse(struct ctlsock *s, int fd, const char *why, uint64_t now)
 {
 	char line[ERROR_ANSWER_MAX];

@@ -523,7 +523,8 @@ static int parse_pools(struct parser *ps, const char *sec, const char *key, cons
 	return VTL_OK;
 }
 
-#define GROUP_BUF_MAX (1u << 20) /* getgrnam_r's buffer grows to this for groups with very many members */
+#define GROUP_BUF_FIRST 4096     /* getgrnam_r's first buffer: a group line with a few members */
+#define GROUP_BUF_MAX (1u << 20) /* it grows (ERANGE) up to this for groups with very many members */
 
 /* control_group = NAME: the group must exist now, so that a typo is a config error and not a socket nobody can use. */
 static int parse_group(struct parser *ps, const char *sec, const char *key, const char *v, struct vtl_cfg_group *g)
@@ -533,7 +534,7 @@ static int parse_group(struct parser *ps, const char *sec, const char *key, cons
 			    v, sizeof g->name - 1);
 	struct group gr, *found = NULL;
 	int e = ERANGE;
-	for (size_t len = 4096; e == ERANGE && len <= GROUP_BUF_MAX; len *= 2) {
+	for (size_t len = GROUP_BUF_FIRST; e == ERANGE && len <= GROUP_BUF_MAX; len *= 2) {
 		char *buf = malloc(len);
 		if (!buf)
 			return VTL_E_NOMEM;

@@ -576,8 +576,12 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 		rc = catalog_job_list(m->cat, CAT_JOB_RUNNING, requeue, m);
 	if (rc == VTL_OK)
 		rc = policyd_create(m->cat, m->pool, cfg, &m->policy);
-	if (rc == VTL_OK)
-		rc = ctlsock_start(cfg->migrator.control_socket, handle, NULL, 0, m, &m->sock, err, errlen);
+	if (rc == VTL_OK) {
+		struct ctlsock_config sc = {.path = cfg->migrator.control_socket, .group = cfg->migrator.control_group.name,
+					    .gid = cfg->migrator.control_group.gid, .daemon = "vtl-migrator",
+					    .handler = handle, .arg = m};
+		rc = ctlsock_start(&sc, &m->sock, err, errlen);
+	}
 	if (rc == VTL_OK) {
 		if (pthread_create(&m->worker, NULL, worker, m) == 0)
 			m->worker_started = true;

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,6 +223,7 @@ enum ktype {
 	K_DURATION, /* unsigned seconds, written with an optional unit s/m/h/d, min..max */
 	K_RULES,   /* [policy] premigrate: a comma list of full, ejected, idle, or none */
 	K_POOLS,   /* [policy] copy_pools: a comma list of 1 or 2 distinct pool names */
+	K_GROUP,   /* struct vtl_cfg_group: the name of a group that exists on this host */
 };
 
 struct keydef {
@@ -304,6 +306,7 @@ static const struct keydef keys[] = {
 	{SEC_INITIATOR, "mutual_secret", K_SECRET, HF(mutual_secret), HCAP(mutual_secret), 0, 0},
 	{SEC_INITIATOR, "discovery_chap", K_BOOL, HF(discovery_chap), 0, 0, 0},
 	{SEC_DAEMON, "control_socket", K_PATH, CF(daemon.control_socket), 0, 0, 0},
+	{SEC_DAEMON, "control_group", K_GROUP, CF(daemon.control_group), 0, 0, 0},
 	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
 	{SEC_DAEMON, "syslog", K_BOOL, CF(daemon.syslog), 0, 0, 0},
 	{SEC_DAEMON, "tcmu", K_BOOL, CF(daemon.tcmu), 0, 0, 0},
@@ -339,6 +342,7 @@ static const struct keydef keys[] = {
 	{SEC_MIGRATOR, "window_rate", K_UINT, CF(migrator.window_rate), 0, 0, 100000},
 	{SEC_MIGRATOR, "verify", K_BOOL, CF(migrator.verify), 0, 0, 0},
 	{SEC_MIGRATOR, "control_socket", K_PATH, CF(migrator.control_socket), 0, 0, 0},
+	{SEC_MIGRATOR, "control_group", K_GROUP, CF(migrator.control_group), 0, 0, 0},
 	{SEC_MIGRATOR, "log_level", K_LEVEL, CF(migrator.log_level), CAP(migrator.log_level), 0, 0},
 	{SEC_POLICY, "interval", K_DURATION, CF(policy.interval), 0, 1, POLICY_DURATION_MAX},
 	{SEC_POLICY, "premigrate", K_RULES, CF(policy.premigrate), 0, 0, 0},
@@ -571,6 +575,34 @@ static int allow_initiator(struct parser *ps, const char *v)
 	return VTL_OK;
 }
 
+#define GROUP_BUF_FIRST 4096     /* getgrnam_r's first buffer: a group line with a few members */
+#define GROUP_BUF_MAX (1u << 20) /* it grows (ERANGE) up to this for groups with very many members */
+
+/* control_group = NAME: the group must exist now, so that a typo is a config error and not a socket nobody can use. */
+static int parse_group(struct parser *ps, const char *sec, const char *key, const char *v, struct vtl_cfg_group *g)
+{
+	if (strlen(v) >= sizeof g->name || !all_in(v, host_char))
+		return perr(ps, ps->line, "[%s] %s '%s': give a group name of 1 to %zu characters without blanks", sec, key,
+			    v, sizeof g->name - 1);
+	struct group gr, *found = NULL;
+	int e = ERANGE;
+	for (size_t len = GROUP_BUF_FIRST; e == ERANGE && len <= GROUP_BUF_MAX; len *= 2) {
+		char *buf = malloc(len);
+		if (!buf)
+			return VTL_E_NOMEM;
+		e = getgrnam_r(v, &gr, buf, len, &found);
+		if (found)
+			g->gid = gr.gr_gid;
+		free(buf);
+	}
+	if (!found)
+		return perr(ps, ps->line, "[%s] %s = %s: there is no group %s on this host (%s); create it (groupadd %s) "
+			    "or remove the key", sec, key, v, v, e ? strerror(e) : "the group database has no such name",
+			    v);
+	snprintf(g->name, sizeof g->name, "%s", v);
+	return VTL_OK;
+}
+
 static int set_value(struct parser *ps, size_t ki, const char *sec, const char *v)
 {
 	const struct keydef *k = &keys[ki];
@@ -678,6 +710,8 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		return parse_rules(ps, sec, key, v, field);
 	case K_POOLS:
 		return parse_pools(ps, sec, key, v, field);
+	case K_GROUP:
+		return parse_group(ps, sec, key, v, field);
 	case K_SIZE:
 		if (vtl_parse_size(v, true, &u))
 			return perr(ps, ps->line, "[%s] %s = %s: give a size such as 256M, 1G or 65536 (K, M, G, T are "

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
@@ -34,6 +35,13 @@
 /* CHAP secrets: RFC 7143 12.1.3 recommends 12 to 16 bytes; shorter ones fall to an offline guess from one exchange. */
 #define VTL_CFG_CHAP_SECRET_MIN 12
 #define VTL_CFG_CHAP_SECRET_MAX 255
+#define VTL_CFG_GROUP_MAX 64 /* a control_group name with its NUL (Linux's shadow-utils allow 32 characters) */
+
+/* A control socket's group (docs/configuration.md): its members may use the socket too. */
+struct vtl_cfg_group {
+	char name[VTL_CFG_GROUP_MAX]; /* "" = no group: root and the daemon's own user only */
+	gid_t gid;                    /* looked up when the file is read */
+};
 
 struct vtl_drive_config {
 	unsigned number;             /* 1..drives: the N of [drive N] */
@@ -125,6 +133,7 @@ struct vtl_config {
 	} iscsi;
 	struct {
 		char *control_socket; /* absolute */
+		struct vtl_cfg_group control_group;
 		char log_level[8];    /* error, warn, info, debug */
 		bool syslog;          /* log lines also go to syslog (facility daemon) */
 		bool tcmu;            /* also serve the LIO user backstores of this library (docs/lio.md) */
@@ -161,6 +170,7 @@ struct vtl_config {
 		unsigned window_rate;         /* MB/s during the window */
 		bool verify;                  /* read every copy back before recording it */
 		char *control_socket;         /* absolute */
+		struct vtl_cfg_group control_group;
 		char log_level[8];
 	} migrator;
 

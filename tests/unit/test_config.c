@@ -519,6 +519,27 @@ static void iscsi_limits(void **state)
 	expect_error(ISCSI_HDR "nop_data_max = 1M\n", "t.conf:6: [iscsi] nop_data_max = 1M");
 }
 
+/* control_group names a group of this host (root's group exists everywhere); a missing one is refused. */
+static void control_group(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nname = L\nslots = 1\n" POOL "[daemon]\ncontrol_group = root\n"
+					"[migrator]\ncontrol_group = root\n");
+	assert_string_equal(c->daemon.control_group.name, "root");
+	assert_int_equal(c->daemon.control_group.gid, 0);
+	assert_string_equal(c->migrator.control_group.name, "root");
+	vtl_config_free(c);
+	c = parse_ok("[library]\nname = L\nslots = 1\n" POOL);
+	assert_string_equal(c->daemon.control_group.name, "");
+	assert_string_equal(c->migrator.control_group.name, "");
+	vtl_config_free(c);
+	expect_error("[daemon]\ncontrol_group = no-such-group-vtl\n", "t.conf:2: [daemon] control_group = no-such-group-vtl: "
+		     "there is no group no-such-group-vtl on this host");
+	expect_error("[migrator]\ncontrol_group = no-such-group-vtl\n", "t.conf:2: [migrator] control_group = "
+		     "no-such-group-vtl: there is no group");
+	expect_error("[daemon]\ncontrol_group = \"tape ops\"\n", "[daemon] control_group 'tape ops': give a group name");
+}
+
 static void iscsi_security(void **state)
 {
 	(void)state;
@@ -1016,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(secret_file_mode),
 		cmocka_unit_test(nop_interval),
 		cmocka_unit_test(iscsi_limits),
+		cmocka_unit_test(control_group),
 		cmocka_unit_test(migration_sections),
 		cmocka_unit_test(policy_section),
 	};

@@ -532,7 +532,8 @@ static int open_physical(const struct vtl_config *c, struct phys_lib **out, char
 	}
 	struct phys_iscsi_config ic = {.portal = c->physical.portal, .target_iqn = c->physical.target,
 				       .initiator_iqn = c->physical.initiator, .chap_user = c->physical.chap_user,
-				       .chap_secret = c->physical.chap_secret};
+				       .chap_secret = c->physical.chap_secret, .mutual_user = c->physical.mutual_user,
+				       .mutual_secret = c->physical.mutual_secret};
 	return phys_iscsi_open(&ic, out, err, errlen);
 }
 

@@ -330,6 +330,8 @@ static const struct keydef keys[] = {
 	{SEC_PHYSICAL, "initiator", K_IQN, CF(physical.initiator), CAP(physical.initiator), 0, 0},
 	{SEC_PHYSICAL, "chap_user", K_TEXT, CF(physical.chap_user), CAP(physical.chap_user), 0, 0},
 	{SEC_PHYSICAL, "chap_secret", K_SECRET, CF(physical.chap_secret), CAP(physical.chap_secret), 0, 0},
+	{SEC_PHYSICAL, "mutual_user", K_TEXT, CF(physical.mutual_user), CAP(physical.mutual_user), 0, 0},
+	{SEC_PHYSICAL, "mutual_secret", K_SECRET, CF(physical.mutual_secret), CAP(physical.mutual_secret), 0, 0},
 	{SEC_PHYSICAL, "changer", K_PATH, CF(physical.changer), 0, 0, 0},
 	{SEC_PHYSICAL, "drive", K_DEVNODE, CF(physical.drive), 0, 0, 0},
 	{SEC_PHYSICAL, "drive_sg", K_DEVNODE, CF(physical.drive_sg), 0, 0, 0},
@@ -957,32 +959,40 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-/* CHAP settings go in pairs, and mutual CHAP builds on one-way CHAP (RFC 7143 12.1.3). */
-static int validate_chap(struct parser *ps)
+/*
+ * CHAP settings of [iscsi] (vtld's targets) or [physical] (the library the
+ * migrator logs in to) go in pairs, and mutual CHAP builds on one-way CHAP
+ * (RFC 7143 12.1.3).
+ */
+static int validate_chap(struct parser *ps, enum section sec, const char *secret, const char *msecret)
 {
-	const struct vtl_config *c = ps->c;
-	unsigned l_user = ps->key_line[key_index(SEC_ISCSI, "chap_user")];
-	unsigned l_secret = ps->key_line[key_index(SEC_ISCSI, "chap_secret")];
-	unsigned l_muser = ps->key_line[key_index(SEC_ISCSI, "mutual_user")];
-	unsigned l_msecret = ps->key_line[key_index(SEC_ISCSI, "mutual_secret")];
-	unsigned l_disc = ps->key_line[key_index(SEC_ISCSI, "discovery_chap")];
+	const char *s = section_names[sec];
+	unsigned l_user = ps->key_line[key_index(sec, "chap_user")];
+	unsigned l_secret = ps->key_line[key_index(sec, "chap_secret")];
+	unsigned l_muser = ps->key_line[key_index(sec, "mutual_user")];
+	unsigned l_msecret = ps->key_line[key_index(sec, "mutual_secret")];
 	if (l_user && !l_secret)
-		return perr(ps, l_user, "[iscsi] chap_user is set but chap_secret is not; CHAP needs both");
+		return perr(ps, l_user, "[%s] chap_user is set but chap_secret is not; CHAP needs both", s);
 	if (l_secret && !l_user)
-		return perr(ps, l_secret, "[iscsi] chap_secret is set but chap_user is not; CHAP needs both");
+		return perr(ps, l_secret, "[%s] chap_secret is set but chap_user is not; CHAP needs both", s);
 	if (l_muser && !l_msecret)
-		return perr(ps, l_muser, "[iscsi] mutual_user is set but mutual_secret is not; mutual CHAP needs both");
+		return perr(ps, l_muser, "[%s] mutual_user is set but mutual_secret is not; mutual CHAP needs both", s);
 	if (l_msecret && !l_muser)
-		return perr(ps, l_msecret, "[iscsi] mutual_secret is set but mutual_user is not; mutual CHAP needs both");
-	if (l_muser && !l_user && !c->iscsi.hosts)
-		return perr(ps, max_u(l_muser, l_msecret), "[iscsi] mutual CHAP (the target proving itself) needs "
-			    "one-way CHAP too: set chap_user and chap_secret, or give hosts [initiator NAME] sections");
-	if (l_msecret && l_secret && strcmp(c->iscsi.mutual_secret, c->iscsi.chap_secret) == 0)
-		return perr(ps, max_u(l_secret, l_msecret), "[iscsi] mutual_secret is the same as chap_secret; they "
-			    "must differ (RFC 7143 12.1.3), or anyone who knows one could pose as the other side");
+		return perr(ps, l_msecret, "[%s] mutual_secret is set but mutual_user is not; mutual CHAP needs both", s);
+	bool hosts = sec == SEC_ISCSI && ps->c->iscsi.hosts;
+	if (l_muser && !l_user && !hosts)
+		return perr(ps, max_u(l_muser, l_msecret), "[%s] mutual CHAP (the target proving itself) needs "
+			    "one-way CHAP too: set chap_user and chap_secret%s", s,
+			    sec == SEC_ISCSI ? ", or give hosts [initiator NAME] sections" : "");
+	if (l_msecret && l_secret && strcmp(msecret, secret) == 0)
+		return perr(ps, max_u(l_secret, l_msecret), "[%s] mutual_secret is the same as chap_secret; they "
+			    "must differ (RFC 7143 12.1.3), or anyone who knows one could pose as the other side", s);
+	if (sec != SEC_ISCSI)
+		return VTL_OK;
+	struct vtl_config *c = ps->c;
 	if (c->iscsi.discovery_chap && !l_user && !c->iscsi.hosts)
-		return perr(ps, l_disc, "[iscsi] discovery_chap = yes needs chap_user and chap_secret, or [initiator "
-			    "NAME] sections with their own");
+		return perr(ps, ps->key_line[key_index(SEC_ISCSI, "discovery_chap")], "[iscsi] discovery_chap = yes "
+			    "needs chap_user and chap_secret, or [initiator NAME] sections with their own");
 	for (unsigned i = 0; i < c->iscsi.hosts; i++) {
 		struct vtl_initiator_config *h = c->iscsi.host[i];
 		const unsigned *kl = ps->host_key_line[i];
@@ -1275,7 +1285,9 @@ static int validate(struct parser *ps)
 	for (unsigned i = 0; i < c->pool.members; i++)
 		if (strcmp(c->pool.member[i], c->catalog.path) == 0)
 			return perr(ps, ps->member_line[i], "pool member %s is also the catalog path", c->catalog.path);
-	int rc = validate_chap(ps);
+	int rc = validate_chap(ps, SEC_ISCSI, c->iscsi.chap_secret, c->iscsi.mutual_secret);
+	if (rc == VTL_OK)
+		rc = validate_chap(ps, SEC_PHYSICAL, c->physical.chap_secret, c->physical.mutual_secret);
 	if (rc == VTL_OK)
 		rc = validate_exposure(ps);
 	if (rc != VTL_OK)

@@ -155,6 +155,8 @@ struct vtl_config {
 		char portal[256];             /* host:port */
 		char target[224], initiator[224];
 		char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+		/* mutual CHAP: the name and secret the library's target must prove it knows; "" = unset */
+		char mutual_user[256], mutual_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
 		/* st: the changer's sg node, the drives' non-rewinding st nodes and (optional) their sg nodes, in order */
 		char *changer;
 		char *drive[VTL_CFG_MAX_PHYS_DRIVES], *drive_sg[VTL_CFG_MAX_PHYS_DRIVES];

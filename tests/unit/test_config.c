@@ -892,7 +892,25 @@ static void migration_sections(void **state)
 		     "target = iqn.2026-01.com.example:ts4500\n");
 	assert_string_equal(c->physical.portal, "10.0.0.5:3260");
 	assert_string_equal(c->physical.initiator, "iqn.2026-01.org.vtl:migrator");
+	assert_string_equal(c->physical.mutual_user, "");
 	vtl_config_free(c);
+	/* Mutual CHAP for the library: the target's name and secret, as [iscsi] has them, and the same rules. */
+#define PHYS_ISCSI "[library]\nslots = 4\n" POOL "[physical]\ntype = iscsi\nportal = h\ntarget = iqn.2026-01.x:y\n"
+	c = parse_ok(PHYS_ISCSI "chap_user = migrator\nchap_secret = 123456789012\nmutual_user = ts4500\n"
+		     "mutual_secret = abcdefghijkl\n");
+	assert_string_equal(c->physical.chap_user, "migrator");
+	assert_string_equal(c->physical.mutual_user, "ts4500");
+	assert_string_equal(c->physical.mutual_secret, "abcdefghijkl");
+	vtl_config_free(c);
+	expect_error(PHYS_ISCSI "mutual_user = t\nmutual_secret = 123456789012\n",
+		     "t.conf:10: [physical] mutual CHAP (the target proving itself) needs one-way CHAP too");
+	expect_error(PHYS_ISCSI "chap_user = u\nchap_secret = 123456789012\nmutual_user = t\n",
+		     "t.conf:11: [physical] mutual_user is set but mutual_secret is not");
+	expect_error(PHYS_ISCSI "chap_user = u\nchap_secret = 123456789012\nmutual_user = t\nmutual_secret = "
+		     "123456789012\n", "t.conf:12: [physical] mutual_secret is the same as chap_secret");
+	expect_error(PHYS_ISCSI "chap_user = u\n", "t.conf:9: [physical] chap_user is set but chap_secret is not");
+	expect_error(PHYS_ISCSI "mutual_user = t\nmutual_secret = short\n", "t.conf:10: mutual_secret is 5 characters");
+#undef PHYS_ISCSI
 
 	expect_error("[library]\nslots = 4\n" POOL "[physical]\ntype = tape\n",
 		     "t.conf:6: [physical] type = 'tape': use sim");

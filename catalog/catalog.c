@@ -502,8 +502,19 @@ static int open_db(const char *path, bool create, int target, struct vtl_catalog
 		rc = cat_fail(cat, VTL_E_IO, "journal mode is %s, not wal", mode);
 		goto fail;
 	}
+	/*
+	 * synchronous=FULL: each commit syncs the WAL before it returns, so what
+	 * the catalog says about where data lives (cache state, copies, moves,
+	 * jobs, releases) survives a power cut once the call returned, before
+	 * anything acts on it. NORMAL let the last commits roll back: a host's
+	 * first write to a premigrated cartridge could come back as premigrated
+	 * with good tape copies, and a later release would empty the newer
+	 * disk copy. Measured on the development machine's disk: 0.66 ms per
+	 * commit instead of 0.05 ms; the catalog commits per mount, move and job
+	 * step, never per block.
+	 */
 	if ((rc = cat_exec(cat, "PRAGMA foreign_keys = ON", "")) != 0 ||
-	    (rc = cat_exec(cat, "PRAGMA synchronous = NORMAL", "")) != 0)
+	    (rc = cat_exec(cat, "PRAGMA synchronous = FULL", "")) != 0)
 		goto fail;
 	rc = migrate(cat, create, target);
 	if (rc)

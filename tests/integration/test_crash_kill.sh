@@ -237,8 +237,8 @@ while [ "$n" -lt "$trials" ]; do
 	n=$((n + 1))
 	seed=$((seed0 + n))
 	case $((n % 4)) in 1) kind=early ;; 2) kind=random ;; 3) kind=ack ;; 0) kind=double ;; esac
-	# Every choice of a trial comes from its seed.
-	set -- $(awk -v s="$seed" 'BEGIN { srand(s); printf "%.2f %.2f %d %.2f %.2f\n", 0.05 + rand() * 0.25,
+	# Every choice of a trial comes from its seed (awk's srand takes up to 2^31 - 1).
+	set -- $(awk -v s="$((seed % 2147483647))" 'BEGIN { srand(s); printf "%.2f %.2f %d %.2f %.2f\n", 0.05 + rand() * 0.25,
 		0.05 + rand() * 2.95, 1 + int(rand() * 8), 0.05 + rand() * 1.45, 0.05 + rand() * 1.45 }')
 	early=$1 late=$2 acks=$3 first=$4 second=$5
 	why=""

@@ -1,0 +1,109 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Disk faults under a host writing over iSCSI: vtld runs with fault_shim.so
+# preloaded (a byte budget on the segment files, after which writes fail with
+# ENOSPC; an fdatasync that fails with EIO when a trigger file appears, and
+# then loses what was written since the last good sync), and the libiscsi host
+# iscsi_faults writes, checks the SSC answers and reads back what the drive
+# acknowledged (see both files' header comments):
+#
+# - a full disk: VOLUME OVERFLOW with EOM (0Dh, 00h/02h) at the write that
+#   does not fit; UNLOAD GOOD; every block and filemark acknowledged GOOD
+#   reads back after a load, and again after a vtld restart; once there is
+#   space again the same tape takes more;
+# - a failed fdatasync at a WRITE FILEMARKS: that command, the next WRITE and
+#   WRITE FILEMARKS, and the UNLOAD get MEDIUM ERROR, WRITE ERROR (03h,
+#   0Ch/00h); after a load the tape holds exactly what the last GOOD WRITE
+#   FILEMARKS covered, byte for byte, and writing works again.
+#
+# vtld built with AddressSanitizer (make asan): the sanitizer's runtime must
+# come first among the preloaded libraries, so it is preloaded before the shim.
+#
+# Usage: sh test_faults.sh <build-dir>   (needs vtld, vtlctl, tests/integration/iscsi_faults and fault_shim.so)
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: test_faults.sh <build-dir>}" && pwd)
+REAL_VTLD=$build/vtld
+VTLCTL=$build/vtlctl
+HOST=$build/tests/integration/iscsi_faults
+SHIM=$build/tests/integration/fault_shim.so
+for x in "$REAL_VTLD" "$VTLCTL" "$HOST"; do
+	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
+done
+[ -f "$SHIM" ] || { echo "FAIL: $SHIM is missing; build it with 'make'" >&2; exit 1; }
+
+# Bytes the segment files may take before ENOSPC: about 17 of iscsi_faults' blocks (16..96 KiB), and
+# not a multiple of anything, so that the budget ends inside a record.
+SPACE_BUDGET=1000003
+# Space back: far more than the rest of the test writes.
+SPACE_PLENTY=1000000000
+APPEND_BLOCKS=4
+FULL_SLOT=1025
+SYNC_SLOT=1026
+
+. "$here/vtld_env.sh"
+vtld_env vtl-faults
+iqn=iqn.2026-01.org.vtl:faults
+vtld_library $iqn FAULTS0001
+"$VTLCTL" -c "$conf" cartridge add --barcode F00001L8 --count 2 >/dev/null || fail "vtlctl cartridge add"
+
+preload=$SHIM
+asan=$(ldd "$REAL_VTLD" | awk '$1 ~ /^libasan\.so/ { print $3 }')
+if [ -n "$asan" ]; then
+	preload="$asan $SHIM"
+	echo "-- vtld is built with AddressSanitizer: preloading $asan before the shim"
+fi
+space=$tmp/space
+trigger=$tmp/sync-fault
+# vtld_start runs $VTLD: a wrapper that execs vtld with the shim, so $pid is vtld's own.
+VTLD=$tmp/vtld-faulty
+cat >"$VTLD" <<EOF
+#!/bin/sh
+LD_PRELOAD="$preload" VTL_FAULT_SPACE="$space" VTL_FAULT_SYNC_TRIGGER="$trigger" VTL_FAULT_SYNC_LOSE=1 exec "$REAL_VTLD" "\$@"
+EOF
+chmod +x "$VTLD"
+
+portal=127.0.0.1:$port
+host() {
+	"$HOST" "$portal" $iqn "$@" >"$tmp/host.out" 2>&1 || { sed 's/^/   | /' "$tmp/host.out" >&2; fail "iscsi_faults $*"; }
+	sed 's/^/   /' "$tmp/host.out"
+}
+restart() {
+	vtld_stop
+	vtld_start
+}
+
+echo $SPACE_BUDGET >"$space"
+step "vtld with fault_shim.so listens on $portal; the segment files may take $SPACE_BUDGET bytes"
+vtld_start
+
+step "a full disk in the middle of the writes (slot $FULL_SLOT)"
+host enospc $FULL_SLOT "$tmp/full.manifest"
+grep -q "fault_shim: write of .*\(ENOSPC\|short write\)" "$log" || fail "the shim injected no ENOSPC"
+step "after an unload and a load, the tape holds every acknowledged object, and nothing else"
+host verify $FULL_SLOT "$tmp/full.manifest"
+step "space back ($SPACE_PLENTY bytes): the same tape takes $APPEND_BLOCKS blocks and a filemark at end of data"
+echo $SPACE_PLENTY >"$space"
+host append $FULL_SLOT "$tmp/full.manifest" $APPEND_BLOCKS
+host verify $FULL_SLOT "$tmp/full.manifest"
+step "after a vtld restart, the same"
+restart
+host verify $FULL_SLOT "$tmp/full.manifest"
+
+step "fdatasync fails at a WRITE FILEMARKS (slot $SYNC_SLOT)"
+rm -f "$trigger"
+host syncfail $SYNC_SLOT "$tmp/sync.manifest" "$trigger"
+grep -q "fault_shim: sync of fd [0-9]*: EIO, unsynced bytes dropped" "$log" || fail "the shim injected no fdatasync failure that lost data"
+step "after a load, the tape holds what the last GOOD WRITE FILEMARKS covered, and writing works"
+host verify $SYNC_SLOT "$tmp/sync.manifest"
+host append $SYNC_SLOT "$tmp/sync.manifest" $APPEND_BLOCKS
+host verify $SYNC_SLOT "$tmp/sync.manifest"
+step "after a vtld restart, both tapes read back"
+restart
+host verify $SYNC_SLOT "$tmp/sync.manifest"
+host verify $FULL_SLOT "$tmp/full.manifest"
+
+vtld_stop
+echo "test_faults: all steps passed"

@@ -18,6 +18,14 @@
  *       then a WRITE, a WRITE FILEMARKS and the UNLOAD must get the same,
  *       though the disk would sync again. The manifest keeps only what the
  *       last GOOD WRITE FILEMARKS covered.
+ *   iscsi_faults PORTAL IQN syncpoints SLOT MANIFEST TRIGGER
+ *       which commands make buffered writes durable: one round per command
+ *       (REWIND, SPACE to end of data, LOCATE, UNLOAD, WRITE in buffered mode
+ *       0), each on a fresh load: a block and a WRITE FILEMARKS (GOOD, kept
+ *       in the manifest); TRIGGER created; a buffered WRITE and a WRITE
+ *       FILEMARKS with IMMED, both GOOD with TRIGGER still there (neither
+ *       synced); then the command, which must take TRIGGER and fail with the
+ *       deferred MEDIUM ERROR, WRITE ERROR (71h, 03h, 0Ch/00h).
  *   iscsi_faults PORTAL IQN append   SLOT MANIFEST BLOCKS
  *       spaces to end of data, writes BLOCKS blocks and a filemark (all GOOD)
  *       and unloads (GOOD).
@@ -204,6 +212,22 @@ static void move(unsigned from, unsigned to, const char *what)
 	good(CHANGER, cdb, 12, SCSI_XFER_NONE, NULL, 0, what);
 }
 
+/* Fails unless t is the deferred MEDIUM ERROR, WRITE ERROR a failed sync of earlier writes gives. */
+static void expect_deferred_write_error(const struct scsi_task *t, const char *what)
+{
+	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, what);
+	const uint8_t *s = raw_sense(t);
+	if (!s || (s[0] & SENSE_RESPONSE_MASK) != SENSE_FIXED_DEFERRED)
+		fail("%s: not a deferred error (response code %02Xh)", what, s ? (unsigned)(s[0] & SENSE_RESPONSE_MASK) : 0u);
+}
+
+static void make_trigger(const char *trigger)
+{
+	FILE *trig = fopen(trigger, "w");
+	if (!trig || fclose(trig) != 0)
+		fail("cannot create the trigger %s", trigger);
+}
+
 /* Writes until a command fails with the full disk's answer; keeps what was acknowledged. */
 static void mode_enospc(void)
 {
@@ -284,9 +308,7 @@ static void mode_syncfail(const char *trigger)
 			fail("WRITE of buffered block %u: status %d", seed, t->status);
 		scsi_free_scsi_task(t);
 	}
-	FILE *trig = fopen(trigger, "w");
-	if (!trig || fclose(trig) != 0)
-		fail("cannot create the trigger %s", trigger);
+	make_trigger(trigger);
 	t = write_filemark();
 	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "WRITE FILEMARKS whose fdatasync fails");
 	scsi_free_scsi_task(t);
@@ -302,13 +324,88 @@ static void mode_syncfail(const char *trigger)
 	scsi_free_scsi_task(t);
 	printf("-- the next WRITE and WRITE FILEMARKS: MEDIUM ERROR, 0Ch/00h\n");
 	t = unload();
-	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "UNLOAD after the failed sync");
-	const uint8_t *s = raw_sense(t);
-	if (!s || (s[0] & SENSE_RESPONSE_MASK) != SENSE_FIXED_DEFERRED)
-		fail("UNLOAD after the failed sync: not a deferred error (response code %02Xh)",
-		     s ? (unsigned)(s[0] & SENSE_RESPONSE_MASK) : 0u);
+	expect_deferred_write_error(t, "UNLOAD after the failed sync");
 	scsi_free_scsi_task(t);
 	printf("-- UNLOAD: MEDIUM ERROR, 0Ch/00h, deferred (71h)\n");
+}
+
+/* MODE SELECT(6) of the header alone: BUFFERED MODE (SSC-4 8.3.1, device-specific byte bits 6..4) 1 or 0. */
+static void buffered_mode(bool on)
+{
+	uint8_t hdr[4] = {0, 0, on ? 0x10 : 0x00, 0};
+	const uint8_t cdb[6] = {0x15, 0x10, 0, 0, sizeof hdr, 0};
+	good(DRIVE, cdb, 6, SCSI_XFER_WRITE, hdr, sizeof hdr, "MODE SELECT(6) of the buffered mode");
+}
+
+enum sync_op { OP_REWIND, OP_SPACE_EOD, OP_LOCATE, OP_UNLOAD, OP_UNBUFFERED_WRITE, N_SYNC_OPS };
+static const char *const sync_op_name[N_SYNC_OPS] = {"REWIND", "SPACE to end of data", "LOCATE(10) to BOT", "UNLOAD",
+						     "WRITE in buffered mode 0"};
+
+static void mode_syncpoints(unsigned slot, const char *trigger)
+{
+	const uint8_t eod[6] = {0x11, 3, 0, 0, 0, 0}, rewind[6] = {0x01, 0, 0, 0, 0, 0};
+	const uint8_t locate[10] = {0x2B, 0, 0, 0, 0, 0, 0, 0, 0, 0}, wfm_immed[6] = {0x10, 1, 0, 0, 1, 0};
+	unsigned seed = next_seed();
+	for (int op = 0; op < N_SYNC_OPS; op++) {
+		if (op > 0) {
+			move(slot, DRIVE_ELEMENT, "MOVE MEDIUM into the drive");
+			host_ready(iscsi, DRIVE);
+		}
+		good(DRIVE, eod, 6, SCSI_XFER_NONE, NULL, 0, "SPACE to end of data");
+		struct scsi_task *t = write_block(seed);
+		if (t->status != SCSI_STATUS_GOOD)
+			fail("WRITE of block %u: status %d", seed, t->status);
+		scsi_free_scsi_task(t);
+		add('B', seed++);
+		t = write_filemark();
+		if (t->status != SCSI_STATUS_GOOD)
+			fail("WRITE FILEMARKS: status %d", t->status);
+		scsi_free_scsi_task(t);
+		add('F', 0);
+		make_trigger(trigger);
+		t = write_block(seed++);
+		if (t->status != SCSI_STATUS_GOOD)
+			fail("buffered WRITE with the sync fault armed: status %d, sense key %d", t->status, t->sense.key);
+		scsi_free_scsi_task(t);
+		good(DRIVE, wfm_immed, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS with IMMED");
+		if (access(trigger, F_OK) != 0)
+			fail("a buffered WRITE or a WRITE FILEMARKS with IMMED synced (it took the trigger)");
+		const char *name = sync_op_name[op];
+		switch (op) {
+		case OP_REWIND:
+			t = run(DRIVE, rewind, 6, SCSI_XFER_NONE, NULL, 0);
+			break;
+		case OP_SPACE_EOD:
+			t = run(DRIVE, eod, 6, SCSI_XFER_NONE, NULL, 0);
+			break;
+		case OP_LOCATE:
+			t = run(DRIVE, locate, 10, SCSI_XFER_NONE, NULL, 0);
+			break;
+		case OP_UNLOAD:
+			t = unload();
+			break;
+		default:
+			buffered_mode(false);
+			t = write_block(seed++);
+			break;
+		}
+		if (access(trigger, F_OK) == 0)
+			fail("%s did not sync (the trigger is still there)", name);
+		expect_deferred_write_error(t, name);
+		scsi_free_scsi_task(t);
+		if (op == OP_UNBUFFERED_WRITE)
+			buffered_mode(true);
+		if (op != OP_UNLOAD) {
+			t = unload();
+			expect_deferred_write_error(t, "UNLOAD after the failed sync");
+			scsi_free_scsi_task(t);
+		}
+		printf("-- %s syncs: its failed fdatasync gives deferred MEDIUM ERROR, 0Ch/00h; a buffered WRITE and "
+		       "WRITE FILEMARKS with IMMED before it did not sync\n",
+		       name);
+		if (op + 1 < N_SYNC_OPS)
+			move(DRIVE_ELEMENT, slot, "MOVE MEDIUM back to its slot");
+	}
 }
 
 static void mode_append(unsigned blocks)
@@ -381,8 +478,9 @@ int main(int argc, char **argv)
 	}
 	const char *mode = argv[3], *path = argv[5];
 	unsigned slot = (unsigned)strtoul(argv[4], NULL, 10);
-	bool fresh = strcmp(mode, "enospc") == 0 || strcmp(mode, "syncfail") == 0;
-	if ((strcmp(mode, "syncfail") == 0 || strcmp(mode, "append") == 0) != (argc == 7) ||
+	bool syncpoints = strcmp(mode, "syncpoints") == 0;
+	bool fresh = strcmp(mode, "enospc") == 0 || strcmp(mode, "syncfail") == 0 || syncpoints;
+	if ((strcmp(mode, "syncfail") == 0 || syncpoints || strcmp(mode, "append") == 0) != (argc == 7) ||
 	    (!fresh && strcmp(mode, "append") != 0 && strcmp(mode, "verify") != 0)) {
 		fprintf(stderr, "iscsi_faults: bad mode or arguments\n");
 		return 2;
@@ -404,6 +502,8 @@ int main(int argc, char **argv)
 		mode_enospc();
 	else if (strcmp(mode, "syncfail") == 0)
 		mode_syncfail(argv[6]);
+	else if (syncpoints)
+		mode_syncpoints(slot, argv[6]);
 	else if (strcmp(mode, "append") == 0)
 		mode_append((unsigned)strtoul(argv[6], NULL, 10));
 	else

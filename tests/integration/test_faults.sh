@@ -15,7 +15,10 @@
 # - a failed fdatasync at a WRITE FILEMARKS: that command, the next WRITE and
 #   WRITE FILEMARKS, and the UNLOAD get MEDIUM ERROR, WRITE ERROR (03h,
 #   0Ch/00h); after a load the tape holds exactly what the last GOOD WRITE
-#   FILEMARKS covered, byte for byte, and writing works again.
+#   FILEMARKS covered, byte for byte, and writing works again;
+# - the synchronizing commands: a buffered WRITE and a WRITE FILEMARKS with
+#   IMMED do not sync; REWIND, SPACE, LOCATE, UNLOAD and a WRITE in buffered
+#   mode 0 do, and each reports its failed sync as a deferred MEDIUM ERROR.
 #
 # vtld built with AddressSanitizer (make asan): the sanitizer's runtime must
 # come first among the preloaded libraries, so it is preloaded before the shim.
@@ -42,12 +45,13 @@ SPACE_PLENTY=1000000000
 APPEND_BLOCKS=4
 FULL_SLOT=1025
 SYNC_SLOT=1026
+POINTS_SLOT=1027
 
 . "$here/vtld_env.sh"
 vtld_env vtl-faults
 iqn=iqn.2026-01.org.vtl:faults
 vtld_library $iqn FAULTS0001
-"$VTLCTL" -c "$conf" cartridge add --barcode F00001L8 --count 2 >/dev/null || fail "vtlctl cartridge add"
+"$VTLCTL" -c "$conf" cartridge add --barcode F00001L8 --count 3 >/dev/null || fail "vtlctl cartridge add"
 
 preload=$SHIM
 asan=$(ldd "$REAL_VTLD" | awk '$1 ~ /^libasan\.so/ { print $3 }')
@@ -100,10 +104,15 @@ step "after a load, the tape holds what the last GOOD WRITE FILEMARKS covered, a
 host verify $SYNC_SLOT "$tmp/sync.manifest"
 host append $SYNC_SLOT "$tmp/sync.manifest" $APPEND_BLOCKS
 host verify $SYNC_SLOT "$tmp/sync.manifest"
-step "after a vtld restart, both tapes read back"
+step "which commands sync (slot $POINTS_SLOT): each fails at its fdatasync, a buffered WRITE and WFM IMMED do not sync"
+host syncpoints $POINTS_SLOT "$tmp/points.manifest" "$trigger"
+step "after a load, the tape holds what each round's GOOD WRITE FILEMARKS covered, and nothing else"
+host verify $POINTS_SLOT "$tmp/points.manifest"
+step "after a vtld restart, the three tapes read back"
 restart
 host verify $SYNC_SLOT "$tmp/sync.manifest"
 host verify $FULL_SLOT "$tmp/full.manifest"
+host verify $POINTS_SLOT "$tmp/points.manifest"
 
 vtld_stop
 echo "test_faults: all steps passed"

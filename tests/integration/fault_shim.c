@@ -2,7 +2,8 @@
 /*
  * LD_PRELOAD shim that injects disk faults into vtld, for tests/integration/
  * test_faults.sh: a full file system (ENOSPC) in the middle of a host's
- * writes, and an fdatasync that fails with EIO at a moment the test chooses.
+ * writes, and a write or an fdatasync that fails with EIO at a moment the
+ * test chooses.
  * It interposes write, pwrite, pwritev, fdatasync and fsync, and touches only
  * descriptors whose file's path ends with VTL_FAULT_MATCH (default ".seg": the
  * cartridges' segment files); the catalog, the event log and folders are
@@ -23,6 +24,9 @@
  *                               syncing, and the shim removes FILE (so the
  *                               test sees that it fired); later syncs work,
  *                               as Linux reports a writeback error once.
+ *   VTL_FAULT_WRITE_TRIGGER=FILE when FILE exists, the next write to a
+ *                               matching file fails with EIO, writing nothing,
+ *                               and the shim removes FILE.
  *   VTL_FAULT_SYNC_LOSE=1       that failed sync also loses what was written
  *                               to the file since its last good sync (the
  *                               file is cut back to the size it had then), as
@@ -156,16 +160,30 @@ static void track(int fd, bool synced_now)
 	t->valid = true;
 }
 
+/* Whether the trigger file named by the environment variable var exists; it is removed (one fault per file). */
+static bool take_trigger(const char *var)
+{
+	const char *trigger = getenv(var);
+	return trigger && *trigger && unlink(trigger) == 0;
+}
+
 /*
  * How many of want bytes a write to fd may write: want when fd does not
- * match or there is no budget; else what is left of the budget, 0 meaning
- * ENOSPC. Counts them as written (the caller gives back what was not).
+ * match or there is no fault; 0 with *err EIO when the write trigger fired;
+ * else what is left of the budget, with *err ENOSPC when that is less than
+ * want (0: nothing fits). Counts them as written (the caller gives back what
+ * was not).
  */
-static size_t admit(int fd, size_t want, bool *faulted)
+static size_t admit(int fd, size_t want, int *err)
 {
-	*faulted = false;
+	*err = 0;
 	if (!matches(fd))
 		return want;
+	if (take_trigger("VTL_FAULT_WRITE_TRIGGER")) {
+		*err = EIO;
+		fprintf(stderr, "fault_shim: write of %zu bytes to fd %d: EIO\n", want, fd);
+		return 0;
+	}
 	pthread_mutex_lock(&lock);
 	track(fd, false);
 	uint64_t limit;
@@ -174,12 +192,12 @@ static size_t admit(int fd, size_t want, bool *faulted)
 		uint64_t left = limit > written ? limit - written : 0;
 		if (left < want) {
 			allow = (size_t)left;
-			*faulted = true;
+			*err = ENOSPC;
 		}
 	}
 	written += allow;
 	pthread_mutex_unlock(&lock);
-	if (*faulted)
+	if (*err)
 		fprintf(stderr, "fault_shim: write of %zu bytes to fd %d: %s\n", want, fd,
 			allow ? "short write at the space budget" : "ENOSPC");
 	return allow;
@@ -203,13 +221,13 @@ static ssize_t written_result(ssize_t n, size_t allow)
 	return n;
 }
 
-/* Admits a write of want bytes to fd (*allow: how many may go); true, with errno ENOSPC, when none may. */
-static bool refused(int fd, size_t want, size_t *allow, bool *faulted)
+/* Admits a write of want bytes to fd (*allow: how many may go, *err: the fault); true, with errno set, when none may. */
+static bool refused(int fd, size_t want, size_t *allow, int *err)
 {
 	pthread_once(&once, resolve);
-	*allow = admit(fd, want, faulted);
-	if (*faulted && *allow == 0) {
-		errno = ENOSPC;
+	*allow = admit(fd, want, err);
+	if (*err && *allow == 0) {
+		errno = *err;
 		return true;
 	}
 	return false;
@@ -218,8 +236,8 @@ static bool refused(int fd, size_t want, size_t *allow, bool *faulted)
 ssize_t write(int fd, const void *buf, size_t len)
 {
 	size_t allow;
-	bool faulted;
-	if (refused(fd, len, &allow, &faulted))
+	int err;
+	if (refused(fd, len, &allow, &err))
 		return -1;
 	return written_result(real.write(fd, buf, allow), allow);
 }
@@ -227,8 +245,8 @@ ssize_t write(int fd, const void *buf, size_t len)
 ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 {
 	size_t allow;
-	bool faulted;
-	if (refused(fd, len, &allow, &faulted))
+	int err;
+	if (refused(fd, len, &allow, &err))
 		return -1;
 	return written_result(real.pwrite(fd, buf, allow, off), allow);
 }
@@ -245,10 +263,10 @@ ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 	for (int i = 0; i < cnt; i++)
 		want += iov[i].iov_len;
 	size_t allow;
-	bool faulted;
-	if (refused(fd, want, &allow, &faulted))
+	int err;
+	if (refused(fd, want, &allow, &err))
 		return -1;
-	if (!faulted)
+	if (!err)
 		return written_result(real.pwritev(fd, iov, cnt, off), allow);
 	/* The short write: the first allow bytes of the vector. */
 	struct iovec part[IOV_MAX];
@@ -270,8 +288,7 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
 /* Whether this sync of fd is the one to fail: the trigger file exists (and is removed). */
 static bool sync_fault(int fd)
 {
-	const char *trigger = getenv("VTL_FAULT_SYNC_TRIGGER");
-	if (!trigger || !*trigger || !matches(fd) || unlink(trigger) != 0)
+	if (!matches(fd) || !take_trigger("VTL_FAULT_SYNC_TRIGGER"))
 		return false;
 	const char *lose = getenv("VTL_FAULT_SYNC_LOSE");
 	off_t cut = -1;

@@ -18,10 +18,14 @@
  *       then a WRITE, a WRITE FILEMARKS and the UNLOAD must get the same,
  *       though the disk would sync again. The manifest keeps only what the
  *       last GOOD WRITE FILEMARKS covered.
+ *   iscsi_faults PORTAL IQN writefail SLOT MANIFEST TRIGGER
+ *       the same with the shim's write fault: two files, then TRIGGER and a
+ *       WRITE, which must get MEDIUM ERROR, WRITE ERROR as a current error
+ *       (70h), and the same fence after it.
  *   iscsi_faults PORTAL IQN syncpoints SLOT MANIFEST TRIGGER
  *       which commands make buffered writes durable: one round per command
- *       (REWIND, SPACE to end of data, LOCATE, UNLOAD, WRITE in buffered mode
- *       0), each on a fresh load: a block and a WRITE FILEMARKS (GOOD, kept
+ *       (REWIND, SPACE to end of data, LOCATE, ERASE, UNLOAD, WRITE in
+ *       buffered mode 0), each on a fresh load: a block and a WRITE FILEMARKS (GOOD, kept
  *       in the manifest); TRIGGER created; a buffered WRITE and a WRITE
  *       FILEMARKS with IMMED, both GOOD with TRIGGER still there (neither
  *       synced); then the command, which must take TRIGGER and fail with the
@@ -64,6 +68,7 @@
 #define SENSE_EOM 0x40
 #define SENSE_KEY_MASK 0x0F
 #define SENSE_RESPONSE_MASK 0x7F
+#define SENSE_FIXED_CURRENT 0x70
 #define SENSE_FIXED_DEFERRED 0x71
 /* The SCSI Response's data segment starts with the 2-byte sense length (RFC 7143 11.4.7.2). */
 #define SENSE_LENGTH_BYTES 2
@@ -281,8 +286,49 @@ static void mode_enospc(void)
 	printf("-- UNLOAD: GOOD\n");
 }
 
-/* A failed fdatasync at a WRITE FILEMARKS, and the fence after it. */
-static void mode_syncfail(const char *trigger)
+/* Three buffered blocks, then a WRITE FILEMARKS whose fdatasync fails. */
+static void mode_fence_sync(const char *trigger, unsigned *seedp)
+{
+	unsigned seed = *seedp;
+	struct scsi_task *t;
+	/* Buffered, acknowledged GOOD, and never covered by a GOOD filemark: not in the manifest. */
+	for (unsigned b = 0; b < 3; b++, seed++) {
+		t = write_block(seed);
+		if (t->status != SCSI_STATUS_GOOD)
+			fail("WRITE of buffered block %u: status %d", seed, t->status);
+		scsi_free_scsi_task(t);
+	}
+	make_trigger(trigger);
+	t = write_filemark();
+	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "WRITE FILEMARKS whose fdatasync fails");
+	scsi_free_scsi_task(t);
+	if (access(trigger, F_OK) == 0)
+		fail("the WRITE FILEMARKS failed, but no fdatasync took the trigger %s", trigger);
+	printf("-- 3 more blocks, then WRITE FILEMARKS with fdatasync failing: MEDIUM ERROR, 0Ch/00h\n");
+	*seedp = seed;
+}
+
+/* After the fault: WRITE, WRITE FILEMARKS and UNLOAD all fail, though the disk works again. */
+static void fence_holds(unsigned seed)
+{
+	struct scsi_task *t = write_block(seed);
+	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "WRITE after the fault");
+	scsi_free_scsi_task(t);
+	t = write_filemark();
+	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "WRITE FILEMARKS after the fault");
+	scsi_free_scsi_task(t);
+	printf("-- the next WRITE and WRITE FILEMARKS: MEDIUM ERROR, 0Ch/00h\n");
+	t = unload();
+	expect_deferred_write_error(t, "UNLOAD after the fault");
+	scsi_free_scsi_task(t);
+	printf("-- UNLOAD: MEDIUM ERROR, 0Ch/00h, deferred (71h)\n");
+}
+
+/*
+ * The fence after a failed fdatasync at a WRITE FILEMARKS (at_write false),
+ * or after a WRITE whose write to the disk fails (at_write true).
+ */
+static void mode_fence(const char *trigger, bool at_write)
 {
 	unsigned seed = next_seed();
 	struct scsi_task *t;
@@ -301,33 +347,24 @@ static void mode_syncfail(const char *trigger)
 		add('F', 0);
 	}
 	printf("-- 2 files of %u blocks, each WRITE FILEMARKS GOOD\n", FILE_BLOCKS);
-	/* Buffered, acknowledged GOOD, and never covered by a GOOD filemark: not in the manifest. */
-	for (unsigned b = 0; b < 3; b++, seed++) {
-		t = write_block(seed);
-		if (t->status != SCSI_STATUS_GOOD)
-			fail("WRITE of buffered block %u: status %d", seed, t->status);
+	if (at_write) {
+		make_trigger(trigger);
+		t = write_block(seed++);
+		expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "WRITE whose write to the disk fails");
+		const uint8_t *s = raw_sense(t);
+		if (!s || (s[0] & SENSE_RESPONSE_MASK) != SENSE_FIXED_CURRENT)
+			fail("the failed WRITE: not a current error (response code %02Xh)",
+			     s ? (unsigned)(s[0] & SENSE_RESPONSE_MASK) : 0u);
 		scsi_free_scsi_task(t);
+		if (access(trigger, F_OK) == 0)
+			fail("the WRITE failed, but no write took the trigger %s", trigger);
+		printf("-- WRITE with the disk's write failing: MEDIUM ERROR, 0Ch/00h (current)\n");
+	} else {
+		mode_fence_sync(trigger, &seed);
 	}
-	make_trigger(trigger);
-	t = write_filemark();
-	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "WRITE FILEMARKS whose fdatasync fails");
-	scsi_free_scsi_task(t);
-	if (access(trigger, F_OK) == 0)
-		fail("the WRITE FILEMARKS failed, but no fdatasync took the trigger %s", trigger);
-	printf("-- 3 more blocks, then WRITE FILEMARKS with fdatasync failing: MEDIUM ERROR, 0Ch/00h\n");
-	/* The disk would sync now; the drive must not say so. */
-	t = write_block(seed);
-	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "WRITE after the failed sync");
-	scsi_free_scsi_task(t);
-	t = write_filemark();
-	expect_sense(t, SCSI_SENSE_MEDIUM_ERROR, ASCQ_WRITE_ERROR, "WRITE FILEMARKS after the failed sync");
-	scsi_free_scsi_task(t);
-	printf("-- the next WRITE and WRITE FILEMARKS: MEDIUM ERROR, 0Ch/00h\n");
-	t = unload();
-	expect_deferred_write_error(t, "UNLOAD after the failed sync");
-	scsi_free_scsi_task(t);
-	printf("-- UNLOAD: MEDIUM ERROR, 0Ch/00h, deferred (71h)\n");
+	fence_holds(seed);
 }
+
 
 /* MODE SELECT(6) of the header alone: BUFFERED MODE (SSC-4 8.3.1, device-specific byte bits 6..4) 1 or 0. */
 static void buffered_mode(bool on)
@@ -337,14 +374,15 @@ static void buffered_mode(bool on)
 	good(DRIVE, cdb, 6, SCSI_XFER_WRITE, hdr, sizeof hdr, "MODE SELECT(6) of the buffered mode");
 }
 
-enum sync_op { OP_REWIND, OP_SPACE_EOD, OP_LOCATE, OP_UNLOAD, OP_UNBUFFERED_WRITE, N_SYNC_OPS };
-static const char *const sync_op_name[N_SYNC_OPS] = {"REWIND", "SPACE to end of data", "LOCATE(10) to BOT", "UNLOAD",
-						     "WRITE in buffered mode 0"};
+enum sync_op { OP_REWIND, OP_SPACE_EOD, OP_LOCATE, OP_ERASE, OP_UNLOAD, OP_UNBUFFERED_WRITE, N_SYNC_OPS };
+static const char *const sync_op_name[N_SYNC_OPS] = {"REWIND", "SPACE to end of data", "LOCATE(10) to BOT",
+						     "ERASE (short, at end of data)", "UNLOAD", "WRITE in buffered mode 0"};
 
 static void mode_syncpoints(unsigned slot, const char *trigger)
 {
 	const uint8_t eod[6] = {0x11, 3, 0, 0, 0, 0}, rewind[6] = {0x01, 0, 0, 0, 0, 0};
 	const uint8_t locate[10] = {0x2B, 0, 0, 0, 0, 0, 0, 0, 0, 0}, wfm_immed[6] = {0x10, 1, 0, 0, 1, 0};
+	const uint8_t erase[6] = {0x19, 0, 0, 0, 0, 0};
 	unsigned seed = next_seed();
 	for (int op = 0; op < N_SYNC_OPS; op++) {
 		if (op > 0) {
@@ -380,6 +418,9 @@ static void mode_syncpoints(unsigned slot, const char *trigger)
 			break;
 		case OP_LOCATE:
 			t = run(DRIVE, locate, 10, SCSI_XFER_NONE, NULL, 0);
+			break;
+		case OP_ERASE:
+			t = run(DRIVE, erase, 6, SCSI_XFER_NONE, NULL, 0);
 			break;
 		case OP_UNLOAD:
 			t = unload();
@@ -473,14 +514,16 @@ static void mode_verify(void)
 int main(int argc, char **argv)
 {
 	if (argc < 6) {
-		fprintf(stderr, "usage: iscsi_faults PORTAL IQN enospc|syncfail|append|verify SLOT MANIFEST [TRIGGER|BLOCKS]\n");
+		fprintf(stderr, "usage: iscsi_faults PORTAL IQN enospc|syncfail|writefail|syncpoints|append|verify SLOT "
+				"MANIFEST [TRIGGER|BLOCKS]\n");
 		return 2;
 	}
 	const char *mode = argv[3], *path = argv[5];
 	unsigned slot = (unsigned)strtoul(argv[4], NULL, 10);
 	bool syncpoints = strcmp(mode, "syncpoints") == 0;
-	bool fresh = strcmp(mode, "enospc") == 0 || strcmp(mode, "syncfail") == 0 || syncpoints;
-	if ((strcmp(mode, "syncfail") == 0 || syncpoints || strcmp(mode, "append") == 0) != (argc == 7) ||
+	bool fence = strcmp(mode, "syncfail") == 0 || strcmp(mode, "writefail") == 0;
+	bool fresh = strcmp(mode, "enospc") == 0 || fence || syncpoints;
+	if ((fence || syncpoints || strcmp(mode, "append") == 0) != (argc == 7) ||
 	    (!fresh && strcmp(mode, "append") != 0 && strcmp(mode, "verify") != 0)) {
 		fprintf(stderr, "iscsi_faults: bad mode or arguments\n");
 		return 2;
@@ -500,8 +543,8 @@ int main(int argc, char **argv)
 	host_ready(iscsi, DRIVE);
 	if (strcmp(mode, "enospc") == 0)
 		mode_enospc();
-	else if (strcmp(mode, "syncfail") == 0)
-		mode_syncfail(argv[6]);
+	else if (fence)
+		mode_fence(argv[6], strcmp(mode, "writefail") == 0);
 	else if (syncpoints)
 		mode_syncpoints(slot, argv[6]);
 	else if (strcmp(mode, "append") == 0)

@@ -4,7 +4,8 @@
 # Disk faults under a host writing over iSCSI: vtld runs with fault_shim.so
 # preloaded (a byte budget on the segment files, after which writes fail with
 # ENOSPC; an fdatasync that fails with EIO when a trigger file appears, and
-# then loses what was written since the last good sync), and the libiscsi host
+# then loses what was written since the last good sync; a write that fails
+# with EIO when another trigger file appears), and the libiscsi host
 # iscsi_faults writes, checks the SSC answers and reads back what the drive
 # acknowledged (see both files' header comments):
 #
@@ -17,8 +18,11 @@
 #   0Ch/00h); after a load the tape holds exactly what the last GOOD WRITE
 #   FILEMARKS covered, byte for byte, and writing works again;
 # - the synchronizing commands: a buffered WRITE and a WRITE FILEMARKS with
-#   IMMED do not sync; REWIND, SPACE, LOCATE, UNLOAD and a WRITE in buffered
-#   mode 0 do, and each reports its failed sync as a deferred MEDIUM ERROR.
+#   IMMED do not sync; REWIND, SPACE, LOCATE, ERASE, UNLOAD and a WRITE in
+#   buffered mode 0 do, and each reports its failed sync as a deferred
+#   MEDIUM ERROR;
+# - a write to the disk that fails (EIO): that WRITE gets MEDIUM ERROR, WRITE
+#   ERROR as a current error, then the same fence as after a failed sync.
 #
 # vtld built with AddressSanitizer (make asan): the sanitizer's runtime must
 # come first among the preloaded libraries, so it is preloaded before the shim.
@@ -46,12 +50,13 @@ APPEND_BLOCKS=4
 FULL_SLOT=1025
 SYNC_SLOT=1026
 POINTS_SLOT=1027
+WRITE_SLOT=1028
 
 . "$here/vtld_env.sh"
 vtld_env vtl-faults
 iqn=iqn.2026-01.org.vtl:faults
 vtld_library $iqn FAULTS0001
-"$VTLCTL" -c "$conf" cartridge add --barcode F00001L8 --count 3 >/dev/null || fail "vtlctl cartridge add"
+"$VTLCTL" -c "$conf" cartridge add --barcode F00001L8 --count 4 >/dev/null || fail "vtlctl cartridge add"
 
 preload=$SHIM
 asan=$(ldd "$REAL_VTLD" | awk '$1 ~ /^libasan\.so/ { print $3 }')
@@ -61,11 +66,12 @@ if [ -n "$asan" ]; then
 fi
 space=$tmp/space
 trigger=$tmp/sync-fault
+wtrigger=$tmp/write-fault
 # vtld_start runs $VTLD: a wrapper that execs vtld with the shim, so $pid is vtld's own.
 VTLD=$tmp/vtld-faulty
 cat >"$VTLD" <<EOF
 #!/bin/sh
-LD_PRELOAD="$preload" VTL_FAULT_SPACE="$space" VTL_FAULT_SYNC_TRIGGER="$trigger" VTL_FAULT_SYNC_LOSE=1 exec "$REAL_VTLD" "\$@"
+LD_PRELOAD="$preload" VTL_FAULT_SPACE="$space" VTL_FAULT_SYNC_TRIGGER="$trigger" VTL_FAULT_WRITE_TRIGGER="$wtrigger" VTL_FAULT_SYNC_LOSE=1 exec "$REAL_VTLD" "\$@"
 EOF
 chmod +x "$VTLD"
 
@@ -108,11 +114,19 @@ step "which commands sync (slot $POINTS_SLOT): each fails at its fdatasync, a bu
 host syncpoints $POINTS_SLOT "$tmp/points.manifest" "$trigger"
 step "after a load, the tape holds what each round's GOOD WRITE FILEMARKS covered, and nothing else"
 host verify $POINTS_SLOT "$tmp/points.manifest"
-step "after a vtld restart, the three tapes read back"
+step "a WRITE whose write to the disk fails (slot $WRITE_SLOT)"
+host writefail $WRITE_SLOT "$tmp/write.manifest" "$wtrigger"
+grep -q "fault_shim: write of [0-9]* bytes to fd [0-9]*: EIO" "$log" || fail "the shim injected no write failure"
+step "after a load, the tape holds the two files before it, and writing works"
+host verify $WRITE_SLOT "$tmp/write.manifest"
+host append $WRITE_SLOT "$tmp/write.manifest" $APPEND_BLOCKS
+host verify $WRITE_SLOT "$tmp/write.manifest"
+step "after a vtld restart, the four tapes read back"
 restart
 host verify $SYNC_SLOT "$tmp/sync.manifest"
 host verify $FULL_SLOT "$tmp/full.manifest"
 host verify $POINTS_SLOT "$tmp/points.manifest"
+host verify $WRITE_SLOT "$tmp/write.manifest"
 
 vtld_stop
 echo "test_faults: all steps passed"

@@ -30,6 +30,11 @@
  *       FILEMARKS with IMMED, both GOOD with TRIGGER still there (neither
  *       synced); then the command, which must take TRIGGER and fail with the
  *       deferred MEDIUM ERROR, WRITE ERROR (71h, 03h, 0Ch/00h).
+ *   iscsi_faults PORTAL IQN earlywarning SLOT MANIFEST TRIGGER
+ *       a file (GOOD, in the manifest), TRIGGER, then buffered WRITEs, GOOD
+ *       without syncing, until the one that reaches early warning (the tape
+ *       must be small): with SEW 1 (the default) it syncs first, so it must
+ *       take TRIGGER and get the deferred MEDIUM ERROR.
  *   iscsi_faults PORTAL IQN append   SLOT MANIFEST BLOCKS
  *       spaces to end of data, writes BLOCKS blocks and a filemark (all GOOD)
  *       and unloads (GOOD).
@@ -449,6 +454,46 @@ static void mode_syncpoints(unsigned slot, const char *trigger)
 	}
 }
 
+/* With SEW 1 (the default) the WRITE that reaches early warning syncs first; none before it does. */
+static void mode_earlywarning(const char *trigger)
+{
+	unsigned seed = next_seed();
+	for (unsigned b = 0; b < FILE_BLOCKS; b++, seed++) {
+		struct scsi_task *t = write_block(seed);
+		if (t->status != SCSI_STATUS_GOOD)
+			fail("WRITE of block %u: status %d", seed, t->status);
+		scsi_free_scsi_task(t);
+		add('B', seed);
+	}
+	struct scsi_task *t = write_filemark();
+	if (t->status != SCSI_STATUS_GOOD)
+		fail("WRITE FILEMARKS: status %d", t->status);
+	scsi_free_scsi_task(t);
+	add('F', 0);
+	make_trigger(trigger);
+	unsigned n = 0;
+	for (;; n++) {
+		if (n == ENOSPC_MAX_BLOCKS)
+			fail("%u blocks went in without early warning", n);
+		t = write_block(seed++);
+		if (t->status != SCSI_STATUS_GOOD)
+			break;
+		scsi_free_scsi_task(t);
+		if (access(trigger, F_OK) != 0)
+			fail("buffered WRITE %u before early warning synced (it took the trigger)", n);
+	}
+	expect_deferred_write_error(t, "the WRITE that reaches early warning, its sync failing");
+	scsi_free_scsi_task(t);
+	if (access(trigger, F_OK) == 0)
+		fail("the WRITE at early warning failed without syncing");
+	printf("-- %u buffered WRITEs GOOD without a sync, then the one at early warning synced: deferred MEDIUM "
+	       "ERROR, 0Ch/00h\n",
+	       n);
+	t = unload();
+	expect_deferred_write_error(t, "UNLOAD after the failed sync");
+	scsi_free_scsi_task(t);
+}
+
 static void mode_append(unsigned blocks)
 {
 	const uint8_t eod[6] = {0x11, 3, 0, 0, 0, 0}; /* SPACE to end of data */
@@ -514,16 +559,17 @@ static void mode_verify(void)
 int main(int argc, char **argv)
 {
 	if (argc < 6) {
-		fprintf(stderr, "usage: iscsi_faults PORTAL IQN enospc|syncfail|writefail|syncpoints|append|verify SLOT "
+		fprintf(stderr, "usage: iscsi_faults PORTAL IQN enospc|syncfail|writefail|syncpoints|earlywarning|append|"
+				"verify SLOT "
 				"MANIFEST [TRIGGER|BLOCKS]\n");
 		return 2;
 	}
 	const char *mode = argv[3], *path = argv[5];
 	unsigned slot = (unsigned)strtoul(argv[4], NULL, 10);
-	bool syncpoints = strcmp(mode, "syncpoints") == 0;
+	bool syncpoints = strcmp(mode, "syncpoints") == 0, ew = strcmp(mode, "earlywarning") == 0;
 	bool fence = strcmp(mode, "syncfail") == 0 || strcmp(mode, "writefail") == 0;
-	bool fresh = strcmp(mode, "enospc") == 0 || fence || syncpoints;
-	if ((fence || syncpoints || strcmp(mode, "append") == 0) != (argc == 7) ||
+	bool fresh = strcmp(mode, "enospc") == 0 || fence || syncpoints || ew;
+	if ((fence || syncpoints || ew || strcmp(mode, "append") == 0) != (argc == 7) ||
 	    (!fresh && strcmp(mode, "append") != 0 && strcmp(mode, "verify") != 0)) {
 		fprintf(stderr, "iscsi_faults: bad mode or arguments\n");
 		return 2;
@@ -547,6 +593,8 @@ int main(int argc, char **argv)
 		mode_fence(argv[6], strcmp(mode, "writefail") == 0);
 	else if (syncpoints)
 		mode_syncpoints(slot, argv[6]);
+	else if (ew)
+		mode_earlywarning(argv[6]);
 	else if (strcmp(mode, "append") == 0)
 		mode_append((unsigned)strtoul(argv[6], NULL, 10));
 	else

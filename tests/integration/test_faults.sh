@@ -22,7 +22,9 @@
 #   buffered mode 0 do, and each reports its failed sync as a deferred
 #   MEDIUM ERROR;
 # - a write to the disk that fails (EIO): that WRITE gets MEDIUM ERROR, WRITE
-#   ERROR as a current error, then the same fence as after a failed sync.
+#   ERROR as a current error, then the same fence as after a failed sync;
+# - early warning: with SEW 1 the WRITE that reaches it syncs (its failed
+#   sync is the deferred MEDIUM ERROR), the buffered WRITEs before it do not.
 #
 # vtld built with AddressSanitizer (make asan): the sanitizer's runtime must
 # come first among the preloaded libraries, so it is preloaded before the shim.
@@ -51,12 +53,18 @@ FULL_SLOT=1025
 SYNC_SLOT=1026
 POINTS_SLOT=1027
 WRITE_SLOT=1028
+EW_SLOT=1029
+# A tape small enough to reach early warning in about 175 blocks; its window (capacity/50 before the end)
+# wider than the largest block, so that no block can jump over it to the end of the medium.
+EW_CAPACITY=10M
 
 . "$here/vtld_env.sh"
 vtld_env vtl-faults
 iqn=iqn.2026-01.org.vtl:faults
 vtld_library $iqn FAULTS0001
 "$VTLCTL" -c "$conf" cartridge add --barcode F00001L8 --count 4 >/dev/null || fail "vtlctl cartridge add"
+"$VTLCTL" -c "$conf" cartridge add --barcode E00001L8 --capacity $EW_CAPACITY --slot $EW_SLOT >/dev/null ||
+	fail "vtlctl cartridge add --capacity $EW_CAPACITY"
 
 preload=$SHIM
 asan=$(ldd "$REAL_VTLD" | awk '$1 ~ /^libasan\.so/ { print $3 }')
@@ -121,8 +129,12 @@ step "after a load, the tape holds the two files before it, and writing works"
 host verify $WRITE_SLOT "$tmp/write.manifest"
 host append $WRITE_SLOT "$tmp/write.manifest" $APPEND_BLOCKS
 host verify $WRITE_SLOT "$tmp/write.manifest"
-step "after a vtld restart, the four tapes read back"
+step "early warning (slot $EW_SLOT, $EW_CAPACITY): the WRITE that reaches it syncs, none before it"
+host earlywarning $EW_SLOT "$tmp/ew.manifest" "$trigger"
+host verify $EW_SLOT "$tmp/ew.manifest"
+step "after a vtld restart, the five tapes read back"
 restart
+host verify $EW_SLOT "$tmp/ew.manifest"
 host verify $SYNC_SLOT "$tmp/sync.manifest"
 host verify $FULL_SLOT "$tmp/full.manifest"
 host verify $POINTS_SLOT "$tmp/points.manifest"

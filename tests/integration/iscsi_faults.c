@@ -35,6 +35,9 @@
  *       without syncing, until the one that reaches early warning (the tape
  *       must be small): with SEW 1 (the default) it syncs first, so it must
  *       take TRIGGER and get the deferred MEDIUM ERROR.
+ *   iscsi_faults PORTAL IQN leave    SLOT MANIFEST
+ *       a file (GOOD, in the manifest) and three buffered blocks, then logs
+ *       out with the tape still loaded (for a vtld stop).
  *   iscsi_faults PORTAL IQN append   SLOT MANIFEST BLOCKS
  *       spaces to end of data, writes BLOCKS blocks and a filemark (all GOOD)
  *       and unloads (GOOD).
@@ -43,7 +46,7 @@
  *       and bytes, every filemark, in order, then end of data (BLANK CHECK).
  *
  * Each mode moves the cartridge in storage element SLOT into the first drive
- * (element 257, LUN 1) and back. The manifest has one line per object:
+ * (element 257, LUN 1) and back (leave: not back). The manifest has one line per object:
  * "B SEED LENGTH" for a block (content host_fill(SEED)), "F" for a filemark;
  * enospc and syncfail write it, append adds to it. Exit 0 when every check
  * passed; each mode prints what it saw.
@@ -494,6 +497,31 @@ static void mode_earlywarning(const char *trigger)
 	scsi_free_scsi_task(t);
 }
 
+/* A file (GOOD, in the manifest) and three buffered blocks, and the tape left loaded. */
+static void mode_leave(void)
+{
+	unsigned seed = next_seed();
+	struct scsi_task *t;
+	for (unsigned b = 0; b < FILE_BLOCKS + 3; b++, seed++) {
+		t = write_block(seed);
+		if (t->status != SCSI_STATUS_GOOD)
+			fail("WRITE of block %u: status %d", seed, t->status);
+		scsi_free_scsi_task(t);
+		if (b >= FILE_BLOCKS)
+			continue; /* buffered, after the last filemark: not in the manifest */
+		add('B', seed);
+		if (b + 1 == FILE_BLOCKS) {
+			t = write_filemark();
+			if (t->status != SCSI_STATUS_GOOD)
+				fail("WRITE FILEMARKS: status %d", t->status);
+			scsi_free_scsi_task(t);
+			add('F', 0);
+		}
+	}
+	printf("-- a file of %u blocks with a GOOD WRITE FILEMARKS, 3 buffered blocks; the tape stays loaded\n",
+	       FILE_BLOCKS);
+}
+
 static void mode_append(unsigned blocks)
 {
 	const uint8_t eod[6] = {0x11, 3, 0, 0, 0, 0}; /* SPACE to end of data */
@@ -559,8 +587,8 @@ static void mode_verify(void)
 int main(int argc, char **argv)
 {
 	if (argc < 6) {
-		fprintf(stderr, "usage: iscsi_faults PORTAL IQN enospc|syncfail|writefail|syncpoints|earlywarning|append|"
-				"verify SLOT "
+		fprintf(stderr, "usage: iscsi_faults PORTAL IQN enospc|syncfail|writefail|syncpoints|earlywarning|leave|"
+				"append|verify SLOT "
 				"MANIFEST [TRIGGER|BLOCKS]\n");
 		return 2;
 	}
@@ -568,7 +596,8 @@ int main(int argc, char **argv)
 	unsigned slot = (unsigned)strtoul(argv[4], NULL, 10);
 	bool syncpoints = strcmp(mode, "syncpoints") == 0, ew = strcmp(mode, "earlywarning") == 0;
 	bool fence = strcmp(mode, "syncfail") == 0 || strcmp(mode, "writefail") == 0;
-	bool fresh = strcmp(mode, "enospc") == 0 || fence || syncpoints || ew;
+	bool leave = strcmp(mode, "leave") == 0;
+	bool fresh = strcmp(mode, "enospc") == 0 || fence || syncpoints || ew || leave;
 	if ((fence || syncpoints || ew || strcmp(mode, "append") == 0) != (argc == 7) ||
 	    (!fresh && strcmp(mode, "append") != 0 && strcmp(mode, "verify") != 0)) {
 		fprintf(stderr, "iscsi_faults: bad mode or arguments\n");
@@ -595,13 +624,16 @@ int main(int argc, char **argv)
 		mode_syncpoints(slot, argv[6]);
 	else if (ew)
 		mode_earlywarning(argv[6]);
+	else if (leave)
+		mode_leave();
 	else if (strcmp(mode, "append") == 0)
 		mode_append((unsigned)strtoul(argv[6], NULL, 10));
 	else
 		mode_verify();
 	if (strcmp(mode, "verify") != 0)
 		manifest_save(path);
-	move(DRIVE_ELEMENT, slot, "MOVE MEDIUM back to its slot");
+	if (!leave)
+		move(DRIVE_ELEMENT, slot, "MOVE MEDIUM back to its slot");
 	iscsi_logout_sync(iscsi);
 	iscsi_destroy_context(iscsi);
 	printf("iscsi_faults %s: all checks passed\n", mode);

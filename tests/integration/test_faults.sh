@@ -24,7 +24,9 @@
 # - a write to the disk that fails (EIO): that WRITE gets MEDIUM ERROR, WRITE
 #   ERROR as a current error, then the same fence as after a failed sync;
 # - early warning: with SEW 1 the WRITE that reaches it syncs (its failed
-#   sync is the deferred MEDIUM ERROR), the buffered WRITEs before it do not.
+#   sync is the deferred MEDIUM ERROR), the buffered WRITEs before it do not;
+# - vtld stopping (SIGTERM) with a tape loaded syncs it; `vtlctl unload` of a
+#   tape whose sync fails moves it home, fails and says why, and logs it.
 #
 # vtld built with AddressSanitizer (make asan): the sanitizer's runtime must
 # come first among the preloaded libraries, so it is preloaded before the shim.
@@ -54,6 +56,9 @@ SYNC_SLOT=1026
 POINTS_SLOT=1027
 WRITE_SLOT=1028
 EW_SLOT=1029
+STOP_SLOT=1030
+CTL_SLOT=1031
+DRIVE_ELEMENT=257
 # A tape small enough to reach early warning in about 175 blocks; its window (capacity/50 before the end)
 # wider than the largest block, so that no block can jump over it to the end of the medium.
 EW_CAPACITY=10M
@@ -65,6 +70,8 @@ vtld_library $iqn FAULTS0001
 "$VTLCTL" -c "$conf" cartridge add --barcode F00001L8 --count 4 >/dev/null || fail "vtlctl cartridge add"
 "$VTLCTL" -c "$conf" cartridge add --barcode E00001L8 --capacity $EW_CAPACITY --slot $EW_SLOT >/dev/null ||
 	fail "vtlctl cartridge add --capacity $EW_CAPACITY"
+"$VTLCTL" -c "$conf" cartridge add --barcode S00001L8 --slot $STOP_SLOT >/dev/null || fail "vtlctl cartridge add"
+"$VTLCTL" -c "$conf" cartridge add --barcode U00001L8 --slot $CTL_SLOT >/dev/null || fail "vtlctl cartridge add"
 
 preload=$SHIM
 asan=$(ldd "$REAL_VTLD" | awk '$1 ~ /^libasan\.so/ { print $3 }')
@@ -132,8 +139,30 @@ host verify $WRITE_SLOT "$tmp/write.manifest"
 step "early warning (slot $EW_SLOT, $EW_CAPACITY): the WRITE that reaches it syncs, none before it"
 host earlywarning $EW_SLOT "$tmp/ew.manifest" "$trigger"
 host verify $EW_SLOT "$tmp/ew.manifest"
-step "after a vtld restart, the five tapes read back"
+step "vtld stopping (SIGTERM) with a tape loaded syncs it (slot $STOP_SLOT)"
+host leave $STOP_SLOT "$tmp/stop.manifest"
+: >"$trigger"
+vtld_stop
+[ ! -e "$trigger" ] || fail "vtld stopped without syncing the loaded tape"
+vtld_start
+"$VTLCTL" -c "$conf" unload $DRIVE_ELEMENT >"$tmp/unload" 2>&1 || fail "vtlctl unload $DRIVE_ELEMENT: $(cat "$tmp/unload")"
+host verify $STOP_SLOT "$tmp/stop.manifest"
+step "vtlctl unload of a tape whose close fails to sync (slot $CTL_SLOT): it goes home, and vtlctl says so"
+host leave $CTL_SLOT "$tmp/ctl.manifest"
+: >"$trigger"
+if "$VTLCTL" -c "$conf" unload $DRIVE_ELEMENT >"$tmp/unload" 2>&1; then
+	fail "vtlctl unload succeeded over a failed sync: $(cat "$tmp/unload")"
+fi
+[ ! -e "$trigger" ] || fail "vtlctl unload did not sync the tape"
+grep -q "U00001L8 was unloaded to $CTL_SLOT, but the drive at $DRIVE_ELEMENT could not make its last writes durable" \
+	"$tmp/unload" || fail "vtlctl unload: $(cat "$tmp/unload")"
+grep -q "error unload: U00001L8 was unloaded" "$log" || fail "vtld logged no error for the failed unload"
+echo "   $(cat "$tmp/unload")"
+host verify $CTL_SLOT "$tmp/ctl.manifest"
+step "after a vtld restart, the seven tapes read back"
 restart
+host verify $CTL_SLOT "$tmp/ctl.manifest"
+host verify $STOP_SLOT "$tmp/stop.manifest"
 host verify $EW_SLOT "$tmp/ew.manifest"
 host verify $SYNC_SLOT "$tmp/sync.manifest"
 host verify $FULL_SLOT "$tmp/full.manifest"

@@ -221,7 +221,7 @@ static ssize_t written_result(ssize_t n, size_t allow)
 	return n;
 }
 
-/* Admits a write of want bytes to fd (*allow: how many may go, *err: the fault); true, with errno set, when none may. */
+/* Admits a write of want bytes to fd (*allow: how many may go, *err: the fault); true, errno set, when none may. */
 static bool refused(int fd, size_t want, size_t *allow, int *err)
 {
 	pthread_once(&once, resolve);

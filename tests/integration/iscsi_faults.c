@@ -25,11 +25,12 @@
  *   iscsi_faults PORTAL IQN syncpoints SLOT MANIFEST TRIGGER
  *       which commands make buffered writes durable: one round per command
  *       (REWIND, SPACE to end of data, LOCATE, ERASE, UNLOAD, WRITE in
- *       buffered mode 0), each on a fresh load: a block and a WRITE FILEMARKS (GOOD, kept
- *       in the manifest); TRIGGER created; a buffered WRITE and a WRITE
- *       FILEMARKS with IMMED, both GOOD with TRIGGER still there (neither
- *       synced); then the command, which must take TRIGGER and fail with the
- *       deferred MEDIUM ERROR, WRITE ERROR (71h, 03h, 0Ch/00h).
+ *       buffered mode 0), each on a fresh load: a block and a WRITE
+ *       FILEMARKS (GOOD, kept in the manifest); TRIGGER created; a buffered
+ *       WRITE and a WRITE FILEMARKS with IMMED, both GOOD with TRIGGER still
+ *       there (neither synced); then the command, which must take TRIGGER
+ *       and fail with the deferred MEDIUM ERROR, WRITE ERROR (71h, 03h,
+ *       0Ch/00h).
  *   iscsi_faults PORTAL IQN earlywarning SLOT MANIFEST TRIGGER
  *       a file (GOOD, in the manifest), TRIGGER, then buffered WRITEs, GOOD
  *       without syncing, until the one that reaches early warning (the tape
@@ -46,10 +47,11 @@
  *       and bytes, every filemark, in order, then end of data (BLANK CHECK).
  *
  * Each mode moves the cartridge in storage element SLOT into the first drive
- * (element 257, LUN 1) and back (leave: not back). The manifest has one line per object:
- * "B SEED LENGTH" for a block (content host_fill(SEED)), "F" for a filemark;
- * enospc and syncfail write it, append adds to it. Exit 0 when every check
- * passed; each mode prints what it saw.
+ * (element 257, LUN 1) and back (leave: not back). The manifest has one line
+ * per object: "B SEED LENGTH" for a block (content host_fill(SEED)), "F" for
+ * a filemark; the modes that write from BOT write it afresh, append adds to
+ * it, verify reads it. Exit 0 when every check passed; each mode prints what
+ * it saw.
  */
 #include <errno.h>
 #include <stdbool.h>

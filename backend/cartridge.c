@@ -470,7 +470,10 @@ static unsigned char *footer_build(struct vtl_cart *c, bool with_eod, size_t *le
 /*
  * Makes a segment's records durable, then writes its footer after them: a
  * footer that reached the disk before a record it covers would make a torn
- * record look like a sealed one.
+ * record look like a sealed one. VTL_E_POOL_FULL when only the footer did
+ * not fit (the file system is full): the records are durable, what was
+ * written of the footer is cut off, and the next open indexes the segment
+ * from its records, as after a crash.
  */
 static int footer_commit(int fd, unsigned char *footer, size_t len, uint64_t at)
 {
@@ -478,6 +481,8 @@ static int footer_commit(int fd, unsigned char *footer, size_t len, uint64_t at)
 		return VTL_E_IO;
 	struct iovec iov = {footer, len};
 	int rc = write_fullv(fd, &iov, 1, at);
+	if (rc != VTL_OK && errno_is_full())
+		return ftruncate(fd, (off_t)at) == 0 && fdatasync(fd) == 0 ? VTL_E_POOL_FULL : VTL_E_IO;
 	/* Synced too, so that an open after a power cut finds the footer and need not rebuild the index. */
 	if (rc == VTL_OK && fdatasync(fd) != 0)
 		rc = VTL_E_IO;
@@ -578,6 +583,9 @@ static int seg_seal_last(struct vtl_cart *c, bool with_eod, bool async)
 	if (!async) {
 		rc = footer_commit(f->fd, footer, len, s->data_end);
 		free(footer);
+		/* A close on a full disk: every record is durable, the footer is only an index. */
+		if (rc == VTL_E_POOL_FULL)
+			return VTL_OK;
 		if (rc) {
 			cart_fence(c, rc);
 			if (ftruncate(f->fd, (off_t)s->data_end) != 0)

@@ -795,8 +795,15 @@ static int unload_target(struct vtl_library *lib, const struct cat_element *d, u
 	return VTL_OK;
 }
 
+/*
+ * Unloads the drive at drive and moves its cartridge to slot (or its home).
+ * *closed gets what the drive's close of the cartridge reported: after a
+ * failure there (its last writes could not be made durable) the cartridge
+ * is out of the drive all the same, as after a host's UNLOAD, so it is
+ * moved, and err says what failed.
+ */
 static int unload_locked(struct vtl_library *lib, uint16_t drive, uint16_t slot, uint16_t *to, const char *actor,
-			 char *err, size_t errlen)
+			 int *closed, char *err, size_t errlen)
 {
 	struct cat_element d;
 	int rc;
@@ -810,11 +817,22 @@ static int unload_locked(struct vtl_library *lib, uint16_t drive, uint16_t slot,
 	if ((rc = unload_target(lib, &d, slot, to, err, errlen)) != VTL_OK)
 		return rc;
 	struct lib_drive *ld = drive_at(lib, drive);
+	*closed = VTL_OK;
 	if (ld && (rc = ssc_eject(ld->drive)) != VTL_OK && rc != VTL_E_SRC_EMPTY) {
-		snprintf(err, errlen, "a host prevents medium removal from the drive at %u", drive);
-		return VTL_E_BUSY;
+		if (rc == VTL_E_BUSY) {
+			snprintf(err, errlen, "a host prevents medium removal from the drive at %u", drive);
+			return VTL_E_BUSY;
+		}
+		*closed = rc;
 	}
-	return move_locked(lib, drive, *to, actor, err, errlen);
+	if ((rc = move_locked(lib, drive, *to, actor, err, errlen)) != VTL_OK || *closed == VTL_OK)
+		return rc;
+	snprintf(err, errlen,
+		 "%s was unloaded to %u, but the drive at %u could not make its last writes durable (%s): what was "
+		 "written after the last synchronizing command may be lost",
+		 d.barcode, *to, drive, vtl_strerror(*closed));
+	log_error("unload: %s", err);
+	return VTL_OK;
 }
 
 int library_unload(struct vtl_library *lib, uint16_t drive, uint16_t slot, const char *actor, char *err,
@@ -822,8 +840,10 @@ int library_unload(struct vtl_library *lib, uint16_t drive, uint16_t slot, const
 {
 	begin(lib, err);
 	uint16_t to = CAT_NO_ELEMENT;
-	int rc = unload_locked(lib, drive, slot, &to, actor, err, errlen);
-	return finish(lib, rc, by_operator(actor) && is_mail_slot(lib, to));
+	int closed = VTL_OK;
+	int rc = unload_locked(lib, drive, slot, &to, actor, &closed, err, errlen);
+	rc = finish(lib, rc, by_operator(actor) && is_mail_slot(lib, to));
+	return rc == VTL_OK ? closed : rc;
 }
 
 void library_set_prevent(struct vtl_library *lib, bool prevent)

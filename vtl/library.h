@@ -102,7 +102,9 @@ int library_load(struct vtl_library *lib, const char *what, uint16_t drive, cons
  * The operator unloads the drive at drive (VTL_E_BUSY while a host of the
  * drive prevents removal) and has the robot take the cartridge to slot, or
  * with slot CAT_NO_ELEMENT back to its source slot (the first empty slot if
- * that is full). The destination is checked before the drive unloads.
+ * that is full). The destination is checked before the drive unloads. When
+ * the drive's close fails (its last writes could not be made durable) the
+ * cartridge is moved all the same and that error is returned, err saying so.
  */
 int library_unload(struct vtl_library *lib, uint16_t drive, uint16_t slot, const char *actor, char *err,
 		   size_t errlen);

@@ -9,14 +9,21 @@
  * and after an unload and a new load the tape works again from what is on
  * the disk.
  *
- * This program defines fdatasync itself: the store's calls (linked in
- * statically) come here, and fail while fail_syncs is above 0.
+ * A full file system is not a fault: when only a footer does not fit (at a
+ * close, or in the seal at a segment change), the records are already
+ * synced, so nothing is lost and the store reports a full pool at most.
+ *
+ * This program defines fdatasync and pwritev itself: the store's calls
+ * (linked in statically) come here; fdatasync fails while fail_syncs is
+ * above 0, pwritev with ENOSPC while disk_full is set.
  */
 #include "tests/unit/scsi_host.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "backend/cartridge.h"
@@ -24,6 +31,9 @@
 
 static int fail_syncs; /* the next fail_syncs calls of fdatasync fail with EIO */
 static int syncs;      /* calls seen */
+/* While set, pwritev fails with ENOSPC (a full file system); read by the store's seal worker too. */
+static _Atomic int disk_full;
+static _Atomic int refused; /* writes refused so */
 
 int fdatasync(int fd)
 {
@@ -36,9 +46,20 @@ int fdatasync(int fd)
 	return (int)syscall(SYS_fdatasync, fd);
 }
 
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	if (disk_full) {
+		refused++;
+		errno = ENOSPC;
+		return -1;
+	}
+	return (ssize_t)syscall(SYS_pwritev, fd, iov, cnt, (long)off, (long)((uint64_t)off >> 32));
+}
+
 static int setup(void **state)
 {
 	fail_syncs = syncs = 0;
+	disk_full = refused = 0;
 	return fx_setup_dirs(state, "vtl-fence", 1);
 }
 
@@ -78,6 +99,97 @@ static void store_fenced_until_reopened(void **state)
 	assert_true(pos.object >= 1);
 	assert_int_equal(vtl_cart_write_block(c, block, sizeof block), 0);
 	assert_int_equal(vtl_cart_sync(c), 0);
+	assert_int_equal(vtl_cart_close(c), 0);
+}
+
+/* Reads n blocks of len bytes and keys base.. from the position; fails the test on a difference. */
+static void read_blocks(struct vtl_cart *c, unsigned n, uint64_t base, size_t len)
+{
+	static uint8_t want[65536], back[65536];
+	for (unsigned i = 0; i < n; i++) {
+		struct vtl_read_result r;
+		gen_data(want, len, base + i, false);
+		assert_int_equal(vtl_cart_read(c, back, len, &r), 0);
+		assert_int_equal(r.type, VTL_OBJ_DATA);
+		assert_int_equal(r.length, len);
+		assert_memory_equal(back, want, len);
+	}
+}
+
+/*
+ * A file system full when the close writes the footer: every record is
+ * already synced and the footer is only an index, so the close succeeds (an
+ * unload is GOOD) and the next open indexes the segment from its records.
+ */
+static void full_disk_at_close_loses_nothing(void **state)
+{
+	struct fx *f = *state;
+	fx_pool_config(f, 1, 1u << 20);
+	tl_pool_open(&f->cfg, &f->pool);
+	assert_int_equal(vtl_cart_create(f->pool, "FUL001L8"), 0);
+	struct vtl_cart *c = tl_cart_open(f->pool, "FUL001L8", NULL);
+	static uint8_t block[16384];
+	for (unsigned i = 0; i < 4; i++) {
+		gen_data(block, sizeof block, 10 + i, false);
+		assert_int_equal(vtl_cart_write_block(c, block, sizeof block), 0);
+	}
+	disk_full = 1;
+	assert_int_equal(vtl_cart_close(c), 0);
+	disk_full = 0;
+	assert_true(refused > 0); /* the footer was refused */
+	c = tl_cart_open(f->pool, "FUL001L8", NULL);
+	struct vtl_position pos;
+	assert_int_equal(vtl_cart_space_eod(c), 0);
+	get_pos(c, &pos);
+	assert_int_equal(pos.object, 4);
+	assert_int_equal(vtl_cart_rewind(c), 0);
+	read_blocks(c, 4, 10, sizeof block);
+	assert_int_equal(vtl_cart_write_block(c, block, sizeof block), 0);
+	assert_int_equal(vtl_cart_close(c), 0);
+}
+
+/*
+ * Full at a segment change, while the seal of the full segment writes its
+ * footer on a worker: the write that needed the new segment and the sync
+ * after it report a full pool (the drive's VOLUME OVERFLOW), never the fence;
+ * once there is space the tape takes more, and everything reads back.
+ */
+static void full_disk_at_segment_change_is_no_fault(void **state)
+{
+	struct fx *f = *state;
+	enum { SEG = 65536, BLK = 16384 };
+	fx_pool_config(f, 1, SEG);
+	tl_pool_open(&f->cfg, &f->pool);
+	assert_int_equal(vtl_cart_create(f->pool, "FUL002L8"), 0);
+	struct vtl_cart *c = tl_cart_open(f->pool, "FUL002L8", NULL);
+	static uint8_t block[BLK];
+	/* Three blocks fit in the first segment with its header; the fourth needs a new one. */
+	unsigned n = 0;
+	for (; n < 3; n++) {
+		gen_data(block, sizeof block, 20 + n, false);
+		assert_int_equal(vtl_cart_write_block(c, block, sizeof block), 0);
+	}
+	disk_full = 1;
+	gen_data(block, sizeof block, 20 + n, false);
+	int rc = vtl_cart_write_block(c, block, sizeof block);
+	int rc_sync = vtl_cart_sync(c);
+	disk_full = 0;
+	assert_true(refused > 0);
+	assert_int_equal(rc, VTL_E_POOL_FULL);
+	assert_int_equal(rc_sync, VTL_E_POOL_FULL); /* the seal's footer did not fit either */
+	/* Space again: the same open cartridge takes the block, and syncs. */
+	assert_int_equal(vtl_cart_write_block(c, block, sizeof block), 0);
+	n++;
+	assert_int_equal(vtl_cart_sync(c), 0);
+	assert_int_equal(vtl_cart_rewind(c), 0);
+	read_blocks(c, n, 20, sizeof block);
+	assert_int_equal(vtl_cart_close(c), 0);
+	c = tl_cart_open(f->pool, "FUL002L8", NULL);
+	read_blocks(c, n, 20, sizeof block);
+	struct vtl_position pos;
+	assert_int_equal(vtl_cart_space_eod(c), 0);
+	get_pos(c, &pos);
+	assert_int_equal(pos.object, n);
 	assert_int_equal(vtl_cart_close(c), 0);
 }
 
@@ -137,6 +249,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(store_fenced_until_reopened, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(host_sees_medium_error, host_up, host_teardown),
+		cmocka_unit_test_setup_teardown(full_disk_at_close_loses_nothing, setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(full_disk_at_segment_change_is_no_fault, setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

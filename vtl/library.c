@@ -189,7 +189,7 @@ static int add_drive(const struct cat_drive *cd, void *arg)
 	struct vtl_library *lib = dl->lib;
 	struct ssc_config cfg = {.pool = lib->pool, .cat = lib->cat, .early_warning = lib->opt.early_warning,
 				 .clean_ms = lib->opt.clean_ms, .on_medium = drive_medium, .on_medium_arg = lib,
-				 .stage = &stage_ops, .stage_arg = lib};
+				 .stage = &stage_ops, .stage_arg = lib, .stage_wait_ms = lib->opt.stage_wait_ms};
 	cfg.ident.type = SCSI_TYPE_TAPE;
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", cd->vendor);
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", cd->model);

@@ -97,7 +97,8 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		snprintf(err, errlen, "cannot open the disk pool: %s", why[0] ? why : vtl_strerror(rc));
 		goto fail;
 	}
-	struct library_options opt = {.migrator = cfg->migrator.control_socket};
+	struct library_options opt = {.migrator = cfg->migrator.control_socket,
+				      .stage_wait_ms = cfg->library.recall_wait * 1000u};
 	rc = library_open(v->cat, v->pool, cfg->library.name, &opt, &v->lib, why, sizeof why);
 	if (rc != VTL_OK) {
 		snprintf(err, errlen, "%s", why);

@@ -396,12 +396,23 @@ static void read_past_a_stalled_stage_is_becoming_ready(void **state)
 	within_the_deadline(h, cdb, len, SCSI_DIR_IN, b, BLOCK);
 	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY); /* never BLANK CHECK: the stage may still bring it */
 	assert_int_equal(host_position(h), 4);
+	uint8_t sp[6];
+	within_the_deadline(h, sp, cdb_space6(sp, 0, 2), SCSI_DIR_NONE, NULL, 0); /* SPACE 2 blocks */
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
+	within_the_deadline(h, sp, cdb_locate10(sp, 6), SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
+	within_the_deadline(h, sp, cdb_space6(sp, 3, 0), SCSI_DIR_NONE, NULL, 0); /* SPACE to end of data */
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
+	host_cmd(h, sp, cdb_locate10(sp, 4), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
 	/* The stage fails for good: what it did not bring back is a MEDIUM ERROR, at once. */
 	atomic_store(&lib.stage, SSC_STAGE_FAILED);
 	uint64_t t0 = ms_now();
 	host_cmd(h, cdb, len, SCSI_DIR_IN, b, BLOCK);
 	expect_sense(h, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
 	assert_true(ms_now() - t0 < WAIT_MS);
+	host_cmd(h, sp, cdb_locate10(sp, 6), SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR); /* LOCATE too: never a false end of data */
 }
 
 static void unrecorded_write_is_refused(void **state)

@@ -396,7 +396,7 @@ static void read_past_a_stalled_stage_is_becoming_ready(void **state)
 	within_the_deadline(h, cdb, len, SCSI_DIR_IN, b, BLOCK);
 	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY); /* never BLANK CHECK: the stage may still bring it */
 	assert_int_equal(host_position(h), 4);
-	uint8_t sp[6];
+	uint8_t sp[10];
 	within_the_deadline(h, sp, cdb_space6(sp, 0, 2), SCSI_DIR_NONE, NULL, 0); /* SPACE 2 blocks */
 	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
 	within_the_deadline(h, sp, cdb_locate10(sp, 6), SCSI_DIR_NONE, NULL, 0);

@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/vtl_error.h"
 #include "vtl/library.h"
@@ -773,6 +774,49 @@ static void unrecorded_unload_is_a_hardware_error(void **state)
 	host_catalog_fault(g.h, FAULT_OFF);
 }
 
+static int the_recall(const struct cat_job *j, void *arg)
+{
+	*(int64_t *)arg = j->kind == CAT_JOB_RECALL ? j->id : 0;
+	return j->kind == CAT_JOB_RECALL;
+}
+
+/*
+ * A recall that ended (failed) without recording the cartridge's end state
+ * leaves it "recalling": a drive waiting on it must not wait for ever. It
+ * sees the stage failed once no recall job is left, becomes ready on what is
+ * on disk, and reads what is missing as MEDIUM ERROR.
+ */
+static void recalling_without_a_recall_ends_the_wait(void **state)
+{
+	(void)state;
+	EXPECT_RC(catalog_cartridge_usage(g.h->cat, "D00000L8", 8000, 8000, 4, false), 0);
+	EXPECT_RC(catalog_cartridge_set_cache(g.h->cat, "D00000L8", CAT_CACHE_RECALLING), 0);
+	attention(NULL, NEXUS, ASC_POWER_ON_RESET);
+	move(SLOT(0), DRIVE(0));
+	expect(SCSI_GOOD, 0, 0);
+	struct ssc_drive *d0 = library_drive(g.lib, 0, NULL);
+	uint8_t tur[6] = {0};
+	send(d0, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect(SCSI_CHECK_CONDITION, SK_UNIT_ATTENTION, ASC_POWER_ON_RESET);
+	send(d0, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect(SCSI_CHECK_CONDITION, SK_NOT_READY, ASC_BECOMING_READY); /* the load queued a recall */
+	int64_t job = 0;
+	EXPECT_RC(catalog_job_list(g.h->cat, CAT_JOB_QUEUED, the_recall, &job), 0);
+	assert_true(job > 0);
+	EXPECT_RC(catalog_job_update(g.h->cat, job, CAT_JOB_FAILED, 0, "the migrator could not record the stage's end"), 0);
+	for (int tries = 0; tries < 200; tries++) {
+		if (send(d0, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0) == SCSI_GOOD)
+			break;
+		usleep(10000);
+		if (g.c.sense.key == SK_UNIT_ATTENTION)
+			tries--; /* the not-ready-to-ready change */
+	}
+	expect(SCSI_GOOD, 0, 0);
+	uint8_t cdb[6], data[1024];
+	drive_cmd(0, cdb, cdb_read6(cdb, true, false, sizeof data), SCSI_DIR_IN, data, sizeof data);
+	expect(SCSI_CHECK_CONDITION, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR); /* not a false end of data */
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -782,6 +826,7 @@ int main(void)
 		T(prevent_locks_the_mail_slots), T(operator_import_and_export), T(operator_load_and_unload),
 		T(write_export_import_read_back), T(unrecorded_load_fails_the_move), T(unrecorded_usage_fails_the_move_out),
 		T(unrecorded_first_write_is_refused), T(unrecorded_unload_is_a_hardware_error),
+		T(recalling_without_a_recall_ends_the_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

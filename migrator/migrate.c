@@ -607,9 +607,12 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 		snprintf(what, sizeof what, "recall of %s from %s file %u failed: %.300s", barcode, k->tape, k->file, why);
 		vtl_ignore(catalog_event(m->cat, ACTOR, what)); /* best effort: the job's error says the same */
 		snprintf(err, errlen, "%s", what);
-		if (rc == VTL_E_MEDIUM && (unmarked = catalog_copy_set_state(m->cat, k->id, STATE_BAD)) != VTL_OK)
+		int mr = rc == VTL_E_MEDIUM ? catalog_copy_set_state(m->cat, k->id, STATE_BAD) : VTL_OK;
+		if (mr != VTL_OK) {
+			unmarked = mr; /* kept: a later copy's success does not clear it */
 			log_warn("the copy of %s on %s file %u failed its recall, but the catalog cannot mark it bad: %s",
 				 barcode, k->tape, k->file, catalog_last_error(m->cat));
+		}
 	}
 	free(cs.k);
 	struct vtl_position pos;

@@ -1431,8 +1431,10 @@ static bool follow_until(struct vtl_cart *c, uint64_t obj)
 		if (c->eod > obj)
 			break;
 		if (c->p.more(c->p.more_arg) <= 0) {
-			/* Finished: whatever it appended last is on disk now. */
-			(void)vtl_cart_refresh(c, NULL);
+			/* Finished: whatever it appended last is on disk now. A failed refresh
+			 * ends the wait as the one above does: eod stays what was last seen. */
+			if (vtl_cart_refresh(c, NULL) != VTL_OK)
+				break;
 			break;
 		}
 	}

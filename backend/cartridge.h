@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/vtl_error.h"
+
 #include "backend/pool.h"
 
 #define VTL_BLOCK_MAX (16u << 20) /* largest data block accepted */
@@ -39,7 +41,7 @@ struct vtl_cart_params {
 	 * there will be). Reads, locates and spaces wait through it for the
 	 * objects they need instead of stopping at the end of data.
 	 */
-	int (*more)(void *arg);
+	VTL_MUST_CHECK int (*more)(void *arg);
 	void *more_arg;
 };
 
@@ -102,26 +104,26 @@ struct vtl_cart_info {
  * (a cartridge is a folder on its home member holding segment 0); fn
  * returning non-zero stops the walk and is returned.
  */
-int vtl_pool_list_cartridges(struct vtl_pool *pool, int (*fn)(const char *barcode, void *arg), void *arg);
+VTL_MUST_CHECK int vtl_pool_list_cartridges(struct vtl_pool *pool, int (*fn)(const char *barcode, void *arg), void *arg);
 
 /* Reads what a cartridge holds, read-only (VTL_E_BUSY while a writer has it open). */
-int vtl_cart_info(struct vtl_pool *pool, const char *barcode, struct vtl_cart_info *out);
+VTL_MUST_CHECK int vtl_cart_info(struct vtl_pool *pool, const char *barcode, struct vtl_cart_info *out);
 
 /* Creates an empty (blank) cartridge; VTL_E_EXISTS if one is there already. */
-int vtl_cart_create(struct vtl_pool *pool, const char *barcode);
+VTL_MUST_CHECK int vtl_cart_create(struct vtl_pool *pool, const char *barcode);
 
 /* Deletes a cartridge and all its segments; it must not be open. */
-int vtl_cart_delete(struct vtl_pool *pool, const char *barcode);
+VTL_MUST_CHECK int vtl_cart_delete(struct vtl_pool *pool, const char *barcode);
 
 /* Returns 1 if a cartridge with this barcode exists in the pool, 0 if not, <0 on error. */
-int vtl_cart_exists(struct vtl_pool *pool, const char *barcode);
+VTL_MUST_CHECK int vtl_cart_exists(struct vtl_pool *pool, const char *barcode);
 
 /*
  * Opens a cartridge positioned at BOT. A writable open takes an exclusive
  * lock (VTL_E_BUSY if held) and repairs a crashed tail: records that are
  * torn or fail their CRC after the last whole record are cut off.
  */
-int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
+VTL_MUST_CHECK int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
 		  struct vtl_cart **out);
 
 /*
@@ -130,10 +132,10 @@ int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_c
  * refresh, across new segments; *eod (may be NULL) gets the end of data now
  * seen. The position stays. VTL_E_INVAL if c was not opened with follow.
  */
-int vtl_cart_refresh(struct vtl_cart *c, uint64_t *eod);
+VTL_MUST_CHECK int vtl_cart_refresh(struct vtl_cart *c, uint64_t *eod);
 
 /* Syncs (writable), writes the clean-close marker and index, and frees c. */
-int vtl_cart_close(struct vtl_cart *c);
+VTL_MUST_CHECK int vtl_cart_close(struct vtl_cart *c);
 
 /*
  * Writes a data block of len bytes (1..VTL_BLOCK_MAX) at the current position.
@@ -141,17 +143,17 @@ int vtl_cart_close(struct vtl_cart *c);
  * VTL_E_EOM / VTL_E_POOL_FULL when there is no room (nothing written, the
  * tape unchanged), VTL_E_WORM on an overwrite of WORM media.
  */
-int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len);
+VTL_MUST_CHECK int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len);
 
 /*
  * Writes count filemarks at the current position; returns like write_block.
  * EOM is checked for the whole count first; a pool that fills part way stops
  * it with some written (the position tells how many).
  */
-int vtl_cart_write_filemarks(struct vtl_cart *c, uint32_t count);
+VTL_MUST_CHECK int vtl_cart_write_filemarks(struct vtl_cart *c, uint32_t count);
 
 /* Discards everything from the current position on (the position becomes EOD). */
-int vtl_cart_erase(struct vtl_cart *c);
+VTL_MUST_CHECK int vtl_cart_erase(struct vtl_cart *c);
 
 /*
  * Reads the object at the current position into buf (at most buflen bytes).
@@ -159,26 +161,26 @@ int vtl_cart_erase(struct vtl_cart *c);
  * stays. A block that fails its checksum gives VTL_E_MEDIUM with r->object set
  * and the position left on it.
  */
-int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r);
+VTL_MUST_CHECK int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r);
 
 /* Positions at object obj (0..eod); past EOD it stops at EOD and returns VTL_E_EOD. */
-int vtl_cart_locate(struct vtl_cart *c, uint64_t obj);
+VTL_MUST_CHECK int vtl_cart_locate(struct vtl_cart *c, uint64_t obj);
 
 /*
  * Spaces count blocks (negative: towards BOT). Forward, a filemark stops it
  * on the EOT side of the filemark; backward, on its BOT side; EOD and BOT
  * also stop it. *r tells what stopped it and the residual count.
  */
-int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r);
+VTL_MUST_CHECK int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r);
 
 /* Spaces count filemarks (negative: towards BOT; ends on the BOT side of the last one passed). */
-int vtl_cart_space_filemarks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r);
+VTL_MUST_CHECK int vtl_cart_space_filemarks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r);
 
 /* Positions at end of data. */
-int vtl_cart_space_eod(struct vtl_cart *c);
+VTL_MUST_CHECK int vtl_cart_space_eod(struct vtl_cart *c);
 
 /* Positions at BOT. */
-int vtl_cart_rewind(struct vtl_cart *c);
+VTL_MUST_CHECK int vtl_cart_rewind(struct vtl_cart *c);
 
 /*
  * Makes everything written so far survive a crash or power loss. Also returns
@@ -187,7 +189,7 @@ int vtl_cart_rewind(struct vtl_cart *c);
  * and sync returns that error (never success over data the kernel may have
  * dropped) until it is closed and opened again.
  */
-int vtl_cart_sync(struct vtl_cart *c);
+VTL_MUST_CHECK int vtl_cart_sync(struct vtl_cart *c);
 
 /* Fills *pos with the current position. */
 void vtl_cart_position(struct vtl_cart *c, struct vtl_position *pos);
@@ -198,7 +200,7 @@ void vtl_cart_position(struct vtl_cart *c, struct vtl_position *pos);
  * exceeds a non-zero capacity); VTL_E_READONLY if opened read-only. What is
  * already written stays; writes past the new capacity get VTL_E_EOM.
  */
-int vtl_cart_set_capacity(struct vtl_cart *c, uint64_t capacity, uint64_t early_warning);
+VTL_MUST_CHECK int vtl_cart_set_capacity(struct vtl_cart *c, uint64_t capacity, uint64_t early_warning);
 
 /* Turns LZ4 compression of blocks written from now on on or off. */
 void vtl_cart_set_compression(struct vtl_cart *c, bool on);
@@ -223,7 +225,7 @@ uint64_t vtl_cart_stream_size(const struct vtl_cart *c);
  * its CRC: VTL_E_CORRUPT otherwise, nothing written. Then as
  * vtl_cart_write_block (VTL_W_EARLY_WARNING, VTL_E_EOM, VTL_E_POOL_FULL).
  */
-int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len);
+VTL_MUST_CHECK int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len);
 
 /* The barcode of an open cartridge, and how many filemarks it holds before EOD. */
 const char *vtl_cart_barcode(const struct vtl_cart *c);
@@ -234,6 +236,6 @@ uint64_t vtl_cart_filemarks(const struct vtl_cart *c);
  * call from several threads at once while nothing writes the cartridge
  * (each call opens the segment files it needs). VTL_E_INVAL past the end.
  */
-int vtl_cart_stream_read(struct vtl_cart *c, uint64_t off, void *buf, size_t len);
+VTL_MUST_CHECK int vtl_cart_stream_read(struct vtl_cart *c, uint64_t off, void *buf, size_t len);
 
 #endif

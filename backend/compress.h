@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/vtl_error.h"
+
 #define LZ4_PIECE (64u << 10)
 #define LZ4_PIECE_RAW 0x80000000u
 
@@ -32,6 +34,6 @@ size_t lz4_record_scratch(size_t len);
 size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void *dst, int accel, bool *slow);
 
 /* Decompresses a payload of stored bytes into dst[len]; 0, or -1 when it is malformed. */
-int lz4_record_decompress(const void *src, size_t stored, void *dst, size_t len);
+VTL_MUST_CHECK int lz4_record_decompress(const void *src, size_t stored, void *dst, size_t len);
 
 #endif

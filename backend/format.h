@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/vtl_error.h"
+
 #define SEG_MAGIC "VTLSEG\r\n"
 #define SEG_VERSION 1
 #define SEG_HEADER_LEN 128
@@ -68,17 +70,17 @@ struct seg_trailer {
 /* Encodes h into out[SEG_HEADER_LEN]. */
 void seg_header_encode(const struct seg_header *h, unsigned char *out);
 /* Decodes and checks magic, version and CRC; returns 0 or -1. */
-int seg_header_decode(const unsigned char *in, struct seg_header *h);
+VTL_MUST_CHECK int seg_header_decode(const unsigned char *in, struct seg_header *h);
 
 /* Encodes h into out[REC_HEADER_LEN] (the payload CRC must already be set). */
 void rec_header_encode(const struct rec_header *h, unsigned char *out);
 /* Decodes and checks magic, header CRC and field sanity; returns 0 or -1. */
-int rec_header_decode(const unsigned char *in, struct rec_header *h);
+VTL_MUST_CHECK int rec_header_decode(const unsigned char *in, struct rec_header *h);
 
 /* Encodes t into out[TRAILER_LEN]. */
 void seg_trailer_encode(const struct seg_trailer *t, unsigned char *out);
 /* Decodes and checks magic and CRC; returns 0 or -1. */
-int seg_trailer_decode(const unsigned char *in, struct seg_trailer *t);
+VTL_MUST_CHECK int seg_trailer_decode(const unsigned char *in, struct seg_trailer *t);
 
 static inline void put_le16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
 static inline void put_le32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/vtl_error.h"
+
 #define VTL_POOL_MAX_MEMBERS 64
 #define VTL_BARCODE_MAX 32 /* SMC primary volume tag field is 32 bytes */
 
@@ -44,7 +46,7 @@ struct vtl_member_space {
 struct vtl_pool;
 
 /* Opens the pool; on failure returns a vtl_err and writes a readable reason into err. */
-int vtl_pool_open(const struct vtl_pool_config *cfg, struct vtl_pool **out, char *err, size_t errlen);
+VTL_MUST_CHECK int vtl_pool_open(const struct vtl_pool_config *cfg, struct vtl_pool **out, char *err, size_t errlen);
 
 /* Stops the I/O workers and frees the pool; every cartridge must be closed first. */
 void vtl_pool_close(struct vtl_pool *pool);
@@ -53,7 +55,7 @@ void vtl_pool_close(struct vtl_pool *pool);
 unsigned vtl_pool_members(const struct vtl_pool *pool);
 
 /* Fills *out with the space accounting of member i. */
-int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_space *out);
+VTL_MUST_CHECK int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_space *out);
 
 /*
  * Re-reads each member's used bytes from the segment files on disk, so that
@@ -65,7 +67,7 @@ int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_s
  * few bytes a block, written when the segment is sealed). A write that hits
  * the quota rescans its member by itself, at most once a second.
  */
-int vtl_pool_rescan(struct vtl_pool *pool);
+VTL_MUST_CHECK int vtl_pool_rescan(struct vtl_pool *pool);
 
 /* How full the pool is, summed over its members. */
 struct vtl_pool_fill {
@@ -75,10 +77,10 @@ struct vtl_pool_fill {
 };
 
 /* Fills *out from vtl_pool_member_space of every member, after a vtl_pool_rescan when rescan is set. */
-int vtl_pool_fill(struct vtl_pool *pool, bool rescan, struct vtl_pool_fill *out);
+VTL_MUST_CHECK int vtl_pool_fill(struct vtl_pool *pool, bool rescan, struct vtl_pool_fill *out);
 
 /* Returns 0 if barcode is acceptable: 1..32 of ASCII 0x21..0x7E, no / or \\, not starting with ".". */
-int vtl_barcode_check(const char *barcode);
+VTL_MUST_CHECK int vtl_barcode_check(const char *barcode);
 
 /* Member index that holds segment seq of the cartridge named barcode. */
 unsigned vtl_pool_member_for(const struct vtl_pool *pool, const char *barcode, uint32_t seq);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/vtl_error.h"
+
 #define CAT_NAME_MAX 64
 #define CAT_BARCODE_MAX 32
 #define CAT_NO_ELEMENT 0xFFFFu /* element address of a cartridge that is in no element */
@@ -94,27 +96,27 @@ struct cat_event {
 };
 
 /* Opens (create: creates if missing) the catalog at path, upgrading its schema in place. */
-int catalog_open(const char *path, bool create, struct vtl_catalog **out, char *err, size_t errlen);
+VTL_MUST_CHECK int catalog_open(const char *path, bool create, struct vtl_catalog **out, char *err, size_t errlen);
 /* Closes the catalog. */
 void catalog_close(struct vtl_catalog *cat);
 /* The schema version of the open database. */
-int catalog_schema_version(struct vtl_catalog *cat);
+VTL_MUST_CHECK int catalog_schema_version(struct vtl_catalog *cat);
 
 /* Creates a library and all its elements (empty); sets lib->id. VTL_E_EXISTS on a duplicate name. */
-int catalog_library_create(struct vtl_catalog *cat, struct cat_library *lib);
+VTL_MUST_CHECK int catalog_library_create(struct vtl_catalog *cat, struct cat_library *lib);
 /* Finds a library by name (NULL: the only one, VTL_E_INVAL if several). */
-int catalog_library_get(struct vtl_catalog *cat, const char *name, struct cat_library *out);
+VTL_MUST_CHECK int catalog_library_get(struct vtl_catalog *cat, const char *name, struct cat_library *out);
 
 /* Reads one element; VTL_E_NOTFOUND for an address the library does not have. */
-int catalog_element_get(struct vtl_catalog *cat, int64_t library_id, uint16_t address, struct cat_element *out);
+VTL_MUST_CHECK int catalog_element_get(struct vtl_catalog *cat, int64_t library_id, uint16_t address, struct cat_element *out);
 /* Calls fn for each element of type (CAT_ELEM_ALL: all) in address order; fn returning non-zero stops. */
-int catalog_element_list(struct vtl_catalog *cat, int64_t library_id, enum cat_elem_type type,
+VTL_MUST_CHECK int catalog_element_list(struct vtl_catalog *cat, int64_t library_id, enum cat_elem_type type,
 			 int (*fn)(const struct cat_element *e, void *arg), void *arg);
 
 /* Adds or replaces the drive at d->address (which must be a data transfer element). */
-int catalog_drive_set(struct vtl_catalog *cat, const struct cat_drive *d);
+VTL_MUST_CHECK int catalog_drive_set(struct vtl_catalog *cat, const struct cat_drive *d);
 /* Calls fn for each drive of the library in address order. */
-int catalog_drive_list(struct vtl_catalog *cat, int64_t library_id, int (*fn)(const struct cat_drive *d, void *arg),
+VTL_MUST_CHECK int catalog_drive_list(struct vtl_catalog *cat, int64_t library_id, int (*fn)(const struct cat_drive *d, void *arg),
 		       void *arg);
 
 /*
@@ -122,19 +124,19 @@ int catalog_drive_list(struct vtl_catalog *cat, int64_t library_id, int (*fn)(co
  * the same transaction (the element must exist and be empty). VTL_E_EXISTS on
  * a duplicate barcode, VTL_E_DST_FULL on a full element.
  */
-int catalog_cartridge_add(struct vtl_catalog *cat, const struct cat_cartridge *c);
+VTL_MUST_CHECK int catalog_cartridge_add(struct vtl_catalog *cat, const struct cat_cartridge *c);
 /* Reads a cartridge by barcode; VTL_E_NOTFOUND if none. */
-int catalog_cartridge_get(struct vtl_catalog *cat, const char *barcode, struct cat_cartridge *out);
+VTL_MUST_CHECK int catalog_cartridge_get(struct vtl_catalog *cat, const char *barcode, struct cat_cartridge *out);
 /* Calls fn for each cartridge (library_id 0: all) in barcode order. */
-int catalog_cartridge_list(struct vtl_catalog *cat, int64_t library_id,
+VTL_MUST_CHECK int catalog_cartridge_list(struct vtl_catalog *cat, int64_t library_id,
 			   int (*fn)(const struct cat_cartridge *c, void *arg), void *arg);
 /* Updates usage after a session: bytes, EOD, mounts, last mounted. */
-int catalog_cartridge_usage(struct vtl_catalog *cat, const char *barcode, uint64_t bytes_written,
+VTL_MUST_CHECK int catalog_cartridge_usage(struct vtl_catalog *cat, const char *barcode, uint64_t bytes_written,
 			    uint64_t bytes_stored, uint64_t eod, bool mounted);
 /* Sets the cache state. */
-int catalog_cartridge_set_cache(struct vtl_catalog *cat, const char *barcode, enum cat_cache_state st);
+VTL_MUST_CHECK int catalog_cartridge_set_cache(struct vtl_catalog *cat, const char *barcode, enum cat_cache_state st);
 /* Sets the state word (e.g. "available", "loaded", "unloaded"); VTL_E_NOTFOUND for an unknown barcode. */
-int catalog_cartridge_set_state(struct vtl_catalog *cat, const char *barcode, const char *state);
+VTL_MUST_CHECK int catalog_cartridge_set_state(struct vtl_catalog *cat, const char *barcode, const char *state);
 /*
  * Puts a cartridge into element (of library_id), or out of every element and
  * library (element CAT_NO_ELEMENT, library_id ignored), and sets its state, in
@@ -142,11 +144,11 @@ int catalog_cartridge_set_state(struct vtl_catalog *cat, const char *barcode, co
  * cartridge from outside the library into a mail slot, or takes one out.
  * VTL_E_NOTFOUND (cartridge or element), VTL_E_DST_FULL.
  */
-int catalog_cartridge_place(struct vtl_catalog *cat, const char *barcode, int64_t library_id, uint16_t element,
+VTL_MUST_CHECK int catalog_cartridge_place(struct vtl_catalog *cat, const char *barcode, int64_t library_id, uint16_t element,
 			    const char *state, const char *actor);
 
 /* Removes a cartridge (and its MAM attributes), emptying its element. */
-int catalog_cartridge_remove(struct vtl_catalog *cat, const char *barcode);
+VTL_MUST_CHECK int catalog_cartridge_remove(struct vtl_catalog *cat, const char *barcode);
 
 /*
  * Moves the cartridge in element from to element to, in one transaction that
@@ -154,7 +156,7 @@ int catalog_cartridge_remove(struct vtl_catalog *cat, const char *barcode);
  * (VTL_E_DST_FULL); VTL_E_NOTFOUND for an address the library lacks. Records
  * the source, and an event naming actor.
  */
-int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uint16_t to, const char *actor);
+VTL_MUST_CHECK int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uint16_t to, const char *actor);
 
 /*
  * EXCHANGE MEDIUM in one transaction: the cartridge in src goes to dst1 and
@@ -162,15 +164,15 @@ int catalog_move(struct vtl_catalog *cat, int64_t library_id, uint16_t from, uin
  * catalog_move (VTL_E_SRC_EMPTY when src or dst1 is empty, VTL_E_DST_FULL);
  * VTL_E_INVAL when dst1 equals src or dst2. Records sources and one event.
  */
-int catalog_exchange(struct vtl_catalog *cat, int64_t library_id, uint16_t src, uint16_t dst1, uint16_t dst2,
+VTL_MUST_CHECK int catalog_exchange(struct vtl_catalog *cat, int64_t library_id, uint16_t src, uint16_t dst1, uint16_t dst2,
 		     const char *actor);
 
 /* Sets MAM attribute id of a cartridge (SPC-4 attribute identifier) to len bytes. */
-int catalog_mam_set(struct vtl_catalog *cat, const char *barcode, uint16_t id, const void *val, size_t len);
+VTL_MUST_CHECK int catalog_mam_set(struct vtl_catalog *cat, const char *barcode, uint16_t id, const void *val, size_t len);
 /* Reads MAM attribute id into buf (cap bytes); *len = its true length. VTL_E_NOTFOUND if unset. */
-int catalog_mam_get(struct vtl_catalog *cat, const char *barcode, uint16_t id, void *buf, size_t cap, size_t *len);
+VTL_MUST_CHECK int catalog_mam_get(struct vtl_catalog *cat, const char *barcode, uint16_t id, void *buf, size_t cap, size_t *len);
 /* Removes MAM attribute id of a cartridge (no error if it was unset; VTL_E_NOTFOUND for an unknown cartridge). */
-int catalog_mam_delete(struct vtl_catalog *cat, const char *barcode, uint16_t id);
+VTL_MUST_CHECK int catalog_mam_delete(struct vtl_catalog *cat, const char *barcode, uint16_t id);
 
 /* A MAM attribute as catalog_mam_list hands it over. */
 struct cat_mam_attr {
@@ -179,13 +181,13 @@ struct cat_mam_attr {
 	size_t len;
 };
 /* Calls fn for each MAM attribute of the cartridge in identifier order (a list function: see below). */
-int catalog_mam_list(struct vtl_catalog *cat, const char *barcode,
+VTL_MUST_CHECK int catalog_mam_list(struct vtl_catalog *cat, const char *barcode,
 		     int (*fn)(const struct cat_mam_attr *a, void *arg), void *arg);
 
 /* Appends an event (time = now). */
-int catalog_event(struct vtl_catalog *cat, const char *actor, const char *what);
+VTL_MUST_CHECK int catalog_event(struct vtl_catalog *cat, const char *actor, const char *what);
 /* Calls fn for each event with id > after_id, oldest first, at most limit (0: all). */
-int catalog_event_list(struct vtl_catalog *cat, int64_t after_id, unsigned limit,
+VTL_MUST_CHECK int catalog_event_list(struct vtl_catalog *cat, int64_t after_id, unsigned limit,
 		       int (*fn)(const struct cat_event *ev, void *arg), void *arg);
 
 /* ------------------------------------------------------------------------
@@ -236,7 +238,7 @@ int catalog_event_list(struct vtl_catalog *cat, int64_t after_id, unsigned limit
  * to version (1..CAT_SCHEMA_VERSION; never downgrades). Functions that need
  * tables of a later version fail with VTL_E_IO on such a handle.
  */
-int catalog_open_at_version(const char *path, int version, struct vtl_catalog **out, char *err,
+VTL_MUST_CHECK int catalog_open_at_version(const char *path, int version, struct vtl_catalog **out, char *err,
 			    size_t errlen);
 
 /*
@@ -252,7 +254,7 @@ const char *catalog_last_error(struct vtl_catalog *cat);
  * library and element point back at it. 0, or VTL_E_CORRUPT with the first
  * problem in err (may be NULL).
  */
-int catalog_check(struct vtl_catalog *cat, char *err, size_t errlen);
+VTL_MUST_CHECK int catalog_check(struct vtl_catalog *cat, char *err, size_t errlen);
 
 /* ---- Physical tapes (schema version 2): the real cartridges copies go to. */
 
@@ -270,20 +272,20 @@ struct cat_ptape {
 #define CAT_POOL_DEFAULT "default" /* the pool of a physical tape nobody put in another */
 
 /* Adds a physical tape; sets t->id. VTL_E_EXISTS on a duplicate barcode. */
-int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t);
+VTL_MUST_CHECK int catalog_ptape_add(struct vtl_catalog *cat, struct cat_ptape *t);
 /* Reads a physical tape by barcode. */
-int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_ptape *out);
+VTL_MUST_CHECK int catalog_ptape_get(struct vtl_catalog *cat, const char *barcode, struct cat_ptape *out);
 /* Calls fn for each physical tape in barcode order. */
-int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape *t, void *arg), void *arg);
+VTL_MUST_CHECK int catalog_ptape_list(struct vtl_catalog *cat, int (*fn)(const struct cat_ptape *t, void *arg), void *arg);
 /*
  * Puts a physical tape in pool (schema 4). Only a tape without files moves:
  * VTL_E_INVAL for one that holds copies (or an empty or too long name),
  * VTL_E_NOTFOUND.
  */
-int catalog_ptape_set_pool(struct vtl_catalog *cat, const char *barcode, const char *pool);
+VTL_MUST_CHECK int catalog_ptape_set_pool(struct vtl_catalog *cat, const char *barcode, const char *pool);
 
 /* Sets a physical tape's used bytes and (state not NULL) its state. */
-int catalog_ptape_update(struct vtl_catalog *cat, const char *barcode, uint64_t used, const char *state);
+VTL_MUST_CHECK int catalog_ptape_update(struct vtl_catalog *cat, const char *barcode, uint64_t used, const char *state);
 
 
 /* ---- Copies: where a cartridge's data lies on a physical tape. */
@@ -301,21 +303,21 @@ struct cat_copy {
 };
 
 /* Adds a copy (verified_at as given); sets c->id. VTL_E_NOTFOUND for an unknown cartridge or tape. */
-int catalog_copy_add(struct vtl_catalog *cat, struct cat_copy *c);
+VTL_MUST_CHECK int catalog_copy_add(struct vtl_catalog *cat, struct cat_copy *c);
 /* Calls fn for each copy of the cartridge, oldest first. */
-int catalog_copy_list(struct vtl_catalog *cat, const char *barcode, int (*fn)(const struct cat_copy *c, void *arg),
+VTL_MUST_CHECK int catalog_copy_list(struct vtl_catalog *cat, const char *barcode, int (*fn)(const struct cat_copy *c, void *arg),
 		      void *arg);
 /* Sets a copy's state. VTL_E_NOTFOUND for an unknown id. */
-int catalog_copy_set_state(struct vtl_catalog *cat, int64_t id, const char *state);
+VTL_MUST_CHECK int catalog_copy_set_state(struct vtl_catalog *cat, int64_t id, const char *state);
 /* Records that a copy was verified at time when (Unix seconds). VTL_E_NOTFOUND for an unknown id. */
-int catalog_copy_verified(struct vtl_catalog *cat, int64_t id, int64_t when);
+VTL_MUST_CHECK int catalog_copy_verified(struct vtl_catalog *cat, int64_t id, int64_t when);
 /*
  * Records a copy written on a physical tape, in one transaction: the copy
  * (c->file must be the tape's files count; c->id is set), the tape's used
  * bytes, its state (NULL: kept) and one more file. VTL_E_BUSY when another
  * writer added a file meanwhile (nothing changes), VTL_E_NOTFOUND.
  */
-int catalog_copy_commit(struct vtl_catalog *cat, struct cat_copy *c, uint64_t used, const char *state);
+VTL_MUST_CHECK int catalog_copy_commit(struct vtl_catalog *cat, struct cat_copy *c, uint64_t used, const char *state);
 
 /* A copy's state: readable and current; failed a read or verify; replaced by a host's write (history). */
 #define CAT_COPY_GOOD "good"
@@ -327,7 +329,7 @@ int catalog_copy_commit(struct vtl_catalog *cat, struct cat_copy *c, uint64_t us
  * resident and every copy that is not bad becomes invalid (kept as history;
  * *copies, if not NULL, counts those that changed). VTL_E_NOTFOUND.
  */
-int catalog_cartridge_modified(struct vtl_catalog *cat, const char *barcode, unsigned *copies);
+VTL_MUST_CHECK int catalog_cartridge_modified(struct vtl_catalog *cat, const char *barcode, unsigned *copies);
 
 /* ---- Jobs of the migrator. */
 
@@ -349,18 +351,18 @@ struct cat_job {
 };
 
 /* Queues a job for the cartridge; *id = its id (ids only grow). VTL_E_NOTFOUND for an unknown cartridge. */
-int catalog_job_add(struct vtl_catalog *cat, enum cat_job_kind kind, const char *barcode, int64_t *id);
+VTL_MUST_CHECK int catalog_job_add(struct vtl_catalog *cat, enum cat_job_kind kind, const char *barcode, int64_t *id);
 /*
  * Sets a job's state and bytes done, and (error not NULL) its error text.
  * RUNNING sets started to now if it was 0, DONE and FAILED set finished to
  * now, QUEUED clears both. VTL_E_NOTFOUND for an unknown id.
  */
-int catalog_job_update(struct vtl_catalog *cat, int64_t id, enum cat_job_state state, uint64_t bytes_done,
+VTL_MUST_CHECK int catalog_job_update(struct vtl_catalog *cat, int64_t id, enum cat_job_state state, uint64_t bytes_done,
 		       const char *error);
 /* Reads a job. */
-int catalog_job_get(struct vtl_catalog *cat, int64_t id, struct cat_job *out);
+VTL_MUST_CHECK int catalog_job_get(struct vtl_catalog *cat, int64_t id, struct cat_job *out);
 /* Calls fn for each job in state (CAT_JOB_ANY: all), oldest first. */
-int catalog_job_list(struct vtl_catalog *cat, enum cat_job_state state, int (*fn)(const struct cat_job *j, void *arg),
+VTL_MUST_CHECK int catalog_job_list(struct vtl_catalog *cat, enum cat_job_state state, int (*fn)(const struct cat_job *j, void *arg),
 		     void *arg);
 
 #endif

@@ -41,4 +41,22 @@ enum vtl_warn {
 /* Returns a short static English description of a vtl_err or vtl_warn value. */
 const char *vtl_strerror(int err);
 
+/*
+ * Marks a function whose result the caller must look at: a catalog, backend
+ * or physical-library call that can fail without anything else showing it.
+ * gcc does not let a (void) cast silence it; a call whose failure really
+ * changes nothing goes through vtl_ignore, with a comment saying why.
+ */
+#define VTL_MUST_CHECK __attribute__((warn_unused_result))
+
+/*
+ * Drops the result of a deliberately best-effort call (an event log line, a
+ * cleanup on a path that is already failing). The caller's comment says why
+ * its failure cannot matter; everything else handles the result.
+ */
+static inline void vtl_ignore(int rc)
+{
+	(void)rc;
+}
+
 #endif

@@ -294,7 +294,7 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 		if (rc == VTL_OK && (recwalk_end(&w.walk) != VTL_OK || w.walk.next_object != pos.eod))
 			rc = VTL_E_MEDIUM;
 		if (rc == VTL_E_MEDIUM)
-			phys_fail(l, rc, "cartridge %s: its record stream is damaged near byte %llu; not copied",
+			rc = phys_fail(l, rc, "cartridge %s: its record stream is damaged near byte %llu; not copied",
 				  vtl_cart_barcode(c), (unsigned long long)w.walk.off);
 		if (rc == VTL_OK)
 			rc = put_header(&w); /* an empty cartridge: no data block brought it */

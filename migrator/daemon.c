@@ -133,6 +133,18 @@ static struct job_opts take_opts(struct migd *m, int64_t id)
 	return o;
 }
 
+/*
+ * Records a stopped job's new state. No host waits on it; a job the catalog
+ * cannot move stays "running" there, and the next start queues it again.
+ */
+static void job_set(struct migd *m, const struct cat_job *j, enum cat_job_state st, const char *error)
+{
+	if (catalog_job_update(m->cat, j->id, st, 0, error) != VTL_OK)
+		log_warn("job %lld (%s): cannot record that it is %s: %s; it runs again at the next start",
+			 (long long)j->id, j->barcode, st == CAT_JOB_QUEUED ? "queued again" : "failed",
+			 catalog_last_error(m->cat));
+}
+
 static void run_job(struct migd *m, const struct cat_job *j, const struct job_opts *o)
 {
 	const struct vtl_config *c = m->cfg;
@@ -179,19 +191,18 @@ static void run_job(struct migd *m, const struct cat_job *j, const struct job_op
 		bool preempted = m->preempt_id == j->id && !by_operator, yielded = m->yield_id == j->id && !by_operator;
 		pthread_mutex_unlock(&m->mu);
 		if (rc == VTL_E_BUSY && preempted) {
-			catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, NULL);
+			job_set(m, j, CAT_JOB_QUEUED, NULL);
 			log_info("job %lld: paused for a recall; queued again", (long long)j->id);
 		} else if (rc == VTL_E_BUSY && yielded) {
-			catalog_job_update(m->cat, j->id, CAT_JOB_FAILED, 0,
-					   "stopped: a host loaded the cartridge; copy it once it is unloaded");
+			job_set(m, j, CAT_JOB_FAILED, "stopped: a host loaded the cartridge; copy it once it is unloaded");
 			log_info("job %lld: stopped, a host loads %s", (long long)j->id, j->barcode);
 		} else if (rc == VTL_E_BUSY && shutdown) {
 			/* Stopped by a shutdown, not by an operator: it runs again at the next start. */
-			catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, NULL);
+			job_set(m, j, CAT_JOB_QUEUED, NULL);
 			log_info("job %lld: interrupted by the shutdown; queued again", (long long)j->id);
 		} else {
 			if (rc == VTL_E_BUSY && by_operator)
-				catalog_job_update(m->cat, j->id, CAT_JOB_FAILED, 0, "cancelled by the operator");
+				job_set(m, j, CAT_JOB_FAILED, "cancelled by the operator");
 			log_warn("job %lld (%s): %s", (long long)j->id, j->barcode,
 				 by_operator ? "cancelled by the operator" : err);
 		}
@@ -361,8 +372,9 @@ static int recall_queued(const struct cat_job *j, void *arg)
 static void host_hint(struct migd *m, bool wake, const char *barcode, char *out, size_t cap)
 {
 	bool recall = false;
-	if (wake)
-		catalog_job_list(m->cat, CAT_JOB_QUEUED, recall_queued, &recall);
+	/* A hint only: when the catalog cannot tell, nothing is paused and the worker finds the recall itself. */
+	if (wake && catalog_job_list(m->cat, CAT_JOB_QUEUED, recall_queued, &recall) != VTL_OK)
+		log_debug("wake %s: cannot list the queued jobs: %s", barcode, catalog_last_error(m->cat));
 	pthread_mutex_lock(&m->mu);
 	const char *msg = "nothing to stop";
 	if (m->live.running && m->live.kind != CAT_JOB_RECALL) {
@@ -541,7 +553,12 @@ static int open_physical(const struct vtl_config *c, struct phys_lib **out, char
 static int requeue(const struct cat_job *j, void *arg)
 {
 	struct migd *m = arg;
-	catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, NULL);
+	int rc = catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, NULL);
+	if (rc != VTL_OK) {
+		log_error("job %lld (%s %s) was running when the migrator stopped, and cannot be queued again: %s",
+			  (long long)j->id, kind_names[j->kind], j->barcode, catalog_last_error(m->cat));
+		return rc; /* the start fails: a migrator that cannot record its jobs must not run them */
+	}
 	log_info("job %lld (%s %s) was running when the migrator stopped: queued again", (long long)j->id,
 		 kind_names[j->kind], j->barcode);
 	return 0;
@@ -573,8 +590,8 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 		if (rc == VTL_OK && added)
 			log_info("%u tapes of %s added to the catalog", added, cfg->physical.name);
 	}
-	if (rc == VTL_OK)
-		rc = catalog_job_list(m->cat, CAT_JOB_RUNNING, requeue, m);
+	if (rc == VTL_OK && (rc = catalog_job_list(m->cat, CAT_JOB_RUNNING, requeue, m)) != VTL_OK)
+		snprintf(err, errlen, "queueing again the jobs a stop interrupted: %s", catalog_last_error(m->cat));
 	if (rc == VTL_OK)
 		rc = policyd_create(m->cat, m->pool, cfg, &m->policy);
 	if (rc == VTL_OK) {

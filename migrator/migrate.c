@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/grow.h"
+#include "common/log.h"
 #include "common/vtl_error.h"
 #include "migrator/policy.h"
 
@@ -159,6 +160,25 @@ static int choose(const struct tapes *ts, uint64_t need, bool native, const char
 
 /* ------------------------------------------------------------- copying */
 
+/*
+ * Records how job ended (rc: its result, err its reason). A job whose end
+ * cannot be recorded is no success: it stays "running" in the catalog (the
+ * next start queues it again) and the caller gets the catalog's error.
+ */
+static int job_end(struct migrator *m, int64_t job, int rc, uint64_t bytes, char *err, size_t errlen)
+{
+	if (!job)
+		return rc;
+	int ur = catalog_job_update(m->cat, job, rc ? CAT_JOB_FAILED : CAT_JOB_DONE, bytes, rc ? err : NULL);
+	if (ur != VTL_OK) {
+		size_t at = rc ? strlen(err) : 0; /* after a success err may hold an earlier attempt's words */
+		snprintf(err + at, errlen - at, "%scannot record the end of job %lld: %s", at ? "; and " : "",
+			 (long long)job, catalog_last_error(m->cat));
+		return rc ? rc : ur;
+	}
+	return rc;
+}
+
 struct progress_ctx {
 	struct migrator *m;
 	const char *barcode;
@@ -168,8 +188,9 @@ struct progress_ctx {
 static void on_progress(void *arg, const struct stream_progress *p)
 {
 	struct progress_ctx *x = arg;
+	/* Best effort: bytes done are for display; the job's start and end are recorded and checked. */
 	if (x->job)
-		catalog_job_update(x->m->cat, x->job, CAT_JOB_RUNNING, p->bytes, NULL);
+		vtl_ignore(catalog_job_update(x->m->cat, x->job, CAT_JOB_RUNNING, p->bytes, NULL));
 	if (x->m->progress)
 		x->m->progress(x->m->progress_arg, x->barcode, p);
 }
@@ -276,8 +297,11 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 			 rc == VTL_E_BUSY ? "it is open elsewhere (loaded in a drive of vtld?)" : vtl_strerror(rc));
 		return rc;
 	}
-	if (job)
-		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
+	if (job && (rc = catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL))) {
+		snprintf(err, errlen, "recording the job as running: %s", catalog_last_error(m->cat));
+		vtl_ignore(vtl_cart_close(c)); /* opened read-only: its close loses nothing */
+		return rc;
+	}
 	/* The header, the stream, and room for a trailer of 16 bytes per data block. */
 	uint64_t need = COPY_HEADER_LEN + vtl_cart_stream_size(c) + vtl_cart_stream_size(c) / m->ring.buffer_size * 16 + 4096;
 	const char *pool = NULL;
@@ -286,7 +310,7 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		pool = policy_next_pool(m->copies, have);
 	if (rc) {
 		snprintf(err, errlen, "reading the copies of %s: %s", barcode, catalog_last_error(m->cat));
-		vtl_cart_close(c);
+		vtl_ignore(vtl_cart_close(c)); /* opened read-only: its close loses nothing */
 		return rc;
 	}
 	const char *tried[MIGRATE_TAPE_TRIES];
@@ -317,7 +341,8 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		snprintf(err, errlen, "%s", why);
 		char what[256];
 		snprintf(what, sizeof what, "copy of %s to %s failed: %.200s", barcode, t.barcode, why);
-		catalog_event(m->cat, ACTOR, what);
+		/* Best effort: the job's error (recorded below) says the same. */
+		vtl_ignore(catalog_event(m->cat, ACTOR, what));
 		/* A robot or drive that cannot mount the tape says nothing against it: the job fails, the tape stays. */
 		if (!physical(rc) || !tape_at_fault)
 			break;
@@ -326,21 +351,31 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		snprintf(bad.barcode, sizeof bad.barcode, "%s", barcode);
 		snprintf(bad.tape, sizeof bad.tape, "%s", t.barcode);
 		snprintf(bad.state, sizeof bad.state, STATE_BAD);
-		catalog_copy_add(m->cat, &bad);
-		/* The tape (or its drive) failed: stop using the tape until an operator looks at it. */
-		catalog_ptape_update(m->cat, t.barcode, t.used, TAPE_ERROR);
+		/* The tape (or its drive) failed: stop using the tape until an operator looks at it. Unrecorded, a
+		 * later job would pick it again: the job ends here instead of trying the next tape. */
+		int cr = catalog_copy_add(m->cat, &bad);
+		if (cr == VTL_OK)
+			cr = catalog_ptape_update(m->cat, t.barcode, t.used, TAPE_ERROR);
+		if (cr != VTL_OK) {
+			snprintf(err, errlen, "%.300s; and the catalog cannot record that tape %s failed: %.100s", why,
+				 t.barcode, catalog_last_error(m->cat));
+			break;
+		}
 	}
 	for (unsigned k = 0; k < rep->tries; k++)
 		free((void *)tried[k]);
-	vtl_cart_close(c);
+	vtl_ignore(vtl_cart_close(c)); /* opened read-only: its close loses nothing */
+	if (rc == VTL_OK && cc.cache == CAT_CACHE_RESIDENT &&
+	    (rc = catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_PREMIGRATED)) != VTL_OK)
+		snprintf(err, errlen, "copied %s to %s file %u, but the catalog cannot record it as premigrated: %s", barcode,
+			 rep->tape, rep->file, catalog_last_error(m->cat));
 	if (rc == VTL_OK) {
-		if (cc.cache == CAT_CACHE_RESIDENT)
-			catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_PREMIGRATED);
 		char what[256];
 		snprintf(what, sizeof what, "copied %s%s to %s file %u, pool %s (%llu bytes, %s%s)", barcode,
 			 m->native ? " (native)" : "", rep->tape, rep->file, rep->pool,
 			 (unsigned long long)rep->copy.stream_bytes, rep->copy.digest, rep->verified ? ", verified" : "");
-		catalog_event(m->cat, ACTOR, what);
+		/* Best effort: the copy and the cartridge's state are committed; the event only tells an operator. */
+		vtl_ignore(catalog_event(m->cat, ACTOR, what));
 	}
 	return rc;
 }
@@ -351,10 +386,7 @@ int migrate_copy(struct migrator *m, const char *barcode, int64_t job, struct mi
 	memset(rep, 0, sizeof *rep);
 	err[0] = 0;
 	int rc = copy_job(m, barcode, job, rep, err, errlen);
-	if (job)
-		catalog_job_update(m->cat, job, rc ? CAT_JOB_FAILED : CAT_JOB_DONE, rep->copy.counters.bytes,
-				   rc ? err : NULL);
-	return rc;
+	return job_end(m, job, rc, rep->copy.counters.bytes, err, errlen);
 }
 
 /* ------------------------------------------------------------ verifying */
@@ -395,8 +427,11 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 		free(cs.k);
 		return VTL_E_NOTFOUND;
 	}
-	if (job)
-		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
+	if (job && (rc = catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL))) {
+		snprintf(err, errlen, "recording the job as running: %s", catalog_last_error(m->cat));
+		free(cs.k);
+		return rc;
+	}
 	int first_bad = VTL_OK;
 	for (size_t i = 0; i < cs.n; i++) {
 		unsigned d;
@@ -411,7 +446,7 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 				c = NULL;
 			rc = copy_verify_native(m->lib, d, c, cs.k[i].digest, &v, why, sizeof why);
 			if (c)
-				vtl_cart_close(c);
+				vtl_ignore(vtl_cart_close(c)); /* opened read-only: its close loses nothing */
 		} else if (rc == VTL_OK) {
 			/* What the catalog recorded with the copy is what its header must say. */
 			struct copy_expect want = {.barcode = barcode, .digest = cs.k[i].digest,
@@ -419,23 +454,30 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 			rc = copy_verify(m->lib, d, cs.k[i].block, &want, &v, why, sizeof why);
 		}
 		char what[512];
-		if (rc == VTL_OK) {
-			catalog_copy_verified(m->cat, cs.k[i].id, (int64_t)time(NULL));
+		int cr = VTL_OK;
+		if (rc == VTL_OK && (cr = catalog_copy_verified(m->cat, cs.k[i].id, (int64_t)time(NULL))) == VTL_OK) {
 			(*verified)++;
 			*bytes += v.stream_bytes;
 			snprintf(what, sizeof what, "verified the copy of %s on %s file %u", barcode, cs.k[i].tape,
 				 cs.k[i].file);
+		} else if (rc == VTL_OK) {
+			/* Verified, but not recorded: the job does not count it. */
+			rc = cr;
+			snprintf(what, sizeof what, "verified the copy of %s on %s file %u, but cannot record it: %.200s",
+				 barcode, cs.k[i].tape, cs.k[i].file, catalog_last_error(m->cat));
 		} else {
 			if (rc == VTL_E_MEDIUM)
-				catalog_copy_set_state(m->cat, cs.k[i].id, STATE_BAD);
-			snprintf(what, sizeof what, "the copy of %s on %s file %u failed verification: %.300s", barcode,
-				 cs.k[i].tape, cs.k[i].file, why);
-			if (!first_bad) {
-				first_bad = rc;
-				snprintf(err, errlen, "%s", what);
-			}
+				cr = catalog_copy_set_state(m->cat, cs.k[i].id, STATE_BAD);
+			snprintf(what, sizeof what, "the copy of %s on %s file %u failed verification: %.250s%s", barcode,
+				 cs.k[i].tape, cs.k[i].file, why,
+				 cr != VTL_OK ? "; the catalog could not mark it bad and still calls it good" : "");
 		}
-		catalog_event(m->cat, ACTOR, what);
+		if (rc != VTL_OK && !first_bad) {
+			first_bad = rc;
+			snprintf(err, errlen, "%s", what);
+		}
+		/* Best effort: the job's result and error carry what matters; the event tells an operator. */
+		vtl_ignore(catalog_event(m->cat, ACTOR, what));
 	}
 	free(cs.k);
 	return first_bad;
@@ -447,9 +489,7 @@ int migrate_verify(struct migrator *m, const char *barcode, int64_t job, unsigne
 	err[0] = 0;
 	uint64_t bytes = 0;
 	int rc = verify_job(m, barcode, job, verified, &bytes, err, errlen);
-	if (job)
-		catalog_job_update(m->cat, job, rc ? CAT_JOB_FAILED : CAT_JOB_DONE, bytes, rc ? err : NULL);
-	return rc;
+	return job_end(m, job, rc, bytes, err, errlen);
 }
 
 int migrate_scan_tapes(struct migrator *m, uint64_t capacity, unsigned *added, char *err, size_t errlen)
@@ -521,9 +561,14 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 		free(cs.k);
 		return rc;
 	}
-	if (job)
-		catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL);
-	catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_RECALLING);
+	if ((job && (rc = catalog_job_update(m->cat, job, CAT_JOB_RUNNING, 0, NULL))) ||
+	    (rc = catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_RECALLING))) {
+		/* Nothing staged yet: the cartridge stays as the catalog has it. */
+		snprintf(err, errlen, "recording the recall of %s as running: %s", barcode, catalog_last_error(m->cat));
+		vtl_ignore(vtl_cart_close(c)); /* nothing written through it: its close loses nothing */
+		free(cs.k);
+		return rc;
+	}
 	/* Records an interrupted stage brought back stay: every good copy holds the same, the stage goes on after them. */
 	bool positioned = (rc = vtl_cart_space_eod(c)) == VTL_OK;
 	if (!positioned) {
@@ -535,6 +580,7 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 	struct recall_live rl = {.m = m, .barcode = barcode};
 	struct copy_stage_opts o = {.cancel = m->cancel, .progress = m->progress ? recall_progress : NULL,
 				    .progress_arg = &rl};
+	int unmarked = VTL_OK; /* a copy that failed, which the catalog could not mark bad */
 	/* The newest copy first: the older ones are the fallback. */
 	for (size_t i = cs.n; positioned && i-- > 0 && !(m->cancel && atomic_load(m->cancel));) {
 		const struct cat_copy *k = &cs.k[i];
@@ -553,16 +599,20 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 			*bytes = r.stream_bytes;
 			snprintf(what, sizeof what, "recalled %s from %s file %u (%llu bytes)", barcode, k->tape, k->file,
 				 (unsigned long long)r.stream_bytes);
-			catalog_event(m->cat, ACTOR, what);
+			vtl_ignore(catalog_event(m->cat, ACTOR, what)); /* best effort: tells an operator, as the log does */
 			break;
 		}
 		if (rc == VTL_E_BUSY && m->cancel && atomic_load(m->cancel))
 			snprintf(why, sizeof why, "cancelled");
 		snprintf(what, sizeof what, "recall of %s from %s file %u failed: %.300s", barcode, k->tape, k->file, why);
-		catalog_event(m->cat, ACTOR, what);
+		vtl_ignore(catalog_event(m->cat, ACTOR, what)); /* best effort: the job's error says the same */
 		snprintf(err, errlen, "%s", what);
-		if (rc == VTL_E_MEDIUM)
-			catalog_copy_set_state(m->cat, k->id, STATE_BAD);
+		int mr = rc == VTL_E_MEDIUM ? catalog_copy_set_state(m->cat, k->id, STATE_BAD) : VTL_OK;
+		if (mr != VTL_OK) {
+			unmarked = mr; /* kept: a later copy's success does not clear it */
+			log_warn("the copy of %s on %s file %u failed its recall, but the catalog cannot mark it bad: %s",
+				 barcode, k->tape, k->file, catalog_last_error(m->cat));
+		}
 	}
 	free(cs.k);
 	struct vtl_position pos;
@@ -576,10 +626,22 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 		char what[256];
 		snprintf(what, sizeof what, "%s stays migrated: %llu of its %llu objects are on disk; a host reading past them "
 			 "gets a medium error", barcode, (unsigned long long)pos.eod, (unsigned long long)cc.eod);
-		catalog_event(m->cat, ACTOR, what);
+		vtl_ignore(catalog_event(m->cat, ACTOR, what)); /* best effort: the job's error says why */
 	}
 	/* Closed first: a drive waiting on the stage opens the cartridge as soon as it reads this. */
-	catalog_cartridge_set_cache(m->cat, barcode, rc ? CAT_CACHE_MIGRATED : CAT_CACHE_PREMIGRATED);
+	int sr = catalog_cartridge_set_cache(m->cat, barcode, rc ? CAT_CACHE_MIGRATED : CAT_CACHE_PREMIGRATED);
+	if (sr != VTL_OK) {
+		/* Left "recalling": a drive waiting on it sees no recall pending once the job has ended, and fails it. */
+		size_t at = rc ? strlen(err) : 0;
+		snprintf(err + at, errlen - at, "%sthe catalog cannot record the end of the stage of %s: %s",
+			 rc ? "; and " : "", barcode, catalog_last_error(m->cat));
+		return rc ? rc : sr;
+	}
+	if (rc == VTL_OK && unmarked != VTL_OK) {
+		/* Back on disk, but a copy that failed still counts as good: the job is no success. */
+		snprintf(err, errlen, "recalled %s, but the catalog still calls a copy that failed good", barcode);
+		return unmarked;
+	}
 	return rc;
 }
 
@@ -588,7 +650,5 @@ int migrate_recall(struct migrator *m, const char *barcode, int64_t job, char *e
 	err[0] = 0;
 	uint64_t bytes = 0;
 	int rc = recall_job(m, barcode, job, &bytes, err, errlen);
-	if (job)
-		catalog_job_update(m->cat, job, rc ? CAT_JOB_FAILED : CAT_JOB_DONE, bytes, rc ? err : NULL);
-	return rc;
+	return job_end(m, job, rc, bytes, err, errlen);
 }

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/vtl_error.h"
+
 #include "backend/pool.h"
 
 #define PHYS_MAX_DRIVES 16
@@ -54,25 +56,25 @@ struct phys_lib;
 struct phys_ops {
 	const char *kind; /* "sim", "st", "iscsi" */
 	/* Lists every element into out (at most cap); *n gets how many there are. */
-	int (*inventory)(struct phys_lib *l, struct phys_element *out, unsigned cap, unsigned *n);
+	VTL_MUST_CHECK int (*inventory)(struct phys_lib *l, struct phys_element *out, unsigned cap, unsigned *n);
 	/* Moves the tape in element from to element to (MOVE MEDIUM); into a drive it loads, and waits until ready. */
-	int (*move)(struct phys_lib *l, uint16_t from, uint16_t to);
+	VTL_MUST_CHECK int (*move)(struct phys_lib *l, uint16_t from, uint16_t to);
 	/* Rewinds and unloads drive d, so that the changer can take its tape out. */
-	int (*unload)(struct phys_lib *l, unsigned d);
-	int (*rewind)(struct phys_lib *l, unsigned d);
+	VTL_MUST_CHECK int (*unload)(struct phys_lib *l, unsigned d);
+	VTL_MUST_CHECK int (*rewind)(struct phys_lib *l, unsigned d);
 	/* Writes one block of len bytes; VTL_W_EARLY_WARNING past early warning, VTL_E_EOM when nothing fits. */
-	int (*write_block)(struct phys_lib *l, unsigned d, const void *buf, size_t len);
+	VTL_MUST_CHECK int (*write_block)(struct phys_lib *l, unsigned d, const void *buf, size_t len);
 	/* Writes n filemarks; also flushes the drive's buffer to the tape. */
-	int (*write_filemarks)(struct phys_lib *l, unsigned d, unsigned n);
+	VTL_MUST_CHECK int (*write_filemarks)(struct phys_lib *l, unsigned d, unsigned n);
 	/* Reads one block into buf (cap bytes): VTL_OK and *len; VTL_W_FILEMARK; VTL_E_EOD at end of data;
 	 * VTL_E_INVAL when the block is longer than cap (nothing is returned, the position is past it). */
-	int (*read_block)(struct phys_lib *l, unsigned d, void *buf, size_t cap, size_t *len);
+	VTL_MUST_CHECK int (*read_block)(struct phys_lib *l, unsigned d, void *buf, size_t cap, size_t *len);
 	/* Spaces n filemarks forward (n > 0) or backward (n < 0). */
-	int (*space_filemarks)(struct phys_lib *l, unsigned d, int64_t n);
+	VTL_MUST_CHECK int (*space_filemarks)(struct phys_lib *l, unsigned d, int64_t n);
 	/* Goes to logical object block (LOCATE). */
-	int (*locate)(struct phys_lib *l, unsigned d, uint64_t block);
+	VTL_MUST_CHECK int (*locate)(struct phys_lib *l, unsigned d, uint64_t block);
 	/* Position, readiness, limits and alerts of drive d. */
-	int (*status)(struct phys_lib *l, unsigned d, struct phys_drive_status *st);
+	VTL_MUST_CHECK int (*status)(struct phys_lib *l, unsigned d, struct phys_drive_status *st);
 	/* Frees the library (drives are left as they are). */
 	void (*close)(struct phys_lib *l);
 };
@@ -92,16 +94,16 @@ static inline const char *phys_error(const struct phys_lib *l)
 }
 
 /* Sets the last failure's description (printf format) and returns rc. */
-int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+VTL_MUST_CHECK int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Describes SCSI sense (key, ASC, ASCQ) as words, e.g. "MEDIUM ERROR, write error (0C/00h)". */
 void phys_sense_text(uint8_t key, uint8_t asc, uint8_t ascq, char *out, size_t cap);
 
 /* The drive index of element address addr, or -1. */
-int phys_drive_of(const struct phys_lib *l, uint16_t addr);
+VTL_MUST_CHECK int phys_drive_of(const struct phys_lib *l, uint16_t addr);
 
 /* Finds the element holding barcode (after an inventory); -1 when none does. */
-int phys_find(const struct phys_element *e, unsigned n, const char *barcode);
+VTL_MUST_CHECK int phys_find(const struct phys_element *e, unsigned n, const char *barcode);
 
 /* ------------------------------------------------------------------------------------------------
  * Helpers for the implementations that speak SCSI to a changer and drives (phys_st, phys_iscsi). */
@@ -119,7 +121,7 @@ typedef void phys_element_fn(const struct phys_element_desc *e, void *arg);
 
 /* Calls fn for each element of a READ ELEMENT STATUS answer of got bytes; *next gets the address to ask
  * from for the rest of a report the allocation cut, 0 when it is complete; errors name who. */
-int phys_element_status_parse(struct phys_lib *l, const char *who, const uint8_t *b, size_t got, bool dvcid,
+VTL_MUST_CHECK int phys_element_status_parse(struct phys_lib *l, const char *who, const uint8_t *b, size_t got, bool dvcid,
 			      phys_element_fn *fn, void *arg, uint32_t *next);
 
 /* Sends cdb (cdb_len bytes) to l's changer with len bytes of data-in into buf: VTL_OK and *got when it
@@ -136,11 +138,11 @@ struct phys_changer {
 };
 
 /* Calls fn for every element of type (READ ELEMENT STATUS with VOLTAG, and DVCID when asked). */
-int phys_read_elements(struct phys_lib *l, const struct phys_changer *c, enum phys_elem_type type, bool dvcid,
+VTL_MUST_CHECK int phys_read_elements(struct phys_lib *l, const struct phys_changer *c, enum phys_elem_type type, bool dvcid,
 		       phys_element_fn *fn, void *arg);
 
 /* phys_ops.inventory over READ ELEMENT STATUS: transports, slots, mail slots, then drives. */
-int phys_inventory(struct phys_lib *l, const struct phys_changer *c, struct phys_element *out, unsigned cap,
+VTL_MUST_CHECK int phys_inventory(struct phys_lib *l, const struct phys_changer *c, struct phys_element *out, unsigned cap,
 		   unsigned *n);
 
 #define PHYS_MOVE_CDB_LEN 12 /* MOVE MEDIUM, SMC-3 6.6 */

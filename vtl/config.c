@@ -236,6 +236,8 @@ struct keydef {
 };
 
 #define POLICY_DURATION_MAX (365u * 86400) /* a year: longer idle times or intervals are typos */
+/* Ten minutes: a drive's lock held longer outlasts the command timeouts of hosts (the st driver's is 15). */
+#define RECALL_WAIT_MAX 600u
 #define POLICY_IDLE_DEFAULT 3600 /* an hour without a mount makes a cartridge a candidate */
 
 #define CF(f) offsetof(struct vtl_config, f)
@@ -260,6 +262,7 @@ static const struct keydef keys[] = {
 	{SEC_LIBRARY, "slot_first", K_ADDR, CF(library.slot_first), 0, 0, ADDR_MAX},
 	{SEC_LIBRARY, "mail_slot_first", K_ADDR, CF(library.mail_slot_first), 0, 0, ADDR_MAX},
 	{SEC_LIBRARY, "drive_first", K_ADDR, CF(library.drive_first), 0, 0, ADDR_MAX},
+	{SEC_LIBRARY, "recall_wait", K_DURATION, CF(library.recall_wait), 0, 1, RECALL_WAIT_MAX},
 	{SEC_DRIVE, "vendor", K_T10, DF(vendor), DCAP(vendor), 0, 0},
 	{SEC_DRIVE, "model", K_T10, DF(model), DCAP(model), 0, 0},
 	{SEC_DRIVE, "revision", K_T10, DF(revision), DCAP(revision), 0, 0},

@@ -90,6 +90,7 @@ struct vtl_config {
 		unsigned lun;
 		unsigned slots, mail_slots, drives;
 		uint16_t transport_first, slot_first, mail_slot_first, drive_first;
+		unsigned recall_wait; /* seconds a host command waits on a recall's stage; 0: SSC_STAGE_WAIT_MS */
 	} library;
 
 	struct vtl_drive_config drive[VTL_CFG_MAX_DRIVES]; /* drive[i] is [drive i+1]; library.drives are valid */

@@ -46,11 +46,19 @@ struct drive_list {
 	size_t errlen;
 };
 
-/* The drive threaded or unthreaded a cartridge: the catalog remembers it for a restart. */
-static void drive_medium(void *arg, const char *barcode, enum ssc_state state)
+/*
+ * The drive threaded or unthreaded a cartridge: the catalog remembers it for
+ * a restart, and "loaded" keeps the migrator away from it. A failure fails
+ * the host's command (ssc.h).
+ */
+static int drive_medium(void *arg, const char *barcode, enum ssc_state state)
 {
 	struct vtl_library *lib = arg;
-	catalog_cartridge_set_state(lib->cat, barcode, state == SSC_LOADED ? STATE_LOADED : STATE_UNLOADED);
+	const char *word = state == SSC_LOADED ? STATE_LOADED : STATE_UNLOADED;
+	int rc = catalog_cartridge_set_state(lib->cat, barcode, word);
+	if (rc != VTL_OK)
+		log_warn("cannot record that %s is %s: %s", barcode, word, catalog_last_error(lib->cat));
+	return rc;
 }
 
 /* ------------------------------------------------ migrated cartridges */
@@ -73,13 +81,15 @@ static int recall_of(const struct cat_job *j, void *arg)
 	return 0;
 }
 
-/* Whether a recall of barcode is queued or running. */
-static bool recall_pending(struct vtl_library *lib, const char *barcode)
+/* Whether a recall of barcode is queued or running (*pending); a catalog error when it cannot tell. */
+static int recall_pending(struct vtl_library *lib, const char *barcode, bool *pending)
 {
 	struct job_find f = {.barcode = barcode};
-	if (catalog_job_list(lib->cat, CAT_JOB_RUNNING, recall_of, &f) == VTL_OK && !f.found)
-		catalog_job_list(lib->cat, CAT_JOB_QUEUED, recall_of, &f);
-	return f.found;
+	int rc = catalog_job_list(lib->cat, CAT_JOB_RUNNING, recall_of, &f);
+	if (rc == VTL_OK && !f.found)
+		rc = catalog_job_list(lib->cat, CAT_JOB_QUEUED, recall_of, &f);
+	*pending = f.found;
+	return rc;
 }
 
 /* Tells the migrator something now; it is only a hint: the catalog holds the work. */
@@ -97,7 +107,9 @@ static void tell_migrator(struct vtl_library *lib, const char *verb, const char 
 static void stage_request(void *arg, const char *barcode)
 {
 	struct vtl_library *lib = arg;
-	if (!recall_pending(lib, barcode)) {
+	bool pending = false;
+	/* Not knowing whether one is queued, it queues one: a recall too many finds the cartridge back already. */
+	if (recall_pending(lib, barcode, &pending) != VTL_OK || !pending) {
 		int64_t id;
 		int rc = catalog_job_add(lib->cat, CAT_JOB_RECALL, barcode, &id);
 		char what[128];
@@ -107,7 +119,9 @@ static void stage_request(void *arg, const char *barcode)
 		else
 			snprintf(what, sizeof what, "a host loaded migrated cartridge %s: cannot queue its recall: %.60s",
 				 barcode, catalog_last_error(lib->cat));
-		catalog_event(lib->cat, ACTOR, what);
+		/* Best effort: the log line says the same, and the job (or its absence, which ends the stage
+		 * FAILED at the next poll) is what the drive acts on. */
+		vtl_ignore(catalog_event(lib->cat, ACTOR, what));
 		log_info("%s", what);
 	}
 	tell_migrator(lib, "wake", barcode);
@@ -121,10 +135,16 @@ static enum ssc_stage stage_poll(void *arg, const char *barcode)
 		return SSC_STAGE_RUNNING; /* the catalog is busy: ask again */
 	switch (cc.cache) {
 	case CAT_CACHE_RECALLING:
-		return SSC_STAGE_RUNNING;
-	case CAT_CACHE_MIGRATED:
-		/* Not started yet, or ended without its data. */
-		return recall_pending(lib, barcode) ? SSC_STAGE_RUNNING : SSC_STAGE_FAILED;
+	case CAT_CACHE_MIGRATED: {
+		/*
+		 * Migrated: not started yet, or ended without its data. Recalling with
+		 * no recall left: a migrator that could not record the stage's end.
+		 */
+		bool pending;
+		if (recall_pending(lib, barcode, &pending) != VTL_OK)
+			return SSC_STAGE_RUNNING; /* cannot tell: ask again (each command's wait has its deadline) */
+		return pending ? SSC_STAGE_RUNNING : SSC_STAGE_FAILED;
+	}
 	default:
 		return SSC_STAGE_DONE;
 	}
@@ -135,22 +155,28 @@ static void stage_yield(void *arg, const char *barcode)
 	tell_migrator(arg, "yield", barcode);
 }
 
-static void stage_modify(void *arg, const char *barcode)
+/* Before a host's first write: its copies stop being its data. A failure refuses the write (ssc.h). */
+static int stage_modify(void *arg, const char *barcode)
 {
 	struct vtl_library *lib = arg;
 	struct cat_cartridge cc;
 	unsigned n = 0;
-	if (catalog_cartridge_get(lib->cat, barcode, &cc) != VTL_OK || catalog_cartridge_modified(lib->cat, barcode, &n)) {
+	int rc = catalog_cartridge_get(lib->cat, barcode, &cc);
+	if (rc == VTL_OK)
+		rc = catalog_cartridge_modified(lib->cat, barcode, &n);
+	if (rc != VTL_OK) {
 		log_warn("cannot record that a host writes %s: %s", barcode, catalog_last_error(lib->cat));
-		return;
+		return rc;
 	}
 	if (n || cc.cache != CAT_CACHE_RESIDENT) {
 		char what[128];
 		snprintf(what, sizeof what, "a host writes %s: %u physical copies invalidated, the cartridge is resident",
 			 barcode, n);
-		catalog_event(lib->cat, ACTOR, what);
+		/* Best effort: the change itself is committed; the event only tells an operator, as the log does. */
+		vtl_ignore(catalog_event(lib->cat, ACTOR, what));
 		log_info("%s", what);
 	}
+	return VTL_OK;
 }
 
 static const struct ssc_stage_ops stage_ops = {
@@ -163,7 +189,7 @@ static int add_drive(const struct cat_drive *cd, void *arg)
 	struct vtl_library *lib = dl->lib;
 	struct ssc_config cfg = {.pool = lib->pool, .cat = lib->cat, .early_warning = lib->opt.early_warning,
 				 .clean_ms = lib->opt.clean_ms, .on_medium = drive_medium, .on_medium_arg = lib,
-				 .stage = &stage_ops, .stage_arg = lib};
+				 .stage = &stage_ops, .stage_arg = lib, .stage_wait_ms = lib->opt.stage_wait_ms};
 	cfg.ident.type = SCSI_TYPE_TAPE;
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", cd->vendor);
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", cd->model);
@@ -209,23 +235,26 @@ static int medium_of(struct vtl_library *lib, const char *barcode, struct ssc_me
 	return VTL_OK;
 }
 
-/* Records what a load did to the cartridge once it leaves a drive. */
-static void record_usage(struct vtl_library *lib, const char *barcode, const struct ssc_status *st)
+/* Records what a load did to the cartridge once it leaves a drive (its end of data: what a stage checks against). */
+static int record_usage(struct vtl_library *lib, const char *barcode, const struct ssc_status *st)
 {
 	struct cat_cartridge cc;
-	if (catalog_cartridge_get(lib->cat, barcode, &cc) != VTL_OK)
-		return;
+	int rc = catalog_cartridge_get(lib->cat, barcode, &cc);
 	/* Bytes written from BOT of this load replace what was there when the tape was rewritten. */
-	catalog_cartridge_usage(lib->cat, barcode, cc.bytes_written + st->written_bytes, st->stored_bytes, st->eod,
-				false);
+	if (rc == VTL_OK)
+		rc = catalog_cartridge_usage(lib->cat, barcode, cc.bytes_written + st->written_bytes, st->stored_bytes,
+					     st->eod, false);
+	return rc;
 }
 
 /* Counts a mount of the cartridge (its bytes stay as they are). */
-static void count_mount(struct vtl_library *lib, const char *barcode)
+static int count_mount(struct vtl_library *lib, const char *barcode)
 {
 	struct cat_cartridge cc;
-	if (catalog_cartridge_get(lib->cat, barcode, &cc) == VTL_OK)
-		catalog_cartridge_usage(lib->cat, barcode, cc.bytes_written, cc.bytes_stored, cc.eod, true);
+	int rc = catalog_cartridge_get(lib->cat, barcode, &cc);
+	if (rc == VTL_OK)
+		rc = catalog_cartridge_usage(lib->cat, barcode, cc.bytes_written, cc.bytes_stored, cc.eod, true);
+	return rc;
 }
 
 int library_open(struct vtl_catalog *cat, struct vtl_pool *pool, const char *name, const struct library_options *opt,
@@ -252,6 +281,8 @@ int library_open(struct vtl_catalog *cat, struct vtl_pool *pool, const char *nam
 	}
 	struct drive_list dl = {.lib = lib, .err = err, .errlen = errlen};
 	rc = catalog_drive_list(cat, lib->info.id, add_drive, &dl);
+	if (rc != VTL_OK && !dl.rc)
+		snprintf(err, errlen, "library '%s': listing its drives: %s", name, catalog_last_error(cat));
 	if (dl.rc)
 		rc = dl.rc;
 	if (rc != VTL_OK)
@@ -272,8 +303,11 @@ int library_open(struct vtl_catalog *cat, struct vtl_pool *pool, const char *nam
 			goto fail;
 		}
 		/* A host had unloaded it: it waits in the drive for the robot, as before the restart. */
-		if (unloaded)
-			ssc_eject(lib->drives[i].drive);
+		if (unloaded && (rc = ssc_eject(lib->drives[i].drive)) != VTL_OK) {
+			snprintf(err, errlen, "cartridge %s in drive %u: cannot put it back unloaded: %s", e.barcode,
+				 lib->drives[i].address, vtl_strerror(rc));
+			goto fail;
+		}
 	}
 	*out = lib;
 	return VTL_OK;
@@ -290,8 +324,9 @@ void library_close(struct vtl_library *lib)
 		struct ssc_status st;
 		ssc_status(lib->drives[i].drive, &st);
 		ssc_destroy(lib->drives[i].drive); /* closes (syncs) a loaded cartridge */
-		if (st.state != SSC_EMPTY && st.barcode[0])
-			record_usage(lib, st.barcode, &st);
+		/* No host waits on a shutdown: the log tells the operator the catalog's totals are behind. */
+		if (st.state != SSC_EMPTY && st.barcode[0] && record_usage(lib, st.barcode, &st) != VTL_OK)
+			log_warn("cannot record the usage of %s at shutdown: %s", st.barcode, catalog_last_error(lib->cat));
 	}
 	free(lib->drives);
 	pthread_mutex_destroy(&lib->mu);
@@ -503,22 +538,36 @@ static int steps_run(struct vtl_library *lib, struct step *st, unsigned n,
 		else
 			st[i].put = true;
 	}
+	/*
+	 * What the source drives' loads did is recorded before the move: true
+	 * whether or not the move follows, and a failure leaves nothing moved.
+	 */
+	for (unsigned i = 0; i < n && rc == VTL_OK; i++)
+		if (st[i].taken && record_usage(lib, st[i].barcode, &st[i].ss) != VTL_OK) {
+			snprintf(err, errlen, "catalog: cannot record the usage of %s: %s", st[i].barcode,
+				 catalog_last_error(lib->cat));
+			rc = VTL_E_IO; /* the catalog's failure, whatever its code: HARDWARE ERROR for a host */
+		}
 	if (rc == VTL_OK && (rc = cat_do(lib, st, actor)) != VTL_OK)
 		snprintf(err, errlen, "catalog: %s", catalog_last_error(lib->cat));
 	if (rc != VTL_OK) {
 		steps_undo(st, n, err, errlen);
 		return rc;
 	}
-	for (unsigned i = 0; i < n; i++) {
-		if (st[i].taken) {
-			record_usage(lib, st[i].barcode, &st[i].ss);
-			if (!st[i].put)
-				catalog_cartridge_set_state(lib->cat, st[i].barcode, STATE_AVAILABLE);
+	/* Moved: a failure from here on is reported (the host sees HARDWARE ERROR), never passed over. */
+	for (unsigned i = 0; i < n && rc == VTL_OK; i++) {
+		if (st[i].taken && !st[i].put &&
+		    catalog_cartridge_set_state(lib->cat, st[i].barcode, STATE_AVAILABLE) != VTL_OK) {
+			snprintf(err, errlen, "moved, but the catalog cannot record %s as available: %s", st[i].barcode,
+				 catalog_last_error(lib->cat));
+			rc = VTL_E_IO;
+		} else if (st[i].put && count_mount(lib, st[i].barcode) != VTL_OK) {
+			snprintf(err, errlen, "moved, but the catalog cannot count the mount of %s: %s", st[i].barcode,
+				 catalog_last_error(lib->cat));
+			rc = VTL_E_IO;
 		}
-		if (st[i].put)
-			count_mount(lib, st[i].barcode);
 	}
-	return VTL_OK;
+	return rc;
 }
 
 static int cat_move(struct vtl_library *lib, const struct step *st, const char *actor)
@@ -649,8 +698,9 @@ static int create_blank(struct vtl_library *lib, const char *barcode, char *err,
 	}
 	if ((rc = catalog_cartridge_add(lib->cat, &c)) != VTL_OK) {
 		snprintf(err, errlen, "adding %s to the catalog: %s", barcode, catalog_last_error(lib->cat));
-		if (!label.cleaning)
-			vtl_cart_delete(lib->pool, barcode);
+		int drc;
+		if (!label.cleaning && (drc = vtl_cart_delete(lib->pool, barcode)) != VTL_OK)
+			log_warn("cartridge %s stays in the pool without a catalog entry: %s", barcode, vtl_strerror(drc));
 	}
 	return rc;
 }
@@ -828,8 +878,8 @@ static int unload_locked(struct vtl_library *lib, uint16_t drive, uint16_t slot,
 	if ((rc = move_locked(lib, drive, *to, actor, err, errlen)) != VTL_OK || *closed == VTL_OK)
 		return rc;
 	snprintf(err, errlen,
-		 "%s was unloaded to %u, but the drive at %u could not make its last writes durable (%s): what was "
-		 "written after the last synchronizing command may be lost",
+		 "%s was unloaded to %u, but the drive at %u reported an error as it let go of it (%s): what was "
+		 "written after the last synchronizing command may not be durable",
 		 d.barcode, *to, drive, vtl_strerror(*closed));
 	log_error("unload: %s", err);
 	return VTL_OK;

@@ -27,6 +27,7 @@ struct library_options {
 	uint64_t early_warning; /* passed to every drive (0: the drive's default) */
 	unsigned clean_ms;      /* how long a drive's cleaning cycle takes */
 	const char *migrator;   /* vtl-migrator's control socket, told of recalls at once (NULL: it finds them itself) */
+	unsigned stage_wait_ms; /* passed to every drive: how long a command waits on a recall (0: SSC_STAGE_WAIT_MS) */
 };
 
 /*

@@ -180,9 +180,10 @@ static unsigned next_tape;
 /* A fresh tape into drive 0 (the last one back to its slot). */
 static void fresh_tape(struct phys_lib *l)
 {
-	if (next_tape)
-		l->ops->move(l, PHYS_SIM_DRIVE0, (uint16_t)(PHYS_SIM_SLOT0 + next_tape - 1));
-	int rc = l->ops->move(l, (uint16_t)(PHYS_SIM_SLOT0 + next_tape), PHYS_SIM_DRIVE0);
+	int rc;
+	if (next_tape && (rc = l->ops->move(l, PHYS_SIM_DRIVE0, (uint16_t)(PHYS_SIM_SLOT0 + next_tape - 1))) != VTL_OK)
+		die("unload the tape", rc);
+	rc = l->ops->move(l, (uint16_t)(PHYS_SIM_SLOT0 + next_tape), PHYS_SIM_DRIVE0);
 	if (rc)
 		die(phys_error(l), rc);
 	next_tape++;
@@ -209,7 +210,7 @@ static void copy_run(struct phys_lib *l, struct vtl_pool *pool, const char *bc, 
 	r->mbs = (double)cr.tape_bytes / r->secs / MB;
 	r->min_mbs = cr.counters.min_mbs;
 	phys_sim_stats(l, 0, &r->st);
-	vtl_cart_close(c);
+	vtl_ignore(vtl_cart_close(c)); /* opened read-only: its close loses nothing */
 }
 
 /* Baseline: the drive fed from memory, as fast as the sim takes it, the same bytes in blocks of b. */
@@ -250,7 +251,7 @@ static double stream_alone(struct vtl_pool *pool, const char *bc, size_t b)
 			die("stream read", rc);
 	double mbs = (double)size / (bench_now_s() - t0) / MB;
 	free(buf);
-	vtl_cart_close(c);
+	vtl_ignore(vtl_cart_close(c)); /* opened read-only: its close loses nothing */
 	return mbs;
 }
 
@@ -280,12 +281,14 @@ static void *host_writer(void *arg)
 			die("host write", rc);
 		h->bytes += BLOCK;
 		if ((since_rewind += BLOCK) >= HOST_WRAP) {
-			vtl_cart_rewind(c); /* overwriting from the start keeps the disk use bounded */
+			if ((rc = vtl_cart_rewind(c)) != VTL_OK) /* overwriting from the start keeps the disk use bounded */
+				die("host rewind", rc);
 			since_rewind = 0;
 		}
 	}
 	h->secs = bench_now_s() - t0;
-	vtl_cart_close(c);
+	if ((rc = vtl_cart_close(c)) != VTL_OK)
+		die("host close", rc);
 	return NULL;
 }
 

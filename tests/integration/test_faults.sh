@@ -154,7 +154,7 @@ if "$VTLCTL" -c "$conf" unload $DRIVE_ELEMENT >"$tmp/unload" 2>&1; then
 	fail "vtlctl unload succeeded over a failed sync: $(cat "$tmp/unload")"
 fi
 [ ! -e "$trigger" ] || fail "vtlctl unload did not sync the tape"
-grep -q "U00001L8 was unloaded to $CTL_SLOT, but the drive at $DRIVE_ELEMENT could not make its last writes durable" \
+grep -q "U00001L8 was unloaded to $CTL_SLOT, but the drive at $DRIVE_ELEMENT reported an error as it let go of it" \
 	"$tmp/unload" || fail "vtlctl unload: $(cat "$tmp/unload")"
 grep -q "error unload: U00001L8 was unloaded" "$log" || fail "vtld logged no error for the failed unload"
 echo "   $(cat "$tmp/unload")"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "tests/unit/scsi_host.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,8 @@
 
 static struct ssc_drive *new_drive(struct host *h, const char *vendor, const char *product)
 {
-	struct ssc_config cfg = {.pool = h->fx->pool, .cat = h->cat, .stage = h->stage, .stage_arg = h->stage_arg};
+	struct ssc_config cfg = {.pool = h->fx->pool, .cat = h->cat, .stage = h->stage, .stage_arg = h->stage_arg,
+				 .stage_wait_ms = h->stage_wait_ms};
 	cfg.ident.type = SCSI_TYPE_TAPE;
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", vendor);
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", product);
@@ -51,6 +53,19 @@ int host_setup(void **state)
 	new_drive(h, vendor, product);
 	*state = h;
 	return 0;
+}
+
+void host_catalog_fault(struct host *h, const char *sql)
+{
+	char path[TL_DIR_LEN + 32];
+	snprintf(path, sizeof path, "%s/catalog.db", h->fx->dir);
+	sqlite3 *db = NULL;
+	char *msg = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("host_catalog_fault(%s): %s", sql, msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	sqlite3_close(db);
 }
 
 int host_teardown(void **state)

@@ -26,6 +26,7 @@ struct host {
 	char vendor[16], product[32]; /* the drive's model */
 	const struct ssc_stage_ops *stage; /* given to the drives host_setup and host_stage make */
 	void *stage_arg;
+	unsigned stage_wait_ms;   /* the drives' wait on a stage (0: SSC_STAGE_WAIT_MS); set before host_stage */
 };
 
 /*
@@ -37,6 +38,13 @@ int host_setup(void **state);
 
 /* Teardown: destroys the drive, closes the catalog, removes the directory. */
 int host_teardown(void **state);
+
+/*
+ * A fault hook: runs sql on the host's catalog through a connection of its
+ * own, e.g. a trigger that makes some updates fail (RAISE(ABORT, ...)), or
+ * the DROP TRIGGER that ends the fault. Fails the test if sql fails.
+ */
+void host_catalog_fault(struct host *h, const char *sql);
 
 /* Replaces the drive with one of vendor/product (power-on attention cleared again). */
 void host_drive_model(struct host *h, const char *vendor, const char *product);

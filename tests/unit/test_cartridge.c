@@ -1187,7 +1187,7 @@ static void test_busy_same_process(void **state)
 	struct vtl_cart *c2 = NULL;
 	int rc = vtl_cart_open(f->pool, "BUSY01", &p, &c2);
 	if (rc == 0 && c2)
-		vtl_cart_close(c2);
+		EXPECT_RC(vtl_cart_close(c2), 0);
 	EXPECT_RC(rc, VTL_E_BUSY);
 	/* Another cartridge is independent. */
 	f->cart[1] = open_p(f, "BUSY02", p);
@@ -1205,7 +1205,7 @@ static void test_busy_same_process(void **state)
 	struct vtl_cart *c3 = NULL;
 	rc = vtl_cart_open(p2, "BUSY01", &p, &c3);
 	if (rc == 0)
-		vtl_cart_close(c3);
+		EXPECT_RC(vtl_cart_close(c3), 0);
 	vtl_pool_close(p2);
 	EXPECT_RC(rc, VTL_E_BUSY);
 	close_slot(f, 0);
@@ -1241,7 +1241,7 @@ static void test_busy_other_process(void **state)
 			struct vtl_cart *c = NULL;
 			res[phase] = vtl_cart_open(pool, "XPROC1", &p, &c);
 			if (res[phase] == 0)
-				vtl_cart_close(c);
+				EXPECT_RC(vtl_cart_close(c), 0);
 			vtl_pool_close(pool);
 			if (write(to_parent[1], &res[phase], sizeof(int)) != sizeof(int))
 				_exit(22);

@@ -132,7 +132,8 @@ static void garbage_never_decodes_past_its_buffer(void **state)
 			junk[i] = (unsigned char)next_rand();
 		put_le32(junk, (uint32_t)(next_rand() % n));
 		put_le32(junk + 4, (uint32_t)(next_rand() % n));
-		(void)lz4_record_decompress(junk, n, back, len); /* must not crash; ASan watches */
+		/* Any result will do: it must not crash, and ASan watches. */
+		vtl_ignore(lz4_record_decompress(junk, n, back, len));
 	}
 	assert_int_equal(lz4_record_decompress(junk, 3, back, len), -1);
 	free(junk);

@@ -488,6 +488,20 @@ static void nop_interval(void **state)
 	expect_error("[library]\nname = L\nslots = 1\n" POOL "[iscsi]\nnop_interval = 3601\n", "t.conf:7: [iscsi] nop_interval = 3601");
 }
 
+/* recall_wait: unset is 0 (the drive's default), parsed with a unit, refused outside 1 s .. 10 min at its line. */
+static void recall_wait(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nname = L\nslots = 1\n" POOL);
+	assert_int_equal(c->library.recall_wait, 0);
+	vtl_config_free(c);
+	c = parse_ok("[library]\nname = L\nslots = 1\nrecall_wait = 2m\n" POOL);
+	assert_int_equal(c->library.recall_wait, 120);
+	vtl_config_free(c);
+	expect_error("[library]\nname = L\nslots = 1\nrecall_wait = 0\n" POOL, "t.conf:4: [library] recall_wait = 0");
+	expect_error("[library]\nname = L\nslots = 1\nrecall_wait = 11m\n" POOL, "t.conf:4: [library] recall_wait = 11m");
+}
+
 /* The [iscsi] limits: unset means the target's default (0), each parsed, each refused outside its range at its line. */
 static void iscsi_limits(void **state)
 {
@@ -1054,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(auth_fail_delay_and_advertise),
 		cmocka_unit_test(secret_file_mode),
 		cmocka_unit_test(nop_interval),
+		cmocka_unit_test(recall_wait),
 		cmocka_unit_test(iscsi_limits),
 		cmocka_unit_test(control_group),
 		cmocka_unit_test(migration_sections),

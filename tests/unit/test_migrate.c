@@ -4,7 +4,9 @@
  * tape and verify, the catalog records them with the tape's file count, a
  * write error retires the tape and the job goes on to another, a cancelled
  * or failed copy leaves nothing marked good, a loaded or damaged cartridge
- * is refused, and a copy damaged on tape fails verification.
+ * is refused, and a copy damaged on tape fails verification. A job step the
+ * catalog cannot record (a trigger added to it is the fault) ends the job
+ * failed, never done, and a recall whose end cannot be recorded is no success.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -584,6 +586,73 @@ static void forged_header_fails_recall(void **state)
 	assert_int_equal(j.state, CAT_JOB_FAILED);
 }
 
+#define FAULT(when) "CREATE TRIGGER fault BEFORE UPDATE OF " when " BEGIN SELECT RAISE(ABORT, 'injected'); END;"
+
+/* A copy job of a new cartridge bc while fault makes a catalog update fail: it fails, and err says why. */
+static struct cat_job failing_copy(struct host *h, const char *bc, uint64_t seed, const char *fault, const char *why)
+{
+	cart_with(h, bc, 6, seed);
+	host_catalog_fault(h, fault);
+	int64_t job;
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_MIGRATE, bc, &job), 0);
+	struct migrate_report r;
+	char err[512];
+	assert_int_not_equal(migrate_copy(&mig, bc, job, &r, err, sizeof err), VTL_OK);
+	assert_non_null(strstr(err, why));
+	struct cat_job j;
+	EXPECT_RC(catalog_job_get(h->cat, job, &j), 0);
+	return j;
+}
+
+static void unrecorded_premigration_fails_the_job(void **state)
+{
+	struct host *h = *state;
+	struct cat_job j = failing_copy(h, "M00031L8", 31, FAULT("cache ON cartridge WHEN NEW.cache = 1"), "premigrated");
+	assert_int_equal(j.state, CAT_JOB_FAILED);
+	assert_non_null(strstr(j.error, "premigrated"));
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00031L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_RESIDENT); /* so the policy never releases its disk copy */
+}
+
+static void unrecorded_job_end_is_no_success(void **state)
+{
+	struct host *h = *state;
+	struct cat_job j = failing_copy(h, "M00032L8", 32, FAULT("state ON job WHEN NEW.state = 3"),
+					"cannot record the end of job");
+	assert_int_equal(j.state, CAT_JOB_RUNNING); /* a restart queues it again */
+}
+
+/* A recall that cannot record that it runs stages nothing; one that cannot record its end is no success. */
+static void unrecorded_recall_steps(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00033L8", 8, 33);
+	struct migrate_report r;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00033L8", 0, &r, err, sizeof err), 0);
+	release(h, "M00033L8");
+	host_catalog_fault(h, FAULT("cache ON cartridge WHEN NEW.cache = 3"));
+	int64_t job;
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_RECALL, "M00033L8", &job), 0);
+	assert_int_not_equal(migrate_recall(&mig, "M00033L8", job, err, sizeof err), VTL_OK);
+	struct cat_job j;
+	EXPECT_RC(catalog_job_get(h->cat, job, &j), 0);
+	assert_int_equal(j.state, CAT_JOB_FAILED);
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(h->fx->pool, "M00033L8", &info), 0);
+	assert_int_equal(info.eod, 0); /* nothing staged */
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00033L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_MIGRATED);
+	host_catalog_fault(h, "DROP TRIGGER fault;" FAULT("cache ON cartridge WHEN NEW.cache = 1"));
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_RECALL, "M00033L8", &job), 0);
+	assert_int_not_equal(migrate_recall(&mig, "M00033L8", job, err, sizeof err), VTL_OK);
+	assert_non_null(strstr(err, "cannot record the end of the stage"));
+	EXPECT_RC(catalog_job_get(h->cat, job, &j), 0);
+	assert_int_equal(j.state, CAT_JOB_FAILED);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -593,7 +662,8 @@ int main(void)
 		T(refused_cartridges), T(damaged_copy_is_marked_bad), T(native_copy_reads_as_the_cartridge),
 		T(end_of_tape_moves_to_another_tape), T(offline_drive_fails_job_not_tapes),
 		T(read_error_in_verify_marks_copy_bad), T(recall_falls_back_to_the_older_copy), T(cancelled_recall_resumes),
-		T(copies_go_to_each_pool), T(forged_header_fails_recall),
+		T(copies_go_to_each_pool), T(forged_header_fails_recall), T(unrecorded_premigration_fails_the_job),
+		T(unrecorded_job_end_is_no_success), T(unrecorded_recall_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

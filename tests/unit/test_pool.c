@@ -301,7 +301,7 @@ static void test_cart_create_rejects_bad_barcodes(void **state)
 		rc = vtl_cart_open(f->pool, bc, &p, &c);
 		if (rc >= 0) {
 			if (c)
-				vtl_cart_close(c);
+				vtl_ignore(vtl_cart_close(c)); /* the test fails on the open already */
 			fail_msg("vtl_cart_open(bad \"%s\") = %d, expected an error", bc, rc);
 		}
 		rc = vtl_cart_delete(f->pool, bc);
@@ -917,7 +917,7 @@ static void *drive_main(void *arg)
 	drive_verify(d, c, want, got, "after reopen");
 out:
 	if (c)
-		vtl_cart_close(c);
+		EXPECT_RC(vtl_cart_close(c), 0);
 	free(want);
 	free(got);
 	return NULL;

@@ -6,12 +6,17 @@
  * locking the mail slots, the operator's import, export, load and unload
  * with the attentions hosts get, and the whole life of a cartridge: written
  * in one drive, exported, imported and read back in the other, with the
- * library restarted between the steps. Hosts are driven through
+ * library restarted between the steps; and a catalog that cannot record a
+ * move, a load, a session's usage or a host's first write over physical
+ * copies: the host gets HARDWARE ERROR and nothing proceeds as if recorded
+ * (a trigger added to the catalog is the fault). Hosts are driven through
  * smc_execute and ssc_execute only; READ ELEMENT STATUS says where things are.
  */
 #include "tests/unit/scsi_host.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/vtl_error.h"
 #include "vtl/library.h"
@@ -640,6 +645,178 @@ static void write_export_import_read_back(void **state)
 	assert_int_equal(cc.bytes_written, len[0] + len[1] + len[2]);
 }
 
+/* ---------------------------------------------------- a catalog that cannot record */
+
+#define FAULT_ON(column) \
+	"CREATE TRIGGER fault BEFORE UPDATE OF " column " ON cartridge BEGIN SELECT RAISE(ABORT, 'injected'); END;"
+#define FAULT_OFF "DROP TRIGGER fault;"
+
+static void hardware_error(void)
+{
+	expect(SCSI_CHECK_CONDITION, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+}
+
+/* MOVE MEDIUM while updates of column of cartridges fail: HARDWARE ERROR, and nothing moved. */
+static void move_unrecorded(uint16_t from, uint16_t to, const char *fault)
+{
+	size_t n = status_all();
+	static uint8_t snap[8192];
+	memcpy(snap, buf, n);
+	host_catalog_fault(g.h, fault);
+	move(from, to);
+	hardware_error();
+	host_catalog_fault(g.h, FAULT_OFF);
+	unchanged(snap, n);
+}
+
+/* The drive could load it, but the catalog cannot say it is loaded: the move fails and nothing moved. */
+static void unrecorded_load_fails_the_move(void **state)
+{
+	(void)state;
+	attention(NULL, NEXUS, ASC_POWER_ON_RESET);
+	move_unrecorded(SLOT(0), DRIVE(0), FAULT_ON("state"));
+	assert_int_equal(drive_status(0).state, SSC_EMPTY);
+	move(SLOT(0), DRIVE(0));
+	expect(SCSI_GOOD, 0, 0);
+	assert_int_equal(drive_status(0).state, SSC_LOADED);
+}
+
+/* The session's usage (its end of data) cannot be recorded: the cartridge stays in its drive. */
+static void unrecorded_usage_fails_the_move_out(void **state)
+{
+	(void)state;
+	uint8_t cdb[12], data[3000];
+	attention(NULL, NEXUS, ASC_POWER_ON_RESET);
+	move(SLOT(0), DRIVE(0));
+	expect(SCSI_GOOD, 0, 0);
+	attention(library_drive(g.lib, 0, NULL), NEXUS, ASC_POWER_ON_RESET);
+	fill(data, sizeof data, 9);
+	drive_cmd(0, cdb, cdb_write6(cdb, false, sizeof data), SCSI_DIR_OUT, data, sizeof data);
+	expect(SCSI_GOOD, 0, 0);
+	host_unload(0);
+	move_unrecorded(DRIVE(0), SLOT(4), FAULT_ON("eod"));
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(g.h->cat, "D00000L8", &cc), 0);
+	assert_int_equal(cc.eod, 0);
+	move(DRIVE(0), SLOT(4));
+	expect(SCSI_GOOD, 0, 0);
+	elem(SLOT(4), "D00000L8", DRIVE(0), 0, 0);
+	EXPECT_RC(catalog_cartridge_get(g.h->cat, "D00000L8", &cc), 0);
+	assert_int_equal(cc.eod, 1); /* what a recall of it must bring back */
+}
+
+static int count_good(const struct cat_copy *k, void *arg)
+{
+	*(unsigned *)arg += strcmp(k->state, CAT_COPY_GOOD) == 0;
+	return 0;
+}
+
+/*
+ * A host writes a premigrated cartridge, whose copy on tape the policy may
+ * release the disk copy for: the write that cannot mark that copy stale is
+ * refused, and the copy stays the cartridge's data.
+ */
+static void unrecorded_first_write_is_refused(void **state)
+{
+	(void)state;
+	struct cat_ptape t = {.slot = -1, .capacity = 1u << 30};
+	snprintf(t.barcode, sizeof t.barcode, "PHY001L8");
+	snprintf(t.library, sizeof t.library, "sim");
+	snprintf(t.state, sizeof t.state, "filling");
+	EXPECT_RC(catalog_ptape_add(g.h->cat, &t), 0);
+	struct cat_copy k = {.length = 0};
+	snprintf(k.barcode, sizeof k.barcode, "D00000L8");
+	snprintf(k.tape, sizeof k.tape, "PHY001L8");
+	snprintf(k.digest, sizeof k.digest, "sha256:0");
+	snprintf(k.state, sizeof k.state, CAT_COPY_GOOD);
+	EXPECT_RC(catalog_copy_add(g.h->cat, &k), 0);
+	EXPECT_RC(catalog_cartridge_set_cache(g.h->cat, "D00000L8", CAT_CACHE_PREMIGRATED), 0);
+	attention(NULL, NEXUS, ASC_POWER_ON_RESET);
+	move(SLOT(0), DRIVE(0));
+	expect(SCSI_GOOD, 0, 0);
+	attention(library_drive(g.lib, 0, NULL), NEXUS, ASC_POWER_ON_RESET);
+	uint8_t cdb[12], data[2000];
+	fill(data, sizeof data, 3);
+	host_catalog_fault(g.h, FAULT_ON("cache"));
+	drive_cmd(0, cdb, cdb_write6(cdb, false, sizeof data), SCSI_DIR_OUT, data, sizeof data);
+	hardware_error();
+	drive_cmd(0, cdb, cdb_read6(cdb, true, false, sizeof data), SCSI_DIR_IN, data, sizeof data);
+	expect(SCSI_CHECK_CONDITION, SK_BLANK_CHECK, ASC_EOD_DETECTED); /* nothing was written */
+	struct cat_cartridge cc;
+	unsigned good = 0;
+	EXPECT_RC(catalog_cartridge_get(g.h->cat, "D00000L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_PREMIGRATED);
+	EXPECT_RC(catalog_copy_list(g.h->cat, "D00000L8", count_good, &good), 0);
+	assert_int_equal(good, 1);
+	/* Recorded at the next try: the write goes through and the copy is history. */
+	host_catalog_fault(g.h, FAULT_OFF);
+	drive_cmd(0, cdb, cdb_write6(cdb, false, sizeof data), SCSI_DIR_OUT, data, sizeof data);
+	expect(SCSI_GOOD, 0, 0);
+	EXPECT_RC(catalog_cartridge_get(g.h->cat, "D00000L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_RESIDENT);
+	good = 0;
+	EXPECT_RC(catalog_copy_list(g.h->cat, "D00000L8", count_good, &good), 0);
+	assert_int_equal(good, 0);
+}
+
+/* A host's unload the catalog cannot record is no success. */
+static void unrecorded_unload_is_a_hardware_error(void **state)
+{
+	(void)state;
+	attention(NULL, NEXUS, ASC_POWER_ON_RESET);
+	move(SLOT(0), DRIVE(0));
+	expect(SCSI_GOOD, 0, 0);
+	attention(library_drive(g.lib, 0, NULL), NEXUS, ASC_POWER_ON_RESET);
+	host_catalog_fault(g.h, FAULT_ON("state"));
+	uint8_t unload[6] = {0x1B, 0, 0, 0, 0, 0};
+	send(library_drive(g.lib, 0, NULL), NEXUS, unload, 6, SCSI_DIR_NONE, NULL, 0);
+	hardware_error();
+	host_catalog_fault(g.h, FAULT_OFF);
+}
+
+static int the_recall(const struct cat_job *j, void *arg)
+{
+	*(int64_t *)arg = j->kind == CAT_JOB_RECALL ? j->id : 0;
+	return j->kind == CAT_JOB_RECALL;
+}
+
+/*
+ * A recall that ended (failed) without recording the cartridge's end state
+ * leaves it "recalling": a drive waiting on it must not wait for ever. It
+ * sees the stage failed once no recall job is left, becomes ready on what is
+ * on disk, and reads what is missing as MEDIUM ERROR.
+ */
+static void recalling_without_a_recall_ends_the_wait(void **state)
+{
+	(void)state;
+	EXPECT_RC(catalog_cartridge_usage(g.h->cat, "D00000L8", 8000, 8000, 4, false), 0);
+	EXPECT_RC(catalog_cartridge_set_cache(g.h->cat, "D00000L8", CAT_CACHE_RECALLING), 0);
+	attention(NULL, NEXUS, ASC_POWER_ON_RESET);
+	move(SLOT(0), DRIVE(0));
+	expect(SCSI_GOOD, 0, 0);
+	struct ssc_drive *d0 = library_drive(g.lib, 0, NULL);
+	uint8_t tur[6] = {0};
+	send(d0, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect(SCSI_CHECK_CONDITION, SK_UNIT_ATTENTION, ASC_POWER_ON_RESET);
+	send(d0, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect(SCSI_CHECK_CONDITION, SK_NOT_READY, ASC_BECOMING_READY); /* the load queued a recall */
+	int64_t job = 0;
+	EXPECT_RC(catalog_job_list(g.h->cat, CAT_JOB_QUEUED, the_recall, &job), 0);
+	assert_true(job > 0);
+	EXPECT_RC(catalog_job_update(g.h->cat, job, CAT_JOB_FAILED, 0, "the migrator could not record the stage's end"), 0);
+	for (int tries = 0; tries < 200; tries++) {
+		if (send(d0, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0) == SCSI_GOOD)
+			break;
+		usleep(10000);
+		if (g.c.sense.key == SK_UNIT_ATTENTION)
+			tries--; /* the not-ready-to-ready change */
+	}
+	expect(SCSI_GOOD, 0, 0);
+	uint8_t cdb[6], data[1024];
+	drive_cmd(0, cdb, cdb_read6(cdb, true, false, sizeof data), SCSI_DIR_IN, data, sizeof data);
+	expect(SCSI_CHECK_CONDITION, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR); /* not a false end of data */
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -647,7 +824,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(exchange_moves_two), T(exchange_with_drives), T(exchange_refusals), T(open_and_close_the_mail_slots),
 		T(prevent_locks_the_mail_slots), T(operator_import_and_export), T(operator_load_and_unload),
-		T(write_export_import_read_back),
+		T(write_export_import_read_back), T(unrecorded_load_fails_the_move), T(unrecorded_usage_fails_the_move_out),
+		T(unrecorded_first_write_is_refused), T(unrecorded_unload_is_a_hardware_error),
+		T(recalling_without_a_recall_ends_the_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,10 @@
  * overtake it, a MEDIUM ERROR (never a false end of data) for what a failed
  * stage could not bring back, a write that waits for the whole cartridge
  * and tells the library its physical copies are stale, and a load that asks
- * a copy in progress to let go of the cartridge.
+ * a copy in progress to let go of the cartridge. No command waits on a
+ * stage that never ends for longer than the drive's stage wait: it ends with
+ * NOT READY / becoming ready, and works once the stage has ended; a write the
+ * library cannot record ends with HARDWARE ERROR and changes nothing.
  *
  * A thread of the test plays the migrator: it appends blocks to the
  * cartridge through its own writable open, as a stage does.
@@ -31,6 +34,7 @@
 struct fake_lib {
 	atomic_int stage; /* enum ssc_stage */
 	atomic_int requests, yields, modifies;
+	atomic_bool modify_fails; /* the catalog cannot record a host's write */
 	struct vtl_cart *holder; /* a copy in progress: let go on yield */
 };
 
@@ -52,15 +56,17 @@ static void f_yield(void *arg, const char *barcode)
 	struct fake_lib *l = arg;
 	atomic_fetch_add(&l->yields, 1);
 	if (l->holder) {
-		vtl_cart_close(l->holder);
+		EXPECT_RC(vtl_cart_close(l->holder), 0);
 		l->holder = NULL;
 	}
 }
 
-static void f_modify(void *arg, const char *barcode)
+static int f_modify(void *arg, const char *barcode)
 {
 	(void)barcode;
-	atomic_fetch_add(&((struct fake_lib *)arg)->modifies, 1);
+	struct fake_lib *l = arg;
+	atomic_fetch_add(&l->modifies, 1);
+	return atomic_load(&l->modify_fails) ? VTL_E_IO : VTL_OK;
 }
 
 static const struct ssc_stage_ops fake_ops = {
@@ -319,6 +325,122 @@ static void status_while_a_read_waits(void **state)
 	assert_false(st.busy);
 }
 
+#define WAIT_MS 300    /* the drive's stage wait in the tests of the deadline */
+#define SLACK_MS 1500  /* what a loaded machine may add to it */
+
+/* A stage that brought blocks 0..n-1 back, then stalls: the migrator is gone, its job still "running". */
+static void stalled_after(struct host *h, struct fake_lib *lib, unsigned n)
+{
+	struct stager s = {.pool = h->fx->pool, .lib = lib, .blocks = n, .stop_after = n + 1};
+	atomic_init(&s.done, false);
+	stage_thread(&s); /* writes n blocks and a filemark; the stage's state is set below */
+	assert_int_equal(s.rc, 0);
+	atomic_store(&lib->stage, SSC_STAGE_RUNNING);
+}
+
+/* Runs one command and checks it ended within the deadline, not before it. */
+static void within_the_deadline(struct host *h, const uint8_t *cdb, uint8_t len, enum scsi_dir dir, void *b,
+				size_t n)
+{
+	uint64_t t0 = ms_now();
+	host_cmd(h, cdb, len, dir, b, n);
+	uint64_t took = ms_now() - t0;
+	if (took + 5 < WAIT_MS || took > WAIT_MS + SLACK_MS)
+		fail_msg("the command took %llu ms; the stage wait is %u ms", (unsigned long long)took, WAIT_MS);
+}
+
+static void write_on_a_stalled_stage_is_becoming_ready(void **state)
+{
+	struct host *h = *state;
+	struct fake_lib lib = {0};
+	h->stage_wait_ms = WAIT_MS;
+	load_migrated(h, &lib, 50);
+	stalled_after(h, &lib, 4);
+	wait_ready(h);
+	read_block(h, 0);
+	uint8_t cdb[6], b[BLOCK];
+	memset(b, 0x3c, sizeof b);
+	uint8_t len = cdb_write6(cdb, false, BLOCK);
+	within_the_deadline(h, cdb, len, SCSI_DIR_OUT, b, BLOCK);
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
+	assert_int_equal(atomic_load(&lib.modifies), 0); /* the copies still hold its data */
+	assert_int_equal(host_position(h), 1);
+	/* Again, and again the same answer: the drive is not stuck, the stage is. */
+	within_the_deadline(h, cdb, len, SCSI_DIR_OUT, b, BLOCK);
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
+	tur(h);
+	expect_good(h); /* what is back stays readable meanwhile */
+	/* The stage ends: the write goes through. */
+	atomic_store(&lib.stage, SSC_STAGE_DONE);
+	host_cmd(h, cdb, len, SCSI_DIR_OUT, b, BLOCK);
+	expect_good(h);
+	assert_int_equal(atomic_load(&lib.modifies), 1);
+	assert_int_equal(host_position(h), 2);
+}
+
+static void read_past_a_stalled_stage_is_becoming_ready(void **state)
+{
+	struct host *h = *state;
+	struct fake_lib lib = {0};
+	h->stage_wait_ms = WAIT_MS;
+	load_migrated(h, &lib, 9);
+	stalled_after(h, &lib, 3);
+	wait_ready(h);
+	for (unsigned i = 0; i < 3; i++)
+		read_block(h, i);
+	uint8_t cdb[6], b[BLOCK];
+	uint8_t len = cdb_read6(cdb, false, false, BLOCK);
+	/* The filemark the stall left is on disk: the read after it overtakes the stage. */
+	host_cmd(h, cdb, len, SCSI_DIR_IN, b, BLOCK);
+	expect_sense(h, SK_NO_SENSE, ASC_FILEMARK_DETECTED);
+	within_the_deadline(h, cdb, len, SCSI_DIR_IN, b, BLOCK);
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY); /* never BLANK CHECK: the stage may still bring it */
+	assert_int_equal(host_position(h), 4);
+	uint8_t sp[10];
+	within_the_deadline(h, sp, cdb_space6(sp, 0, 2), SCSI_DIR_NONE, NULL, 0); /* SPACE 2 blocks */
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
+	within_the_deadline(h, sp, cdb_locate10(sp, 6), SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
+	within_the_deadline(h, sp, cdb_space6(sp, 3, 0), SCSI_DIR_NONE, NULL, 0); /* SPACE to end of data */
+	expect_sense(h, SK_NOT_READY, ASC_BECOMING_READY);
+	host_cmd(h, sp, cdb_locate10(sp, 4), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	/* The stage fails for good: what it did not bring back is a MEDIUM ERROR, at once. */
+	atomic_store(&lib.stage, SSC_STAGE_FAILED);
+	uint64_t t0 = ms_now();
+	host_cmd(h, cdb, len, SCSI_DIR_IN, b, BLOCK);
+	expect_sense(h, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
+	assert_true(ms_now() - t0 < WAIT_MS);
+	host_cmd(h, sp, cdb_locate10(sp, 6), SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR); /* LOCATE too: never a false end of data */
+}
+
+static void unrecorded_write_is_refused(void **state)
+{
+	struct host *h = *state;
+	struct fake_lib lib = {0};
+	host_stage(h, &fake_ops, &lib);
+	host_new_cart(h, BC, 0);
+	host_load(h, BC);
+	tur(h);
+	expect_good(h);
+	atomic_store(&lib.modify_fails, true);
+	uint8_t cdb[6], b[BLOCK];
+	memset(b, 0x11, sizeof b);
+	uint8_t len = cdb_write6(cdb, false, BLOCK);
+	host_cmd(h, cdb, len, SCSI_DIR_OUT, b, BLOCK);
+	expect_sense(h, SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+	assert_int_equal(host_position(h), 0); /* nothing written */
+	host_cmd(h, cdb, cdb_read6(cdb, false, false, BLOCK), SCSI_DIR_IN, b, BLOCK);
+	expect_sense(h, SK_BLANK_CHECK, ASC_EOD_DETECTED);
+	/* Once the library can record it, the next write asks again and goes through. */
+	atomic_store(&lib.modify_fails, false);
+	host_cmd(h, cdb, cdb_write6(cdb, false, BLOCK), SCSI_DIR_OUT, b, BLOCK);
+	expect_good(h);
+	assert_int_equal(atomic_load(&lib.modifies), 2);
+	assert_int_equal(host_position(h), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +450,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(unload_while_staging, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(load_makes_a_copy_let_go, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(status_while_a_read_waits, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(write_on_a_stalled_stage_is_becoming_ready, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(read_past_a_stalled_stage_is_becoming_ready, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(unrecorded_write_is_refused, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

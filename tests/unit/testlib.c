@@ -174,7 +174,8 @@ int fx_teardown(void **state)
 		return 0;
 	for (int i = 0; i < TL_MAXC; i++)
 		if (f->cart[i])
-			vtl_cart_close(f->cart[i]);
+			/* A test may leave a cartridge it failed on purpose: its close is not what is tested. */
+			vtl_ignore(vtl_cart_close(f->cart[i]));
 	if (f->pool)
 		vtl_pool_close(f->pool);
 	tfree_all();

@@ -130,7 +130,12 @@ static int create_cart(struct ctl *ctl, const struct new_cart *nc, uint16_t elem
 	if (rc) {
 		snprintf(err, errlen, "cannot add %s to the catalog: %s", nc->barcode,
 			 rc == VTL_E_BUSY ? "the catalog stayed busy" : catalog_last_error(ctl->cat));
-		vtl_cart_delete(ctl->pool, nc->barcode);
+		int drc = vtl_cart_delete(ctl->pool, nc->barcode);
+		if (drc != VTL_OK) {
+			size_t at = strlen(err);
+			snprintf(err + at, errlen - at, "; its files stay in the pool (%s %s)", nc->barcode,
+				 vtl_strerror(drc));
+		}
 		return VTLCTL_FAIL;
 	}
 	return 0;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/vtl_error.h"
 
 #define NEED OP_NEEDS_MEDIUM
@@ -204,18 +205,26 @@ static void fill_counts(struct ssc_drive *d, struct ssc_status *st)
 	st->unsynced_bytes = cs.unsynced_bytes;
 }
 
-/* Closes the cartridge of a loaded drive; the drive keeps it, ejected. A sync failure is returned. */
-static int ssc_unthread(struct ssc_drive *d)
+/*
+ * Closes the cartridge of a loaded drive; the drive keeps it, ejected. A sync
+ * failure is returned; *unrecorded (may be NULL) tells whether the library
+ * failed to record the unload (the cartridge is out of the drive's hands
+ * either way).
+ */
+static int ssc_unthread(struct ssc_drive *d, bool *unrecorded)
 {
 	int rc = VTL_OK;
+	if (unrecorded)
+		*unrecorded = false;
 	if (d->cart) {
 		fill_counts(d, &d->last);
 		ssc_mam_unloading(d);
 		rc = vtl_cart_close(d->cart);
 		d->cart = NULL;
 	}
-	if ((d->state == SSC_LOADED || d->state == SSC_STAGING) && d->cfg.on_medium)
-		d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_EJECTED);
+	if ((d->state == SSC_LOADED || d->state == SSC_STAGING) && d->cfg.on_medium &&
+	    d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_EJECTED) != VTL_OK && unrecorded)
+		*unrecorded = true;
 	d->following = false;
 	d->state = SSC_EJECTED;
 	return rc;
@@ -226,7 +235,9 @@ void ssc_destroy(struct ssc_drive *d)
 	if (!d)
 		return;
 	d->cfg.on_medium = NULL; /* going away is no unload: the cartridge stays threaded for the next start */
-	ssc_unthread(d);
+	int rc = ssc_unthread(d, NULL);
+	if (rc != VTL_OK)
+		log_warn("drive %s: closing %s: %s", d->dev.ident.serial, d->medium.barcode, vtl_strerror(rc));
 	free(d->mam_mem);
 	free(d->bounce);
 	pthread_mutex_destroy(&d->mu);
@@ -374,6 +385,8 @@ static void snap_update(struct ssc_drive *d)
 void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 {
 	pthread_mutex_lock(&d->mu);
+	d->stage_wait_until_ms = 0; /* each command waits on a stage for its own SSC_STAGE_WAIT_MS */
+	d->stage_timed_out = false;
 	struct scsi_sense nr;
 	const struct scsi_sense *not_ready = ssc_not_ready(d, &nr);
 	const struct scsi_op *op = scsi_op_find(d->dev.ops, d->dev.n_ops, c);
@@ -442,16 +455,22 @@ int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out)
 	return rc;
 }
 
-void ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
+int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
 {
+	int rc = d->cfg.on_medium ? d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED) : VTL_OK;
+	d->unrecorded = rc != VTL_OK;
+	if (rc != VTL_OK) {
+		/* Nothing was written through c yet: its close cannot lose data. */
+		vtl_ignore(vtl_cart_close(c));
+		return rc;
+	}
 	d->cart = c;
 	d->following = follow;
 	d->state = SSC_LOADED;
 	memset(&d->last, 0, sizeof d->last);
-	if (d->cfg.on_medium)
-		d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED);
 	d->cnt.loads++;
 	ssc_mam_loaded(d);
+	return VTL_OK;
 }
 
 int ssc_thread(struct ssc_drive *d, bool follow)
@@ -459,7 +478,7 @@ int ssc_thread(struct ssc_drive *d, bool follow)
 	struct vtl_cart *c;
 	int rc = ssc_open_cart(d, follow, &c);
 	if (rc == VTL_OK)
-		ssc_threaded(d, c, follow);
+		rc = ssc_threaded(d, c, follow);
 	return rc;
 }
 
@@ -492,11 +511,18 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 			d->state = SSC_CLEANING;
 			d->clean_until_ms = ssc_now_ms() + d->cfg.clean_ms;
 			d->tapealert |= 1ull << (TA_CLEANING_MEDIA - 1);
-		} else if (m->migrated && d->cfg.stage && d->cfg.stage->poll) {
-			ssc_stage_begin(d);
-		} else if ((rc = ssc_thread(d, false)) != VTL_OK) {
-			snprintf(err, errlen, "cannot open cartridge %s: %s", m->barcode, vtl_strerror(rc));
-			d->state = SSC_EMPTY;
+		} else {
+			d->unrecorded = false;
+			rc = m->migrated && d->cfg.stage && d->cfg.stage->poll ? ssc_stage_begin(d) : ssc_thread(d, false);
+			if (rc != VTL_OK && d->unrecorded) {
+				/* The catalog's failure, whatever its code (VTL_E_IO: HARDWARE ERROR for a host). */
+				snprintf(err, errlen, "the catalog cannot record that %s is loaded", m->barcode);
+				rc = VTL_E_IO;
+			} else if (rc != VTL_OK) {
+				snprintf(err, errlen, "cannot open cartridge %s: %s", m->barcode, vtl_strerror(rc));
+			}
+			if (rc != VTL_OK)
+				d->state = SSC_EMPTY;
 		}
 		/* A staging cartridge tells the hosts once it is ready (ssc_stage.c). */
 		if (rc == VTL_OK && d->state != SSC_STAGING)
@@ -516,8 +542,12 @@ int ssc_eject(struct ssc_drive *d)
 		rc = VTL_E_SRC_EMPTY;
 	else if (d->dev.n_prevent)
 		rc = VTL_E_BUSY;
-	else if (d->state == SSC_LOADED || d->state == SSC_STAGING)
-		rc = ssc_unthread(d);
+	else if (d->state == SSC_LOADED || d->state == SSC_STAGING) {
+		bool unrecorded;
+		rc = ssc_unthread(d, &unrecorded);
+		if (rc == VTL_OK && unrecorded)
+			rc = VTL_E_IO;
+	}
 	if (rc == VTL_OK)
 		d->held = false;
 	snap_update(d);
@@ -697,9 +727,10 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 			scsi_fail(c, sense_of(SK_NOT_READY, ASC_BECOMING_READY));
 			return;
 		}
+		d->unrecorded = false;
 		if (d->state == SSC_EJECTED && d->medium.migrated && d->stage != SSC_STAGE_DONE) {
 			d->held = false;
-			ssc_stage_begin(d); /* not all of it came back last time: ask again */
+			rc = ssc_stage_begin(d); /* not all of it came back last time: ask again */
 		} else if (d->state == SSC_EJECTED) {
 			d->held = false;
 			rc = ssc_thread(d, false);
@@ -708,10 +739,14 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 		} else {
 			rc = vtl_cart_rewind(d->cart); /* LOAD of a loaded medium positions at BOT; RETEN too */
 		}
-		if (rc != VTL_OK)
-			scsi_fail(c, sense_of(SK_MEDIUM_ERROR, ASC_MEDIA_LOAD_EJECT_FAILED));
-		else
+		if (rc == VTL_OK)
 			scsi_done(c, 0);
+		else if (d->unrecorded) /* the catalog could not record the load: not loaded */
+			scsi_fail(c, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
+		else if (rc == VTL_E_BUSY) /* a copy was asked to let go and has not yet (YIELD_WAIT_MS) */
+			scsi_fail(c, sense_of(SK_NOT_READY, ASC_BECOMING_READY));
+		else
+			scsi_fail(c, sense_of(SK_MEDIUM_ERROR, ASC_MEDIA_LOAD_EJECT_FAILED));
 		return;
 	}
 	if (d->dev.n_prevent) {
@@ -720,12 +755,18 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 		return;
 	}
 	if (d->state == SSC_LOADED || d->state == SSC_STAGING) {
-		int rc = ssc_unthread(d);
+		bool unrecorded;
+		int rc = ssc_unthread(d, &unrecorded);
 		if (rc != VTL_OK) {
 			/* The data of earlier buffered writes could not be made durable. */
 			struct scsi_sense s = sense_of(SK_MEDIUM_ERROR, ASC_WRITE_ERROR);
 			s.deferred = true;
 			scsi_fail(c, s);
+			return;
+		}
+		if (unrecorded) {
+			/* Unloaded, but the catalog still says threaded: the host must not take it as done. */
+			scsi_fail(c, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
 			return;
 		}
 	}

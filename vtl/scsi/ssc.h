@@ -48,8 +48,12 @@ struct ssc_stage_ops {
 	enum ssc_stage (*poll)(void *arg, const char *barcode);
 	/* Asks whoever holds the cartridge's files (a copy to physical tape) to let go of them. */
 	void (*yield)(void *arg, const char *barcode);
-	/* The host is about to change the cartridge: its physical copies stop being its data. */
-	void (*modify)(void *arg, const char *barcode);
+	/*
+	 * The host is about to change the cartridge: its physical copies stop
+	 * being its data. VTL_OK once that is recorded; anything else fails the
+	 * write (HARDWARE ERROR), since the copies would still count as its data.
+	 */
+	int (*modify)(void *arg, const char *barcode);
 };
 
 struct ssc_config {
@@ -62,13 +66,25 @@ struct ssc_config {
 	 * Told (under the drive's lock: it must not call back into the drive)
 	 * whenever the cartridge is threaded (SSC_LOADED) or unthreaded and left
 	 * in the drive (SSC_EJECTED), so that the library can record it. May be NULL.
+	 * VTL_OK once recorded; a failure fails the load or unload that caused it.
 	 */
-	void (*on_medium)(void *arg, const char *barcode, enum ssc_state state);
+	int (*on_medium)(void *arg, const char *barcode, enum ssc_state state);
 	void *on_medium_arg;
 	/* Migrated cartridges and copies (NULL: every cartridge is simply on disk). Called under the drive's lock. */
 	const struct ssc_stage_ops *stage;
 	void *stage_arg;
+	/* How long one command waits on a stage with the drive's lock held (0: SSC_STAGE_WAIT_MS). */
+	unsigned stage_wait_ms;
 };
+
+/*
+ * A command that needs what a stage has not brought back yet (a write needs
+ * all of it, a read the block it overtook) waits at most this long, then ends
+ * with NOT READY, LOGICAL UNIT IS IN PROCESS OF BECOMING READY (04h/01h), so
+ * the host retries instead of the drive's lock being held for as long as a
+ * recall lasts, or for ever when the recall stalls.
+ */
+#define SSC_STAGE_WAIT_MS 10000
 
 /* A cartridge as the library hands it to the drive. */
 struct ssc_medium {
@@ -116,14 +132,17 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c);
  * ejects it. VTL_E_DST_FULL if one is in the drive; VTL_E_INCOMPATIBLE (with
  * err) if the drive cannot read this medium (the cartridge is not taken),
  * VTL_E_INVAL for a label that is no LTO label; VTL_E_*
- * from the pool when the cartridge cannot be opened.
+ * from the pool when the cartridge cannot be opened; VTL_E_IO when on_medium
+ * cannot record the load (the drive stays empty).
  */
 int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen);
 
 /*
  * Unloads the cartridge (as LOAD UNLOAD with LOAD 0 or the drive's eject
  * button): VTL_E_BUSY while a host prevents medium removal; VTL_E_SRC_EMPTY
- * if there is none. The cartridge stays in the drive, ejected.
+ * if there is none. The cartridge stays in the drive, ejected; a failed sync
+ * of earlier writes, or VTL_E_IO when on_medium cannot record the unload, is
+ * returned after it.
  */
 int ssc_eject(struct ssc_drive *d);
 

@@ -134,6 +134,9 @@ struct ssc_drive {
 	bool modified;             /* the stage ops' modify was called in this load */
 	enum ssc_stage stage;      /* what the last poll said */
 	uint64_t stage_polled_ms;  /* when */
+	uint64_t stage_wait_until_ms; /* the running command waits on the stage until then (0: not waiting yet) */
+	bool stage_timed_out;      /* the running command's wait on the stage ended by its deadline */
+	bool unrecorded;           /* the last ssc_threaded or ssc_stage_begin failed: on_medium could not record it */
 
 	/* Contiguous copy of a block whose data the transport split over several buffers. */
 	uint8_t *bounce;
@@ -179,8 +182,12 @@ struct vtl_cart_params ssc_cart_params(struct ssc_drive *d, bool follow);
 /* Opens the cartridge of d->medium (follow: beside its stage), asking a copy that holds it to let go. */
 int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out);
 
-/* Makes the drive SSC_LOADED at BOT on c, opened by ssc_open_cart: one load, as the library and MAM count it. */
-void ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow);
+/*
+ * Makes the drive SSC_LOADED at BOT on c, opened by ssc_open_cart: one load,
+ * as the library and MAM count it. When on_medium cannot record it, c is
+ * closed, the drive stays as it was, d->unrecorded is set and its error returned.
+ */
+int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow);
 
 /* ssc_open_cart, then ssc_threaded. */
 int ssc_thread(struct ssc_drive *d, bool follow);
@@ -190,12 +197,19 @@ uint64_t ssc_now_ms(void);
 
 /* A follower's more hook (backend/cartridge.h): waits a little, 1 while the stage runs, 0 once it ended. */
 int ssc_stage_more(void *arg);
-/* ssc_stage.c: a migrated cartridge threaded; asks for its stage and waits in SSC_STAGING. */
-void ssc_stage_begin(struct ssc_drive *d);
+/* ssc_stage.c: a migrated cartridge threaded; asks for its stage and waits in SSC_STAGING (on_medium failing: as ssc_threaded). */
+int ssc_stage_begin(struct ssc_drive *d);
 /* Moves a stage on: SSC_STAGING becomes ready once records are on disk, a follower becomes writable once all are. */
 void ssc_stage_tick(struct ssc_drive *d);
 /* Before a write: waits for the stage to end, reopens the cartridge writable, tells the library; false with *s. */
 bool ssc_stage_writable(struct ssc_drive *d, struct scsi_sense *s);
+/*
+ * The sense of a read (or space) that met end of data at eod while the
+ * cartridge is staged: NOT READY / becoming ready when its wait on a running
+ * stage ran out, MEDIUM ERROR for records a failed stage did not bring back.
+ * False (s untouched) when eod is the cartridge's true end of data.
+ */
+bool ssc_stage_sense(struct ssc_drive *d, uint64_t eod, struct scsi_sense *s);
 /* True when a read that reached end of data at eod stopped short of records the stage failed to bring back. */
 bool ssc_stage_lost(struct ssc_drive *d, uint64_t eod);
 

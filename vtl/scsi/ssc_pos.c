@@ -84,11 +84,36 @@ void ssc_rewind(struct scsi_dev *dev, struct scsi_cmd *c)
 	scsi_done(c, 0);
 }
 
+/*
+ * The sense of a positioning command that met end of data: BLANK CHECK, or,
+ * on a cartridge being staged back, what its stage says instead (NOT READY
+ * while the command's wait on it ran out, MEDIUM ERROR for what it failed to
+ * bring back): never a false end of data.
+ */
+static struct scsi_sense eod_sense(struct ssc_drive *d)
+{
+	struct vtl_position pos;
+	vtl_cart_position(d->cart, &pos);
+	struct scsi_sense s;
+	if (ssc_stage_sense(d, pos.eod, &s))
+		return s;
+	s = sense_of(SK_BLANK_CHECK, ASC_EOD_DETECTED);
+	s.eom = pos.early_warning;
+	return s;
+}
+
 /* Positions at end of data (SPACE code 011b, LOCATE(16) destination 011b). */
 static void to_eod(struct ssc_drive *d, struct scsi_cmd *c)
 {
-	if (vtl_cart_space_eod(d->cart) != VTL_OK)
+	struct vtl_position pos;
+	struct scsi_sense s;
+	if (vtl_cart_space_eod(d->cart) != VTL_OK) {
 		scsi_fail(c, sense_of(SK_MEDIUM_ERROR, ASC_LOCATE_FAILED));
+		return;
+	}
+	vtl_cart_position(d->cart, &pos);
+	if (ssc_stage_sense(d, pos.eod, &s))
+		scsi_fail(c, s); /* the end of what is back, not the cartridge's */
 	else
 		scsi_done(c, 0);
 }
@@ -102,13 +127,9 @@ static void space_stopped(struct ssc_drive *d, struct scsi_cmd *c, const struct 
 		s = sense_of(SK_NO_SENSE, ASC_FILEMARK_DETECTED);
 		s.filemark = true;
 		break;
-	case VTL_SPACE_EOD: {
-		s = sense_of(SK_BLANK_CHECK, ASC_EOD_DETECTED);
-		struct vtl_position pos;
-		vtl_cart_position(d->cart, &pos);
-		s.eom = pos.early_warning;
+	case VTL_SPACE_EOD:
+		s = eod_sense(d);
 		break;
-	}
 	case VTL_SPACE_BOT:
 		s = sense_of(SK_NO_SENSE, ASC_BOT_DETECTED);
 		s.eom = true;
@@ -181,7 +202,7 @@ static void locate_object(struct ssc_drive *d, struct scsi_cmd *c, uint64_t obj)
 {
 	int rc = vtl_cart_locate(d->cart, obj);
 	if (rc == VTL_E_EOD) {
-		scsi_fail(c, sense_of(SK_BLANK_CHECK, ASC_EOD_DETECTED));
+		scsi_fail(c, eod_sense(d));
 		return;
 	}
 	if (rc != VTL_OK) {
@@ -250,7 +271,7 @@ void ssc_locate16(struct scsi_dev *dev, struct scsi_cmd *c)
 	if (rc == VTL_OK && id > 0)
 		rc = vtl_cart_space_filemarks(d->cart, (int64_t)(id > INT64_MAX ? INT64_MAX : id), &r);
 	if (r.stop == VTL_SPACE_EOD) {
-		scsi_fail(c, sense_of(SK_BLANK_CHECK, ASC_EOD_DETECTED));
+		scsi_fail(c, eod_sense(d));
 		return;
 	}
 	if (rc < 0) {

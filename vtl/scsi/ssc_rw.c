@@ -241,11 +241,12 @@ static struct scsi_sense stop_sense(struct ssc_drive *d, enum read_end e, int rc
 	} else if (e == READ_EOD) {
 		struct vtl_position pos;
 		vtl_cart_position(d->cart, &pos);
-		if (ssc_stage_lost(d, pos.eod)) {
-			/* The recall could not bring these records back: unreadable, never a false end of data. */
-			d->cnt.read_errors++;
-			d->tapealert |= 1ull << (TA_READ_FAILURE - 1);
-			return sense_of(SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
+		if (ssc_stage_sense(d, pos.eod, &s)) {
+			if (s.key == SK_MEDIUM_ERROR) {
+				d->cnt.read_errors++;
+				d->tapealert |= 1ull << (TA_READ_FAILURE - 1);
+			}
+			return s;
 		}
 		s = sense_of(SK_BLANK_CHECK, ASC_EOD_DETECTED);
 		s.eom = pos.early_warning;

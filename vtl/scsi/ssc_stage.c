@@ -6,6 +6,14 @@
  * waiting only when it overtakes the stage. A write waits for the whole
  * cartridge, then the drive reopens it writable and tells the library that
  * the physical copies no longer hold its data.
+ *
+ * No wait is unbounded: a command that needs what the stage has not brought
+ * yet waits with the drive's lock held for at most the drive's stage wait
+ * (SSC_STAGE_WAIT_MS by default), then ends NOT READY / becoming ready so
+ * that the host asks again; a stage that has failed ends reads with MEDIUM
+ * ERROR at what it could not bring back. A write whose effect on the
+ * physical copies the library cannot record is refused (HARDWARE ERROR),
+ * never carried out as if the copies were still the cartridge's data.
  */
 #include <unistd.h>
 
@@ -30,17 +38,20 @@ static enum ssc_stage poll_due(struct ssc_drive *d)
 	return ssc_now_ms() - d->stage_polled_ms >= STAGE_POLL_MS ? poll_now(d) : d->stage;
 }
 
-void ssc_stage_begin(struct ssc_drive *d)
+int ssc_stage_begin(struct ssc_drive *d)
 {
+	/* The catalog says "loaded" before the stage starts, so that nothing but the stage touches the cartridge. */
+	int rc = d->cfg.on_medium ? d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED) : VTL_OK;
+	d->unrecorded = rc != VTL_OK;
+	if (rc != VTL_OK)
+		return rc;
 	d->state = SSC_STAGING;
 	d->stage = SSC_STAGE_RUNNING;
 	d->stage_polled_ms = 0;
 	if (d->cfg.stage->request)
 		d->cfg.stage->request(d->cfg.stage_arg, d->medium.barcode);
-	/* The catalog says "loaded" from now on, so that nothing but the stage touches the cartridge. */
-	if (d->cfg.on_medium)
-		d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED);
 	ssc_stage_tick(d);
+	return VTL_OK;
 }
 
 /* The follower is done with: the cartridge is opened as any other, at the same position. */
@@ -54,10 +65,15 @@ static int stop_following(struct ssc_drive *d)
 	int rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &c);
 	if (rc != VTL_OK)
 		return rc; /* the stage's writer has not let go yet: the follower stays */
-	vtl_cart_close(f);
+	if ((rc = vtl_cart_locate(c, pos.object)) != VTL_OK) {
+		/* The follower stays where the host is; nothing was written through c. */
+		vtl_ignore(vtl_cart_close(c));
+		return rc;
+	}
+	/* The follower only read: closing it cannot lose data. */
+	vtl_ignore(vtl_cart_close(f));
 	d->cart = c;
 	d->following = false;
-	(void)vtl_cart_locate(c, pos.object);
 	return VTL_OK;
 }
 
@@ -86,10 +102,11 @@ void ssc_stage_tick(struct ssc_drive *d)
 		if (ssc_open_cart(d, true, &c) != VTL_OK)
 			return;
 		if (vtl_cart_refresh(c, &eod) != VTL_OK || eod == 0) {
-			vtl_cart_close(c);
+			vtl_ignore(vtl_cart_close(c)); /* opened read-only to look: nothing to lose */
 			return;
 		}
-		ssc_threaded(d, c, true);
+		if (ssc_threaded(d, c, true) != VTL_OK)
+			return; /* the catalog cannot record the load: still becoming ready, the next poll tries again */
 		now_ready(d);
 		return;
 	}
@@ -103,9 +120,23 @@ void ssc_stage_tick(struct ssc_drive *d)
 	now_ready(d);
 }
 
+/* Whether the running command may wait on the stage a little longer; false once its deadline passed. */
+static bool may_wait(struct ssc_drive *d)
+{
+	uint64_t now = ssc_now_ms();
+	if (!d->stage_wait_until_ms)
+		d->stage_wait_until_ms = now + (d->cfg.stage_wait_ms ? d->cfg.stage_wait_ms : SSC_STAGE_WAIT_MS);
+	if (now < d->stage_wait_until_ms)
+		return true;
+	d->stage_timed_out = true;
+	return false;
+}
+
 int ssc_stage_more(void *arg)
 {
 	struct ssc_drive *d = arg;
+	if (!may_wait(d))
+		return 0; /* the read ends where the stage stands; ssc_stage_sense says why */
 	usleep(STAGE_WAIT_US);
 	return poll_due(d) == SSC_STAGE_RUNNING;
 }
@@ -114,19 +145,41 @@ bool ssc_stage_writable(struct ssc_drive *d, struct scsi_sense *s)
 {
 	if (d->following) {
 		/* Writing cuts the tape at the position: everything up to it must be back first. */
-		while (poll_due(d) == SSC_STAGE_RUNNING)
+		while (poll_due(d) == SSC_STAGE_RUNNING && may_wait(d))
 			usleep(STAGE_WAIT_US);
-		if (stop_following(d) != VTL_OK) {
+		if (d->stage == SSC_STAGE_RUNNING || stop_following(d) != VTL_OK) {
 			*s = sense_of(SK_NOT_READY, ASC_BECOMING_READY);
 			return false;
 		}
 	}
 	if (!d->modified && d->cfg.stage && d->cfg.stage->modify) {
-		d->cfg.stage->modify(d->cfg.stage_arg, d->medium.barcode);
+		int rc = d->cfg.stage->modify(d->cfg.stage_arg, d->medium.barcode);
+		if (rc != VTL_OK) {
+			/* The physical copies would still count as this cartridge's data: nothing is written. */
+			log_warn("drive %s: a write to %s refused: the library cannot record that its copies are stale: %s",
+				 d->dev.ident.serial, d->medium.barcode, vtl_strerror(rc));
+			*s = sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+			return false;
+		}
 		d->modified = true;
 		d->stage = SSC_STAGE_DONE; /* from here on the tape holds what the host writes */
 	}
 	return true;
+}
+
+bool ssc_stage_sense(struct ssc_drive *d, uint64_t eod, struct scsi_sense *s)
+{
+	if (d->stage_timed_out && d->following && d->stage == SSC_STAGE_RUNNING) {
+		/* The stage may still bring the rest: the host asks again. */
+		*s = sense_of(SK_NOT_READY, ASC_BECOMING_READY);
+		return true;
+	}
+	if (ssc_stage_lost(d, eod)) {
+		/* The recall could not bring these records back: unreadable, never a false end of data. */
+		*s = sense_of(SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
+		return true;
+	}
+	return false;
 }
 
 bool ssc_stage_lost(struct ssc_drive *d, uint64_t eod)

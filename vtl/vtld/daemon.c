@@ -97,7 +97,8 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		snprintf(err, errlen, "cannot open the disk pool: %s", why[0] ? why : vtl_strerror(rc));
 		goto fail;
 	}
-	struct library_options opt = {.migrator = cfg->migrator.control_socket};
+	struct library_options opt = {.migrator = cfg->migrator.control_socket,
+				      .stage_wait_ms = cfg->library.recall_wait * 1000u};
 	rc = library_open(v->cat, v->pool, cfg->library.name, &opt, &v->lib, why, sizeof why);
 	if (rc != VTL_OK) {
 		snprintf(err, errlen, "%s", why);
@@ -113,7 +114,10 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	for (unsigned i = 0; i < library_drive_count(v->lib) && v->n_lus < VTLD_MAX_LUS; i++) {
 		struct lun_of f = {.lun = -1};
 		struct ssc_drive *d = library_drive(v->lib, i, &f.address);
-		catalog_drive_list(v->cat, library_info(v->lib)->id, find_lun, &f);
+		if ((rc = catalog_drive_list(v->cat, library_info(v->lib)->id, find_lun, &f)) != VTL_OK) {
+			snprintf(err, errlen, "cannot list the drives in the catalog: %s", catalog_last_error(v->cat));
+			goto fail;
+		}
 		if (f.lun < 0) {
 			snprintf(err, errlen, "drive at element %u has no LUN in the catalog", f.address);
 			rc = VTL_E_CONFIG;

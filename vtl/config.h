@@ -102,6 +102,10 @@ struct vtl_config {
 		bool discovery_chap;    /* discovery sessions need CHAP too */
 		char *initiator[VTL_CFG_MAX_INITIATORS]; /* allowed initiator names; none = every initiator */
 		unsigned initiators;
+		/* What hosts may make vtld hold (docs/iscsi.md, "Limits and security"); 0 = the target's default. */
+		unsigned login_timeout, max_logins, max_logins_per_address, max_sessions, max_sessions_per_address;
+		unsigned cmd_window;
+		uint64_t output_max, nop_data_max, session_buffer_max, buffer_max;
 	} iscsi;
 	struct {
 		char *control_socket; /* absolute */

@@ -475,6 +475,37 @@ static void nop_interval(void **state)
 	expect_error("[library]\nname = L\nslots = 1\n" POOL "[iscsi]\nnop_interval = 3601\n", "t.conf:7: [iscsi] nop_interval = 3601");
 }
 
+/* The [iscsi] limits: unset means the target's default (0), each parsed, each refused outside its range at its line. */
+static void iscsi_limits(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok(ISCSI_HDR);
+	assert_int_equal(c->iscsi.login_timeout, 0);
+	assert_int_equal(c->iscsi.cmd_window, 0);
+	assert_int_equal(c->iscsi.buffer_max, 0);
+	vtl_config_free(c);
+	c = parse_ok(ISCSI_HDR "login_timeout = 2\nmax_logins = 10\nmax_logins_per_address = 3\nmax_sessions = 20\n"
+			       "max_sessions_per_address = 5\ncmd_window = 8\noutput_max = 1M\nnop_data_max = 512\n"
+			       "session_buffer_max = 16M\nbuffer_max = 2G\n");
+	assert_int_equal(c->iscsi.login_timeout, 2);
+	assert_int_equal(c->iscsi.max_logins, 10);
+	assert_int_equal(c->iscsi.max_logins_per_address, 3);
+	assert_int_equal(c->iscsi.max_sessions, 20);
+	assert_int_equal(c->iscsi.max_sessions_per_address, 5);
+	assert_int_equal(c->iscsi.cmd_window, 8);
+	assert_int_equal(c->iscsi.output_max, 1u << 20);
+	assert_int_equal(c->iscsi.nop_data_max, 512);
+	assert_int_equal(c->iscsi.session_buffer_max, 16u << 20);
+	assert_int_equal(c->iscsi.buffer_max, 2ull << 30);
+	vtl_config_free(c);
+	expect_error(ISCSI_HDR "login_timeout = 0\n", "t.conf:6: [iscsi] login_timeout = 0");
+	expect_error(ISCSI_HDR "cmd_window = 33\n", "t.conf:6: [iscsi] cmd_window = 33");
+	expect_error(ISCSI_HDR "max_sessions = 4097\n", "t.conf:6: [iscsi] max_sessions = 4097");
+	expect_error(ISCSI_HDR "output_max = 1K\n", "t.conf:6: [iscsi] output_max = 1K");
+	expect_error(ISCSI_HDR "session_buffer_max = 512K\n", "t.conf:6: [iscsi] session_buffer_max = 512K");
+	expect_error(ISCSI_HDR "nop_data_max = 1M\n", "t.conf:6: [iscsi] nop_data_max = 1M");
+}
+
 static void iscsi_security(void **state)
 {
 	(void)state;
@@ -757,6 +788,7 @@ int main(void)
 		cmocka_unit_test(shipped_example),
 		cmocka_unit_test(iscsi_security),
 		cmocka_unit_test(nop_interval),
+		cmocka_unit_test(iscsi_limits),
 		cmocka_unit_test(migration_sections),
 		cmocka_unit_test(policy_section),
 	};

@@ -123,7 +123,9 @@ static void command(uint8_t lun, const uint8_t *cdb, unsigned cdb_len, uint8_t f
 	run_queue();
 }
 
-static void data_out(uint32_t itt, uint32_t ttt, uint32_t offset, const uint8_t *data, uint32_t len, bool final)
+/* A Data-Out with DataSN datasn (the PDU's number within its burst). */
+static void data_out_sn(uint32_t itt, uint32_t ttt, uint32_t datasn, uint32_t offset, const uint8_t *data,
+			uint32_t len, bool final)
 {
 	struct iscsi_pdu p;
 	memset(&p, 0, sizeof p);
@@ -132,11 +134,31 @@ static void data_out(uint32_t itt, uint32_t ttt, uint32_t offset, const uint8_t 
 	p.bhs[9] = 1;
 	pdu_put(p.bhs + 16, itt, 4);
 	pdu_put(p.bhs + 20, ttt, 4);
+	pdu_put(p.bhs + 36, datasn, 4);
 	pdu_put(p.bhs + 40, offset, 4);
 	p.data = (uint8_t *)data;
 	p.data_len = len;
 	session_receive(sess, &p);
 	run_queue();
+}
+
+/* The first (or only) Data-Out of a burst. */
+static void data_out(uint32_t itt, uint32_t ttt, uint32_t offset, const uint8_t *data, uint32_t len, bool final)
+{
+	data_out_sn(itt, ttt, 0, offset, data, len, final);
+}
+
+/* A NOP-Out ping (ITT itt, no TTT) numbered cmd_sn, immediate or not, with data. */
+static void nop_pdu(struct iscsi_pdu *p, uint32_t itt, bool immediate, uint8_t *data, uint32_t len)
+{
+	memset(p, 0, sizeof *p);
+	p->bhs[0] = ISCSI_OP_NOP_OUT | (immediate ? BHS_IMMEDIATE : 0);
+	p->bhs[1] = 0x80;
+	pdu_put(p->bhs + 16, itt, 4);
+	pdu_put(p->bhs + 20, ITT_RESERVED, 4);
+	pdu_put(p->bhs + 24, cmd_sn, 4);
+	p->data = data;
+	p->data_len = len;
 }
 
 static uint32_t f32(const struct sent *o, unsigned at)
@@ -210,16 +232,18 @@ static void write_with_r2t_then_read_back(void **state)
 	/* The burst in two Data-Out PDUs. */
 	data_out(20, ttt, 65536, block + 65536, 32768, false);
 	assert_int_equal(n_out, 1);
-	data_out(20, ttt, 98304, block + 98304, 32768, true);
+	data_out_sn(20, ttt, 1, 98304, block + 98304, 32768, true);
 	assert_int_equal(n_out, 2);
 	assert_int_equal(f32(&out[1], 40), 131072);
 	assert_int_equal(f32(&out[1], 44), 65536);
 	assert_int_equal(f32(&out[1], 36), 1);
-	data_out(20, ttt, 131072, block + 131072, 65536, true);
+	/* Each R2T has its own TTT: a Data-Out meant for an earlier burst is told apart. */
+	assert_true(f32(&out[1], 20) != ttt);
+	data_out(20, f32(&out[1], 20), 131072, block + 131072, 65536, true);
 	assert_int_equal(n_out, 3);
 	assert_int_equal(f32(&out[2], 40), 196608);
 	assert_int_equal(f32(&out[2], 44), LEN - 196608); /* the last burst is what is left */
-	data_out(20, ttt, 196608, block + 196608, LEN - 196608, true);
+	data_out(20, f32(&out[2], 20), 196608, block + 196608, LEN - 196608, true);
 	assert_int_equal(n_out, 4);
 	assert_int_equal(out[3].bhs[0], ISCSI_OP_SCSI_RSP);
 	assert_int_equal(out[3].bhs[3], SCSI_GOOD);
@@ -545,14 +569,7 @@ static void data_digest_errors(void **state)
 	/* A ping whose data digest failed is dropped: Reject, and its CmdSN stays expected for the retry. */
 	n_out = 0;
 	uint8_t ping[8] = "pingpong";
-	memset(&p, 0, sizeof p);
-	p.bhs[0] = ISCSI_OP_NOP_OUT;
-	p.bhs[1] = 0x80;
-	pdu_put(p.bhs + 16, 32, 4);
-	pdu_put(p.bhs + 20, ITT_RESERVED, 4);
-	pdu_put(p.bhs + 24, cmd_sn, 4);
-	p.data = ping;
-	p.data_len = sizeof ping;
+	nop_pdu(&p, 32, false, ping, sizeof ping);
 	session_data_digest_error(sess, &p);
 	assert_int_equal(n_out, 1);
 	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
@@ -601,6 +618,224 @@ static void oversized_pdu_rejected_and_closed(void **state)
 	assert_false(session_busy(sess));
 }
 
+
+/* Position of the drive (READ POSITION short form's first block). */
+static uint32_t tape_block(void)
+{
+	uint8_t rp[10] = {0x34};
+	n_out = 0;
+	command(1, rp, 10, 0xC0, 20, 90, NULL, 0);
+	assert_int_equal(out[0].bhs[3], SCSI_GOOD);
+	return pdu_get(out[0].data + 4, 4);
+}
+
+/* The last PDU sent must be a Reject with reason, carrying a Data-Out header; the one before it, or after, the status. */
+static void expect_refused(uint32_t itt, uint8_t asc, uint8_t ascq)
+{
+	assert_int_equal(n_out, 2);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+	assert_int_equal(out[0].bhs[2], 0x04); /* protocol error */
+	assert_int_equal(out[0].data[0], ISCSI_OP_DATA_OUT);
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(f32(&out[1], 16), itt);
+	assert_int_equal(out[1].bhs[3], SCSI_CHECK_CONDITION);
+	assert_int_equal(out[1].data[2 + 2] & 0x0F, SK_ABORTED_COMMAND);
+	assert_int_equal(out[1].data[2 + 12], asc);
+	assert_int_equal(out[1].data[2 + 13], ascq);
+}
+
+/*
+ * Data-Out that does not continue the write exactly where its data ends:
+ * sent twice, overlapping, leaving a gap, beyond the burst, with the wrong
+ * TTT or DataSN. Each ends the write with CHECK CONDITION (4Bh/..) and a
+ * Reject; the drive never sees it, and the session goes on.
+ */
+static void data_out_out_of_sequence(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00009L8", 0);
+	host_load(h, "F00009L8");
+	enum { LEN = 131072, HALF = 65536 };
+	static uint8_t block[LEN];
+	gen_data(block, LEN, 9, false);
+	uint8_t wr[6];
+	cdb_write6(wr, false, LEN);
+	uint32_t itt = 100;
+	struct {
+		uint32_t ttt_delta, datasn, offset, len;
+		uint8_t asc, ascq;
+	} cases[] = {
+		{0, 1, 0, HALF, 0x4B, 0x05},         /* the same 64 KiB at offset 0 again */
+		{0, 1, HALF / 2, HALF, 0x4B, 0x05},  /* overlapping the first half */
+		{0, 1, HALF + 512, 512, 0x4B, 0x05}, /* a gap */
+		{0, 1, HALF, HALF + 512, 0x4B, 0x02}, /* more than the burst asked for */
+		{1, 1, HALF, HALF, 0x4B, 0x01},      /* another TTT */
+		{0, 3, HALF, HALF, 0x4B, 0x00},      /* DataSN skipped */
+	};
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++, itt++) {
+		n_out = 0;
+		/* InitialR2T=No, no immediate data: the unsolicited burst is FirstBurstLength (64 KiB). */
+		command(1, wr, 6, 0x20, LEN, itt, NULL, 0);
+		data_out_sn(itt, ITT_RESERVED, 0, 0, block, HALF / 2, false);
+		data_out_sn(itt, ITT_RESERVED, 1, HALF / 2, block + HALF / 2, HALF / 2, true);
+		assert_int_equal(n_out, 1);
+		assert_int_equal(out[0].bhs[0], ISCSI_OP_R2T);
+		uint32_t ttt = f32(&out[0], 20);
+		n_out = 0;
+		uint32_t sn = cases[i].datasn == 1 ? 0 : cases[i].datasn;
+		static uint8_t big[LEN + 512];
+		memcpy(big, block, LEN);
+		data_out_sn(itt, ttt + cases[i].ttt_delta, sn, cases[i].offset, big, cases[i].len, true);
+		expect_refused(itt, cases[i].asc, cases[i].ascq);
+		/* What the host sends on for that write is refused too: the write is gone. */
+		n_out = 0;
+		data_out(itt, ttt, HALF, block + HALF, HALF, true);
+		assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+		assert_int_equal(out[0].bhs[2], 0x09);
+		assert_int_equal(tape_block(), 0); /* the drive never wrote it */
+	}
+	/* The unsolicited burst is checked the same way: its second PDU sent at offset 0 again. */
+	n_out = 0;
+	command(1, wr, 6, 0x20, LEN, itt, NULL, 0);
+	data_out_sn(itt, ITT_RESERVED, 0, 0, block, HALF / 2, false);
+	data_out_sn(itt, ITT_RESERVED, 1, 0, block, HALF / 2, true);
+	expect_refused(itt, 0x4B, 0x05);
+	itt++;
+	/* And a good write still works. */
+	n_out = 0;
+	command(1, wr, 6, 0x20, LEN, itt, NULL, 0);
+	data_out_sn(itt, ITT_RESERVED, 0, 0, block, HALF, true);
+	data_out(itt, f32(&out[0], 20), HALF, block + HALF, HALF, true);
+	assert_int_equal(out[1].bhs[3], SCSI_GOOD);
+	assert_int_equal(tape_block(), 1);
+}
+
+/*
+ * The window: MaxCmdSN moves as held commands end, not as they arrive. 32
+ * writes that wait for their data close it (MaxCmdSN = ExpCmdSN - 1); an
+ * immediate command then gets TASK SET FULL; a command numbered beyond is
+ * ignored; when one write ends, the window opens by one.
+ */
+static void window_moves_on_completion(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F0000AL8", 0);
+	host_load(h, "F0000AL8");
+	uint8_t wr[6];
+	cdb_write6(wr, false, 4096);
+	for (uint32_t i = 0; i < SESSION_CMD_WINDOW; i++)
+		command(1, wr, 6, 0xA0, 4096, 200 + i, NULL, 0); /* F: no unsolicited data; each gets an R2T */
+	assert_int_equal(n_out, SESSION_CMD_WINDOW);
+	struct sent *last = &out[n_out - 1];
+	assert_int_equal(last->bhs[0], ISCSI_OP_R2T);
+	assert_int_equal(f32(last, 28), cmd_sn);           /* ExpCmdSN */
+	assert_int_equal(f32(last, 32), 10 + SESSION_CMD_WINDOW - 1); /* MaxCmdSN as the login left it */
+	/* Beyond MaxCmdSN: ignored. */
+	n_out = 0;
+	uint8_t tur[6] = {0};
+	command(1, tur, 6, 0x80, 0, 300, NULL, 0);
+	assert_int_equal(n_out, 0);
+	cmd_sn--;
+	/* Immediate: TASK SET FULL, with the whole transfer as residual. */
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SCSI_CMD | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80;
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 301, 4);
+	pdu_put(p.bhs + 24, cmd_sn, 4);
+	session_receive(sess, &p);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[0].bhs[3], SCSI_TASK_SET_FULL);
+	assert_int_equal(f32(&out[0], 32), 10 + SESSION_CMD_WINDOW - 1);
+	/* One write gets its data and ends: MaxCmdSN opens by one. */
+	static uint8_t data[4096];
+	n_out = 0;
+	data_out(200, 1, 0, data, 4096, true); /* the first R2T's TTT: tags start at 1 */
+	assert_int_equal(out[n_out - 1].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[n_out - 1].bhs[3], SCSI_GOOD);
+	assert_int_equal(f32(&out[n_out - 1], 32), 10 + SESSION_CMD_WINDOW);
+	/* The CmdSN that was ignored is taken now (it waits behind the writes); ExpCmdSN moves past it. */
+	n_out = 0;
+	command(1, tur, 6, 0x80, 0, 302, NULL, 0);
+	nop_pdu(&p, 303, true, NULL, 0);
+	session_receive(sess, &p);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_NOP_IN);
+	assert_int_equal(f32(&out[0], 28), cmd_sn);
+	assert_int_equal(f32(&out[0], 32), 10 + SESSION_CMD_WINDOW); /* closed again: 32 held */
+}
+
+/* NOP-Out ping data over ping_data_max is refused (Reject 09h), not echoed. */
+static void ping_data_bounded(void **state)
+{
+	(void)state;
+	static uint8_t big[SESSION_PING_DATA + 4];
+	struct iscsi_pdu p;
+	nop_pdu(&p, 5, true, big, sizeof big);
+	session_receive(sess, &p);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+	assert_int_equal(out[0].bhs[2], 0x09);
+	p.data_len = SESSION_PING_DATA;
+	session_receive(sess, &p);
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_NOP_IN);
+	assert_int_equal(out[1].len, SESSION_PING_DATA);
+}
+
+/*
+ * Task-buffer bytes: a session whose commands would hold more than its
+ * buffer_max, or all sessions more than the shared budget, gets TASK SET
+ * FULL for the command that would pass it; once one ends, room is back.
+ */
+static void buffers_bounded(void **state)
+{
+	struct host *h = *state;
+	session_destroy(sess);
+	struct session_budget budget = {.max = 3u << 20};
+	struct session_lu lu = {.lun = 1, .dev = h->d, .exec = drive_exec, .reset = drive_reset};
+	struct session_params p = {.max_recv_data = 65536, .max_send_data = 65536, .max_burst = 1u << 20,
+				   .first_burst = 65536, .initial_r2t = true, .immediate_data = false,
+				   .exp_cmd_sn = 10, .stat_sn = 100, .buffer_max = 2u << 20, .budget = &budget};
+	struct session_io io = {.send = cap_send, .submit = cap_submit, .close = cap_close};
+	assert_int_equal(session_create(&p, &lu, 1, HOST_NEXUS, &io, &sess), 0);
+	struct session *other;
+	assert_int_equal(session_create(&p, &lu, 1, HOST_NEXUS + 1, &io, &other), 0);
+	host_new_cart(h, "F0000BL8", 0);
+	host_load(h, "F0000BL8");
+	uint8_t wr[6];
+	cdb_write6(wr, false, 1u << 20);
+	/* Two 1 MiB writes waiting for their data: the session's 2 MiB. The third gets TASK SET FULL. */
+	command(1, wr, 6, 0xA0, 1u << 20, 1, NULL, 0);
+	command(1, wr, 6, 0xA0, 1u << 20, 2, NULL, 0);
+	assert_int_equal(session_buffer_bytes(sess), 2u << 20);
+	n_out = 0;
+	command(1, wr, 6, 0xA0, 1u << 20, 3, NULL, 0);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[0].bhs[3], SCSI_TASK_SET_FULL);
+	assert_int_equal(f32(&out[0], 44), 1u << 20); /* nothing transferred */
+	/* The other session has room of its own, but the budget only 1 MiB more. */
+	struct session *mine = sess;
+	sess = other;
+	uint32_t sn = cmd_sn;
+	cmd_sn = 10;
+	n_out = 0;
+	command(1, wr, 6, 0xA0, 1u << 20, 1, NULL, 0);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_R2T);
+	command(1, wr, 6, 0xA0, 1u << 20, 2, NULL, 0);
+	assert_int_equal(out[1].bhs[3], SCSI_TASK_SET_FULL);
+	assert_int_equal(budget.used, 3u << 20);
+	session_destroy(other);
+	sess = mine;
+	cmd_sn = sn;
+	assert_int_equal(budget.used, 2u << 20);
+	session_destroy(sess);
+	assert_int_equal(budget.used, 0); /* every byte counted back, spares included */
+	assert_int_equal(session_create(&p, &lu, 1, HOST_NEXUS, &io, &sess), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -609,7 +844,8 @@ int main(void)
 		T(inquiry_with_phase_collapse), T(unknown_lun), T(write_with_r2t_then_read_back),
 		T(pipelined_writes_keep_cmdsn_order),
 		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task), T(target_ping),
-		T(data_digest_errors), T(oversized_pdu_rejected_and_closed),
+		T(data_digest_errors), T(oversized_pdu_rejected_and_closed), T(data_out_out_of_sequence),
+		T(window_moves_on_completion), T(ping_data_bounded), T(buffers_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

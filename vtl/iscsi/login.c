@@ -510,6 +510,16 @@ static enum iscsi_login_result failed(struct iscsi_login *l, const struct iscsi_
 	return ISCSI_LOGIN_FAILED;
 }
 
+enum iscsi_login_result iscsi_login_refuse(struct iscsi_login *l, const struct iscsi_pdu *req, struct iscsi_pdu *rsp,
+					   enum iscsi_login_status status, const char *reason)
+{
+	l->status = status;
+	l->reason = reason;
+	unsigned csg = req->bhs[BHS_FLAGS] >> LOGIN_CSG_SHIFT & LOGIN_STAGE_MASK;
+	build_response(l, req, rsp, false, csg, 0, false);
+	return ISCSI_LOGIN_FAILED;
+}
+
 /* Checks the header of a Login Request against the stage rules (RFC 7143 6.3, 11.12). */
 static bool check_header(struct iscsi_login *l, const struct iscsi_pdu *req, bool *transit, bool *cont,
 			 unsigned *csg, unsigned *nsg)

@@ -182,6 +182,15 @@ void iscsi_login_free(struct iscsi_login *l);
 enum iscsi_login_result iscsi_login_step(struct iscsi_login *l, const struct iscsi_pdu *req,
 					 struct iscsi_pdu *rsp);
 
+/*
+ * Replaces the response iscsi_login_step just made for req (one that
+ * returned ISCSI_LOGIN_DONE) with a refusal of status: the engine found a
+ * reason the login itself could not see (too many sessions). Returns
+ * ISCSI_LOGIN_FAILED.
+ */
+enum iscsi_login_result iscsi_login_refuse(struct iscsi_login *l, const struct iscsi_pdu *req, struct iscsi_pdu *rsp,
+					   enum iscsi_login_status status, const char *reason);
+
 /* A short English name for a login status. */
 const char *iscsi_login_status_str(enum iscsi_login_status s);
 

@@ -38,6 +38,7 @@
 
 /* Data-Out (11.7). */
 #define DOUT_TTT 20
+#define DOUT_DATASN 36
 #define DOUT_OFFSET 40
 
 /* Task management (11.5, 11.6). */
@@ -68,7 +69,7 @@ enum reject_reason {
 };
 
 #define TASK_BUF_MAX (64u << 20) /* the largest transfer one command may ask for */
-#define SPARE_BUFS 16               /* data buffers of finished tasks a session keeps for the next ones */
+#define SPARE_BUFS 8                /* data buffers of finished tasks a session keeps for the next ones */
 #define SPARE_BUF_MIN (64u << 10)   /* buffers are allocated in power-of-two sizes from this one... */
 #define SPARE_BUF_MAX (1u << 20)    /* ...and kept up to this one (the blocks of a tape stream) */
 
@@ -84,10 +85,18 @@ struct session {
 	uint64_t nexus;
 	struct session_io io;
 	uint32_t exp_cmd_sn, stat_sn, next_ttt;
-	/* CmdSNs received ahead of ExpCmdSN: bit i is exp_cmd_sn + i (the window is 32 wide). */
+	/*
+	 * The command window [ExpCmdSN, MaxCmdSN]: MaxCmdSN never goes back
+	 * (RFC 7143 4.2.2.1) and moves on only as held tasks end, so that the
+	 * tasks held plus the CmdSNs still open never exceed cmd_window.
+	 */
+	uint32_t max_cmd_sn;
+	/* CmdSNs received ahead of ExpCmdSN: bit i is exp_cmd_sn + i (the window is at most 32 wide). */
 	uint32_t sn_ahead;
 	struct session_task *tasks;
+	unsigned n_tasks;           /* in tasks: every command the session holds */
 	unsigned submitted;
+	uint64_t buf_bytes;         /* task buffers held, spares included (counted in the budget too) */
 	/* A task management function waiting for aborted tasks still with their unit. */
 	bool tmf_waiting;
 	uint32_t tmf_itt;
@@ -126,7 +135,14 @@ int session_create(const struct session_params *p, const struct session_lu *lus,
 	s->n_lus = n_lus;
 	s->nexus = nexus;
 	s->io = *io;
+	if (!s->p.cmd_window || s->p.cmd_window > SESSION_CMD_WINDOW_MAX)
+		s->p.cmd_window = SESSION_CMD_WINDOW;
+	if (!s->p.ping_data_max)
+		s->p.ping_data_max = SESSION_PING_DATA;
+	if (!s->p.buffer_max)
+		s->p.buffer_max = SESSION_BUFFER_MAX;
 	s->exp_cmd_sn = p->exp_cmd_sn;
+	s->max_cmd_sn = p->exp_cmd_sn + s->p.cmd_window - 1; /* what the last Login Response announced */
 	s->stat_sn = p->stat_sn;
 	s->next_ttt = 1;
 	*out = s;
@@ -142,46 +158,117 @@ static uint32_t buf_class(uint32_t len)
 	return cap;
 }
 
+/* Frees a buffer of cap bytes the session held, and its count. */
+static void buf_free(struct session *s, uint8_t *p, uint32_t cap)
+{
+	free(p);
+	s->buf_bytes -= cap;
+	if (s->p.budget)
+		s->p.budget->used -= cap;
+}
+
+/* Takes spare i out of the spares (it keeps being counted as held). */
+static uint8_t *spare_take(struct session *s, unsigned i)
+{
+	uint8_t *p = s->spare[i];
+	s->n_spare--;
+	s->spare[i] = s->spare[s->n_spare];
+	s->spare_cap[i] = s->spare_cap[s->n_spare];
+	return p;
+}
+
+void session_release_spares(struct session *s)
+{
+	while (s->n_spare) {
+		uint32_t cap = s->spare_cap[0];
+		buf_free(s, spare_take(s, 0), cap);
+	}
+}
+
+/* Whether cap more bytes stay within the session's and the target's limits. */
+static bool buf_fits(const struct session *s, uint32_t cap)
+{
+	return s->buf_bytes + cap <= s->p.buffer_max && (!s->p.budget || s->p.budget->used + cap <= s->p.budget->max);
+}
+
 /*
  * A data buffer for len bytes (1..TASK_BUF_MAX): a spare one of its class,
- * or a new one. Without the spares, every 512 KiB command of a stream would
- * fault in 128 fresh pages, which cost more than the iSCSI work itself.
+ * or a new one within the limits (spares of other sizes are given up for
+ * it); NULL when the limits leave no room. Without the spares, every 512
+ * KiB command of a stream would fault in 128 fresh pages, which cost more
+ * than the iSCSI work itself. A new buffer is zeroed (calloc): memory
+ * freed by another session must never reach this one's host.
  */
 static uint8_t *buf_get(struct session *s, uint32_t len)
 {
 	uint32_t cap = buf_class(len);
 	for (unsigned i = 0; i < s->n_spare; i++)
-		if (s->spare_cap[i] == cap) {
-			uint8_t *p = s->spare[i];
-			s->n_spare--;
-			s->spare[i] = s->spare[s->n_spare];
-			s->spare_cap[i] = s->spare_cap[s->n_spare];
-			return p;
-		}
-	return malloc(cap);
+		if (s->spare_cap[i] == cap)
+			return spare_take(s, i);
+	while (!buf_fits(s, cap) && s->n_spare) {
+		uint32_t c = s->spare_cap[0];
+		buf_free(s, spare_take(s, 0), c);
+	}
+	if (!buf_fits(s, cap))
+		return NULL;
+	uint8_t *p = calloc(1, cap);
+	if (!p)
+		return NULL;
+	s->buf_bytes += cap;
+	if (s->p.budget)
+		s->p.budget->used += cap;
+	return p;
 }
 
-/* Gives back a buffer buf_get returned for len bytes. */
+/* Gives back a buffer buf_get returned for len bytes (NULL: none). */
 static void buf_put(struct session *s, uint8_t *p, uint32_t len)
 {
+	if (!p)
+		return;
 	uint32_t cap = buf_class(len);
-	if (p && cap <= SPARE_BUF_MAX && s->n_spare < SPARE_BUFS) {
+	if (cap <= SPARE_BUF_MAX && s->n_spare < SPARE_BUFS) {
 		s->spare[s->n_spare] = p;
 		s->spare_cap[s->n_spare++] = cap;
 		return;
 	}
-	free(p);
+	buf_free(s, p, cap);
 }
 
-static void task_free(struct session *s, struct session_task *t)
+/* Takes t out of the tasks the session holds: its answer may now open the window by one. */
+static void task_unlink(struct session *s, struct session_task *t)
 {
 	for (struct session_task **pp = &s->tasks; *pp; pp = &(*pp)->next)
 		if (*pp == t) {
 			*pp = t->next;
-			break;
+			s->n_tasks--;
+			return;
 		}
+}
+
+/* Frees an unlinked task and gives its buffer back. */
+static void task_release(struct session *s, struct session_task *t)
+{
 	buf_put(s, t->buf, t->edtl);
 	free(t);
+}
+
+static void task_free(struct session *s, struct session_task *t)
+{
+	task_unlink(s, t);
+	task_release(s, t);
+}
+
+/* Sends t's last answer (its data and status) as a task the session no longer holds, then frees it. */
+static void send_data_in(struct session *s, struct session_task *t);
+static void send_status(struct session *s, struct session_task *t);
+static void task_finish(struct session *s, struct session_task *t)
+{
+	task_unlink(s, t);
+	if (!t->write && t->cmd.data_len)
+		send_data_in(s, t);
+	else
+		send_status(s, t);
+	task_release(s, t);
 }
 
 void session_destroy(struct session *s)
@@ -190,8 +277,7 @@ void session_destroy(struct session *s)
 		return;
 	while (s->tasks)
 		task_free(s, s->tasks);
-	for (unsigned i = 0; i < s->n_spare; i++)
-		free(s->spare[i]);
+	session_release_spares(s);
 	for (unsigned i = 0; i < s->n_lus; i++)
 		if (s->lus[i].nexus_lost)
 			s->lus[i].nexus_lost(s->lus[i].dev, s->nexus);
@@ -203,12 +289,30 @@ bool session_busy(const struct session *s)
 	return s->submitted > 0;
 }
 
-/* Fills the sequence numbers every response carries; status responses take (and advance) StatSN. */
+bool session_idle(const struct session *s)
+{
+	return s->tasks == NULL;
+}
+
+uint64_t session_buffer_bytes(const struct session *s)
+{
+	return s->buf_bytes;
+}
+
+/*
+ * Fills the sequence numbers every response carries; status responses take
+ * (and advance) StatSN. MaxCmdSN opens as far as the tasks held allow:
+ * ExpCmdSN - 1 (the window closed) while cmd_window tasks are held.
+ */
 static void seq(struct session *s, struct iscsi_pdu *r, bool status)
 {
+	uint32_t room = s->n_tasks < s->p.cmd_window ? s->p.cmd_window - s->n_tasks : 0;
+	uint32_t max = s->exp_cmd_sn + room - 1;
+	if ((int32_t)(max - s->max_cmd_sn) > 0)
+		s->max_cmd_sn = max;
 	pdu_put(r->bhs + RSP_STATSN, status ? s->stat_sn++ : s->stat_sn, 4);
 	pdu_put(r->bhs + RSP_EXPCMDSN, s->exp_cmd_sn, 4);
-	pdu_put(r->bhs + RSP_MAXCMDSN, s->exp_cmd_sn + SESSION_CMD_WINDOW - 1, 4);
+	pdu_put(r->bhs + RSP_MAXCMDSN, s->max_cmd_sn, 4);
 }
 
 static void send_pdu(struct session *s, struct iscsi_pdu *r, const void *data, uint32_t len)
@@ -340,11 +444,7 @@ void session_complete(struct session *s, struct session_task *t)
 		}
 		return;
 	}
-	if (!t->write && t->cmd.data_len)
-		send_data_in(s, t);
-	else
-		send_status(s, t);
-	task_free(s, t);
+	task_finish(s, t);
 }
 
 /* Whether all of t's data is there (commands without data-out are ready as they arrive). */
@@ -385,12 +485,26 @@ static void submit_ready(struct session *s)
 	}
 }
 
-/* Asks for the next burst of a write's data (RFC 7143 11.8; one R2T outstanding at a time). */
+/* A target transfer tag for an R2T or a ping: never the reserved value. */
+static uint32_t new_ttt(struct session *s)
+{
+	uint32_t ttt = s->next_ttt++;
+	if (ttt == ITT_RESERVED)
+		ttt = s->next_ttt++;
+	return ttt;
+}
+
+/*
+ * Asks for the next burst of a write's data, from where its data ends so
+ * far (RFC 7143 11.8; one R2T outstanding at a time, each with its own TTT
+ * so that a Data-Out meant for an earlier burst is recognised).
+ */
 static void send_r2t(struct session *s, struct session_task *t)
 {
-	uint32_t len = t->edtl - t->r2t_offset;
+	uint32_t len = t->edtl - t->received;
 	if (s->p.max_burst && len > s->p.max_burst)
 		len = s->p.max_burst;
+	t->ttt = new_ttt(s);
 	struct iscsi_pdu r;
 	memset(&r, 0, sizeof r);
 	r.bhs[BHS_OPCODE] = ISCSI_OP_R2T;
@@ -400,10 +514,11 @@ static void send_r2t(struct session *s, struct session_task *t)
 	pdu_put(r.bhs + RSP_TTT, t->ttt, 4);
 	seq(s, &r, false);
 	pdu_put(r.bhs + RSP_DATASN, t->r2t_sn++, 4);
-	pdu_put(r.bhs + RSP_OFFSET, t->r2t_offset, 4);
+	pdu_put(r.bhs + RSP_OFFSET, t->received, 4);
 	pdu_put(r.bhs + RSP_DESIRED, len, 4);
 	t->burst_left = len;
-	t->r2t_offset += len;
+	t->burst_ttt = t->ttt;
+	t->data_sn = 0;
 	send_pdu(s, &r, NULL, 0);
 }
 
@@ -417,8 +532,7 @@ static void write_progress(struct session *s, struct session_task *t)
 		 * (RFC 7143 7.8, option b: ERL 0 cannot ask for the data again).
 		 */
 		scsi_fail(&t->cmd, sense_of(SK_ABORTED_COMMAND, ASC_PROTOCOL_SERVICE_CRC_ERROR));
-		send_status(s, t);
-		task_free(s, t);
+		task_finish(s, t);
 		submit_ready(s); /* later commands no longer wait for it */
 	} else if (task_ready(t))
 		submit_ready(s);
@@ -446,6 +560,29 @@ static void no_such_lun(struct session *s, struct session_task *t)
 	session_complete(s, t);
 }
 
+/*
+ * A SCSI Response with only a status, for a command the session does not
+ * take: TASK SET FULL when it holds all the commands or buffer bytes it may
+ * (SAM-5 5.3.1: the initiator retries once others complete).
+ */
+static void send_bare_status(struct session *s, const struct iscsi_pdu *cmd, enum scsi_status status)
+{
+	struct iscsi_pdu r;
+	memset(&r, 0, sizeof r);
+	r.bhs[BHS_OPCODE] = ISCSI_OP_SCSI_RSP;
+	r.bhs[RSP_FLAGS] = RSP_FINAL;
+	r.bhs[RSP_RESPONSE] = RESPONSE_COMPLETED;
+	r.bhs[RSP_STATUS] = (uint8_t)status;
+	pdu_put(r.bhs + BHS_ITT, pdu_itt(cmd), 4);
+	uint32_t edtl = pdu_get(cmd->bhs + CMD_EDTL, 4);
+	if (edtl) {
+		r.bhs[RSP_FLAGS] |= RSP_UNDERFLOW;
+		pdu_put(r.bhs + RSP_RESIDUAL, edtl, 4);
+	}
+	seq(s, &r, true);
+	send_pdu(s, &r, NULL, 0);
+}
+
 static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 {
 	const uint8_t *h = pdu->bhs;
@@ -458,9 +595,18 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 		reject(s, pdu, REJECT_INVALID_FIELD);
 		return;
 	}
+	/* Immediate commands do not wait for the window (RFC 7143 3.2.2.1), but count against what is held. */
+	if (s->n_tasks >= s->p.cmd_window) {
+		send_bare_status(s, pdu, SCSI_TASK_SET_FULL);
+		return;
+	}
 	struct session_task *t = calloc(1, sizeof *t);
-	if (!t || (edtl && !(t->buf = buf_get(s, edtl)))) {
+	if (t && edtl && !(t->buf = buf_get(s, edtl))) {
 		free(t);
+		send_bare_status(s, pdu, SCSI_TASK_SET_FULL); /* its data would pass a memory limit */
+		return;
+	}
+	if (!t) {
 		reject(s, pdu, REJECT_NOT_SUPPORTED);
 		return;
 	}
@@ -489,8 +635,10 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	t->cmd.iov = &t->iov;
 	t->cmd.iov_cnt = edtl ? 1 : 0;
 	t->cmd.nexus = s->nexus;
+	t->cmd.tid = s->p.tid;
 	t->next = s->tasks;
 	s->tasks = t;
+	s->n_tasks++;
 	int lun = session_lun_of(t->lun_field);
 	t->lu = lun >= 0 ? lu_of(s, lun) : NULL;
 	if (!t->lu && t->cmd.cdb[0] == 0xA0 && s->n_lus)
@@ -504,32 +652,62 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 		submit_ready(s);
 		return;
 	}
-	/* Immediate data, then unsolicited Data-Out up to FirstBurstLength unless InitialR2T, then R2Ts. */
+	/*
+	 * Immediate data, then unsolicited Data-Out (TTT reserved, DataSN from
+	 * 0) up to FirstBurstLength unless InitialR2T, then R2Ts: the first
+	 * burst counts immediate and unsolicited data together (RFC 7143 13.14).
+	 */
 	if (pdu->data_len)
 		memcpy(t->buf, pdu->data, pdu->data_len);
 	t->received = pdu->data_len;
-	uint32_t unsolicited = s->p.initial_r2t ? t->received
-						: (s->p.first_burst < edtl ? s->p.first_burst : edtl);
-	if (unsolicited < t->received)
-		unsolicited = t->received;
+	uint32_t first = s->p.first_burst < edtl ? s->p.first_burst : edtl;
 	bool no_more = h[RSP_FLAGS] & BHS_FINAL; /* F: no unsolicited Data-Out follows */
-	t->burst_left = no_more ? 0 : unsolicited - t->received;
-	t->r2t_offset = no_more ? t->received : unsolicited;
-	t->ttt = s->next_ttt++;
-	if (t->ttt == ITT_RESERVED)
-		t->ttt = s->next_ttt++;
+	t->burst_left = no_more || s->p.initial_r2t || first <= t->received ? 0 : first - t->received;
+	t->burst_ttt = ITT_RESERVED;
+	t->data_sn = 0;
 	write_progress(s, t);
 }
 
-/* The write task a Data-Out belongs to, when its offset and length fit what was asked for; else NULL. */
+/* The write task waiting for Data-Out with this PDU's ITT; NULL when there is none. */
 static struct session_task *data_out_task(struct session *s, const struct iscsi_pdu *pdu)
 {
 	struct session_task *t = task_by_itt(s, pdu_itt(pdu));
-	uint32_t off = pdu_get(pdu->bhs + DOUT_OFFSET, 4);
-	if (!t || !t->write || t->submitted || off > t->edtl || pdu->data_len > t->edtl - off ||
-	    pdu->data_len > t->burst_left)
-		return NULL;
-	return t;
+	return t && t->write && !t->submitted ? t : NULL;
+}
+
+/*
+ * Why a Data-Out does not continue its write exactly where the write's data
+ * ends (SPC-4 table 28, 4Bh: the data phase errors); ASC_NONE when it does.
+ * With DataPDUInOrder and DataSequenceInOrder both Yes (the only values
+ * this target negotiates) there is one place each byte may come from:
+ * anything else would leave a gap, or bytes sent twice, in the block the
+ * drive writes.
+ */
+static enum scsi_asc data_out_fault(const struct session_task *t, const struct iscsi_pdu *pdu)
+{
+	if (pdu_get(pdu->bhs + DOUT_TTT, 4) != t->burst_ttt)
+		return ASC_INVALID_TTT_RECEIVED;
+	if (pdu_get(pdu->bhs + DOUT_DATASN, 4) != t->data_sn)
+		return ASC_DATA_PHASE_ERROR;
+	if (pdu_get(pdu->bhs + DOUT_OFFSET, 4) != t->received)
+		return ASC_DATA_OFFSET_ERROR;
+	if (pdu->data_len > t->burst_left)
+		return ASC_TOO_MUCH_WRITE_DATA;
+	return ASC_NONE;
+}
+
+/*
+ * Ends a write whose Data-Out broke the sequence: a Reject (protocol error)
+ * for the PDU, CHECK CONDITION for the command, which its unit never sees;
+ * the session goes on (ERL 0 has no within-command recovery).
+ */
+static void data_out_refuse(struct session *s, struct session_task *t, const struct iscsi_pdu *pdu,
+			    enum scsi_asc why)
+{
+	reject(s, pdu, REJECT_PROTOCOL);
+	scsi_fail(&t->cmd, sense_of(SK_ABORTED_COMMAND, why));
+	task_finish(s, t);
+	submit_ready(s); /* later commands no longer wait for it */
 }
 
 /* Counts a Data-Out's bytes against its burst (placed or lost) and moves the write on when the burst ends. */
@@ -537,8 +715,9 @@ static void data_out_account(struct session *s, struct session_task *t, const st
 {
 	t->received += pdu->data_len;
 	t->burst_left -= pdu->data_len;
+	t->data_sn++;
 	if (pdu->bhs[RSP_FLAGS] & BHS_FINAL)
-		t->burst_left = 0;
+		t->burst_left = 0; /* a burst may end early: the next R2T asks from where the data ends */
 	if (t->burst_left == 0)
 		write_progress(s, t);
 }
@@ -550,7 +729,12 @@ static void data_out(struct session *s, const struct iscsi_pdu *pdu)
 		reject(s, pdu, REJECT_INVALID_FIELD);
 		return;
 	}
-	memcpy(t->buf + pdu_get(pdu->bhs + DOUT_OFFSET, 4), pdu->data, pdu->data_len);
+	enum scsi_asc why = data_out_fault(t, pdu);
+	if (why != ASC_NONE) {
+		data_out_refuse(s, t, pdu, why);
+		return;
+	}
+	memcpy(t->buf + t->received, pdu->data, pdu->data_len);
 	data_out_account(s, t, pdu);
 }
 
@@ -558,10 +742,16 @@ void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu)
 {
 	if (s->closing)
 		return;
-	reject(s, pdu, REJECT_DATA_DIGEST);
-	if (pdu_opcode(pdu) != ISCSI_OP_DATA_OUT)
+	if (pdu_opcode(pdu) != ISCSI_OP_DATA_OUT) {
+		reject(s, pdu, REJECT_DATA_DIGEST);
 		return; /* a command, ping or text dropped whole: its CmdSN stays expected, for a retry */
+	}
 	struct session_task *t = data_out_task(s, pdu);
+	if (t && data_out_fault(t, pdu) != ASC_NONE) {
+		data_out_refuse(s, t, pdu, data_out_fault(t, pdu));
+		return;
+	}
+	reject(s, pdu, REJECT_DATA_DIGEST);
 	if (!t)
 		return; /* it fits no write: nothing more to do than for a good one */
 	/* The bytes are lost but count towards the burst, so the task still reaches its end (and its status). */
@@ -584,6 +774,10 @@ static void nop_out(struct session *s, const struct iscsi_pdu *pdu)
 		/* An answer to our ping (it carries the ping's TTT), or a ping that wants none. */
 		if (s->ping_out && pdu_get(pdu->bhs + RSP_TTT, 4) == s->ping_ttt)
 			s->ping_out = false;
+		return;
+	}
+	if (pdu->data_len > s->p.ping_data_max) {
+		reject(s, pdu, REJECT_INVALID_FIELD); /* echoing it would let a host make the target hold its data */
 		return;
 	}
 	struct iscsi_pdu r;
@@ -611,13 +805,12 @@ static void abort_tasks(struct session *s, const struct session_lu *lu, uint32_t
 	}
 }
 
-_Static_assert(SESSION_CMD_WINDOW <= 32, "sn_ahead holds one bit per CmdSN of the window");
+_Static_assert(SESSION_CMD_WINDOW_MAX <= 32, "sn_ahead holds one bit per CmdSN of the window");
 
-/* Whether sn lies in the command window [ExpCmdSN, MaxCmdSN]. */
+/* Whether sn lies in the command window [ExpCmdSN, MaxCmdSN] the session last announced. */
 static bool sn_in_window(const struct session *s, uint32_t sn)
 {
-	int32_t d = (int32_t)(sn - s->exp_cmd_sn);
-	return d >= 0 && d < SESSION_CMD_WINDOW;
+	return (int32_t)(sn - s->exp_cmd_sn) >= 0 && (int32_t)(s->max_cmd_sn - sn) >= 0;
 }
 
 /* Records sn as received, moving ExpCmdSN past every CmdSN received without a gap; false for a duplicate. */
@@ -754,9 +947,7 @@ void session_ping(struct session *s)
 	r.bhs[RSP_FLAGS] = RSP_FINAL;
 	/* ITT reserved and a real TTT: the initiator must answer with a NOP-Out (RFC 7143 11.19). */
 	pdu_put(r.bhs + BHS_ITT, ITT_RESERVED, 4);
-	s->ping_ttt = s->next_ttt++;
-	if (s->ping_ttt == ITT_RESERVED)
-		s->ping_ttt = s->next_ttt++;
+	s->ping_ttt = new_ttt(s);
 	pdu_put(r.bhs + RSP_TTT, s->ping_ttt, 4);
 	seq(s, &r, false); /* StatSN is not advanced by a NOP-In that is no answer */
 	s->ping_out = true;

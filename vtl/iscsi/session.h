@@ -20,7 +20,18 @@
 #include "vtl/scsi/cmd.h"
 
 #define SESSION_MAX_LUNS 64
-#define SESSION_CMD_WINDOW 32 /* commands the initiator may have outstanding (MaxCmdSN - ExpCmdSN + 1) */
+#define SESSION_CMD_WINDOW 32     /* default of the commands a session may hold (cmd_window) */
+#define SESSION_CMD_WINDOW_MAX 32 /* the most: CmdSNs received ahead are one bit each of a 32-bit word */
+#define SESSION_PING_DATA 4096    /* default of the NOP-Out ping data echoed (ping_data_max) */
+#define SESSION_BUFFER_MAX (64ull << 20) /* default of the task-buffer bytes one session may hold */
+
+/*
+ * Task-buffer bytes every session of a target holds together, against a
+ * limit; shared by sessions that all run on one thread (the event loop).
+ */
+struct session_budget {
+	uint64_t used, max;
+};
 
 /* A logical unit: LUN 0 the changer, 1..N the drives; exec runs a command on it (any thread). */
 struct session_lu {
@@ -41,6 +52,12 @@ struct session_params {
 	bool immediate_data;       /* ImmediateData */
 	uint32_t exp_cmd_sn;       /* CmdSN of the login request: the first the session expects */
 	uint32_t stat_sn;          /* the StatSN of the first response of the full feature phase */
+	/* Limits (docs/iscsi.md, "Limits and security"); 0 means the default. */
+	uint32_t cmd_window;       /* commands held at once (1..SESSION_CMD_WINDOW_MAX), as the login announced */
+	uint32_t ping_data_max;    /* NOP-Out ping data echoed; a larger ping is rejected */
+	uint64_t buffer_max;       /* task-buffer bytes held, spares included */
+	struct session_budget *budget; /* the target's, for all sessions; NULL: no common limit */
+	const struct scsi_tid *tid; /* the initiator port's TransportID, given to every command; NULL: none */
 };
 
 /* A SCSI command in the session. */
@@ -55,10 +72,17 @@ struct session_task {
 	uint32_t edtl;             /* expected data transfer length */
 	uint8_t *buf;              /* edtl bytes: data in or out */
 	struct iovec iov;
-	uint32_t received;         /* data-out bytes placed */
-	uint32_t r2t_offset;       /* next offset an R2T asks for */
+	/*
+	 * Data-Out arrives in order (DataPDUInOrder = DataSequenceInOrder =
+	 * Yes): [0, received) of buf is placed, and the next Data-Out must
+	 * start at received, carry burst_ttt and DataSN data_sn, and fit in
+	 * burst_left. So a write reaches its unit only with every byte sent.
+	 */
+	uint32_t received;
+	uint32_t burst_left;       /* bytes still expected in the current burst (0: none is open) */
+	uint32_t burst_ttt;        /* TTT of the current burst: its R2T's, or ITT_RESERVED when unsolicited */
+	uint32_t data_sn;          /* DataSN the next Data-Out of the burst must carry */
 	uint32_t r2t_sn;
-	uint32_t burst_left;       /* bytes still expected in the current burst */
 	bool write;
 	bool submitted;
 	bool aborted;              /* a task management function waits for it instead of its status */
@@ -118,6 +142,15 @@ bool session_ping_outstanding(const struct session *s);
 
 /* Whether tasks are still with a logical unit (the connection waits for them before destroying). */
 bool session_busy(const struct session *s);
+
+/* Whether the session holds no task at all (none waiting for data, none with a unit). */
+bool session_idle(const struct session *s);
+
+/* Frees the spare data buffers the session keeps for its next commands (it is idle, or memory is short). */
+void session_release_spares(struct session *s);
+
+/* Task-buffer bytes the session holds, its spares included. */
+uint64_t session_buffer_bytes(const struct session *s);
 
 /* The LUN number of an 8-byte LUN field (single level, peripheral or flat addressing); -1 otherwise. */
 int session_lun_of(const uint8_t field[8]);

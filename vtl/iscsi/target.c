@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,6 +26,10 @@
 #define MAX_EVENTS 64
 #define LISTEN_BACKLOG 16
 #define TICK_MS 1000               /* how often idle connections are looked at for keepalives */
+#define SPARES_IDLE_S 2            /* a session idle this long gives its spare buffers back */
+#define NEXUS_MAX 4096             /* initiator ports remembered (their nexus ids outlive their sessions) */
+#define NEXUS_BASE 0x1000000000000000ull /* iSCSI nexus ids: base + n, apart from TCMU's (vtl/tcmu/front.h) */
+#define EMFILE_LOG_S 10            /* at most one "out of descriptors" line per this many seconds */
 
 static time_t now_s(void)
 {
@@ -37,17 +42,42 @@ static time_t now_s(void)
 
 enum phase { PH_LOGIN, PH_FFP };
 
+/*
+ * An initiator port that logged in: the exact (InitiatorName, ISID) is the
+ * I_T nexus (RFC 7143 4.4.1, SAM-5), so its id stays the same across its
+ * sessions (a host that reconnects keeps its registrations) and differs
+ * for any other name or ISID, whatever a hash of them would say.
+ */
+struct nexus {
+	char name[ISCSI_NAME_MAX + 1];
+	uint8_t isid[ISCSI_ISID_LEN];
+	uint64_t id;
+	struct scsi_tid tid;
+};
+
 struct conn {
 	struct iscsi_target *t;
 	int fd;
 	enum phase phase;
+	time_t accepted_at;         /* CLOCK_MONOTONIC seconds */
+	char host[ISCSI_PORTAL_MAX]; /* the peer's address without the port: what per-address limits count */
+	uint32_t events;            /* what epoll waits for on fd */
+	bool throttled;             /* output over output_max: not read until it drains */
+	/*
+	 * Session reinstatement (RFC 7143 6.3.5): a login whose nexus has a
+	 * live session waits, its final response held, until the old session's
+	 * commands have ended and its nexus loss reached the units.
+	 */
+	bool waiting;
+	struct iscsi_pdu held_rsp;
+	struct conn *predecessor, *successor;
+	const struct nexus *nexus;
 	struct pdu_reader rd;
 	struct iscsi_login login;
 	struct iscsi_params params;
 	struct session *sess;
 	uint8_t *out;               /* bytes waiting to be written */
 	size_t out_len, out_off, out_cap;
-	bool want_out;              /* EPOLLOUT armed */
 	bool want_close;            /* close once out is written */
 	bool dead;                  /* socket closed; freed when no command is with a unit */
 	unsigned in_flight;
@@ -75,10 +105,43 @@ struct iscsi_target {
 	pthread_mutex_t mu;         /* done list and stopping */
 	struct job *done_head, *done_tail;
 	bool stopping;
-	struct conn *conns;
+	struct conn *conns;         /* newest first */
+	struct conn *graveyard;     /* ended, freed after the events of this turn of the loop (they may name them) */
 	uint16_t next_tsih;
 	uint32_t next_statsn;
+	struct iscsi_limits lim;
+	struct session_budget budget;
+	struct nexus **nexus;
+	unsigned n_nexus;
+	uint64_t next_nexus;
+	int spare_fd;               /* held so that, out of descriptors, a connection can still be accepted and closed */
+	bool accept_paused;
+	time_t emfile_logged;
 };
+
+void iscsi_limits_default(struct iscsi_limits *l)
+{
+	if (!l->login_timeout)
+		l->login_timeout = ISCSI_LOGIN_TIMEOUT;
+	if (!l->max_logins)
+		l->max_logins = ISCSI_MAX_LOGINS;
+	if (!l->max_logins_per_address)
+		l->max_logins_per_address = ISCSI_MAX_LOGINS_PER_ADDRESS;
+	if (!l->max_sessions)
+		l->max_sessions = ISCSI_MAX_SESSIONS;
+	if (!l->max_sessions_per_address)
+		l->max_sessions_per_address = ISCSI_MAX_SESSIONS_PER_ADDRESS;
+	if (!l->output_max)
+		l->output_max = ISCSI_OUTPUT_MAX;
+	if (!l->cmd_window || l->cmd_window > SESSION_CMD_WINDOW_MAX)
+		l->cmd_window = SESSION_CMD_WINDOW;
+	if (!l->ping_data_max)
+		l->ping_data_max = SESSION_PING_DATA;
+	if (!l->session_buffer_max)
+		l->session_buffer_max = SESSION_BUFFER_MAX;
+	if (!l->buffer_max)
+		l->buffer_max = ISCSI_BUFFER_MAX;
+}
 
 /* ------------------------------------------------------------------ output */
 
@@ -117,13 +180,31 @@ static void out_put(struct conn *c, const void *p, size_t n)
 
 static void conn_kill(struct conn *c);
 
-static void arm(struct conn *c, bool out)
+/*
+ * Sets what epoll waits for: output while some is pending; input unless
+ * the pending output is over output_max (a host that does not read what it
+ * asked for is not read either, until it has taken half of it) or a
+ * reinstating login waits. Errors and hang-ups are always reported.
+ */
+static void arm(struct conn *c)
 {
-	if (c->dead || c->want_out == out)
+	if (c->dead)
 		return;
-	struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c};
-	epoll_ctl(c->t->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-	c->want_out = out;
+	size_t pending = c->out_len - c->out_off;
+	if (pending > c->t->lim.output_max)
+		c->throttled = true;
+	else if (pending <= c->t->lim.output_max / 2)
+		c->throttled = false;
+	uint32_t ev = (c->throttled || c->waiting ? 0 : EPOLLIN) | (pending ? EPOLLOUT : 0);
+	if (ev == c->events)
+		return;
+	struct epoll_event e = {.events = ev, .data.ptr = c};
+	if (epoll_ctl(c->t->epfd, EPOLL_CTL_MOD, c->fd, &e) != 0) {
+		log_warn("iscsi: %s: epoll: %s; closing", c->peer, strerror(errno));
+		conn_kill(c);
+		return;
+	}
+	c->events = ev;
 }
 
 static void flush(struct conn *c)
@@ -131,7 +212,7 @@ static void flush(struct conn *c)
 	while (!c->dead && c->out_off < c->out_len) {
 		ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			arm(c, true);
+			arm(c);
 			return;
 		}
 		if (n <= 0) {
@@ -143,7 +224,7 @@ static void flush(struct conn *c)
 	if (c->dead)
 		return;
 	c->out_off = c->out_len = 0;
-	arm(c, false);
+	arm(c);
 	if (c->want_close)
 		conn_kill(c);
 }
@@ -282,6 +363,8 @@ static size_t io_text(void *arg, const uint8_t *keys, size_t len, uint8_t *out, 
 
 /* --------------------------------------------------------------- connections */
 
+static void login_resume(struct conn *c);
+
 static void conn_free(struct conn *c)
 {
 	struct iscsi_target *t = c->t;
@@ -290,11 +373,33 @@ static void conn_free(struct conn *c)
 			*pp = c->next;
 			break;
 		}
+	/* The session's end is its nexus loss for the units: SPC-2 reservations and prevents go. */
 	session_destroy(c->sess);
-	iscsi_login_free(&c->login);
-	pdu_reader_free(&c->rd);
-	free(c->out);
-	free(c);
+	c->sess = NULL;
+	struct conn *next = c->successor;
+	if (c->predecessor)
+		c->predecessor->successor = NULL;
+	c->successor = c->predecessor = NULL;
+	c->next = t->graveyard;
+	t->graveyard = c;
+	if (next) {
+		/* The session it reinstates is gone, nexus loss included: the new one may begin. */
+		next->predecessor = NULL;
+		login_resume(next);
+	}
+}
+
+/* Frees the connections that ended during this turn of the loop. */
+static void bury(struct iscsi_target *t)
+{
+	while (t->graveyard) {
+		struct conn *c = t->graveyard;
+		t->graveyard = c->next;
+		iscsi_login_free(&c->login);
+		pdu_reader_free(&c->rd);
+		free(c->out);
+		free(c);
+	}
 }
 
 static void conn_kill(struct conn *c)
@@ -302,22 +407,90 @@ static void conn_kill(struct conn *c)
 	if (c->dead)
 		return;
 	c->dead = true;
-	epoll_ctl(c->t->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (epoll_ctl(c->t->epfd, EPOLL_CTL_DEL, c->fd, NULL) != 0)
+		log_warn("iscsi: %s: epoll: %s", c->peer, strerror(errno));
 	close(c->fd);
 	log_info("iscsi: %s disconnected", c->peer);
 	if (!c->in_flight)
 		conn_free(c);
 }
 
-/* The I_T nexus of a session: the same initiator port (name and ISID) is the same nexus after a reconnect. */
-static uint64_t nexus_of(const struct iscsi_params *p)
+/* The TransportID of an iSCSI initiator port (SPC-4 7.6.4.6, format 01b): "name,i,0xISID", NUL, padded to 4. */
+#define TID_ISCSI_PORT 0x45        /* FORMAT CODE 01b (bits 7..6), PROTOCOL IDENTIFIER 5h (iSCSI) */
+#define TID_ISCSI_NAME_AT 4
+static void nexus_tid(struct nexus *n)
 {
-	uint64_t h = 14695981039346656037ull;
-	for (const char *s = p->initiator_name; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	for (int i = 0; i < ISCSI_ISID_LEN; i++)
-		h = (h ^ p->isid[i]) * 1099511628211ull;
-	return h;
+	char text[ISCSI_NAME_MAX + 32];
+	int len = snprintf(text, sizeof text, "%s,i,0x%02x%02x%02x%02x%02x%02x", n->name, n->isid[0], n->isid[1],
+			   n->isid[2], n->isid[3], n->isid[4], n->isid[5]);
+	size_t body = pdu_padded((uint32_t)len + 1); /* the NUL, then padding to a multiple of 4 */
+	_Static_assert(TID_ISCSI_NAME_AT + ISCSI_NAME_MAX + 18 + ISCSI_PAD <= SCSI_TID_MAX, "an iSCSI TransportID fits");
+	memset(&n->tid, 0, sizeof n->tid);
+	n->tid.id[0] = TID_ISCSI_PORT;
+	pdu_put(n->tid.id + 2, (uint32_t)body, 2); /* ADDITIONAL LENGTH: the bytes after the first four */
+	memcpy(n->tid.id + TID_ISCSI_NAME_AT, text, (size_t)len);
+	n->tid.len = (uint16_t)(TID_ISCSI_NAME_AT + body);
+}
+
+/* Whether a live session (or a login waiting to reinstate one) belongs to nexus n. */
+static bool nexus_in_use(const struct iscsi_target *t, const struct nexus *n)
+{
+	for (const struct conn *c = t->conns; c; c = c->next)
+		if (c->nexus == n)
+			return true;
+	return false;
+}
+
+/*
+ * The nexus of an initiator port, the same one for every session of the
+ * same exact name and ISID; NULL when NEXUS_MAX ports are remembered and
+ * all of them have a session. A forgotten port that comes back gets a new
+ * id (ids are never reused), so nothing of another port reaches it.
+ */
+static const struct nexus *nexus_of(struct iscsi_target *t, const struct iscsi_params *p)
+{
+	for (unsigned i = 0; i < t->n_nexus; i++)
+		if (!strcmp(t->nexus[i]->name, p->initiator_name) && !memcmp(t->nexus[i]->isid, p->isid, ISCSI_ISID_LEN))
+			return t->nexus[i];
+	struct nexus *n = NULL;
+	if (t->n_nexus < NEXUS_MAX) {
+		if (!(n = calloc(1, sizeof *n)))
+			return NULL;
+		t->nexus[t->n_nexus++] = n;
+	} else {
+		for (unsigned i = 0; i < t->n_nexus && !n; i++)
+			if (!nexus_in_use(t, t->nexus[i]))
+				n = t->nexus[i];
+		if (!n)
+			return NULL;
+	}
+	snprintf(n->name, sizeof n->name, "%s", p->initiator_name);
+	memcpy(n->isid, p->isid, ISCSI_ISID_LEN);
+	n->id = NEXUS_BASE + ++t->next_nexus;
+	nexus_tid(n);
+	return n;
+}
+
+/* The live session of nexus n and session type, other than c's own; NULL when none. */
+static struct conn *session_of(struct iscsi_target *t, const struct nexus *n, enum iscsi_session_type type,
+			       const struct conn *c)
+{
+	for (struct conn *o = t->conns; o; o = o->next)
+		if (o != c && !o->dead && o->phase == PH_FFP && o->nexus == n && o->params.session_type == type)
+			return o;
+	return NULL;
+}
+
+/* Logged-in sessions from everywhere, and from host, but for skip (the session a login reinstates). */
+static void count_sessions(const struct iscsi_target *t, const char *host, const struct conn *skip, unsigned *all,
+			   unsigned *here)
+{
+	*all = *here = 0;
+	for (const struct conn *c = t->conns; c; c = c->next)
+		if (c != skip && !c->dead && c->phase == PH_FFP) {
+			(*all)++;
+			*here += !strcmp(c->host, host);
+		}
 }
 
 static void login_done(struct conn *c)
@@ -333,16 +506,75 @@ static void login_done(struct conn *c)
 		.max_burst = c->params.max_burst, .first_burst = c->params.first_burst,
 		.initial_r2t = c->params.initial_r2t, .immediate_data = c->params.immediate_data,
 		.exp_cmd_sn = c->params.exp_cmdsn, .stat_sn = c->params.statsn,
+		.cmd_window = t->lim.cmd_window, .ping_data_max = t->lim.ping_data_max,
+		.buffer_max = t->lim.session_buffer_max, .budget = &t->budget, .tid = &c->nexus->tid,
 	};
 	struct session_io io = {.send = io_send, .submit = io_submit, .close = io_close, .text = io_text, .arg = c};
 	bool normal = c->params.session_type == ISCSI_SESSION_NORMAL;
-	if (session_create(&sp, t->lus, normal ? t->o.n_lus : 0, nexus_of(&c->params), &io, &c->sess) != VTL_OK) {
+	if (session_create(&sp, t->lus, normal ? t->o.n_lus : 0, c->nexus->id, &io, &c->sess) != VTL_OK) {
 		c->want_close = true;
 		return;
 	}
-	log_info("iscsi: %s logged in: %s session of %s%s%s", c->peer, normal ? "normal" : "discovery",
-		 c->params.initiator_name, c->params.header_digest ? ", header digest" : "",
-		 c->params.data_digest ? ", data digest" : "");
+	const uint8_t *i = c->params.isid;
+	log_info("iscsi: %s logged in: %s session of %s%s%s; ISID %02x%02x%02x%02x%02x%02x", c->peer,
+		 normal ? "normal" : "discovery", c->params.initiator_name, c->params.header_digest ? ", header digest" : "",
+		 c->params.data_digest ? ", data digest" : "", i[0], i[1], i[2], i[3], i[4], i[5]);
+}
+
+/* Sends a login's final response and enters the full feature phase. */
+static void login_finish(struct conn *c, struct iscsi_pdu *rsp)
+{
+	struct iovec iov = {rsp->data, rsp->data_len};
+	send_pdu(c, rsp, &iov, rsp->data_len ? 1 : 0);
+	login_done(c);
+}
+
+/* The old session a waiting login reinstates is gone: the held final response goes out now. */
+static void login_resume(struct conn *c)
+{
+	c->waiting = false;
+	if (c->dead)
+		return;
+	login_finish(c, &c->held_rsp);
+	arm(c); /* written when the socket takes it: a failed write here could free c under its caller */
+}
+
+/*
+ * A login the login state machine accepted: refused when the session
+ * limits are reached; otherwise, if its nexus (and session type) has a
+ * live session, that session is reinstated (RFC 7143 6.3.5): closed, its
+ * tasks ended and its nexus lost before the new one's final response.
+ */
+static void login_accepted(struct conn *c, const struct iscsi_pdu *req, struct iscsi_pdu *rsp)
+{
+	struct iscsi_target *t = c->t;
+	const struct nexus *n = nexus_of(t, &c->login.params);
+	struct conn *old = n ? session_of(t, n, c->login.params.session_type, c) : NULL;
+	unsigned all, here;
+	count_sessions(t, c->host, old, &all, &here);
+	const char *why = !n ? "every remembered initiator port has a session"
+			  : all >= t->lim.max_sessions ? "max_sessions reached"
+			  : here >= t->lim.max_sessions_per_address ? "max_sessions_per_address reached" : NULL;
+	if (why) {
+		iscsi_login_refuse(&c->login, req, rsp, LOGIN_OUT_OF_RESOURCES, why);
+		struct iovec iov = {rsp->data, rsp->data_len};
+		send_pdu(c, rsp, &iov, rsp->data_len ? 1 : 0);
+		log_warn("iscsi: %s: login refused: %s (%s)", c->peer, iscsi_login_status_str(c->login.status), why);
+		c->want_close = true;
+		return;
+	}
+	c->nexus = n;
+	if (!old) {
+		login_finish(c, rsp);
+		return;
+	}
+	log_info("iscsi: %s: reinstating the session of the same initiator port from %s", c->peer, old->peer);
+	c->waiting = true;
+	c->held_rsp = *rsp; /* its data is the login's, valid until iscsi_login_free */
+	c->predecessor = old;
+	old->successor = c;
+	arm(c);
+	conn_kill(old); /* resumes c at once when old has no command with a unit */
 }
 
 static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
@@ -354,11 +586,13 @@ static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 	struct iscsi_pdu rsp;
 	memset(&rsp, 0, sizeof rsp);
 	enum iscsi_login_result r = iscsi_login_step(&c->login, pdu, &rsp);
+	if (r == ISCSI_LOGIN_DONE) {
+		login_accepted(c, pdu, &rsp);
+		return;
+	}
 	struct iovec iov = {rsp.data, rsp.data_len};
 	send_pdu(c, &rsp, &iov, rsp.data_len ? 1 : 0);
-	if (r == ISCSI_LOGIN_DONE) {
-		login_done(c);
-	} else if (r == ISCSI_LOGIN_FAILED) {
+	if (r == ISCSI_LOGIN_FAILED) {
 		log_warn("iscsi: %s: login refused: %s (%s)", c->peer, iscsi_login_status_str(c->login.status),
 			 c->login.reason ? c->login.reason : "");
 		c->want_close = true;
@@ -377,6 +611,12 @@ static void conn_read(struct conn *c)
 	}
 	c->last_rx = now_s();
 	for (size_t off = 0; off < (size_t)n && !c->dead && !c->want_close;) {
+		if (c->waiting) {
+			/* Nothing may follow a Login Request before its response (RFC 7143 6.3): the stream is lost. */
+			log_warn("iscsi: %s: sent more while its login waited for the old session; closing", c->peer);
+			conn_kill(c);
+			return;
+		}
 		size_t used = 0;
 		struct iscsi_pdu pdu;
 		enum pdu_error e = pdu_reader_feed(&c->rd, buf + off, (size_t)n - off, &used, &pdu);
@@ -408,32 +648,115 @@ static void conn_read(struct conn *c)
 	flush(c);
 }
 
+/* Stops or resumes taking connections (while out of descriptors or memory, for a tick). */
+static void accept_pause(struct iscsi_target *t, bool pause)
+{
+	if (t->accept_paused == pause)
+		return;
+	struct epoll_event le = {.events = EPOLLIN, .data.ptr = &t->lfd};
+	if (epoll_ctl(t->epfd, pause ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, t->lfd, &le) != 0) {
+		log_warn("iscsi: epoll (listener): %s", strerror(errno));
+		return;
+	}
+	t->accept_paused = pause;
+}
+
+/*
+ * Out of descriptors (EMFILE, ENFILE): the pending connection would wake
+ * the loop again and again. The spare descriptor is given up to accept it
+ * and close it at once (the host sees its connection reset and retries);
+ * if even that fails, accepting pauses until the next tick.
+ */
+static void accept_shed(struct iscsi_target *t, int err)
+{
+	time_t now = now_s();
+	if (now - t->emfile_logged >= EMFILE_LOG_S) {
+		log_warn("iscsi: cannot accept a connection: %s; refusing connections (raise the descriptor limit, "
+			 "ulimit -n / LimitNOFILE)", strerror(err));
+		t->emfile_logged = now;
+	}
+	if (t->spare_fd >= 0) {
+		close(t->spare_fd);
+		t->spare_fd = -1;
+		int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	accept_pause(t, true);
+}
+
+/* The peer's address without its port, for the per-address limits. */
+static void host_of(const struct sockaddr_storage *sa, char *out, size_t len)
+{
+	if (getnameinfo((const struct sockaddr *)sa, sizeof *sa, out, (socklen_t)len, NULL, 0, NI_NUMERICHOST) != 0)
+		snprintf(out, len, "?");
+}
+
+/*
+ * Makes room for a new connection's login from host: when max_logins (or
+ * max_logins_per_address for host) connections are still logging in, the
+ * oldest of them (of host) is closed, so that connections that never log
+ * in cannot keep a real host out; the login timeout ends them anyway.
+ */
+static void login_room(struct iscsi_target *t, const char *host)
+{
+	unsigned all = 0, here = 0;
+	struct conn *oldest = NULL, *oldest_here = NULL;
+	for (struct conn *c = t->conns; c; c = c->next) /* newest first: the last one seen is the oldest */
+		if (!c->dead && c->phase == PH_LOGIN && !c->waiting) {
+			all++;
+			oldest = c;
+			if (!strcmp(c->host, host)) {
+				here++;
+				oldest_here = c;
+			}
+		}
+	struct conn *victim = here >= t->lim.max_logins_per_address ? oldest_here
+			      : all >= t->lim.max_logins ? oldest : NULL;
+	if (victim) {
+		log_warn("iscsi: %s: closing a connection that has not logged in, to make room for a new one",
+			 victim->peer);
+		conn_kill(victim);
+	}
+}
+
 static void accept_all(struct iscsi_target *t)
 {
 	for (;;) {
 		struct sockaddr_storage peer, local;
 		socklen_t pl = sizeof peer, ll = sizeof local;
 		int fd = accept4(t->lfd, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				accept_shed(t, errno); /* EMFILE, ENFILE, ENOBUFS, ENOMEM */
 			return;
+		}
 		struct conn *c = calloc(1, sizeof *c);
 		if (!c) {
 			close(fd);
 			continue;
 		}
 		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+			log_debug("iscsi: TCP_NODELAY: %s", strerror(errno));
 		c->t = t;
 		c->fd = fd;
-		c->last_rx = now_s();
-		getsockname(fd, (struct sockaddr *)&local, &ll);
+		c->last_rx = c->accepted_at = now_s();
+		if (getsockname(fd, (struct sockaddr *)&local, &ll) != 0)
+			memset(&local, 0, sizeof local);
 		iscsi_portal_format((struct sockaddr *)&peer, c->peer, sizeof c->peer);
 		iscsi_portal_format((struct sockaddr *)&local, c->local, sizeof c->local);
+		host_of(&peer, c->host, sizeof c->host);
+		login_room(t, c->host);
 		pdu_reader_init(&c->rd, LOGIN_MAX_DATA);
 		if (++t->next_tsih == 0)
 			t->next_tsih = 1;
 		iscsi_login_init(&c->login, &t->o.login, t->next_tsih, t->next_statsn++);
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+		c->events = EPOLLIN;
 		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			pdu_reader_free(&c->rd);
 			iscsi_login_free(&c->login);
@@ -455,12 +778,22 @@ static void accept_all(struct iscsi_target *t)
  */
 static void keepalives(struct iscsi_target *t)
 {
-	if (!t->o.nop_interval)
-		return;
 	time_t now = now_s();
+	accept_pause(t, false); /* a pause for want of descriptors lasts a tick */
 	for (struct conn *c = t->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->dead || c->phase != PH_FFP || !c->sess)
+		if (c->dead)
+			continue;
+		if (c->phase == PH_LOGIN && !c->waiting && now - c->accepted_at >= (time_t)t->lim.login_timeout) {
+			log_warn("iscsi: %s has not logged in within %u s; closing", c->peer, t->lim.login_timeout);
+			conn_kill(c);
+			continue;
+		}
+		if (c->phase != PH_FFP || !c->sess)
+			continue;
+		if (session_idle(c->sess) && now - c->last_rx >= SPARES_IDLE_S)
+			session_release_spares(c->sess); /* idle memory goes back */
+		if (!t->o.nop_interval)
 			continue;
 		if (session_ping_outstanding(c->sess)) {
 			if (now - c->ping_at >= (time_t)t->o.nop_interval && !c->in_flight) {
@@ -526,6 +859,8 @@ static void *loop(void *arg)
 				completions(t);
 			} else {
 				struct conn *c = p;
+				if (c->dead)
+					continue; /* ended by an earlier event of this turn */
 				if (evs[i].events & (EPOLLERR | EPOLLHUP))
 					conn_kill(c);
 				else if (evs[i].events & EPOLLOUT)
@@ -535,7 +870,9 @@ static void *loop(void *arg)
 			}
 		}
 		keepalives(t);
+		bury(t);
 	}
+	bury(t);
 	return NULL;
 }
 
@@ -578,11 +915,17 @@ int iscsi_target_start(const struct iscsi_target_opts *o, struct iscsi_target **
 	t->o = *o;
 	t->lfd = t->epfd = t->evfd = -1;
 	t->next_statsn = 1;
+	t->lim = o->limits;
+	iscsi_limits_default(&t->lim);
+	t->o.login.cmd_window = t->lim.cmd_window; /* the Login Response announces the window the session keeps */
+	t->budget.max = t->lim.buffer_max;
+	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	pthread_mutex_init(&t->mu, NULL);
 	t->lus = calloc(o->n_lus ? o->n_lus : 1, sizeof *t->lus);
 	t->workers = calloc(o->n_lus ? o->n_lus : 1, sizeof *t->workers);
+	t->nexus = calloc(NEXUS_MAX, sizeof *t->nexus);
 	int rc = VTL_E_NOMEM;
-	if (!t->lus || !t->workers)
+	if (!t->lus || !t->workers || !t->nexus || t->spare_fd < 0)
 		goto fail;
 	memcpy(t->lus, o->lus, o->n_lus * sizeof *t->lus);
 	memcpy(t->workers, o->workers, o->n_lus * sizeof *t->workers);
@@ -607,6 +950,9 @@ fail:
 		close(t->epfd);
 	if (t->evfd >= 0)
 		close(t->evfd);
+	if (t->spare_fd >= 0)
+		close(t->spare_fd);
+	free(t->nexus);
 	free(t->lus);
 	free(t->workers);
 	pthread_mutex_destroy(&t->mu);
@@ -633,6 +979,11 @@ void iscsi_target_stop(struct iscsi_target *t)
 	close(t->lfd);
 	close(t->epfd);
 	close(t->evfd);
+	if (t->spare_fd >= 0)
+		close(t->spare_fd);
+	for (unsigned i = 0; i < t->n_nexus; i++)
+		free(t->nexus[i]);
+	free(t->nexus);
 	free(t->lus);
 	free(t->workers);
 	pthread_mutex_destroy(&t->mu);

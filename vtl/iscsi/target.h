@@ -16,6 +16,34 @@
 #include "vtl/iscsi/session.h"
 #include "vtl/lu_worker.h"
 
+/*
+ * What one peer, and all peers together, may make the target hold; 0
+ * means the default in parentheses (docs/iscsi.md, "Limits and security").
+ */
+struct iscsi_limits {
+	unsigned login_timeout;            /* seconds a connection may take to finish its login (15) */
+	unsigned max_logins;               /* connections still logging in, from everywhere (64) */
+	unsigned max_logins_per_address;   /* ... from one address (16) */
+	unsigned max_sessions;             /* logged-in sessions, from everywhere (128) */
+	unsigned max_sessions_per_address; /* ... from one address (64) */
+	uint64_t output_max;               /* bytes waiting to be sent beyond which a connection is not read (4 MiB) */
+	uint32_t cmd_window;               /* commands a session may hold (32, at most 32) */
+	uint32_t ping_data_max;            /* NOP-Out ping data echoed (4096) */
+	uint64_t session_buffer_max;       /* task-buffer bytes of one session (64 MiB) */
+	uint64_t buffer_max;               /* task-buffer bytes of all sessions (1 GiB) */
+};
+
+#define ISCSI_LOGIN_TIMEOUT 15
+#define ISCSI_MAX_LOGINS 64
+#define ISCSI_MAX_LOGINS_PER_ADDRESS 16
+#define ISCSI_MAX_SESSIONS 128
+#define ISCSI_MAX_SESSIONS_PER_ADDRESS 64
+#define ISCSI_OUTPUT_MAX (4ull << 20)
+#define ISCSI_BUFFER_MAX (1ull << 30)
+
+/* Fills every 0 of l with its default. */
+void iscsi_limits_default(struct iscsi_limits *l);
+
 struct iscsi_target_opts {
 	const char *listen;                /* address to listen on ("127.0.0.1", "0.0.0.0", "::") */
 	unsigned port;                     /* 0: any free port (see iscsi_target_port) */
@@ -24,6 +52,7 @@ struct iscsi_target_opts {
 	struct lu_worker *const *workers;  /* workers[i] runs lus[i]'s commands */
 	unsigned n_lus;
 	unsigned nop_interval;             /* seconds of silence before a NOP-In ping (and for its answer); 0: none */
+	struct iscsi_limits limits;
 };
 
 struct iscsi_target;

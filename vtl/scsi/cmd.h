@@ -21,6 +21,18 @@ enum scsi_status {
 	SCSI_CHECK_CONDITION = 0x02,
 	SCSI_BUSY = 0x08,
 	SCSI_RESERVATION_CONFLICT = 0x18,
+	SCSI_TASK_SET_FULL = 0x28,
+};
+
+/*
+ * The TransportID of an initiator port (SPC-4 7.6.4) as its front end
+ * knows it: for iSCSI, format 01b with the name and the ISID. At most 256
+ * bytes: an iSCSI one is 4 + 223 + 5 + 12 + 1 bytes, padded to 4.
+ */
+#define SCSI_TID_MAX 256
+struct scsi_tid {
+	uint16_t len; /* 0: the front end has none */
+	uint8_t id[SCSI_TID_MAX];
 };
 
 enum scsi_dir {
@@ -38,6 +50,7 @@ struct scsi_cmd {
 	struct iovec *iov;      /* the transport's own buffers: data is copied at most once */
 	int iov_cnt;
 	uint64_t nexus;         /* I_T nexus id, for unit attentions and reservations */
+	const struct scsi_tid *tid; /* the nexus's initiator port, for PERSISTENT RESERVE IN; NULL: unknown */
 	/* Result. */
 	enum scsi_status status;
 	struct scsi_sense sense; /* valid when status is CHECK CONDITION */

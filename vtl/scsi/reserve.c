@@ -46,14 +46,15 @@ enum { PRI_READ_KEYS = 0, PRI_READ_RESERVATION = 1, PRI_REPORT_CAPABILITIES = 2,
 #define FS_ADDITIONAL_LEN 20   /* 4 bytes: the TransportID's length */
 #define REL_PORT_ID 1          /* the one target port */
 /*
- * TransportID (SPC-4 7.6.4): the core knows a nexus only by its id; until a
- * front end supplies its own, the id goes in a 24-byte TransportID with
- * PROTOCOL IDENTIFIER Fh (no specific protocol, table 444), bytes 4..11.
+ * TransportID (SPC-4 7.6.4): the front end's (iSCSI: the initiator name
+ * and ISID); when it gave none (TCMU, tests), the nexus id goes in a
+ * 24-byte TransportID with PROTOCOL IDENTIFIER Fh (no specific protocol,
+ * table 444), bytes 4..11.
  */
 #define TID_LEN 24
 #define TID_PROTO_NONE 0x0F
 #define TID_ID_AT 4
-#define FS_DESC_LEN (FS_DESC_HEADER + TID_LEN)
+#define FS_DESC_MAX (FS_DESC_HEADER + SCSI_TID_MAX)
 
 /* PERSISTENT RESERVE OUT (SPC-4 6.17). */
 enum { PRO_REGISTER = 0, PRO_RESERVE = 1, PRO_RELEASE = 2, PRO_CLEAR = 3, PRO_PREEMPT = 4, PRO_PREEMPT_ABORT = 5,
@@ -283,7 +284,7 @@ static size_t pri_report_capabilities(uint8_t *b)
 static size_t pri_read_full_status(const struct scsi_res *r, uint8_t *b)
 {
 	size_t at = PRI_HEADER;
-	for (unsigned i = 0; i < r->n_reg; i++, at += FS_DESC_LEN) {
+	for (unsigned i = 0; i < r->n_reg; i++) {
 		uint8_t *d = b + at;
 		be_put(d, r->reg[i].key, PRI_KEY_LEN);
 		if (pr_holder(r, r->reg[i].nexus)) {
@@ -291,9 +292,16 @@ static size_t pri_read_full_status(const struct scsi_res *r, uint8_t *b)
 			d[FS_SCOPE_TYPE] = (uint8_t)(SCOPE_LU << 4 | r->pr_type);
 		}
 		be_put(d + FS_REL_PORT, REL_PORT_ID, 2);
-		be_put(d + FS_ADDITIONAL_LEN, TID_LEN, 4);
-		d[FS_DESC_HEADER] = TID_PROTO_NONE;
-		be_put(d + FS_DESC_HEADER + TID_ID_AT, r->reg[i].nexus, 8);
+		const struct scsi_tid *tid = &r->reg[i].tid;
+		size_t tl = tid->len ? tid->len : TID_LEN;
+		be_put(d + FS_ADDITIONAL_LEN, (uint32_t)tl, 4);
+		if (tid->len) {
+			memcpy(d + FS_DESC_HEADER, tid->id, tid->len);
+		} else {
+			d[FS_DESC_HEADER] = TID_PROTO_NONE;
+			be_put(d + FS_DESC_HEADER + TID_ID_AT, r->reg[i].nexus, 8);
+		}
+		at += FS_DESC_HEADER + tl;
 	}
 	be_put(b + 4, at - PRI_HEADER, 4);
 	return at;
@@ -307,7 +315,7 @@ void spc_pr_in(struct scsi_dev *dev, struct scsi_cmd *c)
 		conflict(c);
 		return;
 	}
-	uint8_t b[PRI_HEADER + RES_MAX_REG * FS_DESC_LEN];
+	uint8_t b[PRI_HEADER + RES_MAX_REG * FS_DESC_MAX];
 	memset(b, 0, sizeof b);
 	be_put(b, r->generation, 4);
 	size_t len;
@@ -352,6 +360,9 @@ static void pro_register(struct scsi_dev *dev, struct scsi_cmd *c, uint64_t key,
 		}
 		r->reg[r->n_reg].nexus = c->nexus;
 		r->reg[r->n_reg].key = sa_key;
+		r->reg[r->n_reg].tid.len = 0;
+		if (c->tid && c->tid->len <= SCSI_TID_MAX)
+			r->reg[r->n_reg].tid = *c->tid;
 		r->n_reg++;
 	} else if (!ignore && key != r->reg[i].key) {
 		conflict(c);

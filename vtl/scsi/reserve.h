@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vtl/scsi/cmd.h"
+
 #include "vtl/scsi/dispatch.h"
 
 #define RES_MAX_REG 32 /* registrations a device keeps */
@@ -38,6 +40,7 @@ struct scsi_res {
 	struct {
 		uint64_t nexus;
 		uint64_t key;
+		struct scsi_tid tid; /* the initiator port's, as the front end gave it at REGISTER */
 	} reg[RES_MAX_REG];
 	unsigned n_reg;
 	uint32_t generation;  /* PRgeneration */

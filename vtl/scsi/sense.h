@@ -82,6 +82,10 @@ enum scsi_asc {
 	ASC_OVERLAPPED_COMMANDS = 0x4E00,
 	ASC_INTERNAL_TARGET_FAILURE = 0x4400,
 	ASC_PROTOCOL_SERVICE_CRC_ERROR = 0x4705, /* SCSI parity error: protocol service CRC error (a data digest) */
+	ASC_DATA_PHASE_ERROR = 0x4B00,           /* a Data-Out out of sequence (its DataSN) */
+	ASC_INVALID_TTT_RECEIVED = 0x4B01,       /* invalid target port transfer tag received */
+	ASC_TOO_MUCH_WRITE_DATA = 0x4B02,        /* more data than the burst or the command asked for */
+	ASC_DATA_OFFSET_ERROR = 0x4B05,          /* a Data-Out not where the previous one ended */
 	ASC_MISCOMPARE_DURING_VERIFY = 0x1D00,
 	ASC_FAILURE_PREDICTION = 0x5D00,         /* failure prediction threshold exceeded */
 	ASC_FAILURE_PREDICTION_TEST = 0x5DFF,    /* failure prediction threshold exceeded (false) */

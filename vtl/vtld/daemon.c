@@ -152,6 +152,13 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	struct iscsi_target_opts to = {
 		.listen = cfg->iscsi.listen, .port = cfg->iscsi.port, .lus = slus, .workers = workers, .n_lus = v->n_lus,
 		.nop_interval = cfg->iscsi.nop_interval,
+		.limits = {.login_timeout = cfg->iscsi.login_timeout, .max_logins = cfg->iscsi.max_logins,
+			   .max_logins_per_address = cfg->iscsi.max_logins_per_address,
+			   .max_sessions = cfg->iscsi.max_sessions,
+			   .max_sessions_per_address = cfg->iscsi.max_sessions_per_address,
+			   .output_max = cfg->iscsi.output_max, .cmd_window = cfg->iscsi.cmd_window,
+			   .ping_data_max = (uint32_t)cfg->iscsi.nop_data_max,
+			   .session_buffer_max = cfg->iscsi.session_buffer_max, .buffer_max = cfg->iscsi.buffer_max},
 		.login = {.target_name = cfg->iscsi.target_iqn,
 			  .target_alias = cfg->iscsi.target_alias[0] ? cfg->iscsi.target_alias : cfg->library.name,
 			  /* CHAP and the initiator list; cfg outlives the target (vtld_stop comes first). */

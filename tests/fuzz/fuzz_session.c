@@ -141,7 +141,9 @@ static void f_send(void *arg, struct iscsi_pdu *pdu, const struct iovec *data, i
 		check((int32_t)(exp - st.exp_cmd_sn) >= 0);
 		check((int32_t)(max - st.max_cmd_sn) >= 0);
 	}
-	check((int32_t)(max - exp) >= -1 && (int32_t)(max - exp) < SESSION_CMD_WINDOW);
+	/* MaxCmdSN - ExpCmdSN + 1: from 0 (the window full) up to cmd_window. */
+	uint32_t window = st.p.cmd_window ? st.p.cmd_window : SESSION_CMD_WINDOW;
+	check((int32_t)(max - exp) >= -1 && (int32_t)(max - exp) < (int32_t)window);
 	st.have_sn = true;
 	st.exp_cmd_sn = exp;
 	st.max_cmd_sn = max;
@@ -456,6 +458,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.max_burst = bursts[(cfg >> 2) & 3], .first_burst = bursts[(cfg >> 4) & 3],
 		.initial_r2t = cfg & 1, .immediate_data = cfg & 2, .exp_cmd_sn = 7, .stat_sn = 100,
 	};
+	/* The limits: a small window, ping data and buffers in some runs, so that their edges are reached. */
+	uint8_t lim = (uint8_t)fuzz_take(&in, 1);
+	static struct session_budget budget;
+	static const uint64_t buffer_caps[] = {0, 1u << 20, 4u << 20, 64u << 20};
+	st.p.cmd_window = lim & 0x80 ? 1 + lim % SESSION_CMD_WINDOW_MAX : 0;
+	st.p.ping_data_max = lim & 0x40 ? 1 + (lim & 0x3F) * 64 : 0;
+	st.p.buffer_max = buffer_caps[(lim >> 4) & 3];
+	budget = (struct session_budget){.max = buffer_caps[(lim >> 2) & 3] ? buffer_caps[(lim >> 2) & 3] : 1u << 30};
+	st.p.budget = lim & 2 ? &budget : NULL;
 	if (st.p.first_burst > st.p.max_burst)
 		st.p.first_burst = st.p.max_burst; /* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength */
 	st.cmd_sn = 7;
@@ -482,5 +493,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (st.n_pending)
 		complete(0, 0);
 	session_destroy(st.s);
+	check(!st.p.budget || budget.used == 0); /* every byte a session took from the target's budget is back */
 	return 0;
 }

@@ -4,14 +4,17 @@
  * (iscsi_hostile) and its benchmark (bench_hostile): connections that never
  * log in, sessions that sit idle, a discovery session flooding NOP-Outs
  * without ever reading, a session piling up WRITEs whose R2T it never
- * answers, and a host streaming WRITEs (or READs) whose rate is measured.
+ * answers, one sending duplicated Data-Out in a loop, and a host streaming
+ * WRITEs (or READs) whose rate is measured.
  * Each attacker runs in a child process the caller starts and ends by its
  * PID; vtld's resident memory comes from /proc/PID/status.
  */
 #ifndef VTL_TESTS_INTEGRATION_ATTACK_H
 #define VTL_TESTS_INTEGRATION_ATTACK_H
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "tests/integration/rawlib.h"
@@ -20,8 +23,10 @@
 #define ATTACK_PILE_CMDS 200        /* more than any command window */
 #define ATTACK_NOP_DATA 4096        /* the default nop_data_max: the largest ping the target must take */
 #define ATTACK_IDLE_PER_ADDR 16     /* the default max_logins_per_address */
-#define ATTACK_STALL_S 3            /* a send blocked this long: the target stopped reading */
+#define ATTACK_STALL_S 1            /* a send blocked this long: the target stopped reading */
 #define STREAM_BLOCK (256u << 10)   /* the well-behaved host's block: one PDU of immediate data */
+#define ATTACK_FLOOD_MAX (160ull << 20) /* a flood read this far is not stopped: the target never pushes back */
+#define ATTACK_READY_S 20           /* attackers in place within this, or the start fails */
 
 /* vtld's resident set in KiB (VmRSS), or 0 when it cannot be read. */
 static inline long vtld_rss_kib(int pid)
@@ -47,15 +52,37 @@ static inline struct raw_login attack_login(const char *name, const char *target
 	return o;
 }
 
-/* n TCP connections that never send a byte, from 127.0.0.<first_addr>.. (16 per address); fds kept in fds. */
+/*
+ * n TCP connections that never send a byte, from 127.0.0.<first_addr>.. (16
+ * per address); fds kept in fds. The connects do not wait: those the
+ * target's backlog holds back count as attackers too.
+ */
 static inline int attack_idle_tcp(const char *portal, int first_addr, int n, int *fds)
 {
+	char host[64];
+	const char *colon = strrchr(portal, ':');
+	if (!colon || (size_t)(colon - portal) >= sizeof host)
+		raw_fail("portal '%s': give ADDRESS:PORT", portal);
+	memcpy(host, portal, (size_t)(colon - portal));
+	host[colon - portal] = 0;
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+	if (inet_pton(AF_INET, host, &to.sin_addr) != 1)
+		raw_fail("portal '%s': not an IPv4 address", portal);
 	int made = 0;
 	for (int i = 0; i < n; i++) {
 		char src[32];
 		snprintf(src, sizeof src, "127.0.0.%d", first_addr + i / ATTACK_IDLE_PER_ADDR);
-		fds[i] = raw_dial(portal, src);
-		made += fds[i] >= 0;
+		struct sockaddr_in me = {.sin_family = AF_INET};
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (fds[i] < 0 || inet_pton(AF_INET, src, &me.sin_addr) != 1 ||
+		    bind(fds[i], (struct sockaddr *)&me, sizeof me) ||
+		    (connect(fds[i], (struct sockaddr *)&to, sizeof to) && errno != EINPROGRESS)) {
+			if (fds[i] >= 0)
+				close(fds[i]);
+			fds[i] = -1;
+			continue;
+		}
+		made++;
 	}
 	return made;
 }
@@ -104,13 +131,56 @@ static inline void attack_r2t_pile(struct raw_conn *c, int lun, int n, uint32_t 
 	}
 }
 
+/*
+ * Forever: a WRITE of 64 KiB to lun with 16 KiB of immediate data, then a
+ * Data-Out sending those 16 KiB again (a duplicate offset), and whatever the
+ * target answers read and dropped. Returns only when the target closes.
+ */
+static inline void attack_bad_data_out(struct raw_conn *c, int lun)
+{
+	enum { LEN = 64u << 10, IMM = 16u << 10 };
+	static uint8_t data[LEN];
+	static struct raw_pdu r;
+	uint8_t cdb[6], bhs[BHS_LEN];
+	raw_write6(cdb, LEN);
+	for (;;) {
+		uint32_t itt = c->next_itt++;
+		raw_command_bhs(c, bhs, lun, cdb, sizeof cdb, CMD_WRITE, LEN, itt, c->cmd_sn++);
+		bhs[1] &= (uint8_t)~FLAG_FINAL;
+		if (!raw_try_send(c, bhs, data, IMM, SPOIL_NONE))
+			return;
+		raw_data_out(c, lun, itt, TAG_NONE, 0, 0, data, IMM, false);
+		do {
+			if (!raw_recv(c, &r))
+				return;
+		} while (!((r.bhs[0] & OP_MASK) == OP_SCSI_RSP && get32(r.bhs + F_ITT) == itt));
+	}
+}
+
 /* Every attacker of one kind in a child process: started with attack_spawn, ended with attack_end. */
-enum attack_kind { ATTACK_IDLE_TCP, ATTACK_IDLE_SESSIONS, ATTACK_NOP_FLOOD, ATTACK_R2T_PILE };
+enum attack_kind { ATTACK_IDLE_TCP, ATTACK_IDLE_SESSIONS, ATTACK_NOP_FLOOD, ATTACK_R2T_PILE, ATTACK_BAD_DATA_OUT };
+
+/*
+ * Whether attack_spawn waits for a flood to stall (the target stopped reading
+ * it) before it returns; when false the flood is in place once it logged in,
+ * and its first megabytes land in what the caller measures next.
+ */
+static bool attack_wait_stall = true;
+
+/* Ends an attacker child (and the flooders it forked) by its PID. */
+static inline void attack_end(pid_t pid)
+{
+	(void)kill(-pid, SIGKILL);
+	(void)kill(pid, SIGKILL);
+	int st;
+	(void)waitpid(pid, &st, 0);
+}
 
 /*
  * Starts a child running n attackers of kind against portal (the pile on
- * lun), and returns its PID once they are in place (the child writes a byte
- * to a pipe). The child then sleeps until it is killed.
+ * lun), and returns its PID once they are in place: connected, logged in,
+ * their commands sent, and for a flood once the target stopped reading it
+ * (each writes a byte to a pipe). The child then sleeps until it is killed.
  */
 static inline pid_t attack_spawn(enum attack_kind kind, int n, const char *portal, const char *target, int lun,
 				 int addr_base)
@@ -124,6 +194,7 @@ static inline pid_t attack_spawn(enum attack_kind kind, int n, const char *porta
 		raw_fail("fork: %s", strerror(errno));
 	if (pid == 0) {
 		(void)setpgid(0, 0); /* its own group, so that attack_end reaches the flooders it forks */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* and it goes if the test dies first */
 		close(p[0]);
 		static int fds[1024];
 		static struct raw_conn conns[64];
@@ -143,8 +214,24 @@ static inline pid_t attack_spawn(enum attack_kind kind, int n, const char *porta
 				break;
 			}
 			case ATTACK_NOP_FLOOD:
-				if (fork() == 0) { /* each flooder blocks on its own socket */
-					(void)attack_nop_flood(c, portal, name, UINT64_MAX);
+				if (fork() == 0) { /* each flooder blocks on its own socket; in place once it stalls */
+					(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+					if (!attack_wait_stall && write(p[1], "f", 1) != 1)
+						_exit(1);
+					uint64_t sent = attack_nop_flood(c, portal, name, ATTACK_FLOOD_MAX);
+					if (attack_wait_stall && sent < ATTACK_FLOOD_MAX && write(p[1], "f", 1) != 1)
+						_exit(1);
+					pause();
+					_exit(0);
+				}
+				break;
+			case ATTACK_BAD_DATA_OUT:
+				if (fork() == 0) {
+					(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+					raw_connect(c, portal, NULL);
+					struct raw_login o = attack_login(name, target, (uint8_t)i, false);
+					raw_login(c, &o);
+					attack_bad_data_out(c, lun);
 					pause();
 					_exit(0);
 				}
@@ -161,28 +248,28 @@ static inline pid_t attack_spawn(enum attack_kind kind, int n, const char *porta
 		}
 		if (kind == ATTACK_IDLE_TCP)
 			attack_idle_tcp(portal, addr_base, n > 1024 ? 1024 : n, fds);
-		if (write(p[1], "r", 1) != 1)
+		if (kind != ATTACK_NOP_FLOOD && write(p[1], "r", 1) != 1)
 			_exit(1);
 		/* The flooders are this child's children: they go with its process group. */
 		for (;;)
 			pause();
 	}
 	close(p[1]);
-	char b;
-	if (read(p[0], &b, 1) != 1)
-		raw_fail("an attacker (kind %d) failed to start", (int)kind);
+	int want = kind == ATTACK_NOP_FLOOD ? (n > 64 ? 64 : n) : 1;
+	for (int got = 0; got < want; got++) {
+		struct pollfd pf = {.fd = p[0], .events = POLLIN};
+		char b;
+		if (poll(&pf, 1, ATTACK_READY_S * 1000) != 1 || read(p[0], &b, 1) != 1) {
+			attack_end(pid);
+			raw_fail(kind == ATTACK_NOP_FLOOD ? "a never-read NOP-Out flood was still being read after %d s"
+							  : "an attacker (kind %d) failed to start",
+				 kind == ATTACK_NOP_FLOOD ? ATTACK_READY_S : (int)kind);
+		}
+	}
 	close(p[0]);
 	return pid;
 }
 
-/* Ends an attacker child (and the flooders it forked) by its PID. */
-static inline void attack_end(pid_t pid)
-{
-	(void)kill(-pid, SIGKILL);
-	(void)kill(pid, SIGKILL);
-	int st;
-	(void)waitpid(pid, &st, 0);
-}
 
 /* A host streaming STREAM_BLOCK WRITEs (write) or READs to lun for seconds; returns MB/s (10^6 bytes). */
 static inline double stream_for(struct raw_conn *c, int lun, const struct raw_login *o, bool write, double seconds,
@@ -194,6 +281,12 @@ static inline double stream_for(struct raw_conn *c, int lun, const struct raw_lo
 		for (unsigned i = 0; i < sizeof block; i++)
 			block[i] = (uint8_t)(i * 31 + (i >> 10));
 	raw_good(c, lun, rewind, sizeof rewind, 0, NULL, 0, "REWIND");
+	if (write) {
+		/* The first write at BOT discards the last interval's data: not part of the rate. */
+		struct raw_status st = raw_write(c, lun, block, STREAM_BLOCK, o);
+		if (st.status != GOOD)
+			raw_fail("the well-behaved host's first WRITE: status %02Xh, sense %Xh", st.status, st.key);
+	}
 	uint64_t bytes = 0;
 	uint8_t rd[6] = {0x08, 0, STREAM_BLOCK >> 16, (STREAM_BLOCK >> 8) & 0xFF, STREAM_BLOCK & 0xFF, 0};
 	double t0 = raw_now(), t = t0;

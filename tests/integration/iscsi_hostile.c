@@ -33,11 +33,14 @@
  *             before the new login's answer, its RESERVE, PREVENT and tasks go).
  *   stream    a host streaming WRITEs to drive 2, quiet and attacked (idle
  *             connections, a NOP flood, an R2T pile) in alternation: the
- *             attacked median rate is >= 90 % of the quiet one.
+ *             median of each attacked rate over its quiet neighbours is
+ *             >= 0.9 (measured again once if not, since a shared machine's
+ *             load can sink one measurement).
  *
  * Usage: iscsi_hostile CASE PORTAL TARGET-IQN [VTLD-PID]
  * Exit 0 when every step passed; each step prints a line.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 
@@ -81,19 +84,6 @@ static void ok(const char *fmt, ...)
 	printf("\n");
 	va_end(ap);
 	fflush(stdout);
-}
-
-/* Puts the cartridge of slot in drive element elem, unless an earlier case did. */
-static void load(struct raw_conn *c, unsigned slot, unsigned elem, int lun)
-{
-	raw_ready(c, RAW_CHANGER);
-	uint8_t move[12] = {0xA5, 0, 0, 0, (uint8_t)(slot >> 8), (uint8_t)slot, (uint8_t)(elem >> 8), (uint8_t)elem};
-	struct raw_status st = raw_run(c, RAW_CHANGER, move, sizeof move, 0, NULL, 0);
-	/* Destination full or source empty (5/3Bh/0Dh, 0Eh): an earlier case loaded it. */
-	if (st.status != GOOD && !(st.key == KEY_ILLEGAL && st.asc == 0x3B && (st.ascq == 0x0D || st.ascq == 0x0E)))
-		fail("MOVE MEDIUM %u -> %u: status %02Xh, sense %Xh/%02Xh/%02Xh", slot, elem, st.status, st.key, st.asc,
-		     st.ascq);
-	raw_ready(c, lun);
 }
 
 /* Whether a PDU can be read from fd within ms, or EOF; 1 readable data, 0 nothing, -1 EOF. */
@@ -252,7 +242,7 @@ static void case_dataout(void)
 	raw_connect(&a, portal, NULL);
 	struct raw_login la = dataout_login("iqn.2026-01.org.vtl:host-a", 1);
 	raw_login(&a, &la);
-	load(&a, SLOT_FIRST, DRIVE_ELEMENT, DRIVE);
+	raw_load(&a, SLOT_FIRST, DRIVE_ELEMENT, DRIVE);
 	static const uint8_t rewind[6] = {0x01};
 	raw_good(&a, DRIVE, rewind, sizeof rewind, 0, NULL, 0, "REWIND");
 	for (unsigned b = 0; b < HOST_A_BLOCKS; b++) {
@@ -414,7 +404,7 @@ static void case_window(void)
 	raw_connect(&c, portal, NULL);
 	struct raw_login o = attack_login("iqn.2026-01.org.vtl:piler", target, 3, true);
 	raw_login(&c, &o);
-	load(&c, SLOT_FIRST, DRIVE_ELEMENT, DRIVE);
+	raw_load(&c, SLOT_FIRST, DRIVE_ELEMENT, DRIVE);
 	uint32_t pos = raw_position(&c, DRIVE);
 	long base = vtld_rss_kib(vtld_pid);
 	uint32_t exp = c.cmd_sn, max = c.max_cmd_sn;
@@ -544,7 +534,7 @@ static void case_buffers(void)
 	struct raw_login lb = attack_login("iqn.2026-01.org.vtl:buffer-b", target, 5, true);
 	raw_connect(&a, portal, "127.0.0.10");
 	raw_login(&a, &la);
-	load(&a, SLOT_FIRST, DRIVE_ELEMENT, DRIVE);
+	raw_load(&a, SLOT_FIRST, DRIVE_ELEMENT, DRIVE);
 	int n = pile_until_full(&a, SESSION_MIB + 2, "session A");
 	if (n != SESSION_MIB)
 		fail("session A: %d WRITEs of 1 MiB held, expected %d (session_buffer_max = 8M)", n, SESSION_MIB);
@@ -575,7 +565,7 @@ static void case_nop(void)
 {
 	long base = vtld_rss_kib(vtld_pid);
 	struct raw_conn f;
-	const uint64_t limit = 160ull << 20;
+	const uint64_t limit = ATTACK_FLOOD_MAX;
 	double t0 = raw_now();
 	uint64_t sent = attack_nop_flood(&f, portal, "iqn.2026-01.org.vtl:flooder", limit);
 	long peak = vtld_rss_kib(vtld_pid);
@@ -760,6 +750,39 @@ static long cpu_ticks(void)
 	return ut + st;
 }
 
+/* How many descriptors vtld has open (/proc/PID/fd). */
+static int fd_count(void)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/fd", vtld_pid);
+	DIR *d = opendir(path);
+	if (!d)
+		fail("cannot read %s", path);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* vtld's soft limit on open descriptors (/proc/PID/limits, "Max open files"). */
+static int fd_limit(void)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/limits", vtld_pid);
+	FILE *f = fopen(path, "r");
+	int lim = -1;
+	if (!f)
+		fail("cannot read %s", path);
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "Max open files", 14))
+			lim = atoi(line + 14);
+	fclose(f);
+	if (lim <= 0)
+		fail("no descriptor limit in %s", path);
+	return lim;
+}
+
 static void case_emfile(void)
 {
 	enum { CONNS = 100, MEASURE_S = 3 };
@@ -776,6 +799,10 @@ static void case_emfile(void)
 			(void)connect(fds[i], (struct sockaddr *)&sa, sizeof sa); /* in progress is fine */
 	}
 	usleep(500000);
+	int open_fds = fd_count(), limit = fd_limit();
+	if (open_fds < limit - 1)
+		fail("vtld holds %d descriptors of its %d: the attempts did not exhaust them", open_fds, limit);
+	ok("vtld holds %d descriptors, its limit %d", open_fds, limit);
 	long hz = sysconf(_SC_CLK_TCK), t0 = cpu_ticks();
 	sleep(MEASURE_S);
 	long used = cpu_ticks() - t0;
@@ -894,7 +921,7 @@ static void case_identity(void)
 	struct raw_login l1 = ident(0x01), l2 = ident(0x02), l3 = ident(0x03);
 	raw_connect(&s1, portal, NULL);
 	raw_login(&s1, &l1);
-	load(&s1, SLOT_FIRST, DRIVE_ELEMENT, DRIVE);
+	raw_load(&s1, SLOT_FIRST, DRIVE_ELEMENT, DRIVE);
 	raw_connect(&s2, portal, NULL);
 	raw_login(&s2, &l2);
 	tur_settled(&s2, DRIVE);
@@ -983,42 +1010,66 @@ static void case_identity(void)
 
 /* ------------------------------------------------------------- stream */
 
+/*
+ * One measurement: ROUNDS attacked intervals, each between two quiet ones
+ * (Q A Q A ... Q); each attacked rate is compared with the mean of the quiet
+ * ones on either side, which cancels the drift of a shared machine's load.
+ * Returns the median of those ratios; *peak gets vtld's largest VmRSS.
+ */
+static double stream_measure(struct raw_conn *g, const struct raw_login *o, long *peak)
+{
+	enum { ROUNDS = 4 };
+	const double interval = 0.7;
+	double quiet[ROUNDS + 1], loud[ROUNDS], ratio[ROUNDS];
+	quiet[0] = stream_for(g, DRIVE2, o, true, interval, NULL);
+	for (int i = 0; i < ROUNDS; i++) {
+		double t0 = raw_now();
+		pid_t idle = attack_spawn(ATTACK_IDLE_TCP, 200, portal, target, DRIVE, 20);
+		pid_t flood = attack_spawn(ATTACK_NOP_FLOOD, 1, portal, target, DRIVE, 0);
+		pid_t pile = attack_spawn(ATTACK_R2T_PILE, 1, portal, target, DRIVE, 1);
+		double t1 = raw_now();
+		loud[i] = stream_for(g, DRIVE2, o, true, interval, NULL);
+		long rss = vtld_rss_kib(vtld_pid);
+		if (rss > *peak)
+			*peak = rss;
+		attack_end(idle);
+		attack_end(flood);
+		attack_end(pile);
+		usleep(200000); /* their connections close */
+		quiet[i + 1] = stream_for(g, DRIVE2, o, true, interval, NULL);
+		ratio[i] = loud[i] / ((quiet[i] + quiet[i + 1]) / 2);
+		printf("   round %d: quiet %.0f, attacked %.0f, quiet %.0f MB/s: ratio %.2f; vtld VmRSS %ld KiB "
+		       "(attack set up in %.1f s, round %.1f s)\n",
+		       i + 1, quiet[i], loud[i], quiet[i + 1], ratio[i], rss, t1 - t0, raw_now() - t0);
+	}
+	return median(ratio, ROUNDS);
+}
+
 static void case_stream(void)
 {
-	enum { ROUNDS = 3 };
-	const double interval = 1.5;
+	enum { ATTEMPTS = 2 };
 	struct raw_conn g;
 	raw_connect(&g, portal, NULL);
 	struct raw_login o = attack_login("iqn.2026-01.org.vtl:good-host", target, 40, false);
 	raw_login(&g, &o);
-	load(&g, SLOT_FIRST + 1, DRIVE_ELEMENT + 1, DRIVE2);
+	raw_load(&g, SLOT_FIRST + 1, DRIVE_ELEMENT + 1, DRIVE2);
 	(void)stream_for(&g, DRIVE2, &o, true, 0.5, NULL); /* warm up: the cartridge's first segment */
-	double quiet[ROUNDS], loud[ROUNDS];
+	attack_wait_stall = false; /* the flood's ramp is part of what the host must bear (and quicker to set up) */
 	long base = vtld_rss_kib(vtld_pid), peak = base;
-	for (int i = 0; i < ROUNDS; i++) {
-		quiet[i] = stream_for(&g, DRIVE2, &o, true, interval, NULL);
-		pid_t idle = attack_spawn(ATTACK_IDLE_TCP, 200, portal, target, DRIVE, 20);
-		pid_t flood = attack_spawn(ATTACK_NOP_FLOOD, 2, portal, target, DRIVE, 0);
-		pid_t pile = attack_spawn(ATTACK_R2T_PILE, 2, portal, target, DRIVE, 1);
-		usleep(300000);
-		loud[i] = stream_for(&g, DRIVE2, &o, true, interval, NULL);
-		long rss = vtld_rss_kib(vtld_pid);
-		if (rss > peak)
-			peak = rss;
-		attack_end(idle);
-		attack_end(flood);
-		attack_end(pile);
-		printf("   round %d: quiet %.0f MB/s, attacked %.0f MB/s, vtld VmRSS %ld KiB\n", i + 1, quiet[i], loud[i], rss);
+	long bound = CMD_WINDOW * (long)(ATTACK_PILE_LEN >> 10) + 2 * RSS_SLACK_KIB;
+	/* A second measurement only when the first falls short: load from elsewhere can sink one, not a slow target. */
+	double r = 0;
+	for (int a = 0; a < ATTEMPTS && r < 0.9; a++) {
+		r = stream_measure(&g, &o, &peak);
+		ok("streaming WRITEs of %u KiB under attack (200 idle connections, a never-read NOP-Out flood, a pile of "
+		   "200 unanswered 1 MiB WRITEs): median ratio to the quiet rate %.2f (measurement %d)",
+		   STREAM_BLOCK >> 10, r, a + 1);
 	}
-	double q = median(quiet, ROUNDS), a = median(loud, ROUNDS);
-	long bound = 2 * CMD_WINDOW * (long)(ATTACK_PILE_LEN >> 10) + 2 * RSS_SLACK_KIB;
-	ok("streaming WRITEs of %u KiB: quiet median %.0f MB/s, attacked median %.0f MB/s, ratio %.2f", STREAM_BLOCK >> 10,
-	   q, a, a / q);
 	ok("vtld's VmRSS %ld KiB -> peak %ld KiB (bound: +%ld KiB)", base, peak, bound);
 	if (peak - base > bound)
 		fail("vtld grew by %ld KiB under attack (bound %ld KiB)", peak - base, bound);
-	if (a < 0.9 * q)
-		fail("the well-behaved host kept %.0f %% of its quiet rate under attack (at least 90 %%)", 100 * a / q);
+	if (r < 0.9)
+		fail("the well-behaved host kept %.0f %% of its quiet rate under attack (at least 90 %%)", 100 * r);
 	raw_logout(&g);
 }
 

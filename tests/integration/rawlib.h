@@ -497,6 +497,23 @@ static inline void raw_ready(struct raw_conn *c, int lun)
 		 st.ascq);
 }
 
+/*
+ * Puts the cartridge of storage element slot into drive element elem (LUN
+ * lun) with MOVE MEDIUM on the changer, unless it is there already (an
+ * earlier program moved it: destination full or source empty, 5/3Bh/0Dh or
+ * 0Eh), and waits for the drive to be ready.
+ */
+static inline void raw_load(struct raw_conn *c, unsigned slot, unsigned elem, int lun)
+{
+	raw_ready(c, RAW_CHANGER);
+	uint8_t move[12] = {0xA5, 0, 0, 0, (uint8_t)(slot >> 8), (uint8_t)slot, (uint8_t)(elem >> 8), (uint8_t)elem};
+	struct raw_status st = raw_run(c, RAW_CHANGER, move, sizeof move, 0, NULL, 0);
+	if (st.status != GOOD && !(st.key == 0x05 && st.asc == 0x3B && (st.ascq == 0x0D || st.ascq == 0x0E)))
+		raw_fail("MOVE MEDIUM %u -> %u: status %02Xh, sense %Xh/%02Xh/%02Xh", slot, elem, st.status, st.key, st.asc,
+			 st.ascq);
+	raw_ready(c, lun);
+}
+
 /* A NOP-Out ping (immediate: it takes no CmdSN), with its data digest spoiled or not; false if closed. */
 static inline bool raw_ping(struct raw_conn *c, const uint8_t *data, uint32_t len, uint32_t itt, enum raw_spoil spoil)
 {

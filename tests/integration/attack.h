@@ -59,15 +59,7 @@ static inline struct raw_login attack_login(const char *name, const char *target
  */
 static inline int attack_idle_tcp(const char *portal, int first_addr, int n, int *fds)
 {
-	char host[64];
-	const char *colon = strrchr(portal, ':');
-	if (!colon || (size_t)(colon - portal) >= sizeof host)
-		raw_fail("portal '%s': give ADDRESS:PORT", portal);
-	memcpy(host, portal, (size_t)(colon - portal));
-	host[colon - portal] = 0;
-	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-	if (inet_pton(AF_INET, host, &to.sin_addr) != 1)
-		raw_fail("portal '%s': not an IPv4 address", portal);
+	struct sockaddr_in to = raw_portal(portal);
 	int made = 0;
 	for (int i = 0; i < n; i++) {
 		char src[32];

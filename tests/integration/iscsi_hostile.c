@@ -787,17 +787,8 @@ static void case_emfile(void)
 {
 	enum { CONNS = 100, MEASURE_S = 3 };
 	static int fds[CONNS];
-	for (int i = 0; i < CONNS; i++) {
-		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-		struct sockaddr_in sa = {.sin_family = AF_INET};
-		const char *colon = strrchr(portal, ':');
-		char host[64];
-		snprintf(host, sizeof host, "%.*s", (int)(colon - portal), portal);
-		sa.sin_port = htons((uint16_t)atoi(colon + 1));
-		inet_pton(AF_INET, host, &sa.sin_addr);
-		if (fds[i] >= 0)
-			(void)connect(fds[i], (struct sockaddr *)&sa, sizeof sa); /* in progress is fine */
-	}
+	if (attack_idle_tcp(portal, 40, CONNS, fds) == 0)
+		fail("no connection attempt could be started");
 	usleep(500000);
 	int open_fds = fd_count(), limit = fd_limit();
 	if (open_fds < limit - 1)

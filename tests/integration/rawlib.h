@@ -269,8 +269,8 @@ static inline bool raw_recv(struct raw_conn *c, struct raw_pdu *p)
 	return true;
 }
 
-/* A TCP connection to PORTAL (IPv4 address:port) from source address src (NULL: any); -1 on failure. */
-static inline int raw_dial(const char *portal, const char *src)
+/* The socket address of PORTAL (IPv4 address:port); fails the program when it is not one. */
+static inline struct sockaddr_in raw_portal(const char *portal)
 {
 	char host[64];
 	const char *colon = strrchr(portal, ':');
@@ -281,6 +281,13 @@ static inline int raw_dial(const char *portal, const char *src)
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
 		raw_fail("portal '%s': not an IPv4 address", portal);
+	return sa;
+}
+
+/* A TCP connection to PORTAL (IPv4 address:port) from source address src (NULL: any); -1 on failure. */
+static inline int raw_dial(const char *portal, const char *src)
+{
+	struct sockaddr_in sa = raw_portal(portal);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0)
 		return -1;

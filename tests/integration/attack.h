@@ -26,6 +26,8 @@
 #define ATTACK_STALL_S 1            /* a send blocked this long: the target stopped reading */
 #define STREAM_BLOCK (256u << 10)   /* the well-behaved host's block: one PDU of immediate data */
 #define ATTACK_FLOOD_MAX (160ull << 20) /* a flood read this far is not stopped: the target never pushes back */
+#define ATTACK_SESSIONS_MAX 64      /* sessions one attacker child runs */
+#define ATTACK_TCP_MAX 1024         /* idle connections one attacker child holds */
 #define ATTACK_READY_S 20           /* attackers in place within this, or the start fails */
 
 /* vtld's resident set in KiB (VmRSS), or 0 when it cannot be read. */
@@ -188,17 +190,16 @@ static inline pid_t attack_spawn(enum attack_kind kind, int n, const char *porta
 		(void)setpgid(0, 0); /* its own group, so that attack_end reaches the flooders it forks */
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* and it goes if the test dies first */
 		close(p[0]);
-		static int fds[1024];
-		static struct raw_conn conns[64];
-		if (n > 64 && kind != ATTACK_IDLE_TCP)
-			n = 64;
-		for (int i = 0; i < n; i++) {
+		static int fds[ATTACK_TCP_MAX];
+		static struct raw_conn conns[ATTACK_SESSIONS_MAX];
+		int sessions = kind == ATTACK_IDLE_TCP ? 0 : n > ATTACK_SESSIONS_MAX ? ATTACK_SESSIONS_MAX : n;
+		for (int i = 0; i < sessions; i++) {
 			char name[96];
 			snprintf(name, sizeof name, "iqn.2026-01.org.vtl:attacker-%d-%d-%d", (int)kind, addr_base, i);
 			struct raw_conn *c = &conns[i];
 			switch (kind) {
 			case ATTACK_IDLE_TCP:
-				break;
+				break; /* not a session: below */
 			case ATTACK_IDLE_SESSIONS: {
 				raw_connect(c, portal, NULL);
 				struct raw_login o = attack_login(name, target, (uint8_t)i, true);
@@ -239,7 +240,7 @@ static inline pid_t attack_spawn(enum attack_kind kind, int n, const char *porta
 			}
 		}
 		if (kind == ATTACK_IDLE_TCP)
-			attack_idle_tcp(portal, addr_base, n > 1024 ? 1024 : n, fds);
+			attack_idle_tcp(portal, addr_base, n > ATTACK_TCP_MAX ? ATTACK_TCP_MAX : n, fds);
 		if (kind != ATTACK_NOP_FLOOD && write(p[1], "r", 1) != 1)
 			_exit(1);
 		/* The flooders are this child's children: they go with its process group. */
@@ -247,7 +248,7 @@ static inline pid_t attack_spawn(enum attack_kind kind, int n, const char *porta
 			pause();
 	}
 	close(p[1]);
-	int want = kind == ATTACK_NOP_FLOOD ? (n > 64 ? 64 : n) : 1;
+	int want = kind == ATTACK_NOP_FLOOD ? (n > ATTACK_SESSIONS_MAX ? ATTACK_SESSIONS_MAX : n) : 1;
 	for (int got = 0; got < want; got++) {
 		struct pollfd pf = {.fd = p[0], .events = POLLIN};
 		char b;

@@ -477,7 +477,19 @@ static int footer_commit(int fd, unsigned char *footer, size_t len, uint64_t at)
 	if (fdatasync(fd) != 0)
 		return VTL_E_IO;
 	struct iovec iov = {footer, len};
-	return write_fullv(fd, &iov, 1, at);
+	int rc = write_fullv(fd, &iov, 1, at);
+	/* Synced too, so that an open after a power cut finds the footer and need not rebuild the index. */
+	if (rc == VTL_OK && fdatasync(fd) != 0)
+		rc = VTL_E_IO;
+	return rc;
+}
+
+/* Fences c after a failed write or sync (see struct vtl_cart's fault); returns rc. */
+static int cart_fence(struct vtl_cart *c, int rc)
+{
+	if (rc < 0 && rc != VTL_E_POOL_FULL && rc != VTL_E_NOMEM && !c->fault)
+		c->fault = rc;
+	return rc;
 }
 
 /* The seal of a full segment, done by a worker while the host writes on into the next one. */
@@ -546,7 +558,7 @@ static int seg_seal_last(struct vtl_cart *c, bool with_eod, bool async)
 {
 	int rc = seal_wait(c);
 	if (rc)
-		return rc;
+		return cart_fence(c, rc);
 	struct seg *s = last_seg(c);
 	struct fdref *f = cart_seg_fd(c, c->nseg - 1);
 	if (!f)
@@ -565,10 +577,9 @@ static int seg_seal_last(struct vtl_cart *c, bool with_eod, bool async)
 	}
 	if (!async) {
 		rc = footer_commit(f->fd, footer, len, s->data_end);
-		if (rc == VTL_OK && fdatasync(f->fd) != 0)
-			rc = VTL_E_IO;
 		free(footer);
 		if (rc) {
+			cart_fence(c, rc);
 			if (ftruncate(f->fd, (off_t)s->data_end) != 0)
 				return VTL_E_IO;
 			return rc;
@@ -1312,17 +1323,19 @@ int vtl_cart_sync(struct vtl_cart *c)
 {
 	if (c->p.readonly)
 		return VTL_OK;
+	if (c->fault)
+		return c->fault;
 	int rc = seal_wait(c);
 	if (rc)
-		return rc;
+		return cart_fence(c, rc);
 	if (c->need_sync && c->nseg) {
 		int fd = seg_fd(c, c->nseg - 1);
 		if (fd < 0 || fdatasync(fd) != 0)
-			return VTL_E_IO;
+			return cart_fence(c, VTL_E_IO);
 		c->need_sync = false;
 	}
 	c->unsynced = 0;
-	return cart_sync_dirs(c);
+	return cart_fence(c, cart_sync_dirs(c));
 }
 
 int vtl_cart_close(struct vtl_cart *c)
@@ -1330,7 +1343,11 @@ int vtl_cart_close(struct vtl_cart *c)
 	if (!c)
 		return VTL_E_INVAL;
 	int rc = VTL_OK;
-	if (!c->p.readonly) {
+	if (c->fault) {
+		/* Nothing more is written over what may be lost: the next open's repair finds the end. */
+		rc = c->fault;
+		(void)seal_wait(c); /* its error is the fault's, already returned */
+	} else if (!c->p.readonly) {
 		ra_reset(c->ra);
 		if (c->dirty && c->nseg && !last_seg(c)->sealed)
 			rc = seg_seal_last(c, true, false);
@@ -1796,9 +1813,9 @@ static int append_record(struct vtl_cart *c, struct rec_header *h, const void *p
 		bool full = errno_is_full();
 		/* Nothing half-written may stay behind the last whole record. */
 		if (ftruncate(fd, (off_t)s->data_end) != 0)
-			return VTL_E_IO;
+			return cart_fence(c, VTL_E_IO);
 		pool_space_give(c->pool, s->member, take);
-		return full ? VTL_E_POOL_FULL : VTL_E_IO;
+		return full ? VTL_E_POOL_FULL : cart_fence(c, VTL_E_IO);
 	}
 	c->off[s->n_obj] = (uint32_t)s->data_end;
 	if (h->type == REC_FILEMARK) {
@@ -1821,6 +1838,8 @@ static int write_prologue(struct vtl_cart *c, uint64_t rec)
 {
 	if (c->p.readonly)
 		return VTL_E_READONLY;
+	if (c->fault)
+		return c->fault;
 	if (c->p.worm && c->pos < c->eod)
 		return VTL_E_WORM;
 	int rc = capacity_check(c, rec);
@@ -1913,6 +1932,8 @@ int vtl_cart_erase(struct vtl_cart *c)
 {
 	if (c->p.readonly)
 		return VTL_E_READONLY;
+	if (c->fault)
+		return c->fault;
 	c->seq_run = 0;
 	uint64_t at = c->pos;
 	int rc = truncate_at(c, at);

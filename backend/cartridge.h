@@ -182,7 +182,10 @@ int vtl_cart_rewind(struct vtl_cart *c);
 
 /*
  * Makes everything written so far survive a crash or power loss. Also returns
- * a failure of an earlier segment's seal that ran in the background.
+ * a failure of an earlier segment's seal that ran in the background. After
+ * any failed write or sync the cartridge is fenced: every later write, erase
+ * and sync returns that error (never success over data the kernel may have
+ * dropped) until it is closed and opened again.
  */
 int vtl_cart_sync(struct vtl_cart *c);
 

@@ -107,6 +107,14 @@ struct vtl_cart {
 	struct vtl_cart_stats st;
 	struct ra *ra;
 	struct seal_job *seal; /* the seal of a full segment still in flight on a worker */
+	/*
+	 * The write fence: set by the first failed write or sync. Linux reports
+	 * a writeback error to a descriptor once, so a later fdatasync may
+	 * succeed over pages it already dropped; from here on every write and
+	 * sync fails with this error, until the cartridge is closed and opened
+	 * again (the open's repair then finds what really is on disk).
+	 */
+	int fault;
 };
 
 /* ---- pool.c ---- */

@@ -23,11 +23,11 @@
 #include "catalog/catalog.h"
 
 #define CAT_STMT_MAX 96 /* distinct SQL texts a handle caches */
+#define CAT_ERR_MAX 256 /* the longest failure text kept (catalog_last_error), with its NUL */
 
 struct vtl_catalog {
 	sqlite3 *db;
 	pthread_mutex_t mu;
-	char errmsg[256]; /* the reason for the last failure */
 	int nstmt;
 	struct {
 		const char *sql; /* the string literal of the call site: the cache key */

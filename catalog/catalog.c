@@ -138,6 +138,28 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CAT_SCHEMA_VERSION 
 
 /* ----------------------------------------------------------------- helpers */
 
+/*
+ * The reason for the last failure, kept per thread (with the handle it was
+ * on), not per handle: threads share a handle, and one thread's failure
+ * must never be read as another's.
+ */
+static _Thread_local struct {
+	const struct vtl_catalog *cat;
+	char msg[CAT_ERR_MAX];
+} last_err;
+
+/* This thread's error buffer, now for cat. */
+static char *errbuf(const struct vtl_catalog *cat)
+{
+	last_err.cat = cat;
+	return last_err.msg;
+}
+
+static const char *errmsg_of(const struct vtl_catalog *cat)
+{
+	return cat && last_err.cat == cat ? last_err.msg : "";
+}
+
 void cat_lock(struct vtl_catalog *cat)
 {
 	pthread_mutex_lock(&cat->mu);
@@ -154,9 +176,9 @@ int cat_unlock(struct vtl_catalog *cat, int rc)
 
 int cat_sqlerr(struct vtl_catalog *cat, int src)
 {
-	snprintf(cat->errmsg, sizeof(cat->errmsg), "%s", sqlite3_errstr(src));
+	snprintf(errbuf(cat), CAT_ERR_MAX, "%s", sqlite3_errstr(src));
 	if (cat->db && sqlite3_errcode(cat->db) == src)
-		snprintf(cat->errmsg, sizeof(cat->errmsg), "%s", sqlite3_errmsg(cat->db));
+		snprintf(errbuf(cat), CAT_ERR_MAX, "%s", sqlite3_errmsg(cat->db));
 	switch (src & 0xff) {
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
@@ -190,7 +212,7 @@ int cat_fail(struct vtl_catalog *cat, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(cat->errmsg, sizeof(cat->errmsg), fmt, ap);
+	vsnprintf(errbuf(cat), CAT_ERR_MAX, fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -332,10 +354,10 @@ int cat_end(struct vtl_catalog *cat, int rc)
 	if (rc == 0)
 		rc = cat_exec(cat, "COMMIT", "");
 	if (rc != 0 && !sqlite3_get_autocommit(cat->db)) {
-		char keep[sizeof(cat->errmsg)];
-		memcpy(keep, cat->errmsg, sizeof(keep));
+		char keep[CAT_ERR_MAX];
+		snprintf(keep, sizeof(keep), "%s", errmsg_of(cat));
 		cat_exec(cat, "ROLLBACK", "");
-		memcpy(cat->errmsg, keep, sizeof(keep));
+		snprintf(errbuf(cat), CAT_ERR_MAX, "%s", keep);
 	}
 	return rc;
 }
@@ -447,6 +469,7 @@ static int open_db(const char *path, bool create, int target, struct vtl_catalog
 		return VTL_E_NOMEM;
 	}
 	pthread_mutex_init(&cat->mu, NULL);
+	errbuf(cat)[0] = '\0'; /* no earlier handle's failure at this address shows as this one's */
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
 	int rc = sqlite3_open_v2(path, &cat->db, flags, NULL);
 	if (rc != SQLITE_OK) {
@@ -479,8 +502,19 @@ static int open_db(const char *path, bool create, int target, struct vtl_catalog
 		rc = cat_fail(cat, VTL_E_IO, "journal mode is %s, not wal", mode);
 		goto fail;
 	}
+	/*
+	 * synchronous=FULL: each commit syncs the WAL before it returns, so what
+	 * the catalog says about where data lives (cache state, copies, moves,
+	 * jobs, releases) survives a power cut once the call returned, before
+	 * anything acts on it. NORMAL let the last commits roll back: a host's
+	 * first write to a premigrated cartridge could come back as premigrated
+	 * with good tape copies, and a later release would empty the newer
+	 * disk copy. Measured on the development machine's disk: 0.66 ms per
+	 * commit instead of 0.05 ms; the catalog commits per mount, move and job
+	 * step, never per block.
+	 */
 	if ((rc = cat_exec(cat, "PRAGMA foreign_keys = ON", "")) != 0 ||
-	    (rc = cat_exec(cat, "PRAGMA synchronous = NORMAL", "")) != 0)
+	    (rc = cat_exec(cat, "PRAGMA synchronous = FULL", "")) != 0)
 		goto fail;
 	rc = migrate(cat, create, target);
 	if (rc)
@@ -489,7 +523,7 @@ static int open_db(const char *path, bool create, int target, struct vtl_catalog
 	*out = cat;
 	return 0;
 fail:
-	seterr(err, errlen, "%s: %s", path, cat->errmsg);
+	seterr(err, errlen, "%s: %s", path, errmsg_of(cat));
 	catalog_close(cat);
 	return rc;
 }
@@ -532,7 +566,7 @@ int catalog_schema_version(struct vtl_catalog *cat)
 
 const char *catalog_last_error(struct vtl_catalog *cat)
 {
-	return cat ? cat->errmsg : "";
+	return errmsg_of(cat);
 }
 
 /* ------------------------------------------------------------------- check */
@@ -609,6 +643,6 @@ int catalog_check(struct vtl_catalog *cat, char *err, size_t errlen)
 		cat_end(cat, rc ? rc : -1);
 	}
 	if (rc)
-		seterr(err, errlen, "%s", cat->errmsg);
+		seterr(err, errlen, "%s", errmsg_of(cat));
 	return cat_unlock(cat, rc);
 }

@@ -239,7 +239,11 @@ int catalog_event_list(struct vtl_catalog *cat, int64_t after_id, unsigned limit
 int catalog_open_at_version(const char *path, int version, struct vtl_catalog **out, char *err,
 			    size_t errlen);
 
-/* The reason for the last failure on cat (any thread), or "". */
+/*
+ * The reason for the last failed call this thread made on cat, or "": kept
+ * per thread, so another thread's failures on the same handle never show
+ * here; valid until this thread's next catalog call.
+ */
 const char *catalog_last_error(struct vtl_catalog *cat);
 
 /*

@@ -12,6 +12,9 @@ static enum log_level threshold = LOG_LEVEL_INFO;
 static bool to_syslog;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
+#define LINE_MAX_BYTES 1024 /* a formatted line longer than this is cut */
+#define ESCAPED_MAX (LINE_MAX_BYTES * 4) /* every byte may become \xHH */
+
 static const char *const names[] = {"error", "warn", "info", "debug"};
 static const int priorities[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
 
@@ -31,15 +34,74 @@ int log_level_parse(const char *name)
 	return -1;
 }
 
+/*
+ * The length of the well-formed UTF-8 sequence of a printable character at
+ * p (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF; C1
+ * controls U+0080..U+009F are not printable), or 0.
+ */
+static size_t utf8_printable(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n;
+	unsigned cp, min;
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2, cp = c & 0x1F, min = 0xA0;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3, cp = c & 0x0F, min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4, cp = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0; /* also stops at the NUL */
+		cp = cp << 6 | (p[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+size_t log_escape(const char *in, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t at = 0;
+	if (cap == 0)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)in; *p;) {
+		size_t n = *p >= 0x20 && *p < 0x7F ? 1 : utf8_printable(p);
+		if (n) {
+			if (at + n >= cap)
+				break;
+			memcpy(out + at, p, n);
+			at += n;
+			p += n;
+			continue;
+		}
+		if (at + 4 >= cap)
+			break;
+		out[at++] = '\\';
+		out[at++] = 'x';
+		out[at++] = hex[*p >> 4];
+		out[at++] = hex[*p & 0xF];
+		p++;
+	}
+	out[at] = 0;
+	return at;
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	if (level > threshold)
 		return;
-	char line[1024];
+	char raw[LINE_MAX_BYTES], line[ESCAPED_MAX + 1];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* Values in a line come from hosts, files and operators: none may start a fake line or drive a terminal. */
+	log_escape(raw, line, sizeof line);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	struct tm tm;

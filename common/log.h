@@ -7,6 +7,7 @@
 #define VTL_COMMON_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
@@ -16,7 +17,15 @@ void log_setup(enum log_level level, bool syslog, const char *ident);
 /* Parses "error", "warn", "info" or "debug"; -1 for anything else. */
 int log_level_parse(const char *name);
 
-/* Writes one line at level (printf format); thread safe. */
+/*
+ * Copies in to out (cap bytes, NUL-terminated) with every byte that is not
+ * printable text written as \xHH: controls (< 0x20, 0x7F), C1 controls and
+ * bytes of invalid UTF-8. Stops before a character that would not fit;
+ * returns the length written.
+ */
+size_t log_escape(const char *in, char *out, size_t cap);
+
+/* Writes one line at level (printf format), its text escaped as log_escape does; thread safe. */
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)

@@ -184,14 +184,19 @@ static int sink_write(void *arg, const void *buf, size_t len)
 	return put_block(w, buf, len);
 }
 
+/* The digest's chain: each data block's CRC32C, little endian, in order. */
+static uint32_t digest_add(uint32_t chain, uint32_t block_crc)
+{
+	uint8_t b[4];
+	put_le32(b, block_crc);
+	return crc32c(chain, b, sizeof b);
+}
+
 static uint32_t index_digest(const struct copy_index_entry *e, uint64_t n)
 {
 	uint32_t crc = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		uint8_t b[4];
-		put_le32(b, e[i].crc);
-		crc = crc32c(crc, b, sizeof b);
-	}
+	for (uint64_t i = 0; i < n; i++)
+		crc = digest_add(crc, e[i].crc);
 	return crc;
 }
 
@@ -204,7 +209,10 @@ static void digest_text(uint32_t d, char out[COPY_DIGEST_MAX])
 static int trailer_encode(const struct copy_result *r, const struct copy_index_entry *e, uint32_t digest,
 			  uint8_t **out, size_t *len)
 {
-	size_t n = T_FIXED + (size_t)r->data_blocks * ENTRY_LEN + 4;
+	size_t n;
+	if (__builtin_mul_overflow(r->data_blocks, (size_t)ENTRY_LEN, &n) ||
+	    __builtin_add_overflow(n, (size_t)T_FIXED + 4, &n))
+		return VTL_E_NOMEM;
 	uint8_t *t = calloc(1, n);
 	if (!t)
 		return VTL_E_NOMEM;
@@ -247,14 +255,19 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 	struct vtl_position pos;
 	vtl_cart_position(c, &pos);
 	size_t b = job->ring.buffer_size;
-	if (b < COPY_HEADER_LEN || b > UINT32_MAX)
-		return phys_fail(l, VTL_E_INVAL, "copy block size %zu: at least %d bytes", b, COPY_HEADER_LEN);
+	/* Nothing is written that copy_verify would refuse to read back. */
+	if (b < COPY_BLOCK_MIN || b > COPY_BLOCK_MAX)
+		return phys_fail(l, VTL_E_INVAL, "copy block size %zu: %u to %u bytes", b, COPY_BLOCK_MIN, COPY_BLOCK_MAX);
+	res->stream_bytes = vtl_cart_stream_size(c);
+	if (res->stream_bytes > COPY_STREAM_MAX)
+		return phys_fail(l, VTL_E_INVAL, "cartridge %s: %llu stream bytes, more than a copy may hold (%llu)",
+				 vtl_cart_barcode(c), (unsigned long long)res->stream_bytes,
+				 (unsigned long long)COPY_STREAM_MAX);
 	int rc = where_copy_starts(l, d, &res->block);
 	if (rc)
 		return rc;
-	res->stream_bytes = vtl_cart_stream_size(c);
 	res->objects = pos.eod;
-	res->data_blocks = (res->stream_bytes + b - 1) / b;
+	res->data_blocks = res->stream_bytes / b + (res->stream_bytes % b != 0);
 
 	struct copy_header h = {.block_size = (uint32_t)b, .objects = pos.eod, .stream_bytes = res->stream_bytes,
 				.created = (uint64_t)time(NULL)};
@@ -265,7 +278,10 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 	copy_header_encode(&h, hb);
 
 	struct writer w = {.l = l, .d = d, .c = c, .nblocks = res->data_blocks, .b = b, .header = hb};
-	w.index = malloc((res->data_blocks ? res->data_blocks : 1) * sizeof *w.index);
+	size_t index_bytes;
+	if (__builtin_mul_overflow(res->data_blocks ? res->data_blocks : 1, sizeof *w.index, &index_bytes))
+		return VTL_E_NOMEM;
+	w.index = malloc(index_bytes);
 	if (!w.index)
 		return VTL_E_NOMEM;
 	for (uint64_t i = 0; i < res->data_blocks; i++)
@@ -322,7 +338,7 @@ static int get_block(struct phys_lib *l, unsigned d, uint8_t *buf, size_t cap, s
 }
 
 struct stager;
-static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const struct copy_expect *want,
 			  struct stager *sg, struct copy_result *res, char *err, size_t errlen);
 
 /* Reassembles whole records from the data blocks of a copy and appends them to the cartridge being staged. */
@@ -413,7 +429,7 @@ static int stage_feed(struct stager *s, const uint8_t *p, size_t n)
 }
 
 /* Reads a stacked copy back and checks it; with dst, also appends its records to dst as they come. */
-static int read_copy(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+static int read_copy(struct phys_lib *l, unsigned d, uint64_t block, const struct copy_expect *want,
 		     struct vtl_cart *dst, const struct copy_stage_opts *o, struct copy_result *res, char *err,
 		     size_t errlen)
 {
@@ -427,32 +443,41 @@ static int read_copy(struct phys_lib *l, unsigned d, uint64_t block, const char 
 	}
 	if (dst && !(sg.rec = malloc(REC_HEADER_LEN + (size_t)VTL_BLOCK_MAX)))
 		return VTL_E_NOMEM;
-	int rc = read_copy_into(l, d, block, barcode, want, dst ? &sg : NULL, res, err, errlen);
+	int rc = read_copy_into(l, d, block, want, dst ? &sg : NULL, res, err, errlen);
 	free(sg.rec);
 	return rc;
 }
 
-int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const struct copy_expect *want,
 		struct copy_result *res, char *err, size_t errlen)
 {
-	return read_copy(l, d, block, barcode, want, NULL, NULL, res, err, errlen);
+	return read_copy(l, d, block, want, NULL, NULL, res, err, errlen);
 }
 
-int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
-	       struct vtl_cart *dst, const struct copy_stage_opts *o, struct copy_result *res, char *err,
-	       size_t errlen)
+int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const struct copy_expect *want, struct vtl_cart *dst,
+	       const struct copy_stage_opts *o, struct copy_result *res, char *err, size_t errlen)
 {
-	return read_copy(l, d, block, barcode, want, dst, o, res, err, errlen);
+	return read_copy(l, d, block, want, dst, o, res, err, errlen);
 }
 
 #define READ_RING_BUFFERS 8 /* blocks the drive may read ahead of the checks */
+
+/*
+ * Reading a copy back trusts nothing the tape says until it is checked: the
+ * header's sizes are compared with the catalog's and bounded (COPY_BLOCK_MIN
+ * .. COPY_BLOCK_MAX and the drive's limit, COPY_STREAM_MAX) before anything
+ * is allocated; the data blocks and the trailer are then exactly as many
+ * and as long as the header implies, and a block more or less is damage.
+ * Nothing is held per data block: their CRCs are chained into the digest as
+ * they come, and the trailer's entries are chained the same way as its
+ * blocks come, so the two must agree.
+ */
 
 /* The data blocks of a copy being read back: the drive's side (a ring reader) and the checking side. */
 struct data_pass {
 	struct phys_lib *l;
 	unsigned d;
-	uint32_t *crcs;        /* per data block, for the trailer's index */
-	uint64_t next;         /* the next block data_check gets */
+	uint32_t digest;       /* the data blocks' CRCs so far, chained as the digest is */
 	struct recwalk walk;
 	struct stager *sg;     /* staging: the records go to a cartridge too */
 	char rerr[320], werr[256];
@@ -474,7 +499,7 @@ static int data_read(void *arg, uint64_t off, void *buf, size_t len)
 static int data_check(void *arg, const void *buf, size_t len)
 {
 	struct data_pass *p = arg;
-	p->crcs[p->next++] = crc32c(0, buf, len);
+	p->digest = digest_add(p->digest, crc32c(0, buf, len));
 	if (recwalk_feed(&p->walk, buf, len, NULL, NULL) != VTL_OK) {
 		snprintf(p->werr, sizeof p->werr, "a damaged record near stream byte %llu", (unsigned long long)p->walk.off);
 		return VTL_E_MEDIUM;
@@ -485,14 +510,150 @@ static int data_check(void *arg, const void *buf, size_t len)
 	return rc;
 }
 
-static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+/* The header against what the catalog recorded and the format's bounds; drive_max is READ BLOCK LIMITS (0: unknown). */
+static int header_check(const struct copy_header *h, const struct copy_expect *want, uint32_t drive_max, char *err,
+			size_t errlen)
+{
+	uint32_t bmax = drive_max && drive_max < COPY_BLOCK_MAX ? drive_max : COPY_BLOCK_MAX;
+	if (want->barcode && strcmp(h->barcode, want->barcode) != 0)
+		snprintf(err, errlen, "header: barcode %.32s, the catalog says %s", h->barcode, want->barcode);
+	else if (h->block_size < COPY_BLOCK_MIN || h->block_size > bmax)
+		snprintf(err, errlen, "header: block_size %u, outside %u..%u (%s)", h->block_size, COPY_BLOCK_MIN, bmax,
+			 bmax == COPY_BLOCK_MAX ? "the largest copy block" : "the drive's READ BLOCK LIMITS");
+	else if (h->stream_bytes != want->stream_bytes)
+		snprintf(err, errlen, "header: stream_bytes %llu, the catalog says %llu", (unsigned long long)h->stream_bytes,
+			 (unsigned long long)want->stream_bytes);
+	else if (h->stream_bytes > COPY_STREAM_MAX)
+		snprintf(err, errlen, "header: stream_bytes %llu, more than a copy may hold (%llu)",
+			 (unsigned long long)h->stream_bytes, (unsigned long long)COPY_STREAM_MAX);
+	else if (h->objects > h->stream_bytes / REC_HEADER_LEN || h->filemarks > h->objects)
+		snprintf(err, errlen, "header: %llu objects with %llu filemarks, more than %llu stream bytes hold",
+			 (unsigned long long)h->objects, (unsigned long long)h->filemarks,
+			 (unsigned long long)h->stream_bytes);
+	else
+		return VTL_OK;
+	return VTL_E_MEDIUM;
+}
+
+/*
+ * The trailer, checked as its blocks come without holding it: len bytes
+ * (T_FIXED, ENTRY_LEN per data block, its CRC32C), the entries' CRCs chained
+ * as the digest chains the data blocks'.
+ */
+struct trailer_check {
+	uint64_t len, at;
+	uint32_t crc;   /* CRC32C of the bytes before its own */
+	uint32_t chain; /* the entries' block CRCs */
+	uint8_t fixed[T_FIXED], entry[ENTRY_LEN], tail[4];
+};
+
+static size_t min_size(size_t a, uint64_t b)
+{
+	return b < a ? (size_t)b : a;
+}
+
+static void trailer_feed(struct trailer_check *t, const uint8_t *p, size_t n)
+{
+	uint64_t body = t->len - 4;
+	while (n && t->at < t->len) {
+		size_t k;
+		if (t->at < T_FIXED) {
+			k = min_size(n, T_FIXED - t->at);
+			memcpy(t->fixed + t->at, p, k);
+		} else if (t->at < body) {
+			size_t off = (size_t)((t->at - T_FIXED) % ENTRY_LEN);
+			k = min_size(n, ENTRY_LEN - off);
+			memcpy(t->entry + off, p, k);
+			if (off + k == ENTRY_LEN)
+				t->chain = digest_add(t->chain, get_le32(t->entry + 12));
+		} else {
+			size_t off = (size_t)(t->at - body);
+			k = min_size(n, 4 - off);
+			memcpy(t->tail + off, p, k);
+		}
+		if (t->at < body)
+			t->crc = crc32c(t->crc, p, k);
+		t->at += k;
+		p += k;
+		n -= k;
+	}
+}
+
+/* Reads the trailer's blocks, each of b bytes but the last, as t->len implies; then the filemark must follow. */
+static int trailer_read(struct phys_lib *l, unsigned d, uint8_t *buf, size_t b, struct trailer_check *t,
+			struct copy_result *res, char *err, size_t errlen)
+{
+	for (uint64_t left = t->len; left;) {
+		size_t want = min_size(b, left), got = 0;
+		int rc = get_block(l, d, buf, b, &got, "trailer block", err, errlen);
+		if (rc)
+			return rc;
+		if (got != want) {
+			snprintf(err, errlen, "trailer block %llu: %zu bytes, the header implies %zu",
+				 (unsigned long long)res->trailer_blocks, got, want);
+			return VTL_E_MEDIUM;
+		}
+		trailer_feed(t, buf, got);
+		left -= got;
+		res->trailer_blocks++;
+	}
+	size_t got = 0;
+	int rc = l->ops->read_block(l, d, buf, b, &got);
+	if (rc == VTL_W_FILEMARK)
+		return VTL_OK;
+	if (rc == VTL_OK || rc == VTL_E_INVAL || rc == VTL_E_EOD) {
+		snprintf(err, errlen, "trailer: %s where the filemark should be (the header implies %llu trailer bytes)",
+			 rc == VTL_E_EOD ? "end of data" : "another block", (unsigned long long)t->len);
+		return VTL_E_MEDIUM;
+	}
+	snprintf(err, errlen, "trailer: %s", phys_error(l));
+	return rc;
+}
+
+/* The trailer's fields against the header and what the data blocks gave. */
+static int trailer_fields(const struct trailer_check *t, const struct copy_header *h, uint64_t nblocks,
+			  const struct data_pass *dp, char *err, size_t errlen)
+{
+	const uint8_t *f = t->fixed;
+	uint64_t v;
+	if (get_le32(t->tail) != t->crc)
+		snprintf(err, errlen, "trailer: CRC32C %08x, its bytes give %08x", get_le32(t->tail), t->crc);
+	else if (memcmp(f + T_MAGIC, COPY_TRAILER_MAGIC, sizeof COPY_TRAILER_MAGIC) != 0 ||
+		 get_le32(f + T_VERSION) != COPY_VERSION || get_le32(f + T_ENTRY) != ENTRY_LEN)
+		snprintf(err, errlen, "trailer: not a version %d trailer with %d-byte entries", COPY_VERSION, ENTRY_LEN);
+	else if ((v = get_le64(f + T_DATA_BLOCKS)) != nblocks)
+		snprintf(err, errlen, "trailer: data_blocks %llu, the header implies %llu", (unsigned long long)v,
+			 (unsigned long long)nblocks);
+	else if ((v = get_le64(f + T_STREAM)) != h->stream_bytes)
+		snprintf(err, errlen, "trailer: stream_bytes %llu, the header says %llu", (unsigned long long)v,
+			 (unsigned long long)h->stream_bytes);
+	else if ((v = get_le64(f + T_OBJECTS)) != h->objects)
+		snprintf(err, errlen, "trailer: objects %llu, the header says %llu", (unsigned long long)v,
+			 (unsigned long long)h->objects);
+	else if ((v = get_le64(f + T_FILEMARKS)) != dp->walk.filemarks)
+		snprintf(err, errlen, "trailer: filemarks %llu, the records hold %llu", (unsigned long long)v,
+			 (unsigned long long)dp->walk.filemarks);
+	else if (get_le32(f + T_DIGEST) != dp->digest || t->chain != dp->digest)
+		snprintf(err, errlen, "the trailer does not match the data blocks (its digest %08x, its index %08x, the "
+			 "blocks %08x)", get_le32(f + T_DIGEST), t->chain, dp->digest);
+	else
+		return VTL_OK;
+	return VTL_E_MEDIUM;
+}
+
+static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const struct copy_expect *want,
 			  struct stager *sg, struct copy_result *res, char *err, size_t errlen)
 {
 	memset(res, 0, sizeof *res);
 	res->block = block;
 	err[0] = 0;
-	int rc = l->ops->locate(l, d, block);
+	struct phys_drive_status st;
+	int rc = l->ops->status(l, d, &st);
 	if (rc) {
+		snprintf(err, errlen, "drive %u: %s", d, phys_error(l));
+		return rc;
+	}
+	if ((rc = l->ops->locate(l, d, block))) {
 		snprintf(err, errlen, "locate to block %llu: %s", (unsigned long long)block, phys_error(l));
 		return rc;
 	}
@@ -501,24 +662,29 @@ static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const 
 	if ((rc = get_block(l, d, hb, sizeof hb, &len, "header block", err, errlen)))
 		return rc;
 	struct copy_header h;
-	if (copy_header_decode(hb, len, &h) != VTL_OK || (barcode && strcmp(h.barcode, barcode) != 0)) {
+	if (copy_header_decode(hb, len, &h) != VTL_OK) {
 		snprintf(err, errlen, "block %llu is not the header of a copy of %s", (unsigned long long)block,
-			 barcode ? barcode : "a cartridge");
+			 want->barcode ? want->barcode : "a cartridge");
 		return VTL_E_MEDIUM;
 	}
+	if ((rc = header_check(&h, want, st.max_block, err, errlen)))
+		return rc;
+	/* Bounded above, so neither can overflow; checked all the same, since a wrap here is a heap overflow later. */
 	size_t b = h.block_size;
-	uint64_t nblocks = (h.stream_bytes + b - 1) / b;
+	uint64_t nblocks = h.stream_bytes / b + (h.stream_bytes % b != 0);
+	struct trailer_check tc = {0};
+	if (__builtin_mul_overflow(nblocks, (uint64_t)ENTRY_LEN, &tc.len) ||
+	    __builtin_add_overflow(tc.len, (uint64_t)T_FIXED + 4, &tc.len)) {
+		snprintf(err, errlen, "header: %llu data blocks, more than a trailer can index", (unsigned long long)nblocks);
+		return VTL_E_MEDIUM;
+	}
 	if (sg)
 		sg->total = h.stream_bytes;
 	uint8_t *buf = malloc(b);
-	uint32_t *crcs = malloc((nblocks ? nblocks : 1) * sizeof *crcs);
-	if (!buf || !crcs) {
-		free(buf);
-		free(crcs);
+	if (!buf)
 		return VTL_E_NOMEM;
-	}
 	/* The drive reads ahead into a ring while this thread checks and stages: neither waits for the other. */
-	struct data_pass dp = {.l = l, .d = d, .crcs = crcs, .sg = sg};
+	struct data_pass dp = {.l = l, .d = d, .sg = sg};
 	/* A stage appends each record with vtl_cart_append_stored, which checks its payload: once is enough. */
 	dp.walk.headers_only = sg != NULL;
 	struct stream_job job = {
@@ -533,65 +699,32 @@ static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const 
 	struct stream_counters sc;
 	if (nblocks && (rc = stream_run(&job, &sc)) != VTL_OK)
 		snprintf(err, errlen, "%s", dp.rerr[0] ? dp.rerr : dp.werr[0] ? dp.werr : vtl_strerror(rc));
-	struct recwalk walk = dp.walk;
-	if (rc == VTL_OK && (recwalk_end(&walk) != VTL_OK || walk.next_object != h.objects)) {
-		snprintf(err, errlen, "the record stream ends after %llu of %llu records", (unsigned long long)walk.next_object,
-			 (unsigned long long)h.objects);
+	if (rc == VTL_OK && (recwalk_end(&dp.walk) != VTL_OK || dp.walk.next_object != h.objects)) {
+		snprintf(err, errlen, "the record stream ends after %llu of %llu records",
+			 (unsigned long long)dp.walk.next_object, (unsigned long long)h.objects);
 		rc = VTL_E_MEDIUM;
 	}
-	/* The trailer: read its blocks until the filemark, then check it against what the data gave. */
-	uint8_t *t = NULL;
-	size_t tlen = 0;
-	while (rc == VTL_OK) {
-		int r = l->ops->read_block(l, d, buf, b, &len);
-		if (r == VTL_W_FILEMARK)
-			break;
-		if (r != VTL_OK) {
-			snprintf(err, errlen, "trailer: %s", r == VTL_E_EOD ? "end of data before the filemark" : phys_error(l));
-			rc = r == VTL_E_EOD ? VTL_E_MEDIUM : r;
-			break;
-		}
-		uint8_t *nt = realloc(t, tlen + len);
-		if (!nt) {
-			rc = VTL_E_NOMEM;
-			break;
-		}
-		t = nt;
-		memcpy(t + tlen, buf, len);
-		tlen += len;
-		res->trailer_blocks++;
+	if (rc == VTL_OK && dp.walk.filemarks != h.filemarks) {
+		snprintf(err, errlen, "header: filemarks %llu, the records hold %llu", (unsigned long long)h.filemarks,
+			 (unsigned long long)dp.walk.filemarks);
+		rc = VTL_E_MEDIUM;
 	}
+	if (rc == VTL_OK)
+		rc = trailer_read(l, d, buf, b, &tc, res, err, errlen);
+	if (rc == VTL_OK)
+		rc = trailer_fields(&tc, &h, nblocks, &dp, err, errlen);
 	if (rc == VTL_OK) {
-		bool ok = tlen == T_FIXED + nblocks * ENTRY_LEN + 4 && memcmp(t, COPY_TRAILER_MAGIC, sizeof COPY_TRAILER_MAGIC) == 0 &&
-			  get_le32(t + tlen - 4) == crc32c(0, t, tlen - 4) && get_le64(t + T_DATA_BLOCKS) == nblocks;
-		for (uint64_t i = 0; ok && i < nblocks; i++)
-			ok = get_le32(t + T_FIXED + i * ENTRY_LEN + 12) == crcs[i];
-		if (!ok) {
-			snprintf(err, errlen, "the trailer does not match the data blocks");
+		digest_text(dp.digest, res->digest);
+		if (want->digest && strcmp(want->digest, res->digest) != 0) {
+			snprintf(err, errlen, "digest %s, the catalog says %s", res->digest, want->digest);
 			rc = VTL_E_MEDIUM;
-		} else {
-			struct copy_index_entry *e = malloc((nblocks ? nblocks : 1) * sizeof *e);
-			if (!e) {
-				rc = VTL_E_NOMEM;
-			} else {
-				for (uint64_t i = 0; i < nblocks; i++)
-					e[i].crc = crcs[i];
-				digest_text(index_digest(e, nblocks), res->digest);
-				free(e);
-				if (want && strcmp(want, res->digest) != 0) {
-					snprintf(err, errlen, "digest %s, the catalog says %s", res->digest, want);
-					rc = VTL_E_MEDIUM;
-				}
-			}
 		}
 	}
 	res->data_blocks = nblocks;
 	res->stream_bytes = h.stream_bytes;
 	res->objects = h.objects;
-	res->filemarks = walk.filemarks;
-	free(t);
+	res->filemarks = dp.walk.filemarks;
 	free(buf);
-	free(crcs);
 	return rc;
 }
 

@@ -72,12 +72,35 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 	       struct copy_result *res);
 
 /*
- * Reads back the copy whose header block is at block of drive d's tape and
- * checks it whole: header (barcode), every data block's CRC against the
- * trailer, every record, and the digest against want (NULL: not compared).
- * VTL_E_MEDIUM when anything differs (err says what), or the drive's error.
+ * The sizes a stacked copy may have (docs/format.md, "What a copy may say").
+ * B is at least the header block (the writer's smallest block) and at most
+ * the largest [migrator] buffer_size, and never more than the drive's READ
+ * BLOCK LIMITS maximum; a copy is one file on one tape, so its stream is
+ * below the native capacity of the largest LTO cartridge (LTO-9: 18 TB).
  */
-int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
+#define COPY_BLOCK_MIN COPY_HEADER_LEN
+#define COPY_BLOCK_MAX (64u << 20)
+#define COPY_STREAM_MAX (32ull << 40)
+
+/*
+ * What the catalog recorded for a stacked copy: its header and trailer must
+ * say the same before anything they size is allocated or read.
+ */
+struct copy_expect {
+	const char *barcode;   /* the cartridge it is a copy of; NULL: any */
+	const char *digest;    /* the catalog's digest; NULL: not compared */
+	uint64_t stream_bytes; /* the catalog's length of the copy: its record stream's bytes */
+};
+
+/*
+ * Reads back the copy whose header block is at block of drive d's tape and
+ * checks it whole: the header against want and the bounds above (before
+ * anything is allocated), every data block's CRC against the trailer,
+ * every record, the trailer's fields, and the digest against want's.
+ * VTL_E_MEDIUM when anything differs (err says which field, what the tape
+ * says and what was expected), or the drive's error.
+ */
+int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const struct copy_expect *want,
 		struct copy_result *res, char *err, size_t errlen);
 
 #define COPY_NATIVE_PREFIX "native-crc32c:" /* the digest of a native copy */
@@ -120,9 +143,8 @@ struct copy_stage_opts {
  * but not appended again. On any error dst holds only the records before
  * it, all of them sound; the caller keeps them or tries another copy.
  */
-int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const char *barcode, const char *want,
-	       struct vtl_cart *dst, const struct copy_stage_opts *o, struct copy_result *res, char *err,
-	       size_t errlen);
+int copy_stage(struct phys_lib *l, unsigned d, uint64_t block, const struct copy_expect *want, struct vtl_cart *dst,
+	       const struct copy_stage_opts *o, struct copy_result *res, char *err, size_t errlen);
 
 /* Encodes and decodes the header block (COPY_HEADER_LEN bytes); decode returns VTL_E_CORRUPT when it is none. */
 void copy_header_encode(const struct copy_header *h, uint8_t out[COPY_HEADER_LEN]);

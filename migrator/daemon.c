@@ -532,7 +532,8 @@ static int open_physical(const struct vtl_config *c, struct phys_lib **out, char
 	}
 	struct phys_iscsi_config ic = {.portal = c->physical.portal, .target_iqn = c->physical.target,
 				       .initiator_iqn = c->physical.initiator, .chap_user = c->physical.chap_user,
-				       .chap_secret = c->physical.chap_secret};
+				       .chap_secret = c->physical.chap_secret, .mutual_user = c->physical.mutual_user,
+				       .mutual_secret = c->physical.mutual_secret};
 	return phys_iscsi_open(&ic, out, err, errlen);
 }
 
@@ -576,8 +577,12 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 		rc = catalog_job_list(m->cat, CAT_JOB_RUNNING, requeue, m);
 	if (rc == VTL_OK)
 		rc = policyd_create(m->cat, m->pool, cfg, &m->policy);
-	if (rc == VTL_OK)
-		rc = ctlsock_start(cfg->migrator.control_socket, handle, NULL, 0, m, &m->sock, err, errlen);
+	if (rc == VTL_OK) {
+		struct ctlsock_config sc = {.path = cfg->migrator.control_socket, .group = cfg->migrator.control_group.name,
+					    .gid = cfg->migrator.control_group.gid, .daemon = "vtl-migrator",
+					    .handler = handle, .arg = m};
+		rc = ctlsock_start(&sc, &m->sock, err, errlen);
+	}
 	if (rc == VTL_OK) {
 		if (pthread_create(&m->worker, NULL, worker, m) == 0)
 			m->worker_started = true;

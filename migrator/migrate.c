@@ -220,9 +220,10 @@ static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptap
 	if (m->verify) {
 		struct copy_result v;
 		char why[256];
+		struct copy_expect want = {.barcode = vtl_cart_barcode(c), .digest = rep->copy.digest,
+					   .stream_bytes = rep->copy.stream_bytes};
 		rc = m->native ? copy_verify_native(m->lib, d, c, rep->copy.digest, &v, why, sizeof why)
-			       : copy_verify(m->lib, d, rep->copy.block, vtl_cart_barcode(c), rep->copy.digest, &v, why,
-					     sizeof why);
+			       : copy_verify(m->lib, d, rep->copy.block, &want, &v, why, sizeof why);
 		if (rc) {
 			snprintf(err, errlen, "verify of the copy on %s: %s", t->barcode, why);
 			return rc == VTL_E_MEDIUM ? VTL_E_IO : rc;
@@ -412,7 +413,10 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 			if (c)
 				vtl_cart_close(c);
 		} else if (rc == VTL_OK) {
-			rc = copy_verify(m->lib, d, cs.k[i].block, barcode, cs.k[i].digest, &v, why, sizeof why);
+			/* What the catalog recorded with the copy is what its header must say. */
+			struct copy_expect want = {.barcode = barcode, .digest = cs.k[i].digest,
+						   .stream_bytes = cs.k[i].length};
+			rc = copy_verify(m->lib, d, cs.k[i].block, &want, &v, why, sizeof why);
 		}
 		char what[512];
 		if (rc == VTL_OK) {
@@ -539,8 +543,9 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 		unsigned d;
 		char why[256] = "";
 		struct copy_result r;
+		struct copy_expect want = {.barcode = barcode, .digest = k->digest, .stream_bytes = k->length};
 		if ((rc = migrate_mount(m, k->tape, &d, why, sizeof why)) == VTL_OK)
-			rc = copy_stage(m->lib, d, k->block, barcode, k->digest, c, &o, &r, why, sizeof why);
+			rc = copy_stage(m->lib, d, k->block, &want, c, &o, &r, why, sizeof why);
 		if (rc == VTL_OK && (rc = vtl_cart_sync(c)) != VTL_OK)
 			snprintf(why, sizeof why, "syncing the staged cartridge: %s", vtl_strerror(rc));
 		char what[512];

@@ -819,14 +819,21 @@ static int login(struct iscsi_lib *l, const struct phys_iscsi_config *cfg)
 	if (cfg->chap_user && cfg->chap_user[0] &&
 	    iscsi_set_initiator_username_pwd(l->ctx, cfg->chap_user, cfg->chap_secret))
 		return phys_fail(&l->pub, VTL_E_CONFIG, "iSCSI: CHAP user %s: %s", cfg->chap_user, iscsi_get_error(l->ctx));
+	/* Mutual CHAP: libiscsi sends a challenge of its own and fails the login unless the target answers it. */
+	bool mutual = cfg->mutual_user && cfg->mutual_user[0];
+	if (mutual && iscsi_set_target_username_pwd(l->ctx, cfg->mutual_user, cfg->mutual_secret))
+		return phys_fail(&l->pub, VTL_E_CONFIG, "iSCSI: mutual CHAP user %s: %s", cfg->mutual_user,
+				 iscsi_get_error(l->ctx));
 	/* A tape command must never be replayed behind our back: a lost connection is an error for the caller. */
 	iscsi_set_noautoreconnect(l->ctx, 1);
 	if (l->command_timeout_s)
 		iscsi_set_timeout(l->ctx, (int)l->command_timeout_s);
 	/* LUN -1: libiscsi sends no TEST UNIT READY of its own; every LUN's attentions are taken below. */
 	if (iscsi_full_connect_sync(l->ctx, cfg->portal, -1) != 0)
-		return phys_fail(&l->pub, VTL_E_IO, "iSCSI: login to %s at %s as %s failed: %s", cfg->target_iqn,
-				 cfg->portal, cfg->initiator_iqn, iscsi_get_error(l->ctx));
+		return phys_fail(&l->pub, VTL_E_IO, "iSCSI: login to %s at %s as %s failed: %s%s%s%s", cfg->target_iqn,
+				 cfg->portal, cfg->initiator_iqn, iscsi_get_error(l->ctx),
+				 mutual ? " (mutual CHAP: the target must prove it knows the secret of " : "",
+				 mutual ? cfg->mutual_user : "", mutual ? ")" : "");
 	return VTL_OK;
 }
 
@@ -1002,6 +1009,17 @@ int phys_iscsi_open(const struct phys_iscsi_config *cfg, struct phys_lib **out, 
 	}
 	if (cfg->chap_user && cfg->chap_user[0] && (!cfg->chap_secret || !cfg->chap_secret[0])) {
 		snprintf(err, errlen, "iSCSI library: CHAP user %s has no secret", cfg->chap_user);
+		return VTL_E_CONFIG;
+	}
+	bool chap = cfg->chap_user && cfg->chap_user[0], mutual = cfg->mutual_user && cfg->mutual_user[0];
+	if (mutual && (!cfg->mutual_secret || !cfg->mutual_secret[0] || !chap)) {
+		snprintf(err, errlen, "iSCSI library: mutual CHAP user %s needs a secret and one-way CHAP (chap_user)",
+			 cfg->mutual_user);
+		return VTL_E_CONFIG;
+	}
+	/* RFC 7143 12.1.3: a secret that authenticates one side never authenticates the other. */
+	if (mutual && !strcmp(cfg->mutual_secret, cfg->chap_secret)) {
+		snprintf(err, errlen, "iSCSI library: the mutual CHAP secret is the same as the CHAP secret; they must differ");
 		return VTL_E_CONFIG;
 	}
 	struct iscsi_lib *l = calloc(1, sizeof *l);

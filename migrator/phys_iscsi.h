@@ -20,6 +20,8 @@ struct phys_iscsi_config {
 	const char *initiator_iqn;  /* our name, as the target's access list knows it */
 	const char *chap_user;      /* one-way CHAP; NULL or "" logs in without */
 	const char *chap_secret;
+	const char *mutual_user;    /* mutual CHAP (needs one-way CHAP): the target must prove it knows this */
+	const char *mutual_secret;  /* name's secret; NULL or "" user: the target is not authenticated */
 	unsigned ready_timeout_s;   /* how long a drive may take to become ready after a load; 0: 300 s */
 	unsigned command_timeout_s; /* how long one command may go unanswered; 0: no limit */
 };

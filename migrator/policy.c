@@ -7,6 +7,7 @@
 
 #include "backend/cartridge.h"
 #include "common/grow.h"
+#include "common/log.h"
 #include "common/vtl_error.h"
 #include "migrator/copy.h"
 
@@ -345,6 +346,50 @@ static int release_check(struct vtl_catalog *cat, const struct vtl_policy_config
 	return VTL_OK;
 }
 
+/* The good stacked copies of a cartridge whose length is not its disk copy's record stream. */
+struct length_walk {
+	uint64_t stream;
+	unsigned good, differ;
+	uint64_t first_differ;
+};
+
+static int copy_length(const struct cat_copy *k, void *arg)
+{
+	struct length_walk *w = arg;
+	if (strcmp(k->state, CAT_COPY_GOOD) != 0 || !strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)))
+		return 0;
+	w->good++;
+	if (k->length != w->stream && w->differ++ == 0)
+		w->first_differ = k->length;
+	return 0;
+}
+
+/*
+ * Whether the disk copy is the one the tape copies hold: every good stacked
+ * copy has as many bytes as its record stream to end of data. A catalog
+ * that says premigrated over a disk copy that changed since (a first write
+ * whose catalog change was lost, a restore of an old catalog) must never
+ * lead to releasing the newer data.
+ */
+static int release_matches(struct vtl_catalog *cat, struct vtl_cart *c, const char *barcode, char *err,
+			   size_t errlen)
+{
+	struct length_walk w = {.stream = vtl_cart_stream_size(c)};
+	int rc = catalog_copy_list(cat, barcode, copy_length, &w);
+	if (rc) {
+		snprintf(err, errlen, "reading the copies of %s: %s", barcode, catalog_last_error(cat));
+		return rc;
+	}
+	if (!w.good || w.differ) {
+		snprintf(err, errlen, "%s: its disk copy holds %llu bytes of records, %s %llu: not released (check it "
+			 "with vtlctl cartridge show; a new copy makes it premigrated again)", barcode,
+			 (unsigned long long)w.stream, w.good ? "a good tape copy holds" : "and no good tape copy holds",
+			 (unsigned long long)(w.good ? w.first_differ : 0));
+		return VTL_E_CORRUPT;
+	}
+	return VTL_OK;
+}
+
 /* Marks barcode migrated, then empties c (open with its write lock): *freed = the bytes it held. */
 static int release_locked(struct vtl_catalog *cat, struct vtl_cart *c, const char *barcode, const char *why,
 			  uint64_t *freed, char *err, size_t errlen)
@@ -356,6 +401,13 @@ static int release_locked(struct vtl_catalog *cat, struct vtl_cart *c, const cha
 		return rc;
 	}
 	vtl_cart_position(c, &pos);
+	if ((rc = release_matches(cat, c, barcode, err, errlen)) != VTL_OK) {
+		char what[512];
+		snprintf(what, sizeof what, "release %s refused: %s", barcode, err);
+		if (catalog_event(cat, ACTOR, what) != VTL_OK)
+			log_warn("policy: cannot record an event: %s", catalog_last_error(cat));
+		return rc;
+	}
 	/* Migrated first: a crash from here on leaves a migrated cartridge, which a recall empties and restages. */
 	if ((rc = catalog_cartridge_set_cache(cat, barcode, CAT_CACHE_MIGRATED)) != VTL_OK) {
 		snprintf(err, errlen, "%s: %s", barcode, catalog_last_error(cat));

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -17,6 +23,8 @@
 #include "vtl/media.h"
 
 #define LINE_MAX_LEN 4096
+/* A file with secrets may be read by its owner and group (0640), written by its owner only. */
+#define SECRET_MODE_REFUSED (S_IWGRP | S_IROTH | S_IWOTH)
 #define ADDR_MAX 0xFFFEu /* 0xFFFF is CAT_NO_ELEMENT */
 
 /* ------------------------------------------------------------------ sizes */
@@ -187,11 +195,11 @@ static char *path_resolve(const char *dir, const char *rel)
 
 enum section {
 	SEC_NONE, SEC_LIBRARY, SEC_DRIVE, SEC_POOL, SEC_CATALOG, SEC_ISCSI, SEC_DAEMON, SEC_PHYSICAL, SEC_MIGRATOR,
-	SEC_POLICY, SEC_COUNT
+	SEC_POLICY, SEC_INITIATOR, SEC_COUNT
 };
 
 static const char *const section_names[SEC_COUNT] = {
-	"", "library", "drive", "pool", "catalog", "iscsi", "daemon", "physical", "migrator", "policy",
+	"", "library", "drive", "pool", "catalog", "iscsi", "daemon", "physical", "migrator", "policy", "initiator",
 };
 
 enum ktype {
@@ -215,13 +223,14 @@ enum ktype {
 	K_DURATION, /* unsigned seconds, written with an optional unit s/m/h/d, min..max */
 	K_RULES,   /* [policy] premigrate: a comma list of full, ejected, idle, or none */
 	K_POOLS,   /* [policy] copy_pools: a comma list of 1 or 2 distinct pool names */
+	K_GROUP,   /* struct vtl_cfg_group: the name of a group that exists on this host */
 };
 
 struct keydef {
 	enum section sec;
 	const char *name;
 	enum ktype type;
-	size_t off; /* into struct vtl_config, or struct vtl_drive_config for SEC_DRIVE */
+	size_t off; /* into struct vtl_config, struct vtl_drive_config for SEC_DRIVE, vtl_initiator_config for SEC_INITIATOR */
 	size_t cap; /* string capacity including the NUL */
 	uint64_t min, max;
 };
@@ -233,6 +242,9 @@ struct keydef {
 #define DF(f) offsetof(struct vtl_drive_config, f)
 #define CAP(f) sizeof(((struct vtl_config *)0)->f)
 #define DCAP(f) sizeof(((struct vtl_drive_config *)0)->f)
+#define HF(f) offsetof(struct vtl_initiator_config, f)
+#define HCAP(f) sizeof(((struct vtl_initiator_config *)0)->f)
+#define AUTH_FAIL_DELAY_DEFAULT 2 /* seconds: a guess per 2 s is slow enough, a typo'd secret is not a wait */
 
 static const struct keydef keys[] = {
 	{SEC_LIBRARY, "name", K_NAME, CF(library.name), CAP(library.name), 0, 0},
@@ -286,7 +298,15 @@ static const struct keydef keys[] = {
 	{SEC_ISCSI, "nop_data_max", K_SIZE, CF(iscsi.nop_data_max), 0, 1, 256u << 10},
 	{SEC_ISCSI, "session_buffer_max", K_SIZE, CF(iscsi.session_buffer_max), 0, 1u << 20, 64ull << 30},
 	{SEC_ISCSI, "buffer_max", K_SIZE, CF(iscsi.buffer_max), 0, 1u << 20, 1ull << 40},
+	{SEC_ISCSI, "allow_anonymous", K_BOOL, CF(iscsi.allow_anonymous), 0, 0, 0},
+	{SEC_ISCSI, "auth_fail_delay", K_UINT, CF(iscsi.auth_fail_delay), 0, 0, VTL_CFG_AUTH_FAIL_DELAY_MAX},
+	{SEC_INITIATOR, "chap_user", K_TEXT, HF(chap_user), HCAP(chap_user), 0, 0},
+	{SEC_INITIATOR, "chap_secret", K_SECRET, HF(chap_secret), HCAP(chap_secret), 0, 0},
+	{SEC_INITIATOR, "mutual_user", K_TEXT, HF(mutual_user), HCAP(mutual_user), 0, 0},
+	{SEC_INITIATOR, "mutual_secret", K_SECRET, HF(mutual_secret), HCAP(mutual_secret), 0, 0},
+	{SEC_INITIATOR, "discovery_chap", K_BOOL, HF(discovery_chap), 0, 0, 0},
 	{SEC_DAEMON, "control_socket", K_PATH, CF(daemon.control_socket), 0, 0, 0},
+	{SEC_DAEMON, "control_group", K_GROUP, CF(daemon.control_group), 0, 0, 0},
 	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
 	{SEC_DAEMON, "syslog", K_BOOL, CF(daemon.syslog), 0, 0, 0},
 	{SEC_DAEMON, "tcmu", K_BOOL, CF(daemon.tcmu), 0, 0, 0},
@@ -310,6 +330,8 @@ static const struct keydef keys[] = {
 	{SEC_PHYSICAL, "initiator", K_IQN, CF(physical.initiator), CAP(physical.initiator), 0, 0},
 	{SEC_PHYSICAL, "chap_user", K_TEXT, CF(physical.chap_user), CAP(physical.chap_user), 0, 0},
 	{SEC_PHYSICAL, "chap_secret", K_SECRET, CF(physical.chap_secret), CAP(physical.chap_secret), 0, 0},
+	{SEC_PHYSICAL, "mutual_user", K_TEXT, CF(physical.mutual_user), CAP(physical.mutual_user), 0, 0},
+	{SEC_PHYSICAL, "mutual_secret", K_SECRET, CF(physical.mutual_secret), CAP(physical.mutual_secret), 0, 0},
 	{SEC_PHYSICAL, "changer", K_PATH, CF(physical.changer), 0, 0, 0},
 	{SEC_PHYSICAL, "drive", K_DEVNODE, CF(physical.drive), 0, 0, 0},
 	{SEC_PHYSICAL, "drive_sg", K_DEVNODE, CF(physical.drive_sg), 0, 0, 0},
@@ -322,6 +344,7 @@ static const struct keydef keys[] = {
 	{SEC_MIGRATOR, "window_rate", K_UINT, CF(migrator.window_rate), 0, 0, 100000},
 	{SEC_MIGRATOR, "verify", K_BOOL, CF(migrator.verify), 0, 0, 0},
 	{SEC_MIGRATOR, "control_socket", K_PATH, CF(migrator.control_socket), 0, 0, 0},
+	{SEC_MIGRATOR, "control_group", K_GROUP, CF(migrator.control_group), 0, 0, 0},
 	{SEC_MIGRATOR, "log_level", K_LEVEL, CF(migrator.log_level), CAP(migrator.log_level), 0, 0},
 	{SEC_POLICY, "interval", K_DURATION, CF(policy.interval), 0, 1, POLICY_DURATION_MAX},
 	{SEC_POLICY, "premigrate", K_RULES, CF(policy.premigrate), 0, 0, 0},
@@ -342,11 +365,13 @@ struct parser {
 	unsigned line;
 	enum section sec;
 	struct vtl_drive_config *drive;     /* current [drive N] */
+	struct vtl_initiator_config *host;  /* current [initiator NAME] */
 	unsigned sec_line[SEC_COUNT];       /* header line of each (non-drive) section seen */
 	unsigned key_line[NKEYS];           /* line of each key in non-drive sections */
 	unsigned drive_key_line[VTL_CFG_MAX_DRIVES][NKEYS];
 	unsigned member_line[VTL_POOL_MAX_MEMBERS];
 	unsigned initiator_line[VTL_CFG_MAX_INITIATORS];
+	unsigned host_key_line[VTL_CFG_MAX_INITIATORS][NKEYS]; /* keys of each [initiator NAME] */
 	unsigned devnode_line[2][VTL_CFG_MAX_PHYS_DRIVES]; /* [physical] drive, drive_sg */
 };
 
@@ -529,10 +554,62 @@ static int parse_pools(struct parser *ps, const char *sec, const char *key, cons
 	return VTL_OK;
 }
 
+/* Appends name to the allow list ([iscsi] initiator lines and [initiator NAME] sections), once. */
+static int allow_initiator(struct parser *ps, const char *v)
+{
+	struct vtl_config *c = ps->c;
+	if (!iqn_valid(v))
+		return perr(ps, ps->line, "initiator '%s' is not an iSCSI name: use the initiator's name as it "
+			    "sends it, in lower case (e.g. iqn.1993-08.org.debian:01:1234abcd; on Linux it is in "
+			    "/etc/iscsi/initiatorname.iscsi)", v);
+	if (c->iscsi.initiators >= VTL_CFG_MAX_INITIATORS)
+		return perr(ps, ps->line, "too many initiators (initiator lines and [initiator] sections): at most %d",
+			    VTL_CFG_MAX_INITIATORS);
+	for (unsigned i = 0; i < c->iscsi.initiators; i++)
+		if (strcmp(c->iscsi.initiator[i], v) == 0)
+			return perr(ps, ps->line, "initiator %s is listed twice (first at line %u)", v,
+				    ps->initiator_line[i]);
+	char *d = strdup(v);
+	if (!d)
+		return VTL_E_NOMEM;
+	ps->initiator_line[c->iscsi.initiators] = ps->line;
+	c->iscsi.initiator[c->iscsi.initiators++] = d;
+	return VTL_OK;
+}
+
+#define GROUP_BUF_FIRST 4096     /* getgrnam_r's first buffer: a group line with a few members */
+#define GROUP_BUF_MAX (1u << 20) /* it grows (ERANGE) up to this for groups with very many members */
+
+/* control_group = NAME: the group must exist now, so that a typo is a config error and not a socket nobody can use. */
+static int parse_group(struct parser *ps, const char *sec, const char *key, const char *v, struct vtl_cfg_group *g)
+{
+	if (strlen(v) >= sizeof g->name || !all_in(v, host_char))
+		return perr(ps, ps->line, "[%s] %s '%s': give a group name of 1 to %zu characters without blanks", sec, key,
+			    v, sizeof g->name - 1);
+	struct group gr, *found = NULL;
+	int e = ERANGE;
+	for (size_t len = GROUP_BUF_FIRST; e == ERANGE && len <= GROUP_BUF_MAX; len *= 2) {
+		char *buf = malloc(len);
+		if (!buf)
+			return VTL_E_NOMEM;
+		e = getgrnam_r(v, &gr, buf, len, &found);
+		if (found)
+			g->gid = gr.gr_gid;
+		free(buf);
+	}
+	if (!found)
+		return perr(ps, ps->line, "[%s] %s = %s: there is no group %s on this host (%s); create it (groupadd %s) "
+			    "or remove the key", sec, key, v, v, e ? strerror(e) : "the group database has no such name",
+			    v);
+	snprintf(g->name, sizeof g->name, "%s", v);
+	return VTL_OK;
+}
+
 static int set_value(struct parser *ps, size_t ki, const char *sec, const char *v)
 {
 	const struct keydef *k = &keys[ki];
-	char *base = ps->sec == SEC_DRIVE ? (char *)ps->drive : (char *)ps->c;
+	char *base = ps->sec == SEC_DRIVE ? (char *)ps->drive
+		     : ps->sec == SEC_INITIATOR ? (char *)ps->host : (char *)ps->c;
 	void *field = base + k->off;
 	const char *key = k->name;
 	uint64_t u;
@@ -584,25 +661,8 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		else
 			return perr(ps, ps->line, "[%s] %s = %s: use yes or no", sec, key, v);
 		return VTL_OK;
-	case K_INITIATOR: {
-		struct vtl_config *c = ps->c;
-		if (!iqn_valid(v))
-			return perr(ps, ps->line, "initiator '%s' is not an iSCSI name: use the initiator's name as it "
-				    "sends it, in lower case (e.g. iqn.1993-08.org.debian:01:1234abcd; on Linux it is in "
-				    "/etc/iscsi/initiatorname.iscsi)", v);
-		if (c->iscsi.initiators >= VTL_CFG_MAX_INITIATORS)
-			return perr(ps, ps->line, "too many initiator lines: at most %d", VTL_CFG_MAX_INITIATORS);
-		for (unsigned i = 0; i < c->iscsi.initiators; i++)
-			if (strcmp(c->iscsi.initiator[i], v) == 0)
-				return perr(ps, ps->line, "initiator %s is listed twice (first at line %u)", v,
-					    ps->initiator_line[i]);
-		char *d = strdup(v);
-		if (!d)
-			return VTL_E_NOMEM;
-		ps->initiator_line[c->iscsi.initiators] = ps->line;
-		c->iscsi.initiator[c->iscsi.initiators++] = d;
-		return VTL_OK;
-	}
+	case K_INITIATOR:
+		return allow_initiator(ps, v);
 	case K_DEVNODE: {
 		/* drive and drive_sg lines: each list keeps the order of the file, a node appears once. */
 		struct vtl_config *c = ps->c;
@@ -652,6 +712,8 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		return parse_rules(ps, sec, key, v, field);
 	case K_POOLS:
 		return parse_pools(ps, sec, key, v, field);
+	case K_GROUP:
+		return parse_group(ps, sec, key, v, field);
 	case K_SIZE:
 		if (vtl_parse_size(v, true, &u))
 			return perr(ps, ps->line, "[%s] %s = %s: give a size such as 256M, 1G or 65536 (K, M, G, T are "
@@ -748,6 +810,22 @@ static int parse_section(struct parser *ps, char *s)
 			return perr(ps, ps->line, "[drive %u] appears twice (first at line %u)", (unsigned)n, d->line);
 		d->line = ps->line;
 		ps->drive = d;
+	} else if (sec == SEC_INITIATOR) {
+		/* [initiator NAME]: that host's own credentials; the name joins the allow list. */
+		struct vtl_config *c = ps->c;
+		if (!*arg)
+			return perr(ps, ps->line, "[%s]: an initiator section is [initiator NAME], NAME the host's "
+				    "InitiatorName (e.g. [initiator iqn.1993-08.org.debian:01:1234abcd])", name);
+		int rc = allow_initiator(ps, arg);
+		if (rc)
+			return rc;
+		struct vtl_initiator_config *h = calloc(1, sizeof *h);
+		if (!h)
+			return VTL_E_NOMEM;
+		snprintf(h->name, sizeof h->name, "%s", arg);
+		h->line = ps->line;
+		c->iscsi.host[c->iscsi.hosts++] = h;
+		ps->host = h;
 	} else {
 		if (*arg)
 			return perr(ps, ps->line, "[%s]: section [%s] takes no argument", name, word);
@@ -819,9 +897,11 @@ static int parse_line(struct parser *ps, char *line)
 		if (keys[i].sec == ps->sec && strcasecmp(keys[i].name, key) == 0)
 			ki = i;
 	const char *sname = section_names[ps->sec];
-	char secname[24];
+	char secname[VTL_CFG_NAME_MAX + 16];
 	if (ps->sec == SEC_DRIVE)
 		snprintf(secname, sizeof secname, "drive %u", ps->drive->number);
+	else if (ps->sec == SEC_INITIATOR)
+		snprintf(secname, sizeof secname, "initiator %s", ps->host->name);
 	else
 		snprintf(secname, sizeof secname, "%s", sname);
 	if (ki == NKEYS) {
@@ -836,7 +916,9 @@ static int parse_line(struct parser *ps, char *line)
 	if (!*val)
 		return perr(ps, ps->line, "[%s] %s has no value", secname, keys[ki].name);
 	if (keys[ki].type != K_MEMBER && keys[ki].type != K_INITIATOR && keys[ki].type != K_DEVNODE) {
-		unsigned *seen = ps->sec == SEC_DRIVE ? &ps->drive_key_line[ps->drive->number - 1][ki] : &ps->key_line[ki];
+		unsigned *seen = ps->sec == SEC_DRIVE       ? &ps->drive_key_line[ps->drive->number - 1][ki]
+				 : ps->sec == SEC_INITIATOR ? &ps->host_key_line[ps->c->iscsi.hosts - 1][ki]
+							    : &ps->key_line[ki];
 		if (*seen)
 			return perr(ps, ps->line, "[%s] %s is set twice (first at line %u)", secname, keys[ki].name, *seen);
 		*seen = ps->line;
@@ -877,32 +959,116 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
-/* CHAP settings go in pairs, and mutual CHAP builds on one-way CHAP (RFC 7143 12.1.3). */
-static int validate_chap(struct parser *ps)
+/*
+ * CHAP settings of [iscsi] (vtld's targets) or [physical] (the library the
+ * migrator logs in to) go in pairs, and mutual CHAP builds on one-way CHAP
+ * (RFC 7143 12.1.3).
+ */
+static int validate_chap(struct parser *ps, enum section sec, const char *secret, const char *msecret)
+{
+	const char *s = section_names[sec];
+	unsigned l_user = ps->key_line[key_index(sec, "chap_user")];
+	unsigned l_secret = ps->key_line[key_index(sec, "chap_secret")];
+	unsigned l_muser = ps->key_line[key_index(sec, "mutual_user")];
+	unsigned l_msecret = ps->key_line[key_index(sec, "mutual_secret")];
+	if (l_user && !l_secret)
+		return perr(ps, l_user, "[%s] chap_user is set but chap_secret is not; CHAP needs both", s);
+	if (l_secret && !l_user)
+		return perr(ps, l_secret, "[%s] chap_secret is set but chap_user is not; CHAP needs both", s);
+	if (l_muser && !l_msecret)
+		return perr(ps, l_muser, "[%s] mutual_user is set but mutual_secret is not; mutual CHAP needs both", s);
+	if (l_msecret && !l_muser)
+		return perr(ps, l_msecret, "[%s] mutual_secret is set but mutual_user is not; mutual CHAP needs both", s);
+	bool hosts = sec == SEC_ISCSI && ps->c->iscsi.hosts;
+	if (l_muser && !l_user && !hosts)
+		return perr(ps, max_u(l_muser, l_msecret), "[%s] mutual CHAP (the target proving itself) needs "
+			    "one-way CHAP too: set chap_user and chap_secret%s", s,
+			    sec == SEC_ISCSI ? ", or give hosts [initiator NAME] sections" : "");
+	if (l_msecret && l_secret && strcmp(msecret, secret) == 0)
+		return perr(ps, max_u(l_secret, l_msecret), "[%s] mutual_secret is the same as chap_secret; they "
+			    "must differ (RFC 7143 12.1.3), or anyone who knows one could pose as the other side", s);
+	if (sec != SEC_ISCSI)
+		return VTL_OK;
+	struct vtl_config *c = ps->c;
+	if (c->iscsi.discovery_chap && !l_user && !c->iscsi.hosts)
+		return perr(ps, ps->key_line[key_index(SEC_ISCSI, "discovery_chap")], "[iscsi] discovery_chap = yes "
+			    "needs chap_user and chap_secret, or [initiator NAME] sections with their own");
+	for (unsigned i = 0; i < c->iscsi.hosts; i++) {
+		struct vtl_initiator_config *h = c->iscsi.host[i];
+		const unsigned *kl = ps->host_key_line[i];
+		unsigned hu = kl[key_index(SEC_INITIATOR, "chap_user")], hs = kl[key_index(SEC_INITIATOR, "chap_secret")];
+		unsigned hmu = kl[key_index(SEC_INITIATOR, "mutual_user")];
+		unsigned hms = kl[key_index(SEC_INITIATOR, "mutual_secret")];
+		if (!hu || !hs)
+			return perr(ps, max_u(h->line, max_u(hu, hs)), "[initiator %s] needs chap_user and chap_secret: "
+				    "the host's own CHAP credentials (to only allow the name, write initiator = %s in "
+				    "[iscsi] instead)", h->name, h->name);
+		if (!hmu != !hms)
+			return perr(ps, max_u(hmu, hms), "[initiator %s] mutual_user and mutual_secret go together; "
+				    "without both the host gets the [iscsi] ones", h->name);
+		const char *msecret = hms ? h->mutual_secret : c->iscsi.mutual_secret;
+		if (*msecret && strcmp(msecret, h->chap_secret) == 0)
+			return perr(ps, max_u(hs, hms ? hms : l_msecret), "[initiator %s] chap_secret is the same as %s; "
+				    "they must differ (RFC 7143 12.1.3), or anyone who knows one could pose as the other side",
+				    h->name, hms ? "its mutual_secret" : "[iscsi] mutual_secret");
+		if (!kl[key_index(SEC_INITIATOR, "discovery_chap")])
+			h->discovery_chap = c->iscsi.discovery_chap;
+	}
+	return VTL_OK;
+}
+
+bool vtl_config_loopback(const char *host)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *ai;
+	if (!host || !*host || getaddrinfo(host, NULL, &hints, &ai) != 0)
+		return false;
+	bool all = true;
+	for (struct addrinfo *a = ai; a && all; a = a->ai_next) {
+		if (a->ai_family == AF_INET) {
+			const struct sockaddr_in *s4 = (const struct sockaddr_in *)a->ai_addr;
+			all = (ntohl(s4->sin_addr.s_addr) >> IN_CLASSA_NSHIFT) == IN_LOOPBACKNET;
+		} else if (a->ai_family == AF_INET6) {
+			const struct in6_addr *a6 = &((const struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
+			all = IN6_IS_ADDR_LOOPBACK(a6) ||
+			      (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == IN_LOOPBACKNET);
+		} else {
+			all = false;
+		}
+	}
+	freeaddrinfo(ai);
+	return all;
+}
+
+bool vtl_config_iscsi_guarded(const struct vtl_config *c)
+{
+	return c->iscsi.chap_user[0] || c->iscsi.hosts || c->iscsi.initiators;
+}
+
+bool vtl_config_has_secrets(const struct vtl_config *c)
+{
+	if (c->iscsi.chap_secret[0] || c->iscsi.mutual_secret[0] || c->physical.chap_secret[0])
+		return true;
+	for (unsigned i = 0; i < c->iscsi.hosts; i++)
+		if (c->iscsi.host[i]->chap_secret[0] || c->iscsi.host[i]->mutual_secret[0])
+			return true;
+	return false;
+}
+
+/*
+ * A target that anyone on the network may use is asked for, never a default:
+ * a non-loopback listen address needs CHAP, an allow list, or allow_anonymous.
+ */
+static int validate_exposure(struct parser *ps)
 {
 	const struct vtl_config *c = ps->c;
-	unsigned l_user = ps->key_line[key_index(SEC_ISCSI, "chap_user")];
-	unsigned l_secret = ps->key_line[key_index(SEC_ISCSI, "chap_secret")];
-	unsigned l_muser = ps->key_line[key_index(SEC_ISCSI, "mutual_user")];
-	unsigned l_msecret = ps->key_line[key_index(SEC_ISCSI, "mutual_secret")];
-	unsigned l_disc = ps->key_line[key_index(SEC_ISCSI, "discovery_chap")];
-	if (l_user && !l_secret)
-		return perr(ps, l_user, "[iscsi] chap_user is set but chap_secret is not; CHAP needs both");
-	if (l_secret && !l_user)
-		return perr(ps, l_secret, "[iscsi] chap_secret is set but chap_user is not; CHAP needs both");
-	if (l_muser && !l_msecret)
-		return perr(ps, l_muser, "[iscsi] mutual_user is set but mutual_secret is not; mutual CHAP needs both");
-	if (l_msecret && !l_muser)
-		return perr(ps, l_msecret, "[iscsi] mutual_secret is set but mutual_user is not; mutual CHAP needs both");
-	if (l_muser && !l_user)
-		return perr(ps, max_u(l_muser, l_msecret), "[iscsi] mutual CHAP (the target proving itself) needs "
-			    "one-way CHAP too: set chap_user and chap_secret");
-	if (l_msecret && strcmp(c->iscsi.mutual_secret, c->iscsi.chap_secret) == 0)
-		return perr(ps, max_u(l_secret, l_msecret), "[iscsi] mutual_secret is the same as chap_secret; they "
-			    "must differ (RFC 7143 12.1.3), or anyone who knows one could pose as the other side");
-	if (c->iscsi.discovery_chap && !l_user)
-		return perr(ps, l_disc, "[iscsi] discovery_chap = yes needs chap_user and chap_secret");
-	return VTL_OK;
+	if (vtl_config_iscsi_guarded(c) || c->iscsi.allow_anonymous || vtl_config_loopback(c->iscsi.listen))
+		return VTL_OK;
+	unsigned l = ps->key_line[key_index(SEC_ISCSI, "listen")];
+	return perr(ps, l ? l : ps->sec_line[SEC_ISCSI], "[iscsi] listen = %s serves the network without CHAP or an "
+		    "initiator allow list: any host there could read and overwrite every cartridge. Set chap_user and "
+		    "chap_secret, [initiator NAME] sections or initiator lines; or allow_anonymous = yes (vtld then "
+		    "warns); or listen = 127.0.0.1", c->iscsi.listen);
 }
 
 /* Parses "HH:MM-HH:MM" into minutes of the day; false if it is not that. */
@@ -1119,7 +1285,11 @@ static int validate(struct parser *ps)
 	for (unsigned i = 0; i < c->pool.members; i++)
 		if (strcmp(c->pool.member[i], c->catalog.path) == 0)
 			return perr(ps, ps->member_line[i], "pool member %s is also the catalog path", c->catalog.path);
-	int rc = validate_chap(ps);
+	int rc = validate_chap(ps, SEC_ISCSI, c->iscsi.chap_secret, c->iscsi.mutual_secret);
+	if (rc == VTL_OK)
+		rc = validate_chap(ps, SEC_PHYSICAL, c->physical.chap_secret, c->physical.mutual_secret);
+	if (rc == VTL_OK)
+		rc = validate_exposure(ps);
 	if (rc != VTL_OK)
 		return rc;
 	if (!c->iscsi.target_iqn[0]) {
@@ -1153,10 +1323,11 @@ static void set_defaults(struct vtl_config *c)
 		snprintf(d->model, sizeof d->model, "ULT3580-TD8");
 		snprintf(d->revision, sizeof d->revision, "0100");
 	}
-	snprintf(c->iscsi.listen, sizeof c->iscsi.listen, "0.0.0.0");
+	snprintf(c->iscsi.listen, sizeof c->iscsi.listen, "127.0.0.1");
 	c->iscsi.port = 3260;
 	c->iscsi.nop_interval = 30;
-	snprintf(c->iscsi.advertise, sizeof c->iscsi.advertise, "none");
+	c->iscsi.auth_fail_delay = AUTH_FAIL_DELAY_DEFAULT;
+	snprintf(c->iscsi.advertise, sizeof c->iscsi.advertise, "local");
 	snprintf(c->daemon.log_level, sizeof c->daemon.log_level, "info");
 	snprintf(c->physical.name, sizeof c->physical.name, "physical");
 	c->physical.generation = 9;
@@ -1217,6 +1388,8 @@ void vtl_config_free(struct vtl_config *c)
 	free(c->migrator.control_socket);
 	for (unsigned i = 0; i < c->iscsi.initiators; i++)
 		free(c->iscsi.initiator[i]);
+	for (unsigned i = 0; i < c->iscsi.hosts; i++)
+		free(c->iscsi.host[i]);
 	free(c);
 }
 
@@ -1280,6 +1453,11 @@ int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t
 {
 	*out = NULL;
 	FILE *f = fopen(path, "re");
+	struct stat st;
+	if (f && fstat(fileno(f), &st) != 0) {
+		fclose(f);
+		f = NULL;
+	}
 	if (!f) {
 		if (err && errlen)
 			snprintf(err, errlen, "cannot read the configuration file %s: %s", path, strerror(errno));
@@ -1317,9 +1495,21 @@ int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t
 		}
 	}
 	fclose(f);
-	if (!rc)
+	if (!rc) {
 		rc = vtl_config_parse(path, text, len, out, err, errlen);
-	else if (rc == VTL_E_NOMEM && err && errlen)
+		/* The mode of the file read (fstat, not a second lookup of the path that could be another file). */
+		if (!rc && vtl_config_has_secrets(*out) && (st.st_mode & SECRET_MODE_REFUSED)) {
+			if (err && errlen)
+				snprintf(err, errlen, "%s holds CHAP secrets but its mode %04o lets %s: chmod 600 %s "
+					 "(or 640 with a group of the library's operators only)", path,
+					 (unsigned)(st.st_mode & 07777),
+					 st.st_mode & (S_IROTH | S_IWOTH) ? "other users read it" : "its group change it",
+					 path);
+			vtl_config_free(*out);
+			*out = NULL;
+			rc = VTL_E_CONFIG;
+		}
+	} else if (rc == VTL_E_NOMEM && err && errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 	free(text);
 	return rc;

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
@@ -26,11 +27,21 @@
 #define VTL_CFG_MAX_DRIVES 256
 #define VTL_CFG_MAX_LUN 255
 #define VTL_CFG_ERR_LEN 512 /* a big enough err buffer for every message */
-#define VTL_CFG_MAX_INITIATORS 64 /* [iscsi] initiator lines */
+/* The allow list: [iscsi] initiator lines and [initiator NAME] sections together. */
+#define VTL_CFG_MAX_INITIATORS 256
+#define VTL_CFG_NAME_MAX 223 /* bytes of an iSCSI name (RFC 7143 4.2.7.1) */
+#define VTL_CFG_AUTH_FAIL_DELAY_MAX 60 /* [iscsi] auth_fail_delay: longer only holds connections open */
 #define VTL_CFG_MAX_PHYS_DRIVES 16 /* [physical] drive lines (type = st): PHYS_MAX_DRIVES */
 /* CHAP secrets: RFC 7143 12.1.3 recommends 12 to 16 bytes; shorter ones fall to an offline guess from one exchange. */
 #define VTL_CFG_CHAP_SECRET_MIN 12
 #define VTL_CFG_CHAP_SECRET_MAX 255
+#define VTL_CFG_GROUP_MAX 64 /* a control_group name with its NUL (Linux's shadow-utils allow 32 characters) */
+
+/* A control socket's group (docs/configuration.md): its members may use the socket too. */
+struct vtl_cfg_group {
+	char name[VTL_CFG_GROUP_MAX]; /* "" = no group: root and the daemon's own user only */
+	gid_t gid;                    /* looked up when the file is read */
+};
 
 struct vtl_drive_config {
 	unsigned number;             /* 1..drives: the N of [drive N] */
@@ -58,6 +69,15 @@ struct vtl_policy_config {
 	/* The physical pools a cartridge gets a copy in, in order (1 or 2): released only once it has all. */
 	char copy_pool[VTL_POLICY_MAX_COPIES][CAT_NAME_MAX + 1];
 	unsigned copy_pools;
+};
+
+/* An [initiator NAME] section: one host's own CHAP credentials, bound to the InitiatorName it sends. */
+struct vtl_initiator_config {
+	char name[VTL_CFG_NAME_MAX + 1]; /* the InitiatorName (also in the allow list) */
+	unsigned line;                  /* of its [initiator NAME] header */
+	char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+	char mutual_user[256], mutual_secret[VTL_CFG_CHAP_SECRET_MAX + 1]; /* "": the [iscsi] ones */
+	bool discovery_chap;            /* default: [iscsi] discovery_chap */
 };
 
 struct vtl_config {
@@ -90,7 +110,7 @@ struct vtl_config {
 
 	/* Read by vtld; vtlctl only checks them. */
 	struct {
-		char listen[256];
+		char listen[256];       /* default 127.0.0.1: serving the network is asked for (docs/iscsi.md) */
 		unsigned port;
 		unsigned nop_interval; /* seconds of silence before a keepalive NOP-In; as long for its answer; 0: none */
 		char target_iqn[224];
@@ -106,9 +126,14 @@ struct vtl_config {
 		unsigned login_timeout, max_logins, max_logins_per_address, max_sessions, max_sessions_per_address;
 		unsigned cmd_window;
 		uint64_t output_max, nop_data_max, session_buffer_max, buffer_max;
+		struct vtl_initiator_config *host[VTL_CFG_MAX_INITIATORS]; /* [initiator NAME] sections, in file order */
+		unsigned hosts;
+		bool allow_anonymous;   /* serve a non-loopback address without CHAP or an allow list */
+		unsigned auth_fail_delay; /* seconds before a failed authentication is answered */
 	} iscsi;
 	struct {
 		char *control_socket; /* absolute */
+		struct vtl_cfg_group control_group;
 		char log_level[8];    /* error, warn, info, debug */
 		bool syslog;          /* log lines also go to syslog (facility daemon) */
 		bool tcmu;            /* also serve the LIO user backstores of this library (docs/lio.md) */
@@ -130,6 +155,8 @@ struct vtl_config {
 		char portal[256];             /* host:port */
 		char target[224], initiator[224];
 		char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+		/* mutual CHAP: the name and secret the library's target must prove it knows; "" = unset */
+		char mutual_user[256], mutual_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
 		/* st: the changer's sg node, the drives' non-rewinding st nodes and (optional) their sg nodes, in order */
 		char *changer;
 		char *drive[VTL_CFG_MAX_PHYS_DRIVES], *drive_sg[VTL_CFG_MAX_PHYS_DRIVES];
@@ -145,6 +172,7 @@ struct vtl_config {
 		unsigned window_rate;         /* MB/s during the window */
 		bool verify;                  /* read every copy back before recording it */
 		char *control_socket;         /* absolute */
+		struct vtl_cfg_group control_group;
 		char log_level[8];
 	} migrator;
 
@@ -154,7 +182,8 @@ struct vtl_config {
 /*
  * Reads and checks the configuration file at path. On success *out is a
  * configuration to free with vtl_config_free. On failure returns
- * VTL_E_CONFIG (a wrong file; err says "FILE:LINE: what is wrong"),
+ * VTL_E_CONFIG (a wrong file; err says "FILE:LINE: what is wrong", or that a
+ * file holding CHAP secrets may be read by others or written by its group),
  * VTL_E_IO (cannot read it; err says why) or VTL_E_NOMEM.
  */
 int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t errlen);
@@ -165,6 +194,15 @@ int vtl_config_parse(const char *name, const char *text, size_t len, struct vtl_
 
 /* Parses a rate window "HH:MM-HH:MM" into minutes of the day; false if it is not one. */
 bool vtl_config_window(const char *w, unsigned *from, unsigned *to);
+
+/* True when the configuration holds a CHAP secret ([iscsi], [initiator NAME] or [physical]). */
+bool vtl_config_has_secrets(const struct vtl_config *cfg);
+
+/* True when every address host resolves to is a loopback one (127.0.0.0/8, ::1); false if it does not resolve. */
+bool vtl_config_loopback(const char *host);
+
+/* True when cfg's target authenticates or restricts initiators: CHAP ([iscsi] or [initiator]) or an allow list. */
+bool vtl_config_iscsi_guarded(const struct vtl_config *cfg);
 
 /* Frees a configuration (NULL is fine). */
 void vtl_config_free(struct vtl_config *cfg);

@@ -21,34 +21,7 @@
 #include "common/crc32c.h"
 #include "common/vtl_error.h"
 #include "migrator/copy.h"
-
-/* Rewrites buf into records: a header from 12 fuzzed bytes (CRC made right), then its payload. */
-static size_t shape(uint8_t *buf, size_t n)
-{
-	size_t at = 0;
-	uint64_t obj = 0;
-	while (at + REC_HEADER_LEN <= n) {
-		struct rec_header h = {
-			.type = (uint8_t)(buf[at] % 3 ? REC_DATA : REC_FILEMARK),
-			.flags = 0,
-			.object = buf[at + 1] == 0xFF ? obj + 5 : obj, /* now and then out of sequence */
-		};
-		size_t room = n - at - REC_HEADER_LEN;
-		uint32_t len = (uint32_t)(buf[at + 2] | buf[at + 3] << 8) % 2048 + 1;
-		if (h.type == REC_DATA) {
-			if (len > room)
-				len = (uint32_t)room;
-			if (!len)
-				break;
-			h.length = h.stored_len = len;
-			h.payload_crc = crc32c(0, buf + at + REC_HEADER_LEN, len) ^ (buf[at + 4] == 0x5A); /* sometimes wrong */
-		}
-		rec_header_encode(&h, buf + at);
-		at += REC_HEADER_LEN + h.stored_len;
-		obj++;
-	}
-	return at;
-}
+#include "tests/fuzz/fuzzlib.h"
 
 /* An independent check of a stream: 1 when every record is sound and in sequence. */
 static int sound(const uint8_t *p, size_t n)
@@ -89,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n >= COPY_HEADER_LEN)
 		(void)copy_header_decode(buf, COPY_HEADER_LEN, &h);
 	if (data[0] & 0x80)
-		n = shape(buf, n);
+		n = fuzz_shape_records(buf, n, true);
 	int want = sound(buf, n);
 	if (walk(buf, n, piece) != want || walk(buf, n, n ? n : 1) != want)
 		abort();

@@ -27,6 +27,11 @@
 #define FUZZ_LOGIN_TEXT_MAX 8192
 
 static const char *const allowed[] = {"iqn.1994-05.com.redhat:client"};
+/* With the allow list, the listed initiator has its own credentials (the secret RIGHT_RESPONSE knows). */
+static const struct iscsi_credentials fuzz_hosts[] = {
+	{.initiator_name = "iqn.1994-05.com.redhat:client", .chap_user = "alice", .chap_secret = "initiator-secret",
+	 .mutual_user = "vtl-own", .mutual_secret = "target-secret-2", .discovery_chap = true},
+};
 
 static const char *const fkeys[] = {
 	"InitiatorName", "TargetName", "SessionType", "AuthMethod", "CHAP_A", "CHAP_N", "CHAP_R", "CHAP_I",
@@ -182,6 +187,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sel & 8) {
 		cfg.initiators = allowed;
 		cfg.n_initiators = 1;
+	}
+	if ((sel & 9) == 9) {
+		cfg.hosts = fuzz_hosts;
+		cfg.n_hosts = 1;
 	}
 	cfg.advertise = (enum iscsi_advertise)((sel >> 6) % 3);
 	cfg.advertise_address = "192.0.2.1:3260";

@@ -8,6 +8,7 @@
 #ifndef VTL_TESTS_FUZZ_FUZZLIB_H
 #define VTL_TESTS_FUZZ_FUZZLIB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,12 @@
 #include <unistd.h>
 
 #include "backend/cartridge.h"
+#include "backend/format.h"
 #include "backend/pool.h"
 #include "vtl/scsi/cmd.h"
 #include "vtl/scsi/sense.h"
 #include "vtl/scsi/spc.h"
+#include "common/crc32c.h"
 
 struct fuzz_input {
 	const uint8_t *p;
@@ -74,6 +77,41 @@ static inline void fuzz_pool_open(const char *tag, const char *barcode)
 	}
 	fuzz_barcode = barcode;
 	atexit(fuzz_pool_cleanup);
+}
+
+/*
+ * Rewrites buf (n bytes) into a record stream, as a cartridge's segments
+ * hold it: a header from 12 fuzzed bytes (its CRC made right), then its
+ * payload; returns the stream's length. Random bytes rarely pass a header
+ * CRC, so this is how a target reaches what lies behind the record checks.
+ * With faults, now and then a record is out of sequence or its payload CRC
+ * is wrong; without, every record is sound and they follow from object 0.
+ */
+static inline size_t fuzz_shape_records(uint8_t *buf, size_t n, bool faults)
+{
+	size_t at = 0;
+	uint64_t obj = 0;
+	while (at + REC_HEADER_LEN <= n) {
+		struct rec_header h = {
+			.type = (uint8_t)(buf[at] % 3 ? REC_DATA : REC_FILEMARK),
+			.flags = 0,
+			.object = faults && buf[at + 1] == 0xFF ? obj + 5 : obj,
+		};
+		size_t room = n - at - REC_HEADER_LEN;
+		uint32_t len = (uint32_t)(buf[at + 2] | buf[at + 3] << 8) % 2048 + 1;
+		if (h.type == REC_DATA) {
+			if (len > room)
+				len = (uint32_t)room;
+			if (!len)
+				break;
+			h.length = h.stored_len = len;
+			h.payload_crc = crc32c(0, buf + at + REC_HEADER_LEN, len) ^ (faults && buf[at + 4] == 0x5A);
+		}
+		rec_header_encode(&h, buf + at);
+		at += REC_HEADER_LEN + h.stored_len;
+		obj++;
+	}
+	return at;
 }
 
 #define FUZZ_XFER_MAX (64u << 10) /* the largest transfer a step asks for */

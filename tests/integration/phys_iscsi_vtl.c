@@ -10,10 +10,18 @@
  * bridge would: after that the library must refuse to write until the drive
  * is positioned again.
  *
+ * With PHYS_CHAP_USER and PHYS_CHAP_SECRET in the environment it logs in
+ * with CHAP, and with PHYS_MUTUAL_USER and PHYS_MUTUAL_SECRET too it asks
+ * the target to prove itself (mutual CHAP); it first checks that a wrong
+ * expected target secret or name, and no CHAP at all, make the open fail. With
+ * PHYS_EXPECT_REFUSED set too, it only checks that the open fails (a target
+ * that knows no secret, as an impostor would be).
+ *
  * Usage: phys_iscsi_vtl PORTAL TARGET-IQN   (e.g. 127.0.0.1:3260 iqn.2026-01.org.vtl:x)
  * Exit 0 when every step passed; each step prints a line.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <iscsi/iscsi.h>
@@ -30,6 +38,9 @@
 static void reset_from_another_host(const char *portal, const char *iqn, int lun)
 {
 	struct iscsi_context *c = iscsi_create_context(INITIATOR "-other");
+	const char *user = getenv("PHYS_CHAP_USER"), *secret = getenv("PHYS_CHAP_SECRET");
+	if (c && user && *user && iscsi_set_initiator_username_pwd(c, user, secret))
+		fail("CHAP for the other initiator: %s", iscsi_get_error(c));
 	if (!c || iscsi_set_targetname(c, iqn) || iscsi_set_session_type(c, ISCSI_SESSION_NORMAL) ||
 	    iscsi_full_connect_sync(c, portal, lun) != 0 || iscsi_task_mgmt_lun_reset_sync(c, (uint32_t)lun) != 0)
 		fail("LOGICAL UNIT RESET of LUN %d from another initiator: %s", lun, c ? iscsi_get_error(c) : "no context");
@@ -37,10 +48,45 @@ static void reset_from_another_host(const char *portal, const char *iqn, int lun
 	iscsi_destroy_context(c);
 }
 
+/* The library's configuration, with the credentials the environment gives. */
+static struct phys_iscsi_config config(const char *portal, const char *iqn)
+{
+	return (struct phys_iscsi_config){.portal = portal, .target_iqn = iqn, .initiator_iqn = INITIATOR,
+					  .chap_user = getenv("PHYS_CHAP_USER"), .chap_secret = getenv("PHYS_CHAP_SECRET"),
+					  .mutual_user = getenv("PHYS_MUTUAL_USER"),
+					  .mutual_secret = getenv("PHYS_MUTUAL_SECRET"), .ready_timeout_s = 20,
+					  .command_timeout_s = 30};
+}
+
+/* A login that must fail: with the reason in words, and no library. */
+static void expect_refused(const struct phys_iscsi_config *cfg, const char *what, const char *reason)
+{
+	char err[PHYS_ERR_MAX] = "";
+	int rc = phys_iscsi_open(cfg, &lib, err, sizeof err);
+	if (rc != VTL_E_IO || lib || !strstr(err, "login") || (reason && !strstr(err, reason)))
+		fail("%s: open gave %s (%s), expected a refused login", what, vtl_strerror(rc), err);
+	printf("-- %s: refused: %s\n", what, err);
+}
+
+/* Mutual CHAP: a target that cannot prove the secret the migrator expects is refused; so is a login without CHAP. */
+static void check_mutual(const char *portal, const char *iqn)
+{
+	struct phys_iscsi_config cfg = config(portal, iqn);
+	if (!cfg.mutual_user || !cfg.mutual_user[0])
+		return;
+	cfg.mutual_secret = "not-the-target-secret";
+	expect_refused(&cfg, "a wrong expected target secret", "mutual CHAP");
+	cfg = config(portal, iqn);
+	cfg.mutual_user = "another-library";
+	expect_refused(&cfg, "a target answering with another name", "mutual CHAP");
+	cfg = config(portal, iqn);
+	cfg.chap_user = cfg.mutual_user = NULL;
+	expect_refused(&cfg, "no CHAP to a target that wants it", NULL);
+}
+
 static void open_lib(const char *portal, const char *iqn)
 {
-	struct phys_iscsi_config cfg = {.portal = portal, .target_iqn = iqn, .initiator_iqn = INITIATOR,
-					.ready_timeout_s = 20, .command_timeout_s = 30};
+	struct phys_iscsi_config cfg = config(portal, iqn);
 	char err[PHYS_ERR_MAX];
 	int rc = phys_iscsi_open(&cfg, &lib, err, sizeof err);
 	if (rc != VTL_OK)
@@ -56,6 +102,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *portal = argv[1], *iqn = argv[2];
+	if (getenv("PHYS_EXPECT_REFUSED")) {
+		struct phys_iscsi_config cfg = config(portal, iqn);
+		expect_refused(&cfg, "a target that proves nothing (no CHAP of its own)", "mutual CHAP");
+		return 0;
+	}
 
 	/* Refusals first: a missing name, and a target that does not exist, each with its reason. */
 	struct phys_iscsi_config bad = {.portal = portal, .target_iqn = iqn};
@@ -67,8 +118,11 @@ int main(int argc, char **argv)
 		fail("a login to a missing target did not fail with a reason: '%s'", err);
 	printf("-- open refuses a missing initiator name and a missing target: %s\n", err);
 
+	check_mutual(portal, iqn);
 	open_lib(portal, iqn);
-	printf("-- logged in: changer and %u drives at elements %u and %u\n", lib->drives, lib->drive_addr[0],
+	const char *mu = getenv("PHYS_MUTUAL_USER"), *cu = getenv("PHYS_CHAP_USER");
+	printf("-- logged in%s: changer and %u drives at elements %u and %u\n",
+	       mu && *mu ? " with mutual CHAP" : cu && *cu ? " with CHAP" : "", lib->drives, lib->drive_addr[0],
 	       lib->drive_addr[1]);
 
 	inventory();

@@ -5,21 +5,31 @@
 # playing the physical library: vtld on a free loopback port in a temporary
 # folder, with two cartridges in slots, one in a mail slot and a small one
 # (2 MB) in a slot; phys_iscsi_vtl then drives every phys_ops call and checks
-# what comes back (see its header comment).
+# what comes back (see its header comment); then again with vtld asking for
+# CHAP and offering mutual CHAP, where a wrong expected target secret must
+# make the migrator's library refuse the target.
 #
-# Usage: sh test_phys_iscsi.sh <build-dir>   (needs vtld, vtlctl, tests/integration/phys_iscsi_vtl)
+# vtl-migrator itself, with [physical] mutual_user/mutual_secret, refuses the
+# library for a wrong target secret and starts with the right one.
+#
+# Usage: sh test_phys_iscsi.sh <build-dir>   (needs vtld, vtlctl, vtl-migrator, tests/integration/phys_iscsi_vtl)
 set -eu
 
 build=$(cd "${1:?usage: test_phys_iscsi.sh <build-dir>}" && pwd)
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl
+MIGRATOR=$build/vtl-migrator
 CHECK=$build/tests/integration/phys_iscsi_vtl
-for x in "$VTLD" "$VTLCTL" "$CHECK"; do
+mpid=""
+for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$CHECK"; do
 	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
 done
 
 . "$(dirname "$0")/vtld_env.sh"
 vtld_env vtl-phys-iscsi
+# vtld_env's trap, and the migrator this test may have started.
+trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' \
+	EXIT INT TERM
 iqn=iqn.2026-01.org.vtl:physlib
 vtld_library $iqn PHYS0001
 step "a library of 2 drives, 8 slots, 2 mail slots: P00001L8 P00002L8, M00001L8 in a mail slot, S00001L8 of 2 MB"
@@ -35,5 +45,73 @@ vtld_start
 step "phys_iscsi_vtl: every operation of the iSCSI physical library"
 timeout 60 "$CHECK" "127.0.0.1:$port" "$iqn" >"$tmp/check" 2>&1 || { sed 's/^/   /' "$tmp/check"; fail "phys_iscsi_vtl failed"; }
 sed 's/^/   /' "$tmp/check"
+step "a migrator that expects mutual CHAP refuses this target, which proves nothing (an impostor would not either)"
+PHYS_EXPECT_REFUSED=1 PHYS_CHAP_USER=migrator PHYS_CHAP_SECRET=migrator-secret-1 PHYS_MUTUAL_USER=physlib \
+	PHYS_MUTUAL_SECRET=physlib-secret-2 timeout 60 "$CHECK" "127.0.0.1:$port" "$iqn" >"$tmp/check" 2>&1 ||
+	{ sed 's/^/   /' "$tmp/check"; fail "a target without mutual CHAP was not refused"; }
+sed 's/^/   /' "$tmp/check"
+vtld_stop
+
+# The same library behind mutual CHAP ([iscsi] of vtld: the initiator's and the target's own
+# credentials); the migrator's side is [physical] chap_user/chap_secret/mutual_user/mutual_secret.
+step "vtld with CHAP and mutual CHAP: every operation again, logged in with both"
+cat >>"$conf" <<CONF
+chap_user = migrator
+chap_secret = migrator-secret-1
+mutual_user = physlib
+mutual_secret = physlib-secret-2
+CONF
+chmod 600 "$conf" # a file with secrets must not be readable by others (vtld refuses it)
+vtld_start
+PHYS_CHAP_USER=migrator PHYS_CHAP_SECRET=migrator-secret-1 PHYS_MUTUAL_USER=physlib \
+	PHYS_MUTUAL_SECRET=physlib-secret-2 timeout 60 "$CHECK" "127.0.0.1:$port" "$iqn" >"$tmp/check" 2>&1 ||
+	{ sed 's/^/   /' "$tmp/check"; fail "phys_iscsi_vtl with mutual CHAP failed"; }
+sed 's/^/   /' "$tmp/check"
+grep -q "a wrong expected target secret: refused" "$tmp/check" || fail "the wrong target secret was not tried"
+
+# vtl-migrator itself, configured by its [physical] keys: a wrong mutual_secret makes it refuse the
+# library (and exit 1, naming the refusal); the right one lets it start.
+mconf=$tmp/etc/migrator.conf
+migrator_conf() {
+	cp "$conf" "$mconf"
+	cat >>"$mconf" <<CONF
+
+[physical]
+type = iscsi
+name = isclib
+portal = 127.0.0.1:$port
+target = $iqn
+initiator = iqn.2026-01.org.vtl:migrator
+tape_capacity = 1G
+chap_user = migrator
+chap_secret = migrator-secret-1
+mutual_user = physlib
+mutual_secret = $1
+CONF
+	chmod 600 "$mconf"
+}
+step "vtl-migrator with [physical] mutual_secret not the target's: refuses the library"
+migrator_conf physlib-secret-WRONG
+rc=0
+timeout 30 "$MIGRATOR" -c "$mconf" 2>"$tmp/mig.log" || rc=$?
+sed 's/^/   | /' "$tmp/mig.log"
+[ "$rc" = 1 ] || fail "vtl-migrator exited $rc with a wrong target secret, expected 1"
+grep -q "Invalid CHAP_R response from the target (mutual CHAP: the target must prove it knows the secret of physlib)" \
+	"$tmp/mig.log" || fail "vtl-migrator did not say the target failed mutual CHAP"
+step "vtl-migrator with the target's mutual_secret: starts"
+migrator_conf physlib-secret-2
+"$MIGRATOR" -c "$mconf" 2>"$tmp/mig.log" &
+mpid=$!
+i=0
+until grep -q "ready: copies go to isclib (iscsi)" "$tmp/mig.log"; do
+	i=$((i + 1))
+	[ "$i" -le 200 ] || { cat "$tmp/mig.log" >&2; fail "vtl-migrator did not come up within 20 s"; }
+	kill -0 "$mpid" 2>/dev/null || { cat "$tmp/mig.log" >&2; fail "vtl-migrator exited"; }
+	sleep 0.1
+done
+kill -TERM "$mpid"
+wait "$mpid" || { cat "$tmp/mig.log" >&2; fail "vtl-migrator did not stop cleanly"; }
+mpid=""
+sed 's/^/   | /' "$tmp/mig.log"
 vtld_stop
 echo "test_phys_iscsi: all steps passed"

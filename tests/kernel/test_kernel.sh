@@ -57,8 +57,12 @@ member = ../pool/m0
 [catalog]
 path = ../var/catalog.db
 [iscsi]
+# The guest reaches this loopback address as 10.0.2.2 through qemu's NAT:
+# SendTargets must not name 127.0.0.1 (the guest's own), so open-iscsi
+# keeps the portal it discovered through.
 listen = 127.0.0.1
 port = $port
+advertise = none
 
 # For the recall guest, read by vtl-migrator alone: a simulated physical
 # library with one slow drive (8 MB/s, load and locate times), so that the

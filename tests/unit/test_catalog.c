@@ -2082,6 +2082,46 @@ static void test_concurrent_threads(void **state)
 	cc_verify(c, &total, "threads");
 }
 
+#define ERR_ITERS 3000 /* failures per thread: enough for the two to interleave many times */
+
+struct err_thread {
+	struct vtl_catalog *cat;
+	char tag;
+	int mixed; /* failures whose text was not this thread's */
+};
+
+static void *err_thread_main(void *arg)
+{
+	struct err_thread *t = arg;
+	for (int i = 0; i < ERR_ITERS; i++) {
+		char name[32], want[64];
+		snprintf(name, sizeof name, "lib%c-%d", t->tag, i);
+		snprintf(want, sizeof want, "no library %s", name);
+		struct cat_library l;
+		if (catalog_library_get(t->cat, name, &l) != VTL_E_NOTFOUND || strcmp(catalog_last_error(t->cat), want))
+			t->mixed++;
+	}
+	return NULL;
+}
+
+/* Two threads failing on one handle each read their own failure's text, never the other's. */
+static void test_errors_per_thread(void **state)
+{
+	struct cfx *c = *state;
+	struct cat_library l;
+	assert_int_equal(catalog_library_get(c->cat, "mine", &l), VTL_E_NOTFOUND);
+	struct err_thread t[2] = {{c->cat, 'A', 0}, {c->cat, 'B', 0}};
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, err_thread_main, &t[i]), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	assert_int_equal(t[0].mixed, 0);
+	assert_int_equal(t[1].mixed, 0);
+	/* This thread's last failure is still its own. */
+	assert_string_equal(catalog_last_error(c->cat), "no library mine");
+}
+
 /* Several processes create (and upgrade) the same new catalog at once, each adding its own library. */
 static void test_concurrent_create(void **state)
 {
@@ -2183,6 +2223,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_check_and_errors_text, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_processes, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_threads, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_errors_per_thread, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_create, setup_empty, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,11 +83,12 @@ static const char full_text[] =
 	"listen = 192.0.2.10\n"                          /* 37 */
 	"port = 3261\n"                                  /* 38 */
 	"target_iqn = iqn.2026-01.com.example:vtl1\n"    /* 39 */
-	"[daemon]\n"                                     /* 40 */
-	"control_socket = /run/vtl/vtld.sock\n"          /* 41 */
-	"log_level = debug\n"                            /* 42 */
-	"syslog = yes\n"                                /* 43 */
-	"tcmu = yes\n";                                 /* 44 */
+	"allow_anonymous = yes\n"                        /* 40 */
+	"[daemon]\n"                                     /* 41 */
+	"control_socket = /run/vtl/vtld.sock\n"          /* 42 */
+	"log_level = debug\n"                            /* 43 */
+	"syslog = yes\n"                                /* 44 */
+	"tcmu = yes\n";                                 /* 45 */
 
 static void full_config(void **state)
 {
@@ -143,6 +144,7 @@ static void full_config(void **state)
 	assert_string_equal(c->iscsi.listen, "192.0.2.10");
 	assert_int_equal(c->iscsi.port, 3261);
 	assert_string_equal(c->iscsi.target_iqn, "iqn.2026-01.com.example:vtl1");
+	assert_true(c->iscsi.allow_anonymous);
 	assert_string_equal(c->daemon.control_socket, "/run/vtl/vtld.sock");
 	assert_string_equal(c->daemon.log_level, "debug");
 	assert_true(c->daemon.syslog);
@@ -194,11 +196,15 @@ static void minimal_config_defaults(void **state)
 	assert_string_equal(c->daemon.log_level, "info");
 	assert_false(c->daemon.syslog);
 	assert_false(c->daemon.tcmu);
-	assert_string_equal(c->iscsi.listen, "0.0.0.0");
+	/* Loopback until told otherwise; SendTargets names the address a host came in on. */
+	assert_string_equal(c->iscsi.listen, "127.0.0.1");
 	assert_int_equal(c->iscsi.port, 3260);
 	assert_int_equal(c->iscsi.nop_interval, 30);
 	assert_string_equal(c->iscsi.target_iqn, "iqn.2026-01.org.vtl:vtl");
-	assert_string_equal(c->iscsi.advertise, "none");
+	assert_string_equal(c->iscsi.advertise, "local");
+	assert_false(c->iscsi.allow_anonymous);
+	assert_int_equal(c->iscsi.auth_fail_delay, 2);
+	assert_int_equal(c->iscsi.hosts, 0);
 	vtl_config_free(c);
 
 	/* The default serial depends only on the name; the IQN is the name in lower case. */
@@ -404,15 +410,22 @@ static void sizes(void **state)
 	EXPECT_RC(vtl_parse_uint(" 1", 9, &v), VTL_E_INVAL);
 }
 
+/* A new folder under $TMPDIR (or /tmp), its name in buf. */
+static char *temp_dir(char *buf, size_t len)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(buf, len, "%s/vtl-config-XXXXXX", t && *t ? t : "/tmp");
+	char *d = mkdtemp(buf);
+	assert_non_null(d);
+	return d;
+}
+
 /* Loading a real file: relative paths resolve against its folder, wherever the program runs. */
 static void load_file(void **state)
 {
 	(void)state;
-	const char *t = getenv("TMPDIR");
 	char tmpl[PATH_MAX];
-	snprintf(tmpl, sizeof tmpl, "%s/vtl-config-XXXXXX", t && *t ? t : "/tmp");
-	char *d = mkdtemp(tmpl);
-	assert_non_null(d);
+	char *d = temp_dir(tmpl, sizeof tmpl);
 	char sub[PATH_MAX], path[PATH_MAX + 16];
 	snprintf(sub, sizeof sub, "%s/etc", d);
 	assert_int_equal(mkdir(sub, 0755), 0);
@@ -506,6 +519,27 @@ static void iscsi_limits(void **state)
 	expect_error(ISCSI_HDR "nop_data_max = 1M\n", "t.conf:6: [iscsi] nop_data_max = 1M");
 }
 
+/* control_group names a group of this host (root's group exists everywhere); a missing one is refused. */
+static void control_group(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nname = L\nslots = 1\n" POOL "[daemon]\ncontrol_group = root\n"
+					"[migrator]\ncontrol_group = root\n");
+	assert_string_equal(c->daemon.control_group.name, "root");
+	assert_int_equal(c->daemon.control_group.gid, 0);
+	assert_string_equal(c->migrator.control_group.name, "root");
+	vtl_config_free(c);
+	c = parse_ok("[library]\nname = L\nslots = 1\n" POOL);
+	assert_string_equal(c->daemon.control_group.name, "");
+	assert_string_equal(c->migrator.control_group.name, "");
+	vtl_config_free(c);
+	expect_error("[daemon]\ncontrol_group = no-such-group-vtl\n", "t.conf:2: [daemon] control_group = no-such-group-vtl: "
+		     "there is no group no-such-group-vtl on this host");
+	expect_error("[migrator]\ncontrol_group = no-such-group-vtl\n", "t.conf:2: [migrator] control_group = "
+		     "no-such-group-vtl: there is no group");
+	expect_error("[daemon]\ncontrol_group = \"tape ops\"\n", "[daemon] control_group 'tape ops': give a group name");
+}
+
 static void iscsi_security(void **state)
 {
 	(void)state;
@@ -579,11 +613,221 @@ static void iscsi_security(void **state)
 	expect_error(ISCSI_HDR "initiator = iqn.1993-08.org.debian:01:AAAA\n", "is not an iSCSI name");
 	expect_error(ISCSI_HDR "initiator = iqn.1993-08.org.debian:01:a\ninitiator = iqn.1993-08.org.debian:01:a\n",
 		     "t.conf:7: initiator iqn.1993-08.org.debian:01:a is listed twice (first at line 6)");
-	char many[8192];
+	char many[16384];
 	int n = snprintf(many, sizeof many, ISCSI_HDR);
 	for (int i = 0; i <= VTL_CFG_MAX_INITIATORS; i++)
 		n += snprintf(many + n, sizeof many - (size_t)n, "initiator = iqn.2026-01.com.example:h%d\n", i);
-	expect_error(many, "t.conf:70: too many initiator lines: at most 64");
+	expect_error(many, "t.conf:262: too many initiators (initiator lines and [initiator] sections): at most 256");
+}
+
+#define HOST1 "[initiator iqn.1993-08.org.debian:01:host1]\n"
+
+/* [initiator NAME] sections: each host's own credentials, in the allow list, and every mistake refused at its line. */
+static void initiator_sections(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok(ISCSI_HDR                                  /* 5 */
+					"chap_user = shared\n"                     /* 6 */
+					"chap_secret = shared-secret-01\n"         /* 7 */
+					"mutual_user = vtl1\n"                     /* 8 */
+					"mutual_secret = target-secret-01\n"       /* 9 */
+					"discovery_chap = yes\n"                   /* 10 */
+					"initiator = iqn.2026-01.com.example:plain\n" /* 11 */
+					HOST1                                      /* 12 */
+					"chap_user = host1\n"
+					"chap_secret = \"host1 secret 0123\"\n"
+					"[Initiator iqn.1993-08.org.debian:01:host2]\n"
+					"chap_user = host2\n"
+					"chap_secret = host2-secret-456\n"
+					"mutual_user = vtl-for-host2\n"
+					"mutual_secret = host2-target-789\n"
+					"discovery_chap = no\n");
+	assert_int_equal(c->iscsi.hosts, 2);
+	const struct vtl_initiator_config *h1 = c->iscsi.host[0], *h2 = c->iscsi.host[1];
+	assert_string_equal(h1->name, "iqn.1993-08.org.debian:01:host1");
+	assert_int_equal(h1->line, 12);
+	assert_string_equal(h1->chap_user, "host1");
+	assert_string_equal(h1->chap_secret, "host1 secret 0123");
+	assert_string_equal(h1->mutual_user, "");   /* the [iscsi] ones apply */
+	assert_true(h1->discovery_chap);            /* [iscsi] discovery_chap */
+	assert_string_equal(h2->name, "iqn.1993-08.org.debian:01:host2");
+	assert_string_equal(h2->mutual_user, "vtl-for-host2");
+	assert_string_equal(h2->mutual_secret, "host2-target-789");
+	assert_false(h2->discovery_chap);
+	/* Every section's name joins the allow list, after the initiator lines before it. */
+	assert_int_equal(c->iscsi.initiators, 3);
+	assert_string_equal(c->iscsi.initiator[0], "iqn.2026-01.com.example:plain");
+	assert_string_equal(c->iscsi.initiator[1], "iqn.1993-08.org.debian:01:host1");
+	assert_string_equal(c->iscsi.initiator[2], "iqn.1993-08.org.debian:01:host2");
+	assert_true(vtl_config_iscsi_guarded(c));
+	vtl_config_free(c);
+
+	/* Sections alone: no shared CHAP needed, even for discovery_chap and mutual CHAP. */
+	c = parse_ok(ISCSI_HDR "discovery_chap = yes\nmutual_user = vtl1\nmutual_secret = target-secret-01\n"
+		     HOST1 "chap_user = host1\nchap_secret = host1-secret-01\n");
+	assert_string_equal(c->iscsi.chap_user, "");
+	assert_true(c->iscsi.host[0]->discovery_chap);
+	vtl_config_free(c);
+
+	/* The section header. */
+	expect_error(ISCSI_HDR "[initiator]\n", "t.conf:6: [initiator]: an initiator section is [initiator NAME]");
+	expect_error(LIB "[initiator host1]\nchap_user = a\nchap_secret = host1-secret-01\n",
+		     "t.conf:5: initiator 'host1' is not an iSCSI name");
+	expect_error(LIB "[initiator iqn.1993-08.org.debian:01:HOST1]\n", "t.conf:5: initiator "
+		     "'iqn.1993-08.org.debian:01:HOST1' is not an iSCSI name");
+	expect_error(LIB HOST1 "chap_user = a\nchap_secret = host1-secret-01\n" HOST1,
+		     "t.conf:8: initiator iqn.1993-08.org.debian:01:host1 is listed twice (first at line 5)");
+	expect_error(ISCSI_HDR "initiator = iqn.1993-08.org.debian:01:host1\n" HOST1
+		     "chap_user = a\nchap_secret = host1-secret-01\n",
+		     "t.conf:7: initiator iqn.1993-08.org.debian:01:host1 is listed twice (first at line 6)");
+	expect_error(LIB HOST1 "chap_user = a\nchap_secret = host1-secret-01\n[iscsi]\n"
+		     "initiator = iqn.1993-08.org.debian:01:host1\n",
+		     "t.conf:9: initiator iqn.1993-08.org.debian:01:host1 is listed twice (first at line 5)");
+	/* Its keys. */
+	expect_error(LIB HOST1 "chap_user = a\n", "t.conf:6: [initiator iqn.1993-08.org.debian:01:host1] needs "
+		     "chap_user and chap_secret");
+	expect_error(LIB HOST1, "t.conf:5: [initiator iqn.1993-08.org.debian:01:host1] needs chap_user and chap_secret");
+	expect_error(LIB HOST1 "chap_user = a\nchap_secret = short\n", "t.conf:7: chap_secret is 5 characters long: "
+		     "use 12 to 255");
+	expect_error(LIB HOST1 "chap_user = a\nchap_user = b\n", "t.conf:7: [initiator "
+		     "iqn.1993-08.org.debian:01:host1] chap_user is set twice (first at line 6)");
+	expect_error(LIB HOST1 "listen = 0.0.0.0\n", "t.conf:6: unknown key 'listen' in [initiator "
+		     "iqn.1993-08.org.debian:01:host1]");
+	expect_error(LIB HOST1 "chap_user = a\nchap_secret = host1-secret-01\nmutual_user = t\n",
+		     "t.conf:8: [initiator iqn.1993-08.org.debian:01:host1] mutual_user and mutual_secret go together");
+	expect_error(LIB HOST1 "chap_user = a\nchap_secret = host1-secret-01\nmutual_user = t\n"
+		     "mutual_secret = host1-secret-01\n", "t.conf:9: [initiator iqn.1993-08.org.debian:01:host1] "
+		     "chap_secret is the same as its mutual_secret");
+	expect_error(ISCSI_HDR "mutual_user = t\nmutual_secret = target-secret-01\n" HOST1
+		     "chap_user = a\nchap_secret = target-secret-01\n", "t.conf:10: [initiator "
+		     "iqn.1993-08.org.debian:01:host1] chap_secret is the same as [iscsi] mutual_secret");
+	expect_error(LIB HOST1 "chap_user = a\nchap_secret = host1-secret-01\ndiscovery_chap = sometimes\n",
+		     "t.conf:8: [initiator iqn.1993-08.org.debian:01:host1] discovery_chap = sometimes: use yes or no");
+
+	/* At most VTL_CFG_MAX_INITIATORS names, sections and lines together. */
+	size_t cap = 128 * (VTL_CFG_MAX_INITIATORS + 2);
+	char *many = malloc(cap);
+	assert_non_null(many);
+	int n = snprintf(many, cap, ISCSI_HDR "initiator = iqn.2026-01.com.example:line\n");
+	for (int i = 0; i < VTL_CFG_MAX_INITIATORS; i++)
+		n += snprintf(many + n, cap - (size_t)n, "[initiator iqn.2026-01.com.example:h%d]\nchap_user = "
+			      "u\nchap_secret = 0123456789ab\n", i);
+	expect_error(many, "t.conf:772: too many initiators (initiator lines and [initiator] sections): at most 256");
+	free(many);
+}
+
+/* [iscsi] listen: loopback by default; another address needs CHAP, an allow list or allow_anonymous. */
+static void exposure(void **state)
+{
+	(void)state;
+	assert_true(vtl_config_loopback("127.0.0.1"));
+	assert_true(vtl_config_loopback("127.1.2.3"));
+	assert_true(vtl_config_loopback("::1"));
+	assert_true(vtl_config_loopback("::ffff:127.0.0.1"));
+	assert_false(vtl_config_loopback("0.0.0.0"));
+	assert_false(vtl_config_loopback("::"));
+	assert_false(vtl_config_loopback("192.0.2.10"));
+	assert_false(vtl_config_loopback("128.0.0.1"));
+	assert_false(vtl_config_loopback("no-such-host.invalid"));
+	assert_false(vtl_config_loopback(""));
+
+	struct vtl_config *c = parse_ok(ISCSI_HDR "listen = ::1\n");
+	assert_false(vtl_config_iscsi_guarded(c));
+	vtl_config_free(c);
+	expect_error(ISCSI_HDR "listen = 0.0.0.0\n", "t.conf:6: [iscsi] listen = 0.0.0.0 serves the network without "
+		     "CHAP or an initiator allow list");
+	expect_error(ISCSI_HDR "listen = ::\n", "or allow_anonymous = yes (vtld then warns); or listen = 127.0.0.1");
+	expect_error(ISCSI_HDR "port = 3261\nlisten = 192.0.2.10\nallow_anonymous = no\n", "t.conf:7: [iscsi] "
+		     "listen = 192.0.2.10 serves");
+	expect_error(ISCSI_HDR "allow_anonymous = perhaps\n", "t.conf:6: [iscsi] allow_anonymous = perhaps: use yes or no");
+	/* Each way of guarding it. */
+	const char *ok[] = {
+		"listen = 0.0.0.0\nallow_anonymous = yes\n",
+		"listen = 0.0.0.0\nchap_user = u\nchap_secret = 0123456789ab\n",
+		"listen = 0.0.0.0\ninitiator = iqn.1993-08.org.debian:01:host1\n",
+		"listen = ::\n" HOST1 "chap_user = u\nchap_secret = 0123456789ab\n",
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		char text[512];
+		snprintf(text, sizeof text, ISCSI_HDR "%s", ok[i]);
+		c = parse_ok(text);
+		vtl_config_free(c);
+	}
+}
+
+/* [iscsi] auth_fail_delay and advertise. */
+static void auth_fail_delay_and_advertise(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok(ISCSI_HDR "auth_fail_delay = 0\nadvertise = none\n");
+	assert_int_equal(c->iscsi.auth_fail_delay, 0);
+	assert_string_equal(c->iscsi.advertise, "none");
+	vtl_config_free(c);
+	c = parse_ok(ISCSI_HDR "auth_fail_delay = 60\nadvertise = 10.0.2.2:3260\n");
+	assert_int_equal(c->iscsi.auth_fail_delay, 60);
+	assert_string_equal(c->iscsi.advertise, "10.0.2.2:3260");
+	vtl_config_free(c);
+	expect_error(ISCSI_HDR "auth_fail_delay = 61\n", "t.conf:6: [iscsi] auth_fail_delay = 61: give a whole number "
+		     "from 0 to 60");
+	expect_error(ISCSI_HDR "auth_fail_delay = 2s\n", "t.conf:6: [iscsi] auth_fail_delay = 2s");
+}
+
+/* Writes text to dir/name with mode (exactly, whatever the umask), and loads it: the result code, err filled. */
+static int load_with_mode(const char *dir, const char *text, mode_t mode, char *err, size_t errlen, char *path,
+			  size_t plen)
+{
+	snprintf(path, plen, "%s/vtl.conf", dir);
+	unlink(path);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+	struct vtl_config *c = NULL;
+	int rc = vtl_config_load(path, &c, err, errlen);
+	if (rc)
+		assert_null(c);
+	vtl_config_free(c);
+	return rc;
+}
+
+/* A file with CHAP secrets must not be readable by others nor writable by its group. */
+static void secret_file_mode(void **state)
+{
+	(void)state;
+	char tmpl[PATH_MAX];
+	char *d = temp_dir(tmpl, sizeof tmpl);
+	char err[VTL_CFG_ERR_LEN], path[PATH_MAX + 16], want[2 * PATH_MAX + 256];
+	const char *shared = ISCSI_HDR "chap_user = u\nchap_secret = 0123456789ab\n";
+	const char *mutual = ISCSI_HDR "chap_user = u\nchap_secret = 0123456789ab\nmutual_user = t\n"
+			     "mutual_secret = 0123456789ac\n";
+	const char *host = LIB HOST1 "chap_user = u\nchap_secret = 0123456789ab\n";
+	const char *physical = LIB "[physical]\ntype = iscsi\nportal = 192.0.2.1:3260\n"
+			       "target = iqn.2026-01.com.example:lib\nchap_user = m\nchap_secret = 0123456789ab\n";
+
+	/* Allowed: owner only, and the group reading. */
+	EXPECT_RC(load_with_mode(d, shared, 0600, err, sizeof err, path, sizeof path), VTL_OK);
+	EXPECT_RC(load_with_mode(d, host, 0640, err, sizeof err, path, sizeof path), VTL_OK);
+	EXPECT_RC(load_with_mode(d, physical, 0400, err, sizeof err, path, sizeof path), VTL_OK);
+	/* Without secrets the mode does not matter. */
+	EXPECT_RC(load_with_mode(d, LIB, 0666, err, sizeof err, path, sizeof path), VTL_OK);
+
+	/* Refused, with the file, its mode and the fix. */
+	EXPECT_RC(load_with_mode(d, shared, 0644, err, sizeof err, path, sizeof path), VTL_E_CONFIG);
+	snprintf(want, sizeof want, "%s holds CHAP secrets but its mode 0644 lets other users read it: chmod 600 %s",
+		 path, path);
+	if (!strstr(err, want))
+		fail_msg("\"%s\" does not contain \"%s\"", err, want);
+	EXPECT_RC(load_with_mode(d, mutual, 0660, err, sizeof err, path, sizeof path), VTL_E_CONFIG);
+	assert_non_null(strstr(err, "its mode 0660 lets its group change it: chmod 600"));
+	EXPECT_RC(load_with_mode(d, host, 0604, err, sizeof err, path, sizeof path), VTL_E_CONFIG);
+	assert_non_null(strstr(err, "its mode 0604 lets other users read it"));
+	EXPECT_RC(load_with_mode(d, physical, 0666, err, sizeof err, path, sizeof path), VTL_E_CONFIG);
+	assert_non_null(strstr(err, "mode 0666"));
+	EXPECT_RC(load_with_mode(d, shared, 0602, err, sizeof err, path, sizeof path), VTL_E_CONFIG);
+	/* The secret itself is never in the message. */
+	assert_null(strstr(err, "0123456789ab"));
+	rm_rf(d);
 }
 
 /* The example shipped in etc/ parses (the tests run from the top of the tree; elsewhere it is skipped). */
@@ -648,7 +892,25 @@ static void migration_sections(void **state)
 		     "target = iqn.2026-01.com.example:ts4500\n");
 	assert_string_equal(c->physical.portal, "10.0.0.5:3260");
 	assert_string_equal(c->physical.initiator, "iqn.2026-01.org.vtl:migrator");
+	assert_string_equal(c->physical.mutual_user, "");
 	vtl_config_free(c);
+	/* Mutual CHAP for the library: the target's name and secret, as [iscsi] has them, and the same rules. */
+#define PHYS_ISCSI "[library]\nslots = 4\n" POOL "[physical]\ntype = iscsi\nportal = h\ntarget = iqn.2026-01.x:y\n"
+	c = parse_ok(PHYS_ISCSI "chap_user = migrator\nchap_secret = 123456789012\nmutual_user = ts4500\n"
+		     "mutual_secret = abcdefghijkl\n");
+	assert_string_equal(c->physical.chap_user, "migrator");
+	assert_string_equal(c->physical.mutual_user, "ts4500");
+	assert_string_equal(c->physical.mutual_secret, "abcdefghijkl");
+	vtl_config_free(c);
+	expect_error(PHYS_ISCSI "mutual_user = t\nmutual_secret = 123456789012\n",
+		     "t.conf:10: [physical] mutual CHAP (the target proving itself) needs one-way CHAP too");
+	expect_error(PHYS_ISCSI "chap_user = u\nchap_secret = 123456789012\nmutual_user = t\n",
+		     "t.conf:11: [physical] mutual_user is set but mutual_secret is not");
+	expect_error(PHYS_ISCSI "chap_user = u\nchap_secret = 123456789012\nmutual_user = t\nmutual_secret = "
+		     "123456789012\n", "t.conf:12: [physical] mutual_secret is the same as chap_secret");
+	expect_error(PHYS_ISCSI "chap_user = u\n", "t.conf:9: [physical] chap_user is set but chap_secret is not");
+	expect_error(PHYS_ISCSI "mutual_user = t\nmutual_secret = short\n", "t.conf:10: mutual_secret is 5 characters");
+#undef PHYS_ISCSI
 
 	expect_error("[library]\nslots = 4\n" POOL "[physical]\ntype = tape\n",
 		     "t.conf:6: [physical] type = 'tape': use sim");
@@ -787,8 +1049,13 @@ int main(void)
 		cmocka_unit_test(load_file),
 		cmocka_unit_test(shipped_example),
 		cmocka_unit_test(iscsi_security),
+		cmocka_unit_test(initiator_sections),
+		cmocka_unit_test(exposure),
+		cmocka_unit_test(auth_fail_delay_and_advertise),
+		cmocka_unit_test(secret_file_mode),
 		cmocka_unit_test(nop_interval),
 		cmocka_unit_test(iscsi_limits),
+		cmocka_unit_test(control_group),
 		cmocka_unit_test(migration_sections),
 		cmocka_unit_test(policy_section),
 	};

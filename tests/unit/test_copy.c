@@ -160,16 +160,27 @@ static void stacked_copies_verify(void **state)
 	assert_int_equal(st.file, 2);
 
 	char err[256];
-	EXPECT_RC(copy_verify(lib, 0, r1.block, "S00001L8", r1.digest, &v, err, sizeof err), 0);
+	struct copy_expect w1 = {"S00001L8", r1.digest, r1.stream_bytes}, w2 = {"S00002L8", r2.digest, r2.stream_bytes};
+	EXPECT_RC(copy_verify(lib, 0, r1.block, &w1, &v, err, sizeof err), 0);
 	assert_string_equal(v.digest, r1.digest);
 	assert_int_equal(v.objects, r1.objects);
-	EXPECT_RC(copy_verify(lib, 0, r2.block, "S00002L8", r2.digest, &v, err, sizeof err), 0);
-	/* The wrong cartridge or digest, or a block that is no header, is told apart. */
-	assert_int_equal(copy_verify(lib, 0, r2.block, "S00001L8", NULL, &v, err, sizeof err), VTL_E_MEDIUM);
-	assert_non_null(strstr(err, "not the header"));
-	assert_int_equal(copy_verify(lib, 0, r1.block, "S00001L8", r2.digest, &v, err, sizeof err), VTL_E_MEDIUM);
+	EXPECT_RC(copy_verify(lib, 0, r2.block, &w2, &v, err, sizeof err), 0);
+	/* The wrong cartridge, length or digest, or a block that is no header, is told apart. */
+	struct copy_expect wrong = {"S00001L8", NULL, r2.stream_bytes};
+	assert_int_equal(copy_verify(lib, 0, r2.block, &wrong, &v, err, sizeof err), VTL_E_MEDIUM);
+	assert_string_equal(err, "header: barcode S00002L8, the catalog says S00001L8");
+	wrong = (struct copy_expect){"S00001L8", NULL, r1.stream_bytes + 1};
+	assert_int_equal(copy_verify(lib, 0, r1.block, &wrong, &v, err, sizeof err), VTL_E_MEDIUM);
+	char want_err[256];
+	snprintf(want_err, sizeof want_err, "header: stream_bytes %llu, the catalog says %llu",
+		 (unsigned long long)r1.stream_bytes, (unsigned long long)r1.stream_bytes + 1);
+	assert_string_equal(err, want_err);
+	wrong = (struct copy_expect){"S00001L8", r2.digest, r1.stream_bytes};
+	assert_int_equal(copy_verify(lib, 0, r1.block, &wrong, &v, err, sizeof err), VTL_E_MEDIUM);
 	assert_non_null(strstr(err, "digest"));
-	assert_int_equal(copy_verify(lib, 0, 1, NULL, NULL, &v, err, sizeof err), VTL_E_MEDIUM);
+	struct copy_expect any = {NULL, NULL, 0};
+	assert_int_equal(copy_verify(lib, 0, 1, &any, &v, err, sizeof err), VTL_E_MEDIUM);
+	assert_non_null(strstr(err, "header block: too long"));
 }
 
 /* One byte of a data block changed on the tape: the verify says which check failed. */
@@ -191,7 +202,8 @@ static void damaged_tape_fails_verify(void **state)
 	assert_int_equal(pwrite(fd, &b, 1, at), 1);
 	close(fd);
 	char err[256];
-	assert_int_equal(copy_verify(lib, 0, r.block, "S00001L8", r.digest, &v, err, sizeof err), VTL_E_MEDIUM);
+	struct copy_expect want = {"S00001L8", r.digest, r.stream_bytes};
+	assert_int_equal(copy_verify(lib, 0, r.block, &want, &v, err, sizeof err), VTL_E_MEDIUM);
 	assert_true(strstr(err, "damaged record") || strstr(err, "trailer"));
 }
 
@@ -230,13 +242,108 @@ static void write_error_fails_copy(void **state)
 	assert_true(r.counters.blocks < r.data_blocks);
 }
 
+/* Writes a forged copy at the drive's position: a header saying h, then data blocks of len bytes, a filemark. */
+static void forge_copy(const struct copy_header *h, unsigned blocks, size_t len)
+{
+	uint8_t hb[COPY_HEADER_LEN];
+	copy_header_encode(h, hb);
+	EXPECT_RC(lib->ops->write_block(lib, 0, hb, sizeof hb), 0);
+	uint8_t *b = talloc(len);
+	memset(b, 0x5A, len);
+	for (unsigned i = 0; i < blocks; i++)
+		EXPECT_RC(lib->ops->write_block(lib, 0, b, len), 0);
+	EXPECT_RC(lib->ops->write_filemarks(lib, 0, 1), 0);
+}
+
+/* A header saying h for S00001L8 (stream_bytes as given), then blocks data blocks of len bytes, a filemark. */
+static void forge(uint32_t block_size, uint64_t stream_bytes, unsigned blocks, size_t len)
+{
+	struct copy_header h = {.block_size = block_size, .stream_bytes = stream_bytes};
+	snprintf(h.barcode, sizeof h.barcode, "S00001L8");
+	forge_copy(&h, blocks, len);
+}
+
+static void expect_refusal(const struct copy_expect *want, const char *msg)
+{
+	struct copy_result v;
+	char err[256];
+	assert_int_equal(copy_verify(lib, 0, 0, want, &v, err, sizeof err), VTL_E_MEDIUM);
+	assert_string_equal(err, msg);
+}
+
+/*
+ * A header whose block size (1) and stream length (2^62 + 2) made the count
+ * of CRCs wrap (a heap overflow in the check of the data blocks): refused
+ * before anything is read or allocated, even when the catalog says the same
+ * length, with the field, what the tape says and the bound or the catalog's
+ * value. The recall path (a stage) refuses it the same way and appends nothing.
+ */
+static void forged_header_sizes_are_refused(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t huge = (1ull << 62) + 2;
+	forge(1, huge, 64, 1);
+	struct copy_expect want = {"S00001L8", NULL, huge};
+	expect_refusal(&want, "header: block_size 1, outside 4096..8388608 (the drive's READ BLOCK LIMITS)");
+	EXPECT_RC(vtl_cart_create(f->pool, "S00009L8"), 0);
+	struct vtl_cart_params wp = {0};
+	struct vtl_cart *dst = tl_cart_open(f->pool, "S00009L8", &wp);
+	struct copy_result v;
+	char err[256];
+	assert_int_equal(copy_stage(lib, 0, 0, &want, dst, NULL, &v, err, sizeof err), VTL_E_MEDIUM);
+	assert_string_equal(err, "header: block_size 1, outside 4096..8388608 (the drive's READ BLOCK LIMITS)");
+	struct vtl_position pos;
+	vtl_cart_position(dst, &pos);
+	assert_int_equal(pos.eod, 0);
+	EXPECT_RC(vtl_cart_close(dst), 0);
+	/* Above the drive's READ BLOCK LIMITS maximum (the simulated drive's: 8 MiB). */
+	EXPECT_RC(lib->ops->locate(lib, 0, 0), 0);
+	forge(16u << 20, 16u << 20, 1, 4096);
+	want.stream_bytes = 16u << 20;
+	expect_refusal(&want, "header: block_size 16777216, outside 4096..8388608 (the drive's READ BLOCK LIMITS)");
+}
+
+/* The header's length against the catalog's, and a catalog (damaged too) that agrees with a length no tape holds. */
+static void forged_stream_length_is_refused(void **state)
+{
+	(void)state;
+	forge(4096, (1ull << 62) + 2, 3, 4096);
+	struct copy_expect want = {"S00001L8", NULL, 8192};
+	expect_refusal(&want, "header: stream_bytes 4611686018427387906, the catalog says 8192");
+	want.stream_bytes = (1ull << 62) + 2;
+	expect_refusal(&want, "header: stream_bytes 4611686018427387906, more than a copy may hold (35184372088832)");
+}
+
+/* A trailer that goes on past what the header implies ends at the first block too many, not at a filemark. */
+static void endless_trailer_is_refused(void **state)
+{
+	(void)state;
+	uint8_t hb[COPY_HEADER_LEN];
+	struct copy_header h = {.block_size = 4096};
+	snprintf(h.barcode, sizeof h.barcode, "S00001L8");
+	copy_header_encode(&h, hb);
+	EXPECT_RC(lib->ops->write_block(lib, 0, hb, sizeof hb), 0);
+	uint8_t junk[4096] = {0};
+	EXPECT_RC(lib->ops->write_block(lib, 0, junk, 60), 0); /* an empty stream's trailer is 60 bytes */
+	for (int i = 0; i < 100; i++)
+		EXPECT_RC(lib->ops->write_block(lib, 0, junk, sizeof junk), 0);
+	struct copy_expect want = {"S00001L8", NULL, 0};
+	expect_refusal(&want, "trailer: another block where the filemark should be (the header implies 60 trailer bytes)");
+	/* Its first block longer than the header implies. */
+	EXPECT_RC(lib->ops->locate(lib, 0, 1), 0);
+	EXPECT_RC(lib->ops->write_block(lib, 0, junk, sizeof junk), 0);
+	EXPECT_RC(lib->ops->write_filemarks(lib, 0, 1), 0);
+	expect_refusal(&want, "trailer block 0: 4096 bytes, the header implies 60");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(stream_reads_agree), T(stacked_copies_verify), T(damaged_tape_fails_verify),
-		T(damaged_cartridge_is_refused), T(write_error_fails_copy),
+		T(damaged_cartridge_is_refused), T(write_error_fails_copy), T(forged_header_sizes_are_refused),
+		T(forged_stream_length_is_refused), T(endless_trailer_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

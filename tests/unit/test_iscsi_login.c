@@ -225,6 +225,9 @@ static void open_iscsi_discovery(void **state)
 		       LOGIN_AUTH_FAILED, ISCSI_STAGE_SECURITY);
 }
 
+/* The initiator's challenge for mutual CHAP: id 7 and sixteen 0xA5 bytes. */
+#define MUTUAL_CHALLENGE "CHAP_I=7\0CHAP_C=0xa5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5"
+
 /* Reads CHAP_I and CHAP_C of the target's challenge from the response. */
 static void read_challenge(uint8_t *id, uint8_t *chal, size_t *clen)
 {
@@ -244,14 +247,28 @@ static void read_challenge(uint8_t *id, uint8_t *chal, size_t *clen)
 	iscsi_text_free(&t);
 }
 
-/* libiscsi's CHAP: offer with T, CHAP_A=5 without T, then the response with T. Returns the last step's result. */
-static enum iscsi_login_result chap_login(const char *secret, const char *user, const char *mutual, size_t mlen)
+/*
+ * libiscsi's CHAP as initiator ini, in a normal or a discovery session: offer
+ * with T, CHAP_A=5 without T, then the response with T. Returns the last
+ * step's result, or the first one's when the name is refused before CHAP.
+ */
+static enum iscsi_login_result chap_login_as(const char *ini, bool discovery, const char *secret, const char *user,
+					     const char *mutual, size_t mlen)
 {
-	assert_int_equal(step(F_SEC_TO_OP, TXT("InitiatorName=" INI "\0TargetName=" IQN
-						"\0SessionType=Normal\0AuthMethod=CHAP,None")),
-			 ISCSI_LOGIN_CONTINUE);
+	char first[512];
+	int fl = discovery ? snprintf(first, sizeof first, "InitiatorName=%s%cSessionType=Discovery%cAuthMethod=CHAP,None",
+				      ini, 0, 0)
+			   : snprintf(first, sizeof first, "InitiatorName=%s%cTargetName=" IQN "%cSessionType=Normal%c"
+				      "AuthMethod=CHAP,None", ini, 0, 0, 0);
+	enum iscsi_login_result res = step(F_SEC_TO_OP, first, (size_t)fl + 1);
+	if (res == ISCSI_LOGIN_FAILED)
+		return res;
+	assert_int_equal(res, ISCSI_LOGIN_CONTINUE);
 	expect_header(0x00, LOGIN_OK, 0, STATSN); /* no transit while CHAP is under way */
-	expect_text(TXT("AuthMethod=CHAP\0TargetAlias=VTL\0TargetPortalGroupTag=1"));
+	if (discovery)
+		expect_text(TXT("AuthMethod=CHAP"));
+	else
+		expect_text(TXT("AuthMethod=CHAP\0TargetAlias=VTL\0TargetPortalGroupTag=1"));
 	assert_int_equal(step(F_SEC_STAY, TXT("CHAP_A=5")), ISCSI_LOGIN_CONTINUE);
 	expect_header(0x00, LOGIN_OK, 0, STATSN + 1);
 	uint8_t id, chal[CHAP_BINARY_MAX], r[CHAP_RESPONSE_LEN];
@@ -266,6 +283,133 @@ static enum iscsi_login_result chap_login(const char *secret, const char *user, 
 	int n = snprintf(text, sizeof text, "CHAP_N=%s%cCHAP_R=%s%c", user, 0, hex, 0);
 	memcpy(text + n, mutual, mlen);
 	return step(F_SEC_TO_OP, text, (size_t)n + mlen);
+}
+
+static enum iscsi_login_result chap_login(const char *secret, const char *user, const char *mutual, size_t mlen)
+{
+	return chap_login_as(INI, false, secret, user, mutual, mlen);
+}
+
+/* A new login on the same cfg. */
+static void relogin(void)
+{
+	iscsi_login_free(&login);
+	iscsi_login_init(&login, &cfg, TSIH, STATSN);
+}
+
+#define HOST2 "iqn.1993-08.org.debian:01:host2"
+#define PLAIN "iqn.2026-01.com.example:plain"
+static const struct iscsi_credentials hosts[] = {
+	{.initiator_name = INI, .chap_user = "host1", .chap_secret = "host1 secret 0123", .discovery_chap = true,
+	 .mutual_user = "vtl-for-host1", .mutual_secret = "host1-target-secret"},
+	{.initiator_name = HOST2, .chap_user = "host2", .chap_secret = "host2-secret-456"},
+};
+static const char *plain_only[] = {PLAIN};
+
+/* hosts as per-initiator credentials, with PLAIN as an initiator line when plain; a new login. */
+static void hosts_cfg(bool plain)
+{
+	cfg.hosts = hosts;
+	cfg.n_hosts = 2;
+	cfg.initiators = plain_only;
+	cfg.n_initiators = plain ? 1 : 0;
+	relogin();
+}
+
+/* Each host its own credentials: the name claimed picks them, and only they let that name in (02/01 otherwise). */
+static void chap_per_initiator(void **state)
+{
+	(void)state;
+	chap_cfg(false); /* the shared credentials, for initiators without their own */
+	hosts_cfg(true);
+	assert_int_equal(chap_login_as(INI, false, "host1 secret 0123", "host1", "", 0), ISCSI_LOGIN_CONTINUE);
+	expect_header(F_SEC_TO_OP, LOGIN_OK, 0, STATSN + 2);
+	assert_true(login.params.chap_used);
+	relogin();
+	assert_int_equal(chap_login_as(HOST2, false, "host2-secret-456", "host2", "", 0), ISCSI_LOGIN_CONTINUE);
+	expect_header(F_SEC_TO_OP, LOGIN_OK, 0, STATSN + 2);
+
+	/* host2 claiming host1's name with its own credentials, or host1's CHAP name with host2's secret. */
+	relogin();
+	expect_failure(chap_login_as(INI, false, "host2-secret-456", "host2", "", 0), LOGIN_AUTH_FAILED,
+		       ISCSI_STAGE_SECURITY);
+	assert_string_equal(login.reason, "wrong CHAP name or response");
+	relogin();
+	expect_failure(chap_login_as(INI, false, "host2-secret-456", "host1", "", 0), LOGIN_AUTH_FAILED,
+		       ISCSI_STAGE_SECURITY);
+	/* The shared credentials do not open a name that has its own. */
+	relogin();
+	expect_failure(chap_login_as(INI, false, "initiator-secret", "alice", "", 0), LOGIN_AUTH_FAILED,
+		       ISCSI_STAGE_SECURITY);
+	/* A listed initiator without its own uses the shared ones, and no host's. */
+	relogin();
+	assert_int_equal(chap_login_as(PLAIN, false, "initiator-secret", "alice", "", 0), ISCSI_LOGIN_CONTINUE);
+	expect_header(F_SEC_TO_OP, LOGIN_OK, 0, STATSN + 2);
+	relogin();
+	expect_failure(chap_login_as(PLAIN, false, "host1 secret 0123", "host1", "", 0), LOGIN_AUTH_FAILED,
+		       ISCSI_STAGE_SECURITY);
+	/* Sections are the allow list too: a name in neither is not let in, whatever it knows. */
+	relogin();
+	expect_failure(chap_login_as("iqn.2026-01.com.example:stranger", false, "initiator-secret", "alice", "", 0),
+		       LOGIN_FORBIDDEN, ISCSI_STAGE_SECURITY);
+}
+
+/* Without shared credentials: a host with its own must use CHAP, a listed one without logs in with None. */
+static void chap_per_initiator_only(void **state)
+{
+	(void)state;
+	hosts_cfg(true);
+	expect_failure(step(F_SEC_TO_OP, TXT("InitiatorName=" INI "\0TargetName=" IQN "\0AuthMethod=None")),
+		       LOGIN_AUTH_FAILED, ISCSI_STAGE_SECURITY);
+	relogin();
+	assert_int_equal(step(F_SEC_TO_OP, TXT("InitiatorName=" PLAIN "\0TargetName=" IQN "\0AuthMethod=None")),
+			 ISCSI_LOGIN_CONTINUE);
+	expect_header(F_SEC_TO_OP, LOGIN_OK, 0, STATSN);
+	/* With only hosts and no initiator lines, the hosts are the whole allow list. */
+	hosts_cfg(false);
+	expect_failure(step(F_SEC_TO_OP, TXT("InitiatorName=" PLAIN "\0TargetName=" IQN "\0AuthMethod=None")),
+		       LOGIN_FORBIDDEN, ISCSI_STAGE_SECURITY);
+}
+
+/* Discovery with a host's own credentials, as its discovery_chap says. */
+static void chap_per_initiator_discovery(void **state)
+{
+	(void)state;
+	hosts_cfg(false);
+	/* host1: discovery_chap = yes, so None is refused and its own secret works. */
+	expect_failure(step(F_SEC_TO_OP, TXT("InitiatorName=" INI "\0SessionType=Discovery\0AuthMethod=None")),
+		       LOGIN_AUTH_FAILED, ISCSI_STAGE_SECURITY);
+	relogin();
+	assert_int_equal(chap_login_as(INI, true, "host1 secret 0123", "host1", "", 0), ISCSI_LOGIN_CONTINUE);
+	expect_header(F_SEC_TO_OP, LOGIN_OK, 0, STATSN + 2);
+	assert_true(login.params.chap_used);
+	relogin();
+	expect_failure(chap_login_as(INI, true, "host2-secret-456", "host2", "", 0), LOGIN_AUTH_FAILED,
+		       ISCSI_STAGE_SECURITY);
+	/* host2: discovery_chap = no, so None is fine, and so is its own CHAP. */
+	relogin();
+	assert_int_equal(step(F_SEC_TO_OP, TXT("InitiatorName=" HOST2 "\0SessionType=Discovery\0AuthMethod=None")),
+			 ISCSI_LOGIN_CONTINUE);
+	expect_text(TXT("AuthMethod=None"));
+	relogin();
+	assert_int_equal(chap_login_as(HOST2, true, "host2-secret-456", "host2", "", 0), ISCSI_LOGIN_CONTINUE);
+	expect_header(F_SEC_TO_OP, LOGIN_OK, 0, STATSN + 2);
+}
+
+/* Mutual CHAP: a host's own target credentials, else the shared ones. */
+static void chap_per_initiator_mutual(void **state)
+{
+	(void)state;
+	chap_cfg(true);
+	hosts_cfg(false);
+	assert_int_equal(chap_login_as(INI, false, "host1 secret 0123", "host1", TXT(MUTUAL_CHALLENGE)),
+			 ISCSI_LOGIN_CONTINUE);
+	/* MD5(7 || "host1-target-secret" || 16 x A5), computed with Python's hashlib. */
+	expect_text(TXT("CHAP_N=vtl-for-host1\0CHAP_R=0x8bd459c98689b20f950d66984f9481f7"));
+	relogin();
+	assert_int_equal(chap_login_as(HOST2, false, "host2-secret-456", "host2", TXT(MUTUAL_CHALLENGE)),
+			 ISCSI_LOGIN_CONTINUE);
+	expect_text(TXT("CHAP_N=vtl-target\0CHAP_R=0xdfb80b931d7cfd7400334fbaaf38d62a"));
 }
 
 static void chap_one_way(void **state)
@@ -295,8 +439,6 @@ static void chap_wrong_secret_or_name(void **state)
 	expect_failure(chap_login("initiator-secret", "bob", "", 0), LOGIN_AUTH_FAILED, ISCSI_STAGE_SECURITY);
 }
 
-/* The initiator's challenge for mutual CHAP: id 7 and sixteen 0xA5 bytes. */
-#define MUTUAL_CHALLENGE "CHAP_I=7\0CHAP_C=0xa5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5"
 
 static void chap_mutual(void **state)
 {
@@ -569,6 +711,8 @@ int main(void)
 		T(chap_mutual_refused),     T(chap_refuses_none_and_skipping), T(chap_reflection_refused),
 		T(status_table),            T(sequence_errors),        T(odd_keys_and_values),
 		T(continued_text),          T(sendtargets),            T(portal_format),
+		T(chap_per_initiator),      T(chap_per_initiator_only), T(chap_per_initiator_discovery),
+		T(chap_per_initiator_mutual),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -524,6 +524,66 @@ static void copies_go_to_each_pool(void **state)
 	mig.copies = NULL;
 }
 
+/* Counts the event log's lines that are exactly arg's text. */
+struct event_match {
+	const char *what;
+	unsigned n;
+};
+
+static int match_event(const struct cat_event *e, void *arg)
+{
+	struct event_match *m = arg;
+	m->n += strcmp(e->what, m->what) == 0;
+	return 0;
+}
+
+/*
+ * A tape whose copy header was forged (block size 1, a length of 2^62 + 2,
+ * CRC made right): the recall refuses it with the field and what the tape
+ * and the catalog say, logs it, marks the copy bad and leaves the cartridge
+ * migrated; nothing is marked good.
+ */
+static void forged_header_fails_recall(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00016L8", 10, 16);
+	struct migrate_report r;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00016L8", 0, &r, err, sizeof err), 0);
+	assert_int_equal(r.copy.block, 0); /* the tape's first record: its header at byte 4 of the tape file */
+	release(h, "M00016L8");
+	char path[TL_DIR_LEN + 64];
+	snprintf(path, sizeof path, "%s/%s.tape", tapes, r.tape);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t hb[COPY_HEADER_LEN];
+	assert_int_equal(pread(fd, hb, sizeof hb, 4), sizeof hb);
+	struct copy_header ch;
+	EXPECT_RC(copy_header_decode(hb, sizeof hb, &ch), 0);
+	ch.block_size = 1;
+	ch.stream_bytes = (1ull << 62) + 2;
+	copy_header_encode(&ch, hb);
+	assert_int_equal(pwrite(fd, hb, sizeof hb, 4), sizeof hb);
+	close(fd);
+	int64_t job;
+	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_RECALL, "M00016L8", &job), 0);
+	assert_int_equal(migrate_recall(&mig, "M00016L8", job, err, sizeof err), VTL_E_MEDIUM);
+	char want[256];
+	snprintf(want, sizeof want, "recall of M00016L8 from %s file 0 failed: header: block_size 1, outside "
+		 "4096..8388608 (the drive's READ BLOCK LIMITS)", r.tape);
+	assert_string_equal(err, want);
+	struct event_match logged = {want, 0};
+	EXPECT_RC(catalog_event_list(h->cat, 0, 0, match_event, &logged), 0);
+	assert_int_equal(logged.n, 1);
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00016L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_MIGRATED);
+	assert_string_equal(copies_of(h, "M00016L8").k[0].state, "bad");
+	struct cat_job j;
+	EXPECT_RC(catalog_job_get(h->cat, job, &j), 0);
+	assert_int_equal(j.state, CAT_JOB_FAILED);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -533,7 +593,7 @@ int main(void)
 		T(refused_cartridges), T(damaged_copy_is_marked_bad), T(native_copy_reads_as_the_cartridge),
 		T(end_of_tape_moves_to_another_tape), T(offline_drive_fails_job_not_tapes),
 		T(read_error_in_verify_marks_copy_bad), T(recall_falls_back_to_the_older_copy), T(cancelled_recall_resumes),
-		T(copies_go_to_each_pool),
+		T(copies_go_to_each_pool), T(forged_header_fails_recall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,6 +58,36 @@ static int teardown(void **state)
 	return host_teardown(state);
 }
 
+/* A physical tape of pool in the catalog, and a good copy of bc on it. */
+static void good_copy(struct host *h, const char *bc, const char *tape, const char *pool)
+{
+	struct cat_ptape t = {.slot = -1, .capacity = 1ull << 40};
+	snprintf(t.barcode, sizeof t.barcode, "%s", tape);
+	snprintf(t.library, sizeof t.library, "sim");
+	snprintf(t.state, sizeof t.state, "filling");
+	snprintf(t.pool, sizeof t.pool, "%s", pool);
+	int rc = catalog_ptape_add(h->cat, &t);
+	assert_true(rc == VTL_OK || rc == VTL_E_EXISTS);
+	struct cat_ptape g;
+	EXPECT_RC(catalog_ptape_get(h->cat, tape, &g), 0);
+	struct vtl_cart_params rp = {.readonly = true};
+	struct vtl_cart *c = tl_cart_open(h->fx->pool, bc, &rp);
+	struct cat_copy k = {.file = g.files, .length = vtl_cart_stream_size(c)}; /* what a copy of it holds */
+	EXPECT_RC(vtl_cart_close(c), 0);
+	snprintf(k.barcode, sizeof k.barcode, "%s", bc);
+	snprintf(k.tape, sizeof k.tape, "%s", tape);
+	snprintf(k.digest, sizeof k.digest, "crc32c-blocks:00000000");
+	snprintf(k.state, sizeof k.state, CAT_COPY_GOOD);
+	EXPECT_RC(catalog_copy_commit(h->cat, &k, 1, NULL), 0);
+}
+
+/* Premigrated, as a verified copy makes a cartridge: the cache state and a good copy of its records. */
+static void premigrate(struct host *h, const char *bc)
+{
+	good_copy(h, bc, "T00001L8", pcfg.copy_pools ? pcfg.copy_pool[0] : "default");
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, bc, CAT_CACHE_PREMIGRATED), 0);
+}
+
 /*
  * A cartridge of LIB1 in element (a slot or a mail slot) with blocks blocks
  * of incompressible data on disk and its totals in the catalog; mounted: its
@@ -79,7 +109,10 @@ static void cart(struct host *h, const char *bc, uint16_t element, unsigned bloc
 	vtl_cart_position(c, &pos);
 	EXPECT_RC(vtl_cart_close(c), 0);
 	EXPECT_RC(catalog_cartridge_usage(h->cat, bc, (uint64_t)blocks * BLOCK, pos.stored_bytes, pos.eod, mounted), 0);
-	EXPECT_RC(catalog_cartridge_set_cache(h->cat, bc, cache), 0);
+	if (cache == CAT_CACHE_PREMIGRATED)
+		premigrate(h, bc);
+	else
+		EXPECT_RC(catalog_cartridge_set_cache(h->cat, bc, cache), 0);
 }
 
 static struct policy_report pass_draining(struct host *h, int64_t now, bool draining)
@@ -266,20 +299,20 @@ static void releases_go_on_down_to_low_water(void **state)
 {
 	struct host *h = *state;
 	fill_pool(h, CAT_CACHE_RESIDENT);
-	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00003L8", CAT_CACHE_PREMIGRATED), 0);
+	premigrate(h, "A00003L8");
 	struct policy_report r = pass(h, time(NULL));
 	expect_list(&r.released, (const char *const[]){"A00003L8"}, 1);
 	assert_true(r.after.percent < pcfg.high_water && r.after.percent > pcfg.low_water);
 	assert_true(r.draining);
 	/* A00001L8 was copied meanwhile: the pool is below high water, yet still draining. */
 	finish_jobs(h);
-	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00001L8", CAT_CACHE_PREMIGRATED), 0);
+	premigrate(h, "A00001L8");
 	r = pass_draining(h, time(NULL), r.draining);
 	expect_list(&r.released, (const char *const[]){"A00001L8"}, 1);
 	assert_true(r.after.percent <= pcfg.low_water);
 	assert_false(r.draining);
 	/* At low water: the next premigrated cartridge keeps its disk copy. */
-	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00002L8", CAT_CACHE_PREMIGRATED), 0);
+	premigrate(h, "A00002L8");
 	r = pass_draining(h, time(NULL), r.draining);
 	assert_int_equal(r.released.n, 0);
 	/* Without the hysteresis, below high water, nothing is released either. */
@@ -321,8 +354,8 @@ static void pressure_queues_copies(void **state)
 	assert_int_equal(queued_jobs(h), 2);
 	/* Once they are copied and released, the pool is at low water again. */
 	finish_jobs(h);
-	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00003L8", CAT_CACHE_PREMIGRATED), 0);
-	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "A00001L8", CAT_CACHE_PREMIGRATED), 0);
+	premigrate(h, "A00003L8");
+	premigrate(h, "A00001L8");
 	r = pass(h, time(NULL));
 	expect_list(&r.released, (const char *const[]){"A00003L8", "A00001L8"}, 2);
 	assert_true(r.after.percent <= pcfg.low_water);
@@ -359,25 +392,6 @@ static void release_by_hand(void **state)
 	assert_non_null(strstr(err, "P00001L8 is migrated, not premigrated"));
 }
 
-/* A physical tape of pool in the catalog, and a good copy of bc on it. */
-static void good_copy(struct host *h, const char *bc, const char *tape, const char *pool)
-{
-	struct cat_ptape t = {.slot = -1, .capacity = 1ull << 40};
-	snprintf(t.barcode, sizeof t.barcode, "%s", tape);
-	snprintf(t.library, sizeof t.library, "sim");
-	snprintf(t.state, sizeof t.state, "filling");
-	snprintf(t.pool, sizeof t.pool, "%s", pool);
-	int rc = catalog_ptape_add(h->cat, &t);
-	assert_true(rc == VTL_OK || rc == VTL_E_EXISTS);
-	struct cat_ptape g;
-	EXPECT_RC(catalog_ptape_get(h->cat, tape, &g), 0);
-	struct cat_copy k = {.file = g.files, .length = 1};
-	snprintf(k.barcode, sizeof k.barcode, "%s", bc);
-	snprintf(k.tape, sizeof k.tape, "%s", tape);
-	snprintf(k.digest, sizeof k.digest, "crc32c-blocks:00000000");
-	snprintf(k.state, sizeof k.state, CAT_COPY_GOOD);
-	EXPECT_RC(catalog_copy_commit(h->cat, &k, 1, NULL), 0);
-}
 
 /*
  * Two copy pools: a premigrated cartridge with a copy in the first only gets
@@ -419,6 +433,42 @@ static void copy_pools_gate_release(void **state)
 	assert_int_equal(cache_of(h, "A00001L8"), CAT_CACHE_PREMIGRATED);
 }
 
+/*
+ * A catalog that says premigrated over a disk copy that changed since its
+ * copy was made (a first write whose catalog change was lost): the disk
+ * copy is compared with the good copies before anything is released, and
+ * kept, with the reason in the error and the event log.
+ */
+static void changed_disk_copy_kept(void **state)
+{
+	struct host *h = *state;
+	cart(h, "D00001L8", SLOT0, 2, false, CAT_CACHE_PREMIGRATED);
+	struct vtl_cart_params p = {0};
+	struct vtl_cart *c = tl_cart_open(h->fx->pool, "D00001L8", &p);
+	EXPECT_RC(vtl_cart_space_eod(c), 0);
+	static uint8_t buf[BLOCK];
+	gen_data(buf, sizeof buf, 77, false);
+	EXPECT_RC(vtl_cart_write_block(c, buf, sizeof buf), 0); /* newer data the tape copy does not have */
+	EXPECT_RC(vtl_cart_close(c), 0);
+	char err[512] = "";
+	uint64_t freed = 0;
+	assert_int_equal(policy_release(h->cat, h->fx->pool, &pcfg, "D00001L8", "test", &freed, err, sizeof err),
+			 VTL_E_CORRUPT);
+	assert_non_null(strstr(err, "not released"));
+	assert_int_equal(freed, 0);
+	assert_int_equal(cache_of(h, "D00001L8"), CAT_CACHE_PREMIGRATED);
+	struct cat_event ev = {0};
+	EXPECT_RC(catalog_event_list(h->cat, 0, 0, last_event, &ev), 0);
+	assert_non_null(strstr(ev.what, "release D00001L8 refused"));
+	/* The disk copy is whole: three blocks. */
+	c = tl_cart_open(h->fx->pool, "D00001L8", &p);
+	EXPECT_RC(vtl_cart_space_eod(c), 0);
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
+	assert_int_equal(pos.eod, 3);
+	EXPECT_RC(vtl_cart_close(c), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -426,7 +476,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(candidates_per_rule), T(release_lru_down_to_low_water), T(releases_go_on_down_to_low_water),
 		T(busy_cartridge_skipped),
-		T(pressure_queues_copies), T(release_by_hand), T(copy_pools_gate_release),
+		T(pressure_queues_copies), T(release_by_hand), T(copy_pools_gate_release), T(changed_disk_copy_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -300,6 +300,11 @@ static int jobs_live(struct ctl *ctl)
 	int rc = ctl_migrator_raw(ctl, "jobs", answer, sizeof answer);
 	if (rc)
 		return rc;
+	if (strncmp(answer, "{\"ok\":true", 10) != 0) { /* refused (not this user's socket, busy): not an empty list */
+		char e[512];
+		ans_text(answer, "error", e, sizeof e);
+		return ctl_err(ctl, VTLCTL_FAIL, "%s", e[0] ? e : answer);
+	}
 	if (ctl->json) {
 		printf("%s\n", answer);
 		return 0;

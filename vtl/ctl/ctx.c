@@ -199,6 +199,10 @@ static int daemon_exchange(struct ctl *ctl, enum daemon_kind d, const char *req,
 	int rc = ctlsock_exchange(daemon_socket(ctl, d), req, answer, cap, DAEMON_TIMEOUT_MS);
 	if (rc == -1)
 		return ctl_err(ctl, VTLCTL_FAIL, "%s does not answer on %s", daemon_name(d), daemon_socket(ctl, d));
+	if (rc == -3)
+		return ctl_err(ctl, VTLCTL_FAIL, "this user may not use %s's control socket %s (permission denied): run as "
+			       "root, as %s's user, or as a member of its control_group", daemon_name(d),
+			       daemon_socket(ctl, d), daemon_name(d));
 	if (rc)
 		return ctl_err(ctl, VTLCTL_FAIL, "%s did not answer the request", daemon_name(d));
 	return 0;

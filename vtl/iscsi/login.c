@@ -191,20 +191,57 @@ static bool answer_uint(struct iscsi_login *l, const char *key, uint64_t v)
 	return true;
 }
 
+/* The entry of name in cfg->hosts, or NULL. iSCSI names compare case-insensitively (RFC 3722). */
+static const struct iscsi_credentials *host_of(const struct iscsi_target_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->n_hosts; i++)
+		if (cfg->hosts[i].initiator_name && strcasecmp(cfg->hosts[i].initiator_name, name) == 0)
+			return &cfg->hosts[i];
+	return NULL;
+}
+
 static bool initiator_allowed(const struct iscsi_target_config *cfg, const char *name)
 {
-	if (cfg->n_initiators == 0)
+	if (cfg->n_initiators == 0 && cfg->n_hosts == 0)
 		return true;
 	for (size_t i = 0; i < cfg->n_initiators; i++)
-		if (strcasecmp(cfg->initiators[i], name) == 0) /* iSCSI names compare case-insensitively (RFC 3722) */
+		if (strcasecmp(cfg->initiators[i], name) == 0)
 			return true;
-	return false;
+	return host_of(cfg, name) != NULL;
+}
+
+/*
+ * The credentials a login must prove: its own entry's when the name it
+ * claims has one (mutual ones falling back to the shared), else the shared.
+ * Whoever claims a name must know that name's secret.
+ */
+static struct iscsi_credentials credentials_of(const struct iscsi_target_config *cfg, const char *name)
+{
+	const struct iscsi_credentials *h = host_of(cfg, name);
+	struct iscsi_credentials c = {.initiator_name = name, .chap_user = cfg->chap_user, .chap_secret = cfg->chap_secret,
+				      .mutual_user = cfg->mutual_user, .mutual_secret = cfg->mutual_secret,
+				      .discovery_chap = cfg->discovery_chap};
+	if (h) {
+		c.chap_user = h->chap_user;
+		c.chap_secret = h->chap_secret;
+		c.discovery_chap = h->discovery_chap;
+		if (set(h->mutual_user)) {
+			c.mutual_user = h->mutual_user;
+			c.mutual_secret = h->mutual_secret;
+		}
+	}
+	return c;
+}
+
+static bool has_chap(const struct iscsi_credentials *c)
+{
+	return set(c->chap_user) && set(c->chap_secret);
 }
 
 static bool auth_required(const struct iscsi_login *l)
 {
-	return set(l->cfg->chap_user) &&
-	       (l->params.session_type == ISCSI_SESSION_NORMAL || l->cfg->discovery_chap);
+	return has_chap(&l->cred) &&
+	       (l->params.session_type == ISCSI_SESSION_NORMAL || l->cred.discovery_chap);
 }
 
 /* The session keys: required on the first request, the same values if repeated later (libiscsi does). */
@@ -244,6 +281,7 @@ static bool session_keys(struct iscsi_login *l, const struct iscsi_text *t, bool
 		snprintf(p->target_name, sizeof p->target_name, "%s", l->cfg->target_name);
 	if (!initiator_allowed(l->cfg, iname))
 		return fail(l, LOGIN_FORBIDDEN, "initiator not in the allowed list");
+	l->cred = credentials_of(l->cfg, p->initiator_name);
 	return true;
 }
 
@@ -255,7 +293,7 @@ static bool chap_method(struct iscsi_login *l, const char *offer)
 	static const char *const none_only[] = {"None"};
 	const char *const *acc = none_only;
 	size_t n = 1;
-	if (set(l->cfg->chap_user)) {
+	if (has_chap(&l->cred)) {
 		acc = auth_required(l) ? chap_only : both;
 		n = auth_required(l) ? 1 : 2;
 	}
@@ -303,7 +341,7 @@ static bool same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
 
 static bool chap_check(struct iscsi_login *l, const struct iscsi_text *t)
 {
-	const struct iscsi_target_config *cfg = l->cfg;
+	const struct iscsi_credentials *cfg = &l->cred;
 	const char *n = iscsi_text_get(t, "CHAP_N"), *r = iscsi_text_get(t, "CHAP_R");
 	const char *mi = iscsi_text_get(t, "CHAP_I"), *mc = iscsi_text_get(t, "CHAP_C");
 	if (l->chap_step != 2)

@@ -81,16 +81,34 @@ enum iscsi_advertise {
 	ISCSI_ADVERTISE_FIXED, /* advertise_address, as configured */
 };
 
-/* The target as the login sees it; strings belong to the caller and must outlive the logins. */
-struct iscsi_target_config {
-	const char *target_name;        /* IQN (compared case-insensitively: names are lower case) */
-	const char *target_alias;       /* NULL or "": none */
+/* The CHAP credentials of one initiator (or of all without their own); strings: NULL or "" for none. */
+struct iscsi_credentials {
+	const char *initiator_name;     /* the InitiatorName they belong to (unused for the shared ones) */
 	const char *chap_user;          /* NULL or "": no CHAP, AuthMethod=None */
 	const char *chap_secret;        /* the initiator's secret, for its CHAP_R */
 	const char *mutual_user;        /* NULL or "": the target cannot authenticate itself (no mutual CHAP) */
 	const char *mutual_secret;      /* the target's secret, for the CHAP_R it answers with */
 	bool discovery_chap;            /* discovery sessions need CHAP too (else they may use None) */
-	const char *const *initiators;  /* allowed initiator names; n_initiators 0: everyone */
+};
+
+/* The target as the login sees it; strings belong to the caller and must outlive the logins. */
+struct iscsi_target_config {
+	const char *target_name;        /* IQN (compared case-insensitively: names are lower case) */
+	const char *target_alias;       /* NULL or "": none */
+	/* Credentials of initiators without their own entry in hosts. */
+	const char *chap_user;          /* NULL or "": no CHAP, AuthMethod=None */
+	const char *chap_secret;        /* the initiator's secret, for its CHAP_R */
+	const char *mutual_user;        /* NULL or "": the target cannot authenticate itself (no mutual CHAP) */
+	const char *mutual_secret;      /* the target's secret, for the CHAP_R it answers with */
+	bool discovery_chap;            /* discovery sessions need CHAP too (else they may use None) */
+	/*
+	 * Per-initiator credentials: the InitiatorName a login claims selects
+	 * its entry, whose CHAP name and secret alone then let it in (mutual_*
+	 * NULL or "": the shared ones above). Every entry is also allowed.
+	 */
+	const struct iscsi_credentials *hosts;
+	size_t n_hosts;
+	const char *const *initiators;  /* allowed initiator names besides the hosts'; neither: everyone */
 	size_t n_initiators;
 	uint16_t tpgt;                  /* TargetPortalGroupTag; 0 means 1 */
 	uint32_t cmd_window;            /* commands in flight allowed (MaxCmdSN - ExpCmdSN + 1); 0 means 32 */
@@ -148,6 +166,7 @@ struct iscsi_login {
 	enum iscsi_stage stage;           /* the current stage (CSG the next request must carry) */
 	bool started;                     /* a first request was seen */
 	bool auth_done;                   /* security stage passed (or not needed) */
+	struct iscsi_credentials cred;    /* the initiator's, once its InitiatorName is known */
 	int chap_step;                    /* 0: not started, 1: method chosen, 2: challenge sent */
 	uint8_t chap_id;
 	uint8_t chap_challenge[CHAP_CHALLENGE_LEN];

@@ -37,6 +37,13 @@ static time_t now_s(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec;
 }
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 #define DIRECT_SEND_MIN (64u << 10) /* data segments this large are written from where they are, not copied */
 #define SEND_IOV_MAX 8              /* pieces of one PDU written with one writev (pending output first) */
 
@@ -84,6 +91,7 @@ struct conn {
 	char peer[ISCSI_PORTAL_MAX], local[ISCSI_PORTAL_MAX];
 	time_t last_rx;             /* when the initiator last sent something (CLOCK_MONOTONIC seconds) */
 	time_t ping_at;             /* when the unanswered keepalive went out */
+	int64_t held_until;         /* a failed authentication's answer waits until then (now_ms); 0: not held */
 	struct conn *next;
 };
 
@@ -184,7 +192,8 @@ static void conn_kill(struct conn *c);
  * Sets what epoll waits for: output while some is pending; input unless
  * the pending output is over output_max (a host that does not read what it
  * asked for is not read either, until it has taken half of it) or a
- * reinstating login waits. Errors and hang-ups are always reported.
+ * reinstating login waits; neither while a refusal is held (hold()).
+ * Errors and hang-ups are always reported.
  */
 static void arm(struct conn *c)
 {
@@ -195,7 +204,8 @@ static void arm(struct conn *c)
 		c->throttled = true;
 	else if (pending <= c->t->lim.output_max / 2)
 		c->throttled = false;
-	uint32_t ev = (c->throttled || c->waiting ? 0 : EPOLLIN) | (pending ? EPOLLOUT : 0);
+	bool held = c->held_until != 0; /* a failed authentication's answer waits: nothing in or out */
+	uint32_t ev = (c->throttled || c->waiting || held ? 0 : EPOLLIN) | (pending && !held ? EPOLLOUT : 0);
 	if (ev == c->events)
 		return;
 	struct epoll_event e = {.events = ev, .data.ptr = c};
@@ -209,6 +219,8 @@ static void arm(struct conn *c)
 
 static void flush(struct conn *c)
 {
+	if (c->held_until)
+		return; /* released by release_held() */
 	while (!c->dead && c->out_off < c->out_len) {
 		ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -577,6 +589,31 @@ static void login_accepted(struct conn *c, const struct iscsi_pdu *req, struct i
 	conn_kill(old); /* resumes c at once when old has no command with a unit */
 }
 
+/*
+ * A failed authentication is answered only after auth_fail_delay, so that
+ * guessing secrets goes at one try per delay and connection. The response
+ * waits in out, the socket is not read meanwhile (nothing it sends matters
+ * now), and the event loop goes on serving everyone else.
+ */
+static void hold(struct conn *c)
+{
+	c->held_until = now_ms() + (int64_t)c->t->o.auth_fail_delay * 1000;
+	arm(c);
+}
+
+/* Sends the answers held by hold() whose time has come (and so closes those connections). */
+static void release_held(struct iscsi_target *t)
+{
+	int64_t now = now_ms();
+	for (struct conn *c = t->conns, *next; c; c = next) {
+		next = c->next;
+		if (!c->dead && c->held_until && now >= c->held_until) {
+			c->held_until = 0;
+			flush(c);
+		}
+	}
+}
+
 static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 {
 	if (c->phase == PH_FFP) {
@@ -596,6 +633,8 @@ static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 		log_warn("iscsi: %s: login refused: %s (%s)", c->peer, iscsi_login_status_str(c->login.status),
 			 c->login.reason ? c->login.reason : "");
 		c->want_close = true;
+		if (c->login.status == LOGIN_AUTH_FAILED && c->t->o.auth_fail_delay)
+			hold(c);
 	}
 }
 
@@ -784,7 +823,8 @@ static void keepalives(struct iscsi_target *t)
 		next = c->next;
 		if (c->dead)
 			continue;
-		if (c->phase == PH_LOGIN && !c->waiting && now - c->accepted_at >= (time_t)t->lim.login_timeout) {
+		if (c->phase == PH_LOGIN && !c->waiting && !c->held_until &&
+		    now - c->accepted_at >= (time_t)t->lim.login_timeout) {
 			log_warn("iscsi: %s has not logged in within %u s; closing", c->peer, t->lim.login_timeout);
 			conn_kill(c);
 			continue;
@@ -870,6 +910,7 @@ static void *loop(void *arg)
 			}
 		}
 		keepalives(t);
+		release_held(t);
 		bury(t);
 	}
 	bury(t);

@@ -53,6 +53,7 @@ struct iscsi_target_opts {
 	unsigned n_lus;
 	unsigned nop_interval;             /* seconds of silence before a NOP-In ping (and for its answer); 0: none */
 	struct iscsi_limits limits;
+	unsigned auth_fail_delay;          /* seconds an authentication failure waits before its answer and close */
 };
 
 struct iscsi_target;

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "catalog/catalog.h"
+#include "vtl/config.h"
 #include "vtl/library.h"
 #include "vtl/tcmu/front.h"
 #include "vtl/throttle.h"
@@ -203,9 +204,12 @@ bool control_answers(const char *path)
 	return ctlsock_answers(path);
 }
 
-int control_start(const char *path, struct vtld *v, struct ctlsock **out, char *err, size_t errlen)
+int control_start(const char *path, const struct vtl_cfg_group *group, struct vtld *v, struct ctlsock **out, char *err,
+		  size_t errlen)
 {
-	return ctlsock_start(path, handle, tick, SAMPLE_MS, v, out, err, errlen);
+	struct ctlsock_config c = {.path = path, .group = group->name, .gid = group->gid, .daemon = "vtld",
+				   .handler = handle, .tick = tick, .tick_ms = SAMPLE_MS, .arg = v};
+	return ctlsock_start(&c, out, err, errlen);
 }
 
 void control_stop(struct ctlsock *c)

@@ -13,12 +13,16 @@
 
 struct vtld;
 struct ctlsock;
+struct vtl_cfg_group;
 
 /*
  * Listens on path (a stale socket nobody answers on is replaced; one that
- * answers means another vtld runs: VTL_E_BUSY) and serves v from a thread.
+ * answers means another vtld runs: VTL_E_BUSY) and serves v from a thread,
+ * to root, vtld's own user and the members of group (name "" for none);
+ * the socket's and its folder's modes as ctlsock_start makes them.
  */
-int control_start(const char *path, struct vtld *v, struct ctlsock **out, char *err, size_t errlen);
+int control_start(const char *path, const struct vtl_cfg_group *group, struct vtld *v, struct ctlsock **out, char *err,
+		  size_t errlen);
 
 /* Whether something answers on the socket at path (another vtld). */
 bool control_answers(const char *path);

@@ -26,6 +26,7 @@ struct vtld {
 	struct iscsi_target *iscsi;
 	struct throttle *throttle; /* slows host writes when the pool is nearly full */
 	struct tcmu_front *tcmu;   /* the LIO front end ([daemon] tcmu) */
+	struct iscsi_credentials *hosts; /* [initiator NAME] credentials, as the target reads them */
 };
 
 static void changer_exec(void *dev, struct scsi_cmd *c)
@@ -149,9 +150,21 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 					      .reset = v->lus[i].reset, .nexus_lost = v->lus[i].nexus_lost};
 		workers[i] = v->lus[i].worker;
 	}
+	if (cfg->iscsi.hosts && !(v->hosts = calloc(cfg->iscsi.hosts, sizeof *v->hosts))) {
+		rc = VTL_E_NOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (unsigned i = 0; i < cfg->iscsi.hosts; i++) {
+		const struct vtl_initiator_config *h = cfg->iscsi.host[i];
+		v->hosts[i] = (struct iscsi_credentials){.initiator_name = h->name, .chap_user = h->chap_user,
+							 .chap_secret = h->chap_secret, .mutual_user = h->mutual_user,
+							 .mutual_secret = h->mutual_secret,
+							 .discovery_chap = h->discovery_chap};
+	}
 	struct iscsi_target_opts to = {
 		.listen = cfg->iscsi.listen, .port = cfg->iscsi.port, .lus = slus, .workers = workers, .n_lus = v->n_lus,
-		.nop_interval = cfg->iscsi.nop_interval,
+		.nop_interval = cfg->iscsi.nop_interval, .auth_fail_delay = cfg->iscsi.auth_fail_delay,
 		.limits = {.login_timeout = cfg->iscsi.login_timeout, .max_logins = cfg->iscsi.max_logins,
 			   .max_logins_per_address = cfg->iscsi.max_logins_per_address,
 			   .max_sessions = cfg->iscsi.max_sessions,
@@ -166,12 +179,12 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 			  .mutual_user = cfg->iscsi.mutual_user, .mutual_secret = cfg->iscsi.mutual_secret,
 			  .discovery_chap = cfg->iscsi.discovery_chap,
 			  .initiators = (const char *const *)cfg->iscsi.initiator, .n_initiators = cfg->iscsi.initiators,
-			  .advertise = ISCSI_ADVERTISE_NONE},
+			  .hosts = v->hosts, .n_hosts = cfg->iscsi.hosts, .advertise = ISCSI_ADVERTISE_LOCAL},
 	};
-	/* [iscsi] advertise: "none" (the default), "local", or a host[:port] to name in SendTargets. */
-	if (!strcmp(cfg->iscsi.advertise, "local")) {
-		to.login.advertise = ISCSI_ADVERTISE_LOCAL;
-	} else if (cfg->iscsi.advertise[0] && strcmp(cfg->iscsi.advertise, "none") != 0) {
+	/* [iscsi] advertise: "local" (the default), "none", or a host[:port] to name in SendTargets. */
+	if (!strcmp(cfg->iscsi.advertise, "none")) {
+		to.login.advertise = ISCSI_ADVERTISE_NONE;
+	} else if (cfg->iscsi.advertise[0] && strcmp(cfg->iscsi.advertise, "local") != 0) {
 		to.login.advertise = ISCSI_ADVERTISE_FIXED;
 		to.login.advertise_address = cfg->iscsi.advertise;
 	}
@@ -180,10 +193,22 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		goto fail;
 	}
 	log_info("iscsi: target %s on %s:%u", cfg->iscsi.target_iqn, cfg->iscsi.listen, iscsi_target_port(v->iscsi));
-	log_info("iscsi: authentication: %s%s%s; initiators: %s", cfg->iscsi.chap_user[0] ? "CHAP" : "none",
-		 cfg->iscsi.mutual_user[0] ? " (mutual offered)" : "",
-		 cfg->iscsi.chap_user[0] ? (cfg->iscsi.discovery_chap ? ", discovery too" : ", not for discovery") : "",
-		 cfg->iscsi.initiators ? "allow list" : "any");
+	bool chap = cfg->iscsi.chap_user[0] || cfg->iscsi.hosts, mutual = cfg->iscsi.mutual_user[0];
+	for (unsigned i = 0; i < cfg->iscsi.hosts; i++)
+		mutual = mutual || cfg->iscsi.host[i]->mutual_user[0];
+	log_info("iscsi: authentication: %s%s%s; initiators: %s (%u with their own CHAP credentials)",
+		 chap ? "CHAP" : "none", mutual ? " (mutual offered)" : "",
+		 chap ? (cfg->iscsi.discovery_chap ? ", discovery too" : ", not for discovery") : "",
+		 cfg->iscsi.initiators ? "allow list" : "any", cfg->iscsi.hosts);
+	bool local = vtl_config_loopback(cfg->iscsi.listen);
+	if (!vtl_config_iscsi_guarded(cfg) && !local)
+		log_warn("iscsi: allow_anonymous = yes: any host that reaches %s:%u may use every cartridge without "
+			 "authentication", cfg->iscsi.listen, iscsi_target_port(v->iscsi));
+	/* Sections are in the allow list too: the lines beyond them are the names that log in without CHAP. */
+	if (!local && !cfg->iscsi.chap_user[0] && cfg->iscsi.initiators > cfg->iscsi.hosts)
+		log_warn("iscsi: %u allowed initiator%s without CHAP: a host is whoever it says it is; give each its "
+			 "own [initiator NAME] credentials", cfg->iscsi.initiators - cfg->iscsi.hosts,
+			 cfg->iscsi.initiators - cfg->iscsi.hosts == 1 ? "" : "s");
 	if (cfg->daemon.tcmu) {
 		struct tcmu_lu tl[VTLD_MAX_LUS];
 		for (unsigned i = 0; i < v->n_lus; i++)
@@ -217,6 +242,7 @@ void vtld_stop(struct vtld *v)
 	throttle_destroy(v->throttle);
 	if (v->pool)
 		vtl_pool_close(v->pool);
+	free(v->hosts);
 	free(v);
 }
 

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct ctlsock *ctl;
-	if (control_start(cfg->daemon.control_socket, v, &ctl, err, sizeof err) != VTL_OK) {
+	if (control_start(cfg->daemon.control_socket, &cfg->daemon.control_group, v, &ctl, err, sizeof err) != VTL_OK) {
 		log_error("%s", err);
 		vtld_stop(v);
 		vtl_config_free(cfg);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * An initiator made by hand, for what libiscsi cannot do: data digests,
+ * An initiator made by hand (its PDU layer is rawlib.h, shared with the
+ * hostile-host suite), for what libiscsi cannot do: data digests,
  * digests that are wrong on purpose, a task aborted while the target waits
  * for its data, and a PDU larger than the target accepts.
  *

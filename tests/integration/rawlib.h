@@ -565,9 +565,10 @@ static inline void raw_write6(uint8_t cdb[6], uint32_t len)
 }
 
 /*
- * A well-behaved WRITE(6) of len bytes on lun: immediate data and the
- * unsolicited burst when the session allows them (sizes of this host's login
- * seg/first), then every R2T answered in order. Returns the command's status.
+ * A well-behaved WRITE(6) of len bytes on lun over a session logged in with
+ * o: immediate data and the unsolicited burst when o allows them (up to
+ * FirstBurstLength, in PDUs no larger than the target accepts), then every
+ * R2T answered in order. Returns the command's status.
  */
 static inline struct raw_status raw_write(struct raw_conn *c, int lun, const uint8_t *data, uint32_t len,
 					  const struct raw_login *o)

@@ -1,16 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# Runs bench_iscsi against a vtld of its own: a library of 2 LTO-8 drives in a
+# Runs bench_iscsi (or another host benchmark given, e.g. bench_hostile via
+# bench_hostile.sh) against a vtld of its own: a library of 2 LTO-8 drives in a
 # temporary folder under VTL_BENCH_DIR (default /var/tmp, not /tmp, which may
 # be tmpfs), on a free loopback port. The baseline files go in the same
 # folder, so cartridges and baselines share one file system. vtld is stopped
 # by its PID and the folder removed on every exit.
 #
 # Usage: sh bench_iscsi.sh BUILD/tests/bench/bench_iscsi   (tests/bench/run calls it)
+# The host gets PORTAL and TARGET-IQN as arguments, and VTL_BENCH_DIR, VTL_BENCH_POOL and
+# VTL_BENCH_VTLD_PID in its environment.
 set -eu
 
-bench=$(cd "$(dirname "${1:?usage: bench_iscsi.sh <bench_iscsi binary>}")" && pwd)/$(basename "$1")
+bench=$(cd "$(dirname "${1:?usage: bench_iscsi.sh <host benchmark binary>}")" && pwd)/$(basename "$1")
 build=$(cd "$(dirname "$bench")/../.." && pwd)
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl

@@ -228,6 +228,24 @@ static void still_at(struct raw_conn *c, uint32_t pos, const char *what)
 		fail("%s moved the tape from block %u to %u: the drive saw the command", what, pos, now);
 }
 
+/*
+ * vtld ends a session that breaks the data phase a third time: host B's
+ * cases take a new session after every second one (the limit itself is
+ * checked last).
+ */
+static unsigned b_violations;
+
+static void still_at_turn(struct raw_conn *c, const struct raw_login *l, uint32_t pos)
+{
+	still_at(c, pos, "it");
+	if (++b_violations % 2)
+		return;
+	raw_logout(c);
+	raw_connect(c, portal, NULL);
+	raw_login(c, l);
+	raw_ready(c, DRIVE);
+}
+
 static void case_dataout(void)
 {
 	for (unsigned b = 0; b < HOST_A_BLOCKS; b++)
@@ -266,73 +284,73 @@ static void case_dataout(void)
 	itt = start_write(&b, BLK);
 	raw_data_out(&b, DRIVE, itt, TAG_NONE, 0, 0, junk, SEG, false);
 	expect_violation(&b, itt, 0, 0, ASCQ_DATA_OFFSET, "unsolicited Data-Out repeating the immediate data");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	raw_data_out(&b, DRIVE, itt, TAG_NONE, 0, SEG / 2, junk, SEG, false);
 	expect_violation(&b, itt, SEG / 2, 0, ASCQ_DATA_OFFSET, "Data-Out overlapping the immediate data");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	raw_data_out(&b, DRIVE, itt, TAG_NONE, 0, 2 * SEG, junk, SEG, false);
 	expect_violation(&b, itt, 2 * SEG, 0, ASCQ_DATA_OFFSET, "Data-Out leaving a gap after the immediate data");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	ttt = finish_unsolicited(&b, itt, &want);
 	raw_data_out(&b, DRIVE, itt, ttt, 0, FIRST_BURST, junk, SEG, false);
 	raw_data_out(&b, DRIVE, itt, ttt, 1, FIRST_BURST, junk, SEG, false);
 	expect_violation(&b, itt, FIRST_BURST, 1, ASCQ_DATA_OFFSET, "an R2T's burst sending its first bytes twice");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	ttt = finish_unsolicited(&b, itt, &want);
 	raw_data_out(&b, DRIVE, itt, ttt, 0, FIRST_BURST + SEG, junk, SEG, false);
 	expect_violation(&b, itt, FIRST_BURST + SEG, 0, ASCQ_DATA_OFFSET, "an R2T answered from beyond its offset");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	raw_data_out(&b, DRIVE, itt, TAG_NONE, 0, SEG, junk, SEG, false);
 	raw_data_out(&b, DRIVE, itt, TAG_NONE, 1, 2 * SEG, junk, SEG, false);
 	raw_data_out(&b, DRIVE, itt, TAG_NONE, 2, 3 * SEG, junk, 2 * SEG, false);
 	expect_violation(&b, itt, 3 * SEG, 2, ASCQ_TOO_MUCH_DATA, "unsolicited data beyond FirstBurstLength");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	enum { SMALL = 40u << 10 };
 	itt = start_write(&b, SMALL);
 	raw_data_out(&b, DRIVE, itt, TAG_NONE, 0, SEG, junk, 2 * SEG, true);
 	expect_violation(&b, itt, SEG, 0, ASCQ_TOO_MUCH_DATA, "unsolicited data beyond the EDTL");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	ttt = finish_unsolicited(&b, itt, &want);
 	raw_data_out(&b, DRIVE, itt, ttt, 0, FIRST_BURST, junk, want / 2, false);
 	raw_data_out(&b, DRIVE, itt, ttt, 1, FIRST_BURST + want / 2, junk, want / 2 + SEG, true);
 	expect_violation(&b, itt, FIRST_BURST + want / 2, 1, ASCQ_TOO_MUCH_DATA, "more data than the R2T asked for");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	ttt = finish_unsolicited(&b, itt, &want);
 	raw_data_out(&b, DRIVE, itt, ttt ^ 0x5A5A, 0, FIRST_BURST, junk, SEG, false);
 	expect_violation(&b, itt, FIRST_BURST, 0, ASCQ_INVALID_TTT, "an R2T answered with another TTT");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	raw_data_out(&b, DRIVE, itt, 0x1234, 0, SEG, junk, SEG, false);
 	expect_violation(&b, itt, SEG, 0, ASCQ_INVALID_TTT, "unsolicited Data-Out with a TTT");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	raw_data_out(&b, DRIVE, itt, TAG_NONE, 1, SEG, junk, SEG, false);
 	expect_violation(&b, itt, SEG, 1, ASCQ_DATA_PHASE_ERROR, "unsolicited Data-Out starting at DataSN 1");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	itt = start_write(&b, BLK);
 	ttt = finish_unsolicited(&b, itt, &want);
 	raw_data_out(&b, DRIVE, itt, ttt, 0, FIRST_BURST, junk, SEG, false);
 	raw_data_out(&b, DRIVE, itt, ttt, 2, FIRST_BURST + SEG, junk, SEG, false);
 	expect_violation(&b, itt, FIRST_BURST + SEG, 2, ASCQ_DATA_PHASE_ERROR, "an R2T's burst skipping DataSN 1");
-	still_at(&b, pos, "it");
+	still_at_turn(&b, &lb, pos);
 
 	/* A Data-Out for no write: Reject 09h with its header, no status, the session goes on. */
 	raw_data_out(&b, DRIVE, 0x0BAD0BADu, TAG_NONE, 0, 0, junk, SEG, true);
@@ -347,6 +365,24 @@ static void case_dataout(void)
 	if (!raw_recv(&b, &r) || (r.bhs[0] & OP_MASK) != OP_NOP_IN || get32(r.bhs + F_ITT) != ping_itt)
 		fail("after the stray Data-Out's Reject, expected the ping's NOP-In, got opcode %02Xh", r.bhs[0]);
 	ok("a Data-Out whose ITT matches no write: Reject 09h with its header, the session goes on");
+	still_at(&b, pos, "it");
+
+	/* A session that breaks the data phase a third time is ended: Reject, status, then the connection closes. */
+	for (unsigned k = 0; k < 3; k++) {
+		itt = start_write(&b, BLK);
+		raw_data_out(&b, DRIVE, itt, TAG_NONE, 0, 0, junk, SEG, false);
+		if (k < 2) {
+			expect_violation(&b, itt, 0, 0, ASCQ_DATA_OFFSET, "a repeated offset");
+			continue;
+		}
+		if (!drains_to_eof(b.fd, 5000))
+			fail("a third data phase error in one session: the target kept the connection open");
+	}
+	ok("a third data phase error in one session: the target closed the connection");
+	close(b.fd);
+	raw_connect(&b, portal, NULL);
+	raw_login(&b, &lb);
+	raw_ready(&b, DRIVE);
 	still_at(&b, pos, "it");
 
 	/* A good WRITE lands, and the tape holds host A's blocks, host B's, then the end of data. */

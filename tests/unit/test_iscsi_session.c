@@ -81,11 +81,9 @@ static void run_queue(void)
 	}
 }
 
-static int setup(void **state)
+/* A new session of the host over LUN 1 (the session's nexus is the host's: its power-on attention is seen). */
+static int session_new(struct host *h)
 {
-	if (host_setup(state) != 0)
-		return -1;
-	struct host *h = *state;
 	n_out = n_queue = 0;
 	closed = 0;
 	struct session_lu lu = {.lun = 1, .dev = h->d, .exec = drive_exec, .reset = drive_reset};
@@ -94,8 +92,14 @@ static int setup(void **state)
 				   .exp_cmd_sn = 10, .stat_sn = 100};
 	struct session_io io = {.send = cap_send, .submit = cap_submit, .close = cap_close};
 	cmd_sn = 10;
-	/* The session's nexus is the host's: the drive's power-on attention for it is already seen. */
 	return session_create(&p, &lu, 1, HOST_NEXUS, &io, &sess) == 0 ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+	if (host_setup(state) != 0)
+		return -1;
+	return session_new(*state);
 }
 
 static int teardown(void **state)
@@ -673,7 +677,8 @@ static void data_out_out_of_sequence(void **state)
 		{0, 3, HALF, HALF, 0x4B, 0x00},      /* DataSN skipped */
 	};
 	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++, itt++) {
-		n_out = 0;
+		session_destroy(sess); /* each case in a session of its own: a session that breaks the data phase ends */
+		assert_int_equal(session_new(h), 0);
 		/* InitialR2T=No, no immediate data: the unsolicited burst is FirstBurstLength (64 KiB). */
 		command(1, wr, 6, 0x20, LEN, itt, NULL, 0);
 		data_out_sn(itt, ITT_RESERVED, 0, 0, block, HALF / 2, false);
@@ -695,19 +700,32 @@ static void data_out_out_of_sequence(void **state)
 		assert_int_equal(tape_block(), 0); /* the drive never wrote it */
 	}
 	/* The unsolicited burst is checked the same way: its second PDU sent at offset 0 again. */
-	n_out = 0;
+	session_destroy(sess);
+	assert_int_equal(session_new(h), 0);
 	command(1, wr, 6, 0x20, LEN, itt, NULL, 0);
 	data_out_sn(itt, ITT_RESERVED, 0, 0, block, HALF / 2, false);
 	data_out_sn(itt, ITT_RESERVED, 1, 0, block, HALF / 2, true);
 	expect_refused(itt, 0x4B, 0x05);
 	itt++;
-	/* And a good write still works. */
+	/* And a good write still works (in a session that has broken the data phase once). */
 	n_out = 0;
 	command(1, wr, 6, 0x20, LEN, itt, NULL, 0);
 	data_out_sn(itt, ITT_RESERVED, 0, 0, block, HALF, true);
 	data_out(itt, f32(&out[0], 20), HALF, block + HALF, HALF, true);
 	assert_int_equal(out[1].bhs[3], SCSI_GOOD);
 	assert_int_equal(tape_block(), 1);
+	/* A session that breaks the data phase a third time is ended, and answers nothing more. */
+	for (unsigned k = 2; k <= 3; k++) {
+		itt++;
+		n_out = 0;
+		command(1, wr, 6, 0x20, LEN, itt, NULL, 0);
+		data_out_sn(itt, ITT_RESERVED, 0, HALF, block, HALF, true); /* not at offset 0 */
+		expect_refused(itt, 0x4B, 0x05);
+		assert_int_equal(closed, k == 3);
+	}
+	n_out = 0;
+	command(1, wr, 6, 0x20, LEN, ++itt, NULL, 0);
+	assert_int_equal(n_out, 0);
 }
 
 /*

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common/vtl_error.h"
 #include "vtl/scsi/dispatch.h"
@@ -72,6 +73,8 @@ enum reject_reason {
 #define SPARE_BUFS 8                /* data buffers of finished tasks a session keeps for the next ones */
 #define SPARE_BUF_MIN (64u << 10)   /* buffers are allocated in power-of-two sizes from this one... */
 #define SPARE_BUF_MAX (1u << 20)    /* ...and kept up to this one (the blocks of a tape stream) */
+#define BUF_MMAP_MIN (128u << 10)   /* buffers this large are mappings of their own, given back whole when freed */
+#define DATA_FAULTS_MAX 3           /* data phase errors after which a session is ended */
 
 /* LUN field (SAM-5 4.7): address method in the top two bits of byte 0. */
 #define LUN_METHOD_MASK 0xC0
@@ -97,6 +100,7 @@ struct session {
 	unsigned n_tasks;           /* in tasks: every command the session holds */
 	unsigned submitted;
 	uint64_t buf_bytes;         /* task buffers held, spares included (counted in the budget too) */
+	unsigned data_faults;       /* writes ended for a Data-Out out of sequence */
 	/* A task management function waiting for aborted tasks still with their unit. */
 	bool tmf_waiting;
 	uint32_t tmf_itt;
@@ -158,10 +162,27 @@ static uint32_t buf_class(uint32_t len)
 	return cap;
 }
 
+/*
+ * Memory for a buffer of cap bytes, zeroed: memory another session used must
+ * never reach this one's host. Large ones are mappings of their own, so
+ * that the kernel zeroes them and takes them back when they are freed (the
+ * allocator would keep 1 MiB blocks freed by a crowd of sessions for good).
+ */
+static uint8_t *buf_alloc(uint32_t cap)
+{
+	if (cap < BUF_MMAP_MIN)
+		return calloc(1, cap);
+	void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* Frees a buffer of cap bytes the session held, and its count. */
 static void buf_free(struct session *s, uint8_t *p, uint32_t cap)
 {
-	free(p);
+	if (cap < BUF_MMAP_MIN)
+		free(p);
+	else if (munmap(p, cap) != 0)
+		abort(); /* only a pointer that is not a mapping of that size fails: memory is corrupt */
 	s->buf_bytes -= cap;
 	if (s->p.budget)
 		s->p.budget->used -= cap;
@@ -196,8 +217,7 @@ static bool buf_fits(const struct session *s, uint32_t cap)
  * or a new one within the limits (spares of other sizes are given up for
  * it); NULL when the limits leave no room. Without the spares, every 512
  * KiB command of a stream would fault in 128 fresh pages, which cost more
- * than the iSCSI work itself. A new buffer is zeroed (calloc): memory
- * freed by another session must never reach this one's host.
+ * than the iSCSI work itself. A new buffer is zeroed (buf_alloc).
  */
 static uint8_t *buf_get(struct session *s, uint32_t len)
 {
@@ -211,7 +231,7 @@ static uint8_t *buf_get(struct session *s, uint32_t len)
 	}
 	if (!buf_fits(s, cap))
 		return NULL;
-	uint8_t *p = calloc(1, cap);
+	uint8_t *p = buf_alloc(cap);
 	if (!p)
 		return NULL;
 	s->buf_bytes += cap;
@@ -708,6 +728,15 @@ static void data_out_refuse(struct session *s, struct session_task *t, const str
 	scsi_fail(&t->cmd, sense_of(SK_ABORTED_COMMAND, why));
 	task_finish(s, t);
 	submit_ready(s); /* later commands no longer wait for it */
+	/*
+	 * No initiator that follows RFC 7143 breaks the data phase at all; one
+	 * that keeps doing it would have the target read and refuse its data
+	 * for ever at the cost of everyone else's: its session ends.
+	 */
+	if (++s->data_faults >= DATA_FAULTS_MAX && !s->closing) {
+		s->closing = true;
+		s->io.close(s->io.arg);
+	}
 }
 
 /* Counts a Data-Out's bytes against its burst (placed or lost) and moves the write on when the burst ends. */

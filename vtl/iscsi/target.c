@@ -24,7 +24,7 @@
 #define READ_CHUNK (256u << 10)   /* bytes read from a socket at a time */
 #define LOGIN_MAX_DATA 8192        /* text a login PDU may carry (RFC 7143 13.12: the login-phase default) */
 #define MAX_EVENTS 64
-#define LISTEN_BACKLOG 16
+#define LISTEN_BACKLOG SOMAXCONN   /* the kernel's queue of connections not yet accepted; limits are ours */
 #define TICK_MS 1000               /* how often idle connections are looked at for keepalives */
 #define SPARES_IDLE_S 2            /* a session idle this long gives its spare buffers back */
 #define NEXUS_MAX 4096             /* initiator ports remembered (their nexus ids outlive their sessions) */

@@ -61,6 +61,7 @@ enum vtl_space_stop {
 	VTL_SPACE_FILEMARK = 1, /* stopped by a filemark while spacing blocks */
 	VTL_SPACE_EOD = 2,      /* stopped at end of data */
 	VTL_SPACE_BOT = 3,      /* stopped at beginning of tape */
+	VTL_SPACE_MEDIUM = 4,   /* stopped by a damaged object it could not pass (VTL_E_MEDIUM) */
 };
 
 struct vtl_space_result {
@@ -90,11 +91,32 @@ struct vtl_cart_stats {
 	uint64_t unsynced_bytes;     /* host bytes written since the last sync (not yet on stable storage) */
 };
 
+/* What kind of damage a range of objects has (docs/format.md, "Durability and crash repair"). */
+enum vtl_damage_kind {
+	VTL_DAMAGE_RECORDS = 1, /* records inside synced data fail their checks */
+	VTL_DAMAGE_SHORT = 2,   /* a segment ends before where the next one says it does */
+	VTL_DAMAGE_MISSING = 3, /* segment files in the middle of the tape are missing */
+};
+
+/* A range of unreadable objects; everything outside it stays reachable. */
+struct vtl_damage {
+	uint64_t first;    /* first damaged object */
+	uint64_t count;    /* damaged objects from there */
+	uint32_t seq;      /* the segment file the damage is in (MISSING: the first missing one) */
+	uint32_t seq_last; /* MISSING: the last missing segment; otherwise seq */
+	enum vtl_damage_kind kind;
+};
+
+#define VTL_DAMAGE_INFO_MAX 8 /* damaged ranges vtl_cart_info describes (it counts them all) */
+
 struct vtl_cart_info {
 	uint64_t eod;          /* objects on the tape */
 	uint64_t filemarks;    /* filemarks among them */
 	uint64_t stored_bytes; /* bytes on the medium (record headers + stored payloads) */
 	uint32_t segments;     /* segment files */
+	uint32_t damaged;      /* damaged ranges (the first VTL_DAMAGE_INFO_MAX are in damage[]) */
+	uint64_t damaged_objects; /* objects in all of them */
+	struct vtl_damage damage[VTL_DAMAGE_INFO_MAX];
 };
 
 /*
@@ -156,8 +178,9 @@ int vtl_cart_erase(struct vtl_cart *c);
 /*
  * Reads the object at the current position into buf (at most buflen bytes).
  * A data block or a filemark moves the position past it; at EOD the position
- * stays. A block that fails its checksum gives VTL_E_MEDIUM with r->object set
- * and the position left on it.
+ * stays. A block that fails its checksum, or an object in a damaged range
+ * (vtl_cart_damage), gives VTL_E_MEDIUM with r->object set and the position
+ * left on it (a LOCATE past it reaches what follows).
  */
 int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r);
 
@@ -167,7 +190,9 @@ int vtl_cart_locate(struct vtl_cart *c, uint64_t obj);
 /*
  * Spaces count blocks (negative: towards BOT). Forward, a filemark stops it
  * on the EOT side of the filemark; backward, on its BOT side; EOD and BOT
- * also stop it. *r tells what stopped it and the residual count.
+ * also stop it. *r tells what stopped it and the residual count. A damaged
+ * range in the way stops it on its near side with VTL_E_MEDIUM and
+ * VTL_SPACE_MEDIUM (the same for filemarks).
  */
 int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r);
 
@@ -224,6 +249,15 @@ uint64_t vtl_cart_stream_size(const struct vtl_cart *c);
  * vtl_cart_write_block (VTL_W_EARLY_WARNING, VTL_E_EOM, VTL_E_POOL_FULL).
  */
 int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len);
+
+/*
+ * Copies up to max of the damaged ranges the open found (in tape order) to
+ * out and returns how many there are in all.
+ */
+size_t vtl_cart_damage(const struct vtl_cart *c, struct vtl_damage *out, size_t max);
+
+/* A short name for a damage kind ("bad records", "segment cut short", "segments missing"). */
+const char *vtl_damage_kind_name(enum vtl_damage_kind kind);
 
 /* The barcode of an open cartridge, and how many filemarks it holds before EOD. */
 const char *vtl_cart_barcode(const struct vtl_cart *c);

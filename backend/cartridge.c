@@ -304,23 +304,26 @@ size_t vtl_cart_damage(const struct vtl_cart *c, struct vtl_damage *out, size_t 
 	return c->ndmg;
 }
 
+size_t vtl_damage_describe(const char *barcode, const struct vtl_damage *d, char *buf, size_t len)
+{
+	unsigned long long first = d->first, last = d->first + d->count - 1;
+	int n;
+	if (d->kind == VTL_DAMAGE_MISSING)
+		n = snprintf(buf, len, "cartridge %s: damaged: segment files %08u..%08u.seg missing: objects %llu..%llu unreadable",
+			     barcode, d->seq, d->seq_last, first, last);
+	else
+		n = snprintf(buf, len, "cartridge %s: damaged: %s in segment file %08u.seg: objects %llu..%llu unreadable",
+			     barcode, vtl_damage_kind_name(d->kind), d->seq, first, last);
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len ? len - 1 : 0;
+}
+
 /* One warning per damaged range, naming the cartridge, the segment file(s) and the objects. */
 static void dmg_log(const struct vtl_cart *c)
 {
+	char line[256];
 	for (size_t i = 0; i < c->ndmg; i++) {
-		const struct vtl_damage *d = &c->dmg[i];
-		if (d->kind == VTL_DAMAGE_MISSING)
-			log_msg(LOG_LEVEL_WARN,
-				"cartridge %s: damaged: segment files %08u..%08u missing: objects %llu..%llu "
-				"unreadable (what follows stays readable)",
-				c->barcode, d->seq, d->seq_last, (unsigned long long)d->first,
-				(unsigned long long)(d->first + d->count - 1));
-		else
-			log_msg(LOG_LEVEL_WARN,
-				"cartridge %s: damaged: %s in segment file %08u.seg: objects %llu..%llu "
-				"unreadable (what follows stays readable)",
-				c->barcode, vtl_damage_kind_name(d->kind), d->seq, (unsigned long long)d->first,
-				(unsigned long long)(d->first + d->count - 1));
+		vtl_damage_describe(c->barcode, &c->dmg[i], line, sizeof line);
+		log_msg(LOG_LEVEL_WARN, "%s (what follows stays readable)", line);
 	}
 }
 

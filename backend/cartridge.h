@@ -259,6 +259,12 @@ size_t vtl_cart_damage(const struct vtl_cart *c, struct vtl_damage *out, size_t 
 /* A short name for a damage kind ("bad records", "segment cut short", "segments missing"). */
 const char *vtl_damage_kind_name(enum vtl_damage_kind kind);
 
+/*
+ * Writes one line saying what d is ("cartridge B: damaged: ... in segment
+ * file N.seg: objects X..Y unreadable") into buf; returns its length.
+ */
+size_t vtl_damage_describe(const char *barcode, const struct vtl_damage *d, char *buf, size_t len);
+
 /* The barcode of an open cartridge, and how many filemarks it holds before EOD. */
 const char *vtl_cart_barcode(const struct vtl_cart *c);
 uint64_t vtl_cart_filemarks(const struct vtl_cart *c);

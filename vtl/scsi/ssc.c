@@ -442,8 +442,29 @@ int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out)
 	return rc;
 }
 
+/* Damage the open found is recorded in the event log at every load (the backend logs it too). */
+static void damage_events(struct ssc_drive *d, struct vtl_cart *c)
+{
+	struct vtl_damage dm[VTL_DAMAGE_INFO_MAX];
+	size_t n = vtl_cart_damage(c, dm, VTL_DAMAGE_INFO_MAX);
+	if (!n || !d->cfg.cat)
+		return;
+	char what[256];
+	for (size_t i = 0; i < n && i < VTL_DAMAGE_INFO_MAX; i++) {
+		size_t len = vtl_damage_describe(vtl_cart_barcode(c), &dm[i], what, sizeof what);
+		snprintf(what + len, sizeof what - len, ", loaded in drive %s", d->dev.ident.serial);
+		(void)catalog_event(d->cfg.cat, "vtld", what); /* best effort: the log line says it too */
+	}
+	if (n > VTL_DAMAGE_INFO_MAX) {
+		snprintf(what, sizeof what, "cartridge %s: damaged: %zu more damaged ranges (vtlctl cartridge show %s)",
+			 vtl_cart_barcode(c), n - VTL_DAMAGE_INFO_MAX, vtl_cart_barcode(c));
+		(void)catalog_event(d->cfg.cat, "vtld", what);
+	}
+}
+
 void ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
 {
+	damage_events(d, c);
 	d->cart = c;
 	d->following = follow;
 	d->state = SSC_LOADED;

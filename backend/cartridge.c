@@ -1855,13 +1855,18 @@ int vtl_cart_sync(struct vtl_cart *c)
 			return cart_fence(c, VTL_E_IO);
 		c->need_sync = false;
 		/*
-		 * What is below data_end is durable now: say so in the header, in
-		 * place (the next fdatasync or the kernel's writeback carries it),
-		 * so that an open tells damage there from a crash's torn tail.
+		 * Say in the header, in place (the next fdatasync or the kernel's
+		 * writeback carries it), what an earlier sync made durable, so that
+		 * an open tells damage there from a crash's torn tail. It lags one
+		 * sync behind: the mark never vouches for more than a sync the host
+		 * was already told about.
 		 */
 		struct seg *s = last_seg(c);
-		if (!s->sealed && s->synced_end != s->data_end && (rc = seg_mark_write(c, c->nseg - 1, s->data_end)))
-			return cart_fence(c, rc);
+		if (!s->sealed) {
+			if (s->mark_next > s->synced_end && (rc = seg_mark_write(c, c->nseg - 1, s->mark_next)))
+				return cart_fence(c, rc);
+			s->mark_next = s->data_end;
+		}
 	}
 	c->unsynced = 0;
 	rc = cart_sync_dirs(c);
@@ -2339,6 +2344,8 @@ static int truncate_at(struct vtl_cart *c, uint64_t obj)
 	/* Records written from here on are not synced yet: the mark must not vouch for them. */
 	if (s->synced_end > new_end && (rc = seg_mark_write(c, si, new_end)))
 		return rc;
+	if (s->mark_next > new_end)
+		s->mark_next = new_end;
 	dmg_cut(c, obj);
 	uint32_t fm_keep = 0;
 	while (fm_keep < s->n_fm && s->fm[fm_keep] < rel)

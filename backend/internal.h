@@ -61,6 +61,7 @@ struct seg {
 	uint64_t fm_off;    /* sealed: offset of the FMARKS record */
 	uint64_t acct;      /* bytes taken from the pool for this segment */
 	uint64_t synced_end; /* the sync mark on disk (or about to be): records below it were durable */
+	uint64_t mark_next;  /* open: data_end at the last sync, the mark the next sync writes */
 	bool sealed;
 	bool eod_rec;       /* sealed with an EOD record (clean close) */
 	bool lost;          /* no file holds these objects (damage): every one is unreadable */

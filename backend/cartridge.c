@@ -535,8 +535,9 @@ static int stored_before(struct vtl_cart *c, uint64_t obj, uint64_t *bytes)
 		return VTL_OK;
 	}
 	size_t si = cart_seg_of(c, obj);
-	uint64_t off, sum = 0;
-	int rc = obj_offset(c, si, obj, &off);
+	uint64_t off = SEG_HEADER_LEN, sum = 0;
+	/* A lost range holds no bytes: what is before it is what the files before it hold. */
+	int rc = c->segs[si].lost ? VTL_OK : obj_offset(c, si, obj, &off);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < si; i++)
@@ -1242,6 +1243,8 @@ int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
 	}
 	for (unsigned m = 0; !rc && m < pool->n; m++)
 		rc = remove_orphans(pool, m, barcode);
+	if (!rc && !cut_marker_path(pool, barcode, path, sizeof path))
+		unlink(path); /* a cut's marker not yet synced away: it goes with the cartridge */
 	if (!rc && !lock_path(pool, barcode, path, sizeof path))
 		unlink(path);
 	close(lockfd);

@@ -141,7 +141,10 @@ int vtl_cart_exists(struct vtl_pool *pool, const char *barcode);
 /*
  * Opens a cartridge positioned at BOT. A writable open takes an exclusive
  * lock (VTL_E_BUSY if held) and repairs a crashed tail: records that are
- * torn or fail their CRC after the last whole record are cut off.
+ * torn or fail their CRC after the last whole record are cut off. Damage
+ * (bad records below a segment's sync mark, a middle segment cut short or
+ * missing) is kept as found and listed by vtl_cart_damage (one warning in
+ * the log per damaged range); the rest of the tape stays reachable.
  */
 int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
 		  struct vtl_cart **out);

@@ -218,6 +218,43 @@ static void test_middle_segment_cut_short(void **state)
 	f->pool = NULL;
 }
 
+/* A write inside a damaged range is refused; at its start it cuts the damage away with what follows. */
+static void test_write_at_damage(void **state)
+{
+	struct fx *f = *state;
+	const char *bc = "SHORT2";
+	build(f, bc);
+	uint64_t f2 = seg_first(f, bc, 2);
+	char path[700];
+	seg_path(f, bc, 2, path, sizeof path);
+	assert_int_equal(truncate(path, SEG_HEADER_LEN + 2 * (REC_HEADER_LEN + BL) + 3000), 0);
+	struct vtl_cart_params p = {.capacity = 1u << 30};
+	struct vtl_cart *c = tl_cart_open(f->pool, bc, &p);
+	uint8_t b[500];
+	gen_data(b, sizeof b, 9, false);
+	EXPECT_RC(vtl_cart_locate(c, f2 + 3), 0);
+	EXPECT_RC(vtl_cart_write_block(c, b, sizeof b), VTL_E_MEDIUM);
+	struct vtl_position pos;
+	get_pos(c, &pos);
+	assert_int_equal(pos.eod, NOBJ);
+	EXPECT_RC(vtl_cart_locate(c, f2 + 2), 0);
+	EXPECT_RC(vtl_cart_write_block(c, b, sizeof b), 0);
+	get_pos(c, &pos);
+	assert_int_equal(pos.eod, f2 + 3);
+	assert_int_equal(vtl_cart_damage(c, NULL, 0), 0);
+	EXPECT_RC(vtl_cart_close(c), 0);
+	p.readonly = true;
+	c = tl_cart_open(f->pool, bc, &p);
+	get_pos(c, &pos);
+	assert_int_equal(pos.eod, f2 + 3);
+	assert_int_equal(vtl_cart_damage(c, NULL, 0), 0);
+	read_all(c, f2 + 2, 0, 0, "after the cut");
+	EXPECT_RC(vtl_cart_close(c), 0);
+	assert_int_equal(orphans(f, bc), 0);
+	vtl_pool_close(f->pool);
+	f->pool = NULL;
+}
+
 /* Segment 3 removed: its objects (a filemark among them) are damage, segment 4 on reads. */
 static void test_missing_middle_segment(void **state)
 {
@@ -405,6 +442,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_middle_segment_cut_short, setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_at_damage, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_missing_middle_segment, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_open_segment_bad_payload, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_open_segment_bad_header, setup, fx_teardown),

@@ -1195,6 +1195,8 @@ static uint32_t seg_files_end(struct vtl_pool *pool, const char *barcode, uint32
 	return seq;
 }
 
+static int seg_files_scan(struct vtl_pool *pool, const char *barcode, uint32_t after, uint32_t *next, uint32_t *top);
+
 /* Removes the *.seg.orphan files an interrupted cut left in a cartridge's folder on member m. */
 static int remove_orphans(struct vtl_pool *pool, unsigned m, const char *barcode)
 {
@@ -1229,8 +1231,16 @@ int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
 	int rc = cart_lock(pool, barcode, true, &lockfd);
 	if (rc)
 		return rc;
-	/* Highest segment first, so that a crash leaves a shorter but consistent tape. */
-	uint32_t n = seg_files_end(pool, barcode, 0);
+	/*
+	 * Highest segment first, so that a crash leaves a shorter but consistent
+	 * tape; from the highest file there is, past any gap damage left.
+	 */
+	uint32_t next, top;
+	if ((rc = seg_files_scan(pool, barcode, 0, &next, &top))) {
+		close(lockfd);
+		return rc;
+	}
+	uint32_t n = top == UINT32_MAX ? 0 : top + 1;
 	char path[PATH_MAX];
 	struct stat st;
 	while (n-- > 0) {

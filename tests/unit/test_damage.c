@@ -292,6 +292,14 @@ static void test_missing_middle_segment(void **state)
 		EXPECT_RC(vtl_cart_close(c), 0);
 		assert_int_equal(orphans(f, bc), 0);
 	}
+	/* Deleting it removes the files past the gap too: no folder is left. */
+	EXPECT_RC(vtl_cart_delete(f->pool, bc), 0);
+	for (unsigned m = 0; m < NMEMB; m++) {
+		snprintf(path, sizeof path, "%s/%s", f->mpath[m], bc);
+		struct stat st;
+		if (stat(path, &st) == 0)
+			fail_msg("%s is left after the delete", path);
+	}
 	vtl_pool_close(f->pool);
 	f->pool = NULL;
 }

@@ -11,15 +11,10 @@
 # Usage: sh test_damage.sh <build-dir>   (needs vtld, vtlctl, tests/integration/iscsi_tape)
 set -eu
 
-build=$(cd "${1:?usage: test_damage.sh <build-dir>}" && pwd)
-VTLD=$build/vtld
-VTLCTL=$build/vtlctl
-CLIENT=$build/tests/integration/iscsi_tape
-for x in "$VTLD" "$VTLCTL" "$CLIENT"; do
-	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
-done
-
 . "$(dirname "$0")/vtld_env.sh"
+build=$(cd "${1:?usage: test_damage.sh <build-dir>}" && pwd)
+VTLD=$build/vtld VTLCTL=$build/vtlctl CLIENT=$build/tests/integration/iscsi_tape
+need_built "$VTLD" "$VTLCTL" "$CLIENT"
 vtld_env vtl-damage
 iqn=iqn.2026-01.org.vtl:dtest
 vtld_library $iqn DAMAGE0001

@@ -293,6 +293,8 @@ const char *vtl_damage_kind_name(enum vtl_damage_kind kind)
 		return "segment cut short";
 	case VTL_DAMAGE_MISSING:
 		return "segments missing";
+	case VTL_DAMAGE_HEADER:
+		return "segment header unreadable";
 	}
 	return "damage";
 }
@@ -308,9 +310,10 @@ size_t vtl_damage_describe(const char *barcode, const struct vtl_damage *d, char
 {
 	unsigned long long first = d->first, last = d->first + d->count - 1;
 	int n;
-	if (d->kind == VTL_DAMAGE_MISSING)
-		n = snprintf(buf, len, "cartridge %s: damaged: segment files %08u..%08u.seg missing: objects %llu..%llu unreadable",
-			     barcode, d->seq, d->seq_last, first, last);
+	if (d->kind == VTL_DAMAGE_MISSING || d->kind == VTL_DAMAGE_HEADER)
+		n = snprintf(buf, len, "cartridge %s: damaged: segment files %08u..%08u.seg %s: objects %llu..%llu unreadable",
+			     barcode, d->seq, d->seq_last, d->kind == VTL_DAMAGE_MISSING ? "missing" : "with an unreadable header",
+			     first, last);
 	else
 		n = snprintf(buf, len, "cartridge %s: damaged: %s in segment file %08u.seg: objects %llu..%llu unreadable",
 			     barcode, vtl_damage_kind_name(d->kind), d->seq, first, last);
@@ -1387,6 +1390,8 @@ static int cart_add_lost(struct vtl_cart *c, const struct seg_header *h, uint32_
 	s->data_end = SEG_HEADER_LEN;
 	s->sealed = true;
 	s->lost = true;
+	s->lost_files = kind != VTL_DAMAGE_SHORT; /* a short one's file is the segment's before it */
+	s->lost_last = seq_last;
 	c->eod = h->first_object;
 	c->total_fm = h->first_filemark;
 	return VTL_OK;
@@ -1588,6 +1593,28 @@ static int seg0_rewrite(struct vtl_cart *c, int fd, struct seg_header *h)
 	return VTL_OK;
 }
 
+/*
+ * Segment file seq is missing or unreadable with later files: unless a crash
+ * may explain it, the objects up to the next file's first object are a lost
+ * range (kind) and *resume is that file's number; UINT32_MAX when the next
+ * file says nothing usable (or there is none, or a crash may explain it).
+ */
+static int cart_lost_files(struct vtl_cart *c, uint32_t seq, enum vtl_damage_kind kind, uint32_t *resume)
+{
+	*resume = UINT32_MAX;
+	uint32_t next, top;
+	struct seg_header nh;
+	bool ntrailer;
+	int rc = seg_files_scan(c->pool, c->barcode, seq, &next, &top);
+	if (rc || next == UINT32_MAX || crash_may(c, seq) || !seg_peek(c, next, &nh, &ntrailer) ||
+	    !lost_gap_ok(c->eod, c->total_fm, &nh))
+		return rc;
+	if ((rc = cart_add_lost(c, &nh, seq, next - 1, kind)))
+		return rc;
+	*resume = next;
+	return VTL_OK;
+}
+
 /* Loads segments seq and up, continuing the tape as far as c holds it. */
 static int cart_load_from(struct vtl_cart *c, uint32_t first)
 {
@@ -1609,20 +1636,12 @@ static int cart_load_from(struct vtl_cart *c, uint32_t first)
 			 * the later ones are set aside. Otherwise it is damage: the
 			 * objects it held are lost, the next one's header says how many.
 			 */
-			uint32_t next, top;
-			struct seg_header nh;
-			bool ntrailer;
-			int rc = seg_files_scan(c->pool, c->barcode, seq, &next, &top);
-			if (rc || next == UINT32_MAX)
-				return rc;
-			if (!crash_may(c, seq) && seg_peek(c, next, &nh, &ntrailer) &&
-			    lost_gap_ok(c->eod, c->total_fm, &nh)) {
-				if ((rc = cart_add_lost(c, &nh, seq, next - 1, VTL_DAMAGE_MISSING)))
-					return rc;
-				seq = next - 1;
-				continue;
-			}
-			return cart_drop_from(c, seq, false);
+			uint32_t resume;
+			int rc = cart_lost_files(c, seq, VTL_DAMAGE_MISSING, &resume);
+			if (rc || resume == UINT32_MAX)
+				return rc ? rc : cart_drop_from(c, seq, false);
+			seq = resume - 1;
+			continue;
 		}
 		struct stat st;
 		struct seg_header h;
@@ -1663,8 +1682,18 @@ static int cart_load_from(struct vtl_cart *c, uint32_t first)
 		if (hc != HDR_OK) {
 			close(fd);
 			/* Segment 0 is synced at creation; a torn one in the middle is damage, not a crash. */
-			if (seq == 0 || (hc == HDR_TORN && more))
+			if (seq == 0)
 				return VTL_E_CORRUPT;
+			if (hc == HDR_TORN && more) {
+				/* Its objects are lost with the header (the next header says how many); else refused. */
+				uint32_t resume;
+				if ((rc = cart_lost_files(c, seq, VTL_DAMAGE_HEADER, &resume)))
+					return rc;
+				if (resume == UINT32_MAX)
+					return VTL_E_CORRUPT;
+				seq = resume - 1;
+				continue;
+			}
 			return cart_drop_from(c, seq, hc == HDR_TORN);
 		}
 		struct seg s = {.seq = seq, .member = vtl_pool_member_for(c->pool, c->barcode, seq),
@@ -2333,6 +2362,17 @@ static int truncate_at(struct vtl_cart *c, uint64_t obj)
 				return VTL_E_IO;
 			pool_space_give(c->pool, s->member, s->acct);
 			c->dir_dirty |= 1ull << s->member;
+		}
+		for (uint32_t q = s->lost_last + 1; s->lost && s->lost_files && q-- > s->seq;) {
+			/* What is left of its files (an unreadable header) goes with it. */
+			struct stat st;
+			unsigned m = vtl_pool_member_for(c->pool, c->barcode, q);
+			if (pool_seg_path(c->pool, c->barcode, q, path, sizeof path) || stat(path, &st) != 0)
+				continue;
+			if (unlink(path) != 0)
+				return VTL_E_IO;
+			pool_space_give(c->pool, m, (uint64_t)st.st_size);
+			c->dir_dirty |= 1ull << m;
 		}
 		c->eod -= s->n_obj;
 		c->total_fm -= s->n_fm;

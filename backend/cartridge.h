@@ -96,14 +96,15 @@ enum vtl_damage_kind {
 	VTL_DAMAGE_RECORDS = 1, /* records inside synced data fail their checks */
 	VTL_DAMAGE_SHORT = 2,   /* a segment ends before where the next one says it does */
 	VTL_DAMAGE_MISSING = 3, /* segment files in the middle of the tape are missing */
+	VTL_DAMAGE_HEADER = 4,  /* segment files in the middle have an unreadable header */
 };
 
 /* A range of unreadable objects; everything outside it stays reachable. */
 struct vtl_damage {
 	uint64_t first;    /* first damaged object */
 	uint64_t count;    /* damaged objects from there */
-	uint32_t seq;      /* the segment file the damage is in (MISSING: the first missing one) */
-	uint32_t seq_last; /* MISSING: the last missing segment; otherwise seq */
+	uint32_t seq;      /* the segment file the damage is in (MISSING, HEADER: the first of them) */
+	uint32_t seq_last; /* MISSING, HEADER: the last of those segment files; otherwise seq */
 	enum vtl_damage_kind kind;
 };
 
@@ -259,7 +260,7 @@ int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len);
  */
 size_t vtl_cart_damage(const struct vtl_cart *c, struct vtl_damage *out, size_t max);
 
-/* A short name for a damage kind ("bad records", "segment cut short", "segments missing"). */
+/* A short name for a damage kind ("bad records", "segment cut short", "segments missing", ...). */
 const char *vtl_damage_kind_name(enum vtl_damage_kind kind);
 
 /*

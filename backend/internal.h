@@ -66,6 +66,8 @@ struct seg {
 	bool eod_rec;       /* sealed with an EOD record (clean close) */
 	bool lost;          /* no file holds these objects (damage): every one is unreadable */
 	bool dmg_flag;      /* its INDEX has 0 entries for damaged objects (TRAILER_FLAG_DAMAGED) */
+	uint32_t lost_last; /* lost, lost_files: the files seq..lost_last (missing or unreadable) were its */
+	bool lost_files;
 	uint32_t *fm;       /* filemark positions relative to first_obj; NULL until loaded */
 	uint32_t fm_cap;
 	uint32_t *mem_off;  /* sealed, footer damaged: the index rebuilt from the records */

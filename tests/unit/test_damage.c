@@ -304,6 +304,46 @@ static void test_missing_middle_segment(void **state)
 	f->pool = NULL;
 }
 
+/* Segment 3's header damaged: its objects are a damaged range; a write at its start removes it. */
+static void test_middle_header_unreadable(void **state)
+{
+	struct fx *f = *state;
+	const char *bc = "HDR1";
+	build(f, bc);
+	uint64_t f3 = seg_first(f, bc, 3), f4 = seg_first(f, bc, 4);
+	char path[700];
+	seg_path(f, bc, 3, path, sizeof path);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "X", 1, 20), 1);
+	close(fd);
+	for (int mode = 0; mode < 2; mode++) {
+		struct vtl_cart_params p = {.readonly = mode == 0};
+		struct vtl_cart *c = tl_cart_open(f->pool, bc, &p);
+		expect_damage(c, VTL_DAMAGE_HEADER, 3, 3, f3, f4 - f3);
+		read_all(c, NOBJ, f3, f4 - f3, "header");
+		if (mode == 1) {
+			uint8_t b[BL];
+			gen_data(b, BL, 1000 + f3, false);
+			EXPECT_RC(vtl_cart_locate(c, f3), 0);
+			EXPECT_RC(vtl_cart_write_block(c, b, BL), 0);
+			assert_int_equal(vtl_cart_damage(c, NULL, 0), 0);
+		}
+		EXPECT_RC(vtl_cart_close(c), 0);
+	}
+	/* The torn file went with the cut; the new block took its place. */
+	struct vtl_cart_params p = {.readonly = true};
+	struct vtl_cart *c = tl_cart_open(f->pool, bc, &p);
+	struct vtl_position pos;
+	get_pos(c, &pos);
+	assert_int_equal(pos.eod, f3 + 1);
+	assert_int_equal(vtl_cart_damage(c, NULL, 0), 0);
+	read_all(c, f3 + 1, 0, 0, "after the cut");
+	EXPECT_RC(vtl_cart_close(c), 0);
+	vtl_pool_close(f->pool);
+	f->pool = NULL;
+}
+
 #define OBL 1000 /* blocks of the open-segment tapes */
 #define OSYNC 30 /* blocks the sync mark covers */
 #define OMORE 3  /* blocks after them: 1 synced (not yet marked), 2 never synced */
@@ -452,6 +492,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_middle_segment_cut_short, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_write_at_damage, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_missing_middle_segment, setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_middle_header_unreadable, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_open_segment_bad_payload, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_open_segment_bad_header, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_open_segment_torn_tail, setup, fx_teardown),

@@ -612,7 +612,7 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 	for (uint32_t i = 0; !irc && i < info.damaged && i < VTL_DAMAGE_INFO_MAX; i++) {
 		const struct vtl_damage *d = &info.damage[i];
 		char seg[48];
-		if (d->kind == VTL_DAMAGE_MISSING)
+		if (d->kind == VTL_DAMAGE_MISSING || d->kind == VTL_DAMAGE_HEADER)
 			snprintf(seg, sizeof seg, "segment files %08u..%08u.seg", d->seq, d->seq_last);
 		else
 			snprintf(seg, sizeof seg, "segment file %08u.seg", d->seq);

@@ -413,16 +413,22 @@ static bool crash_may(const struct vtl_cart *c, uint32_t seq)
 	return c->p.follow || (c->cut_marker && seq >= c->cut_seq);
 }
 
-/* Writes segment si's sync mark: its records below end are durable (the next fdatasync carries it). */
-static int seg_mark_write(struct vtl_cart *c, size_t si, uint64_t end)
+/* Writes the sync mark end into the header in fd, in place. */
+static int mark_pwrite(int fd, uint64_t end)
 {
 	unsigned char m[SEG_SYNCMARK_LEN];
 	seg_syncmark_encode(end, m);
+	struct iovec iov = {m, sizeof m};
+	return write_fullv(fd, &iov, 1, SEG_SYNCMARK_OFF);
+}
+
+/* Writes segment si's sync mark: its records below end are durable (the next fdatasync carries it). */
+static int seg_mark_write(struct vtl_cart *c, size_t si, uint64_t end)
+{
 	int fd = seg_fd(c, si);
 	if (fd < 0)
 		return VTL_E_IO;
-	struct iovec iov = {m, sizeof m};
-	int rc = write_fullv(fd, &iov, 1, SEG_SYNCMARK_OFF);
+	int rc = mark_pwrite(fd, end);
 	if (!rc)
 		c->segs[si].synced_end = end;
 	return rc;
@@ -1572,6 +1578,16 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 			return VTL_E_IO;
 		pool_space_give(c->pool, s->member, size - s->data_end);
 		s->acct = s->data_end + footer_size(s->n_obj, s->n_fm);
+	}
+	if (!c->p.readonly && s->synced_end > s->data_end) {
+		/*
+		 * A mark past the end the repair kept (a cut a crash interrupted
+		 * before its lowered mark landed, or damage): lowered, and durable
+		 * before anything is appended that it would wrongly vouch for.
+		 */
+		if (mark_pwrite(fd, s->data_end) != VTL_OK || fdatasync(fd) != 0)
+			return VTL_E_IO;
+		s->synced_end = s->data_end;
 	}
 	c->dirty = true; /* close must write the footer this segment lacks */
 	return cart_drop_from(c, s->seq + 1, false);

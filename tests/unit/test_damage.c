@@ -464,6 +464,61 @@ static void test_open_segment_torn_tail(void **state)
 	f->pool = NULL;
 }
 
+/*
+ * A cut a crash interrupted after its truncation but before its lowered sync
+ * mark landed: the marker makes the open repair it as a crash and lower the
+ * mark, so that blocks appended after it are never taken for synced ones.
+ */
+static void test_interrupted_cut_lowers_mark(void **state)
+{
+	struct fx *f = *state;
+	const char *bc = "CUTM2";
+	build_open(f, bc); /* sync mark at 30 blocks */
+	char path[700], marker[700];
+	seg_path(f, bc, 0, path, sizeof path);
+	assert_int_equal(truncate(path, (off_t)rec_off(20)), 0);
+	snprintf(marker, sizeof marker, "%s/%s/cut", f->mpath[vtl_pool_member_for(f->pool, bc, 0)], bc);
+	FILE *m = fopen(marker, "w");
+	assert_non_null(m);
+	fputs("0\n", m);
+	fclose(m);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint8_t b[OBL];
+		struct vtl_cart_params p = {0};
+		struct vtl_cart *c = NULL;
+		if (vtl_cart_open(f->pool, bc, &p, &c) || vtl_cart_damage(c, NULL, 0) != 0 || vtl_cart_space_eod(c))
+			_exit(30);
+		for (unsigned i = 20; i < 23; i++) {
+			gen_data(b, OBL, 7000 + i, false);
+			if (vtl_cart_write_block(c, b, OBL))
+				_exit(31);
+		}
+		raise(SIGKILL);
+		_exit(99);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFSIGNALED(st))
+		fail_msg("the child failed (exit %d)", WEXITSTATUS(st));
+	struct stat sb;
+	assert_int_not_equal(stat(marker, &sb), 0);
+	/* A torn block among the unsynced appends (below the old mark): the tape ends there. */
+	flip(f, bc, rec_off(21) + REC_HEADER_LEN + 7);
+	struct vtl_cart_params p = {.readonly = true};
+	struct vtl_cart *c = tl_cart_open(f->pool, bc, &p);
+	struct vtl_position pos;
+	get_pos(c, &pos);
+	assert_int_equal(pos.eod, 21);
+	assert_int_equal(vtl_cart_damage(c, NULL, 0), 0);
+	read_open(c, 21, UINT64_MAX);
+	EXPECT_RC(vtl_cart_close(c), 0);
+	vtl_pool_close(f->pool);
+	f->pool = NULL;
+}
+
 /* A cut writes its marker before it removes anything; the sync after it removes the marker. */
 static void test_cut_marker(void **state)
 {
@@ -497,6 +552,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_segment_bad_header, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_open_segment_torn_tail, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_cut_marker, setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_interrupted_cut_lowers_mark, setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

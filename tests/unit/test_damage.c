@@ -348,11 +348,13 @@ static void test_middle_header_unreadable(void **state)
 #define OSYNC 30 /* blocks the sync mark covers */
 #define OMORE 3  /* blocks after them: 1 synced (not yet marked), 2 never synced */
 
-/* A writer that syncs 30 blocks, then 1, writes 2 more and is killed: segment 0 is left open. */
-static void build_open(struct fx *f, const char *bc)
+/*
+ * A writer in a child: opens bc (which must show no damage), appends blocks
+ * from..to-1 at EOD (with sync, syncing after blocks OSYNC-1 and OSYNC) and
+ * is killed, leaving its last segment open.
+ */
+static void killed_writer(struct fx *f, const char *bc, unsigned from, unsigned to, bool sync)
 {
-	tl_pool_open(&f->cfg, &f->pool);
-	EXPECT_RC(vtl_cart_create(f->pool, bc), 0);
 	fflush(NULL);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -360,14 +362,14 @@ static void build_open(struct fx *f, const char *bc)
 		uint8_t b[OBL];
 		struct vtl_cart_params p = {0};
 		struct vtl_cart *c = NULL;
-		if (vtl_cart_open(f->pool, bc, &p, &c))
+		if (vtl_cart_open(f->pool, bc, &p, &c) || vtl_cart_damage(c, NULL, 0) != 0 || vtl_cart_space_eod(c))
 			_exit(30);
-		for (unsigned i = 0; i < OSYNC + OMORE; i++) {
+		for (unsigned i = from; i < to; i++) {
 			gen_data(b, OBL, 7000 + i, false);
 			if (vtl_cart_write_block(c, b, OBL))
 				_exit(31);
 			/* The sync mark lags one sync: the second sync marks the first 30 blocks. */
-			if ((i == OSYNC - 1 || i == OSYNC) && vtl_cart_sync(c))
+			if (sync && (i == OSYNC - 1 || i == OSYNC) && vtl_cart_sync(c))
 				_exit(32);
 		}
 		raise(SIGKILL);
@@ -375,7 +377,16 @@ static void build_open(struct fx *f, const char *bc)
 	}
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFSIGNALED(st));
+	if (!WIFSIGNALED(st))
+		fail_msg("the writer failed before it was killed (exit %d)", WEXITSTATUS(st));
+}
+
+/* A writer that syncs 30 blocks, then 1, writes 2 more and is killed: segment 0 is left open. */
+static void build_open(struct fx *f, const char *bc)
+{
+	tl_pool_open(&f->cfg, &f->pool);
+	EXPECT_RC(vtl_cart_create(f->pool, bc), 0);
+	killed_writer(f, bc, 0, OSYNC + OMORE, true);
 }
 
 static void flip(struct fx *f, const char *bc, uint64_t off)
@@ -482,27 +493,7 @@ static void test_interrupted_cut_lowers_mark(void **state)
 	assert_non_null(m);
 	fputs("0\n", m);
 	fclose(m);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		uint8_t b[OBL];
-		struct vtl_cart_params p = {0};
-		struct vtl_cart *c = NULL;
-		if (vtl_cart_open(f->pool, bc, &p, &c) || vtl_cart_damage(c, NULL, 0) != 0 || vtl_cart_space_eod(c))
-			_exit(30);
-		for (unsigned i = 20; i < 23; i++) {
-			gen_data(b, OBL, 7000 + i, false);
-			if (vtl_cart_write_block(c, b, OBL))
-				_exit(31);
-		}
-		raise(SIGKILL);
-		_exit(99);
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	if (!WIFSIGNALED(st))
-		fail_msg("the child failed (exit %d)", WEXITSTATUS(st));
+	killed_writer(f, bc, 20, 23, false);
 	struct stat sb;
 	assert_int_not_equal(stat(marker, &sb), 0);
 	/* A torn block among the unsynced appends (below the old mark): the tape ends there. */

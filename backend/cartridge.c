@@ -21,6 +21,7 @@
 #include "backend/internal.h"
 #include "backend/workers.h"
 #include "common/crc32c.h"
+#include "common/log.h"
 #include "common/vtl_error.h"
 
 /* Segment files kept open at once per cartridge (the current, the last, read-ahead's). */
@@ -29,6 +30,8 @@
 #define FOOTER_FIXED (3 * REC_HEADER_LEN + TRAILER_LEN)
 /* Bytes of a segment the crash scan reads at once. */
 #define SCAN_WINDOW (4u << 20)
+/* The marker file of a cut not yet synced, in the cartridge's folder on its home member. */
+#define CUT_MARKER "cut"
 
 int read_full(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -192,6 +195,8 @@ int cart_offsets(struct vtl_cart *c, size_t si, uint32_t rel, uint32_t n, uint32
 	struct seg *s = &c->segs[si];
 	if ((uint64_t)rel + n > s->n_obj)
 		return VTL_E_INVAL;
+	if (s->lost)
+		return VTL_E_CORRUPT; /* no file holds these objects */
 	if (!s->sealed || s->mem_off) {
 		memcpy(out, (s->sealed ? s->mem_off : c->off) + rel, 4ull * n);
 		return VTL_OK;
@@ -227,10 +232,214 @@ static int obj_offset(struct vtl_cart *c, size_t si, uint64_t obj, uint64_t *off
 
 static int seg_rebuild(struct vtl_cart *c, size_t si);
 
+/* ---- damage ---- */
+
+/* Records that objects first..first+count-1 are damaged (the list stays in tape order). */
+static int dmg_add(struct vtl_cart *c, uint64_t first, uint64_t count, uint32_t seq, uint32_t seq_last,
+		   enum vtl_damage_kind kind)
+{
+	if (!count)
+		return VTL_OK;
+	if (c->ndmg) {
+		struct vtl_damage *d = &c->dmg[c->ndmg - 1];
+		if (d->kind == kind && d->seq == seq && d->first + d->count == first) {
+			d->count += count;
+			return VTL_OK;
+		}
+	}
+	int rc = grow((void **)&c->dmg, &c->dmgcap, c->ndmg + 1, sizeof *c->dmg);
+	if (rc)
+		return rc;
+	c->dmg[c->ndmg++] = (struct vtl_damage){.first = first, .count = count, .seq = seq, .seq_last = seq_last,
+						.kind = kind};
+	return VTL_OK;
+}
+
+/* The first damaged object at or after from; UINT64_MAX when there is none. */
+static uint64_t dmg_next(const struct vtl_cart *c, uint64_t from)
+{
+	for (size_t i = 0; i < c->ndmg; i++)
+		if (c->dmg[i].first + c->dmg[i].count > from)
+			return c->dmg[i].first > from ? c->dmg[i].first : from;
+	return UINT64_MAX;
+}
+
+/* The last damaged object before before; UINT64_MAX when there is none. */
+static uint64_t dmg_prev(const struct vtl_cart *c, uint64_t before)
+{
+	for (size_t i = c->ndmg; i-- > 0;)
+		if (c->dmg[i].first < before) {
+			uint64_t end = c->dmg[i].first + c->dmg[i].count;
+			return (end < before ? end : before) - 1;
+		}
+	return UINT64_MAX;
+}
+
+/* Forgets the damage from object obj on (a cut removed it from the tape). */
+static void dmg_cut(struct vtl_cart *c, uint64_t obj)
+{
+	while (c->ndmg && c->dmg[c->ndmg - 1].first >= obj)
+		c->ndmg--;
+	if (c->ndmg && c->dmg[c->ndmg - 1].first + c->dmg[c->ndmg - 1].count > obj)
+		c->dmg[c->ndmg - 1].count = obj - c->dmg[c->ndmg - 1].first;
+}
+
+const char *vtl_damage_kind_name(enum vtl_damage_kind kind)
+{
+	switch (kind) {
+	case VTL_DAMAGE_RECORDS:
+		return "bad records";
+	case VTL_DAMAGE_SHORT:
+		return "segment cut short";
+	case VTL_DAMAGE_MISSING:
+		return "segments missing";
+	case VTL_DAMAGE_HEADER:
+		return "segment header unreadable";
+	}
+	return "damage";
+}
+
+size_t vtl_cart_damage(const struct vtl_cart *c, struct vtl_damage *out, size_t max)
+{
+	for (size_t i = 0; i < c->ndmg && i < max; i++)
+		out[i] = c->dmg[i];
+	return c->ndmg;
+}
+
+size_t vtl_damage_describe(const char *barcode, const struct vtl_damage *d, char *buf, size_t len)
+{
+	unsigned long long first = d->first, last = d->first + d->count - 1;
+	int n;
+	if (d->kind == VTL_DAMAGE_MISSING || d->kind == VTL_DAMAGE_HEADER)
+		n = snprintf(buf, len, "cartridge %s: damaged: segment files %08u..%08u.seg %s: objects %llu..%llu unreadable",
+			     barcode, d->seq, d->seq_last, d->kind == VTL_DAMAGE_MISSING ? "missing" : "with an unreadable header",
+			     first, last);
+	else
+		n = snprintf(buf, len, "cartridge %s: damaged: %s in segment file %08u.seg: objects %llu..%llu unreadable",
+			     barcode, vtl_damage_kind_name(d->kind), d->seq, first, last);
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len ? len - 1 : 0;
+}
+
+/* One warning per damaged range, naming the cartridge, the segment file(s) and the objects. */
+static void dmg_log(const struct vtl_cart *c)
+{
+	char line[256];
+	for (size_t i = 0; i < c->ndmg; i++) {
+		vtl_damage_describe(c->barcode, &c->dmg[i], line, sizeof line);
+		log_msg(LOG_LEVEL_WARN, "%s (what follows stays readable)", line);
+	}
+}
+
+/* ---- the cut marker and the sync mark ---- */
+
+static int cut_marker_path(const struct vtl_pool *pool, const char *barcode, char *buf, size_t len)
+{
+	unsigned m = vtl_pool_member_for(pool, barcode, 0);
+	int n = snprintf(buf, len, "%s/%s/" CUT_MARKER, pool->m[m].path, barcode);
+	return (n < 0 || (size_t)n >= len) ? VTL_E_INVAL : VTL_OK;
+}
+
+/* Reads the cut marker, if there is one: from its segment on, the open's repair reads crash leftovers. */
+static void cut_marker_load(struct vtl_cart *c)
+{
+	char path[PATH_MAX], buf[16] = {0};
+	if (cut_marker_path(c->pool, c->barcode, path, sizeof path))
+		return;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	c->cut_marker = true;
+	/* Unreadable content: the marker alone says a cut was under way; trust nothing from segment 0. */
+	char *end;
+	unsigned long v = n > 0 ? strtoul(buf, &end, 10) : 0;
+	c->cut_seq = n > 0 && end != buf && v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
+/*
+ * Makes the marker of a cut at segment seq durable before the cut removes or
+ * truncates anything; a marker of an earlier cut not yet synced stays if it
+ * names an earlier segment.
+ */
+static int cut_marker_set(struct vtl_cart *c, uint32_t seq)
+{
+	if (c->cut_marker && c->cut_seq <= seq)
+		return VTL_OK;
+	char path[PATH_MAX], buf[16];
+	if (cut_marker_path(c->pool, c->barcode, path, sizeof path))
+		return VTL_E_INVAL;
+	int len = snprintf(buf, sizeof buf, "%u\n", seq);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return VTL_E_IO;
+	struct iovec iov = {buf, (size_t)len};
+	int rc = write_fullv(fd, &iov, 1, 0);
+	if (!rc && fdatasync(fd) != 0)
+		rc = VTL_E_IO;
+	close(fd);
+	unsigned m = vtl_pool_member_for(c->pool, c->barcode, 0);
+	char dir[PATH_MAX];
+	if (!rc && (pool_cart_dir(c->pool, m, c->barcode, dir, sizeof dir) || fsync_path(dir)))
+		rc = VTL_E_IO;
+	if (!rc) {
+		c->cut_marker = true;
+		c->cut_seq = seq;
+	}
+	return rc;
+}
+
+/* Removes the cut marker once the cut and everything before it are durable. */
+static int cut_marker_clear(struct vtl_cart *c)
+{
+	if (!c->cut_marker)
+		return VTL_OK;
+	char path[PATH_MAX];
+	if (cut_marker_path(c->pool, c->barcode, path, sizeof path))
+		return VTL_E_INVAL;
+	if (unlink(path) != 0 && errno != ENOENT)
+		return VTL_E_IO;
+	unsigned m = vtl_pool_member_for(c->pool, c->barcode, 0);
+	char dir[PATH_MAX];
+	if (pool_cart_dir(c->pool, m, c->barcode, dir, sizeof dir) || fsync_path(dir))
+		return VTL_E_IO;
+	c->cut_marker = false;
+	return VTL_OK;
+}
+
+/* True when what the open finds from segment seq on may be a crash's leftovers rather than damage. */
+static bool crash_may(const struct vtl_cart *c, uint32_t seq)
+{
+	return c->p.follow || (c->cut_marker && seq >= c->cut_seq);
+}
+
+/* Writes the sync mark end into the header in fd, in place. */
+static int mark_pwrite(int fd, uint64_t end)
+{
+	unsigned char m[SEG_SYNCMARK_LEN];
+	seg_syncmark_encode(end, m);
+	struct iovec iov = {m, sizeof m};
+	return write_fullv(fd, &iov, 1, SEG_SYNCMARK_OFF);
+}
+
+/* Writes segment si's sync mark: its records below end are durable (the next fdatasync carries it). */
+static int seg_mark_write(struct vtl_cart *c, size_t si, uint64_t end)
+{
+	int fd = seg_fd(c, si);
+	if (fd < 0)
+		return VTL_E_IO;
+	int rc = mark_pwrite(fd, end);
+	if (!rc)
+		c->segs[si].synced_end = end;
+	return rc;
+}
+
 /* Loads the filemark list of a sealed segment from its footer (a small record, checked whole). */
 static int seg_load_fm_footer(struct vtl_cart *c, size_t si)
 {
 	struct seg *s = &c->segs[si];
+	if (s->lost && s->n_fm)
+		return VTL_E_MEDIUM; /* where its filemarks were is lost with it */
 	if (s->fm || s->n_fm == 0)
 		return VTL_OK;
 	int fd = seg_fd(c, si);
@@ -274,7 +483,7 @@ static int seg_load_fm(struct vtl_cart *c, size_t si)
 	int rc = seg_load_fm_footer(c, si);
 	if (rc == VTL_E_CORRUPT)
 		rc = seg_rebuild(c, si);
-	return rc;
+	return rc == VTL_E_CORRUPT && c->segs[si].lost ? VTL_E_MEDIUM : rc;
 }
 
 /* Filemarks before object obj (0..eod). */
@@ -286,6 +495,10 @@ static int fm_before(struct vtl_cart *c, uint64_t obj, uint64_t *count)
 	}
 	size_t si = cart_seg_of(c, obj);
 	struct seg *s = &c->segs[si];
+	if (s->lost && obj == s->first_obj) {
+		*count = s->first_fm;
+		return VTL_OK;
+	}
 	int rc = seg_load_fm(c, si);
 	if (rc)
 		return rc;
@@ -331,8 +544,9 @@ static int stored_before(struct vtl_cart *c, uint64_t obj, uint64_t *bytes)
 		return VTL_OK;
 	}
 	size_t si = cart_seg_of(c, obj);
-	uint64_t off, sum = 0;
-	int rc = obj_offset(c, si, obj, &off);
+	uint64_t off = SEG_HEADER_LEN, sum = 0;
+	/* A lost range holds no bytes: what is before it is what the files before it hold. */
+	int rc = c->segs[si].lost ? VTL_OK : obj_offset(c, si, obj, &off);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < si; i++)
@@ -453,15 +667,18 @@ static unsigned char *footer_build(struct vtl_cart *c, bool with_eod, size_t *le
 	p = fp + fmb;
 	*index_off = at + (uint64_t)(p - buf);
 	unsigned char *ip = p + REC_HEADER_LEN;
-	for (uint32_t i = 0; i < s->n_obj; i++)
+	bool damaged = false;
+	for (uint32_t i = 0; i < s->n_obj; i++) {
 		put_le32(ip + 4ull * i, c->off[i]);
+		damaged |= c->off[i] == 0; /* a damaged object: the flag lets the next open list it */
+	}
 	h = (struct rec_header){.type = REC_INDEX, .stored_len = (uint32_t)ixb, .length = (uint32_t)ixb,
 				.object = c->eod, .payload_crc = crc32c(0, ip, ixb)};
 	rec_header_encode(&h, p);
 	p = ip + ixb;
 	struct seg_trailer t = {.data_end = s->data_end, .fm_off = *fm_off, .index_off = *index_off,
 				.n_objects = s->n_obj, .n_filemarks = s->n_fm,
-				.flags = with_eod ? TRAILER_FLAG_EOD : 0};
+				.flags = (with_eod ? TRAILER_FLAG_EOD : 0) | (damaged ? TRAILER_FLAG_DAMAGED : 0)};
 	seg_trailer_encode(&t, p);
 	*len = total;
 	return buf;
@@ -609,18 +826,20 @@ static int seg_seal_last(struct vtl_cart *c, bool with_eod, bool async)
 	}
 	s->sealed = true;
 	s->eod_rec = with_eod;
+	s->dmg_flag = false;
+	for (uint32_t i = 0; i < s->n_obj && !s->dmg_flag; i++)
+		s->dmg_flag = c->off[i] == 0;
 	s->fm_off = fm_off;
 	s->index_off = index_off;
 	return VTL_OK;
 }
 
-/* Reads the INDEX footer record of sealed segment si into c->off, checked against its CRC. */
-static int seg_read_index(struct vtl_cart *c, size_t si)
+/*
+ * Reads the INDEX footer record of sealed segment s (in fd) into out, checked
+ * against its CRC; entries of 0 (damaged objects) only with s->dmg_flag.
+ */
+static int index_read(const struct seg *s, int fd, uint32_t *out)
 {
-	struct seg *s = &c->segs[si];
-	int fd = seg_fd(c, si);
-	if (fd < 0)
-		return VTL_E_IO;
 	unsigned char hb[REC_HEADER_LEN];
 	struct rec_header h;
 	int rc = read_full(fd, hb, sizeof hb, s->index_off);
@@ -634,19 +853,34 @@ static int seg_read_index(struct vtl_cart *c, size_t si)
 	rc = read_full(fd, raw, h.stored_len, s->index_off + REC_HEADER_LEN);
 	if (!rc && crc32c(0, raw, h.stored_len) != h.payload_crc)
 		rc = VTL_E_CORRUPT;
+	uint32_t prev = 0;
 	for (uint32_t i = 0; !rc && i < s->n_obj; i++) {
-		c->off[i] = get_le32(raw + 4ull * i);
-		if (c->off[i] < SEG_HEADER_LEN || c->off[i] >= s->data_end || (i && c->off[i] <= c->off[i - 1]))
+		out[i] = get_le32(raw + 4ull * i);
+		if (out[i] == 0 && s->dmg_flag)
+			continue;
+		if (out[i] < SEG_HEADER_LEN || out[i] >= s->data_end || out[i] <= prev)
 			rc = VTL_E_CORRUPT;
+		prev = out[i];
 	}
 	free(raw);
 	return rc;
+}
+
+/* Reads the INDEX footer record of sealed segment si into c->off. */
+static int seg_read_index(struct vtl_cart *c, size_t si)
+{
+	int fd = seg_fd(c, si);
+	if (fd < 0)
+		return VTL_E_IO;
+	return index_read(&c->segs[si], fd, c->off);
 }
 
 /* Reopens the sealed segment si for appending: its index comes back into memory, its footer goes. */
 static int seg_unseal(struct vtl_cart *c, size_t si)
 {
 	struct seg *s = &c->segs[si];
+	if (s->lost)
+		return VTL_E_MEDIUM;
 	int rc = seg_load_fm(c, si);
 	if (rc)
 		return rc;
@@ -671,7 +905,8 @@ static int seg_unseal(struct vtl_cart *c, size_t si)
 	s->eod_rec = false;
 	s->index_off = s->fm_off = 0;
 	c->need_sync = true;
-	return VTL_OK;
+	/* Its records were durable under the footer: the crash walk may tell damage among them from a tear. */
+	return s->synced_end == s->data_end ? VTL_OK : seg_mark_write(c, si, s->data_end);
 }
 
 static void seg_forget(struct vtl_cart *c, struct seg *s)
@@ -699,8 +934,63 @@ static void seg_forget(struct vtl_cart *c, struct seg *s)
  * With resume it goes on from the segment's data_end, n_obj and n_fm (*offs
  * holding their offsets): a follower picking up what a writer appended.
  */
+/* Reads the record at off and checks it whole: header, object in (lo, hi], length, payload CRC. */
+static bool rec_whole_at(struct vtl_cart *c, int fd, uint64_t size, uint64_t off, uint64_t lo, uint64_t hi,
+			 struct rec_header *h)
+{
+	unsigned char hb[REC_HEADER_LEN];
+	if (off + REC_HEADER_LEN > size || read_full(fd, hb, sizeof hb, off) || rec_header_decode(hb, h) ||
+	    h->object <= lo || h->object > hi || (h->type != REC_DATA && h->type != REC_FILEMARK) ||
+	    off + REC_HEADER_LEN + h->stored_len > size)
+		return false;
+	if (scratch_need(&c->scratch, &c->scratch_cap, h->stored_len ? h->stored_len : 1) ||
+	    read_full(fd, c->scratch, h->stored_len, off + REC_HEADER_LEN))
+		return false;
+	return crc32c(0, c->scratch, h->stored_len) == h->payload_crc;
+}
+
+/*
+ * After a bad record at offset from whose object would have been expect,
+ * finds the next whole record that starts at most at mark (the synced end):
+ * every damaged object takes at least a record header, which bounds how far
+ * its number may run ahead. 1 and *at, *obj when found, 0 when not, <0 on error.
+ */
+static int scan_resync(struct vtl_cart *c, int fd, uint64_t size, uint64_t from, uint64_t mark, uint64_t expect,
+		       uint64_t *at, uint64_t *obj)
+{
+	unsigned char *win = malloc(SCAN_WINDOW);
+	if (!win)
+		return VTL_E_NOMEM;
+	int found = 0;
+	for (uint64_t base = from + 1; !found && base <= mark && base + REC_HEADER_LEN <= size;) {
+		uint64_t len = size - base < SCAN_WINDOW ? size - base : SCAN_WINDOW;
+		int rc = read_full(fd, win, len, base);
+		if (rc) {
+			free(win);
+			return rc;
+		}
+		for (uint64_t i = 0; i + 1 < len && base + i <= mark; i++) {
+			if (win[i] != (REC_MAGIC & 0xFF) || win[i + 1] != (REC_MAGIC >> 8))
+				continue;
+			uint64_t b = base + i;
+			struct rec_header h;
+			if (rec_whole_at(c, fd, size, b, expect, expect + (b - from) / REC_HEADER_LEN, &h)) {
+				*at = b;
+				*obj = h.object;
+				found = 1;
+				break;
+			}
+		}
+		if (len <= REC_HEADER_LEN)
+			break;
+		base += len - REC_HEADER_LEN;
+	}
+	free(win);
+	return found;
+}
+
 static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool check_payload, bool resume,
-		    uint32_t **offs, size_t *cap)
+		    uint64_t mark, uint32_t **offs, size_t *cap)
 {
 	struct seg *s = &c->segs[si];
 	uint64_t win_size = size < SCAN_WINDOW ? (size ? size : 1) : SCAN_WINDOW;
@@ -722,12 +1012,12 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 		}
 		struct rec_header h;
 		if (rec_header_decode(win + (at - wstart), &h) || h.object != s->first_obj + n_obj)
-			break;
+			goto bad;
 		if (h.type != REC_DATA && h.type != REC_FILEMARK)
 			break; /* EOD or a footer: the tape ends here */
 		uint64_t end = at + REC_HEADER_LEN + h.stored_len;
 		if (end > size)
-			break;
+			goto bad;
 		if (check_payload) {
 			const unsigned char *payload;
 			if (end <= wstart + wlen) {
@@ -740,7 +1030,7 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 				payload = c->scratch;
 			}
 			if (crc32c(0, payload, h.stored_len) != h.payload_crc)
-				break;
+				goto bad;
 		}
 		if ((rc = grow((void **)offs, cap, n_obj + 1, sizeof **offs)))
 			break;
@@ -753,6 +1043,31 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 		}
 		(*offs)[n_obj++] = (uint32_t)at;
 		at = end;
+		continue;
+	bad:
+		/*
+		 * A crash leaves torn records only after the sync mark; a bad one
+		 * before it is damage: the objects up to the next whole record
+		 * keep their numbers, with index entries of 0 (unreadable).
+		 */
+		if (!check_payload || resume || at >= mark)
+			break;
+		uint64_t next_at, next_obj, expect = s->first_obj + n_obj;
+		int found = scan_resync(c, fd, size, at, mark, expect, &next_at, &next_obj);
+		if (found < 0) {
+			rc = found;
+			break;
+		}
+		if (!found || next_obj - s->first_obj > UINT32_MAX)
+			break;
+		uint32_t lost = (uint32_t)(next_obj - expect);
+		if ((rc = grow((void **)offs, cap, n_obj + lost, sizeof **offs)) ||
+		    (rc = dmg_add(c, expect, lost, s->seq, s->seq, VTL_DAMAGE_RECORDS)))
+			break;
+		memset(*offs + n_obj, 0, 4ull * lost);
+		n_obj += lost;
+		at = next_at;
+		wlen = 0; /* read the window again from the next record */
 	}
 	free(win);
 	if (rc)
@@ -776,7 +1091,7 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 static int seg_rebuild(struct vtl_cart *c, size_t si)
 {
 	struct seg *s = &c->segs[si];
-	if (s->mem_off || !s->sealed)
+	if (s->mem_off || !s->sealed || s->lost)
 		return VTL_E_CORRUPT; /* already rebuilt, or in memory anyway: the damage is elsewhere */
 	int fd = seg_fd(c, si);
 	if (fd < 0)
@@ -787,7 +1102,7 @@ static int seg_rebuild(struct vtl_cart *c, size_t si)
 	s->fm_cap = 0;
 	uint32_t *offs = NULL;
 	size_t cap = 0;
-	int rc = seg_scan(c, si, fd, saved.data_end, false, false, &offs, &cap);
+	int rc = seg_scan(c, si, fd, saved.data_end, false, false, 0, &offs, &cap);
 	if (!rc && (s->n_obj != saved.n_obj || s->n_fm != saved.n_fm || s->data_end != saved.data_end))
 		rc = VTL_E_CORRUPT;
 	if (rc) {
@@ -820,6 +1135,7 @@ static void cart_free(struct vtl_cart *c)
 	free(c->off);
 	free(c->scratch);
 	free(c->scratch2);
+	free(c->dmg);
 	if (c->lockfd >= 0)
 		close(c->lockfd);
 	free(c);
@@ -896,6 +1212,8 @@ static uint32_t seg_files_end(struct vtl_pool *pool, const char *barcode, uint32
 	return seq;
 }
 
+static int seg_files_scan(struct vtl_pool *pool, const char *barcode, uint32_t after, uint32_t *next, uint32_t *top);
+
 /* Removes the *.seg.orphan files an interrupted cut left in a cartridge's folder on member m. */
 static int remove_orphans(struct vtl_pool *pool, unsigned m, const char *barcode)
 {
@@ -930,8 +1248,16 @@ int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
 	int rc = cart_lock(pool, barcode, true, &lockfd);
 	if (rc)
 		return rc;
-	/* Highest segment first, so that a crash leaves a shorter but consistent tape. */
-	uint32_t n = seg_files_end(pool, barcode, 0);
+	/*
+	 * Highest segment first, so that a crash leaves a shorter but consistent
+	 * tape; from the highest file there is, past any gap damage left.
+	 */
+	uint32_t next, top;
+	if ((rc = seg_files_scan(pool, barcode, 0, &next, &top))) {
+		close(lockfd);
+		return rc;
+	}
+	uint32_t n = top == UINT32_MAX ? 0 : top + 1;
 	char path[PATH_MAX];
 	struct stat st;
 	while (n-- > 0) {
@@ -944,6 +1270,8 @@ int vtl_cart_delete(struct vtl_pool *pool, const char *barcode)
 	}
 	for (unsigned m = 0; !rc && m < pool->n; m++)
 		rc = remove_orphans(pool, m, barcode);
+	if (!rc && !cut_marker_path(pool, barcode, path, sizeof path))
+		unlink(path); /* a cut's marker not yet synced away: it goes with the cartridge */
 	if (!rc && !lock_path(pool, barcode, path, sizeof path))
 		unlink(path);
 	close(lockfd);
@@ -991,8 +1319,119 @@ static bool seg_trailer_load(struct seg *s, int fd, uint64_t size)
 	s->fm_off = t.fm_off;
 	s->index_off = t.index_off;
 	s->eod_rec = t.flags & TRAILER_FLAG_EOD;
+	s->dmg_flag = t.flags & TRAILER_FLAG_DAMAGED;
 	s->sealed = true;
 	return true;
+}
+
+/*
+ * Scans the cartridge's folders for segment files: *next gets the lowest
+ * number above after, *top the highest of all (UINT32_MAX: none).
+ */
+static int seg_files_scan(struct vtl_pool *pool, const char *barcode, uint32_t after, uint32_t *next, uint32_t *top)
+{
+	*next = *top = UINT32_MAX;
+	for (unsigned m = 0; m < pool->n; m++) {
+		char dir[PATH_MAX];
+		if (pool_cart_dir(pool, m, barcode, dir, sizeof dir))
+			return VTL_E_INVAL;
+		DIR *d = opendir(dir);
+		if (!d) {
+			if (errno == ENOENT)
+				continue;
+			return VTL_E_IO;
+		}
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			/* <8 decimal digits>.seg */
+			const char *n = e->d_name;
+			if (strlen(n) != 12 || strcmp(n + 8, ".seg") != 0 || strspn(n, "0123456789") != 8)
+				continue;
+			uint32_t seq = (uint32_t)strtoul(n, NULL, 10);
+			if (*top == UINT32_MAX || seq > *top)
+				*top = seq;
+			if (seq > after && (*next == UINT32_MAX || seq < *next))
+				*next = seq;
+		}
+		closedir(d);
+	}
+	return VTL_OK;
+}
+
+/* Reads the header of segment file seq (and whether it has a trailer); false when it has no valid one. */
+static bool seg_peek(struct vtl_cart *c, uint32_t seq, struct seg_header *h, bool *trailer)
+{
+	char path[PATH_MAX];
+	if (pool_seg_path(c->pool, c->barcode, seq, path, sizeof path))
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	struct seg t = {0};
+	bool ok = fstat(fd, &st) == 0 && seg_header_check(c, fd, (uint64_t)st.st_size, seq, 0, 0, h) != HDR_TORN;
+	*trailer = ok && seg_trailer_load(&t, fd, (uint64_t)st.st_size);
+	close(fd);
+	return ok;
+}
+
+/* True when a segment with header h may follow a tape that ends at (eod, fm) with objects lost between. */
+static bool lost_gap_ok(uint64_t eod, uint64_t fm, const struct seg_header *h)
+{
+	return h->first_object > eod && h->first_filemark >= fm && h->first_filemark - fm <= h->first_object - eod &&
+	       h->first_object - eod <= UINT32_MAX;
+}
+
+/*
+ * Adds to the tape the objects no file holds, from its end up to the first
+ * object of the segment with header h: a damaged range (kind, in segment
+ * files seq..seq_last) that reads as a medium error.
+ */
+static int cart_add_lost(struct vtl_cart *c, const struct seg_header *h, uint32_t seq, uint32_t seq_last,
+			 enum vtl_damage_kind kind)
+{
+	int rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
+	if (rc || (rc = dmg_add(c, c->eod, h->first_object - c->eod, seq, seq_last, kind)))
+		return rc;
+	struct seg *s = &c->segs[c->nseg++];
+	memset(s, 0, sizeof *s);
+	s->seq = seq;
+	s->member = vtl_pool_member_for(c->pool, c->barcode, seq);
+	s->first_obj = c->eod;
+	s->n_obj = (uint32_t)(h->first_object - c->eod);
+	s->first_fm = c->total_fm;
+	s->n_fm = (uint32_t)(h->first_filemark - c->total_fm);
+	s->data_end = SEG_HEADER_LEN;
+	s->sealed = true;
+	s->lost = true;
+	s->lost_files = kind != VTL_DAMAGE_SHORT; /* a short one's file is the segment's before it */
+	s->lost_last = seq_last;
+	c->eod = h->first_object;
+	c->total_fm = h->first_filemark;
+	return VTL_OK;
+}
+
+/* Loads the INDEX of a sealed segment flagged damaged into memory and lists its damaged objects. */
+static int seg_load_damaged(struct vtl_cart *c, struct seg *s, int fd)
+{
+	uint32_t *offs = malloc(4ull * s->n_obj + 4);
+	if (!offs)
+		return VTL_E_NOMEM;
+	int rc = index_read(s, fd, offs);
+	for (uint32_t i = 0; !rc && i < s->n_obj; i++)
+		if (offs[i] == 0)
+			rc = dmg_add(c, s->first_obj + i, 1, s->seq, s->seq, VTL_DAMAGE_RECORDS);
+	if (rc == VTL_E_CORRUPT) {
+		/* A damaged INDEX: read through the footer as usual, whose checks rebuild it. */
+		free(offs);
+		return VTL_OK;
+	}
+	if (rc) {
+		free(offs);
+		return rc;
+	}
+	s->mem_off = offs;
+	return VTL_OK;
 }
 
 /* True when segment file seq exists with a valid header that continues the tape at (obj, fm). */
@@ -1021,15 +1460,22 @@ static int cart_drop_from(struct vtl_cart *c, uint32_t seq, bool torn_first)
 {
 	if (c->p.readonly)
 		return VTL_OK;
-	uint32_t n = seg_files_end(c->pool, c->barcode, seq);
+	uint32_t next, top;
+	int rc = seg_files_scan(c->pool, c->barcode, seq, &next, &top);
+	if (rc)
+		return rc;
+	if (top == UINT32_MAX || top < seq)
+		return VTL_OK;
 	char path[PATH_MAX];
 	struct stat st;
-	while (n-- > seq) {
+	for (uint32_t n = top + 1; n-- > seq;) {
 		unsigned m = vtl_pool_member_for(c->pool, c->barcode, n);
 		if (pool_seg_path(c->pool, c->barcode, n, path, sizeof path))
 			return VTL_E_INVAL;
+		if (stat(path, &st) != 0)
+			continue; /* a gap a crash left among the files */
 		if (n == seq && torn_first) {
-			uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+			uint64_t size = (uint64_t)st.st_size;
 			if (unlink(path) != 0)
 				return VTL_E_IO;
 			pool_space_give(c->pool, m, size);
@@ -1038,6 +1484,11 @@ static int cart_drop_from(struct vtl_cart *c, uint32_t seq, bool torn_first)
 			snprintf(orphan, sizeof orphan, "%s.orphan", path);
 			if (rename(path, orphan) != 0)
 				return VTL_E_IO;
+			log_msg(LOG_LEVEL_WARN,
+				"cartridge %s: segment file %08u.seg does not continue the tape (left by a crash "
+				"during an overwrite or a segment change, before anything after it was synced): "
+				"set aside as %08u.seg.orphan, the tape ends at object %llu",
+				c->barcode, n, n, (unsigned long long)c->eod);
 		}
 		c->dir_dirty |= 1ull << m;
 	}
@@ -1069,13 +1520,23 @@ static int cart_add_seg(struct vtl_cart *c, struct seg *s, int fd)
  * left open by a crash: torn records are cut off (writable) and whatever
  * follows it is taken out of the tape.
  */
-static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t size, bool *last)
+static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t size, bool *last,
+			 struct seg_header *lost_h, uint32_t *lost_next)
 {
 	size_t si = c->nseg; /* seg_scan works on the table entry */
 	c->segs[si] = *s;
 	uint32_t *offs = NULL;
 	size_t cap = 0;
-	int rc = seg_scan(c, si, fd, size, true, false, &offs, &cap);
+	/* Below the sync mark records were durable: a bad one there is damage (unless a cut was under way). */
+	uint64_t mark = crash_may(c, s->seq) ? 0 : s->synced_end;
+	if (mark > size) {
+		log_msg(LOG_LEVEL_WARN,
+			"cartridge %s: damaged: segment file %08u.seg is %llu bytes, shorter than the %llu its "
+			"records had when synced: the tape ends in it",
+			c->barcode, s->seq, (unsigned long long)size, (unsigned long long)mark);
+		mark = size;
+	}
+	int rc = seg_scan(c, si, fd, size, true, false, mark, &offs, &cap);
 	struct seg *t = &c->segs[si];
 	*s = *t;
 	if (rc) {
@@ -1088,6 +1549,34 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 		*last = false;
 		return s->mem_off ? VTL_OK : VTL_E_NOMEM;
 	}
+	/*
+	 * A later segment says this one should run further. A crash leaves that
+	 * only while this one's seal was in flight: its successor is then the
+	 * last file, without a footer (a seal waits for the one before it), and
+	 * nothing below the sync mark is missing. Anything else is damage: this
+	 * segment keeps what it holds, the objects up to the next one are lost.
+	 */
+	uint32_t next, top, next2, top2;
+	struct seg_header nh;
+	bool ntrailer = false;
+	if (!crash_may(c, t->seq) && (rc = seg_files_scan(c->pool, c->barcode, t->seq, &next, &top)) == VTL_OK &&
+	    next != UINT32_MAX && seg_peek(c, next, &nh, &ntrailer) &&
+	    lost_gap_ok(c->eod + t->n_obj, c->total_fm + t->n_fm, &nh) &&
+	    (rc = seg_files_scan(c->pool, c->barcode, next, &next2, &top2)) == VTL_OK) {
+		bool seal_in_flight = next == t->seq + 1 && next2 == UINT32_MAX && !ntrailer && t->data_end >= mark;
+		if (!seal_in_flight) {
+			s->sealed = true;
+			s->mem_off = offs ? offs : malloc(sizeof *offs);
+			*last = false;
+			*lost_h = nh;
+			*lost_next = next;
+			return s->mem_off ? VTL_OK : VTL_E_NOMEM;
+		}
+	}
+	if (rc) {
+		free(offs);
+		return rc;
+	}
 	free(c->off);
 	c->off = offs;
 	c->offcap = cap;
@@ -1097,6 +1586,16 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 			return VTL_E_IO;
 		pool_space_give(c->pool, s->member, size - s->data_end);
 		s->acct = s->data_end + footer_size(s->n_obj, s->n_fm);
+	}
+	if (!c->p.readonly && s->synced_end > s->data_end) {
+		/*
+		 * A mark past the end the repair kept (a cut a crash interrupted
+		 * before its lowered mark landed, or damage): lowered, and durable
+		 * before anything is appended that it would wrongly vouch for.
+		 */
+		if (mark_pwrite(fd, s->data_end) != VTL_OK || fdatasync(fd) != 0)
+			return VTL_E_IO;
+		s->synced_end = s->data_end;
 	}
 	c->dirty = true; /* close must write the footer this segment lacks */
 	return cart_drop_from(c, s->seq + 1, false);
@@ -1118,6 +1617,28 @@ static int seg0_rewrite(struct vtl_cart *c, int fd, struct seg_header *h)
 	return VTL_OK;
 }
 
+/*
+ * Segment file seq is missing or unreadable with later files: unless a crash
+ * may explain it, the objects up to the next file's first object are a lost
+ * range (kind) and *resume is that file's number; UINT32_MAX when the next
+ * file says nothing usable (or there is none, or a crash may explain it).
+ */
+static int cart_lost_files(struct vtl_cart *c, uint32_t seq, enum vtl_damage_kind kind, uint32_t *resume)
+{
+	*resume = UINT32_MAX;
+	uint32_t next, top;
+	struct seg_header nh;
+	bool ntrailer;
+	int rc = seg_files_scan(c->pool, c->barcode, seq, &next, &top);
+	if (rc || next == UINT32_MAX || crash_may(c, seq) || !seg_peek(c, next, &nh, &ntrailer) ||
+	    !lost_gap_ok(c->eod, c->total_fm, &nh))
+		return rc;
+	if ((rc = cart_add_lost(c, &nh, seq, next - 1, kind)))
+		return rc;
+	*resume = next;
+	return VTL_OK;
+}
+
 /* Loads segments seq and up, continuing the tape as far as c holds it. */
 static int cart_load_from(struct vtl_cart *c, uint32_t first)
 {
@@ -1129,7 +1650,22 @@ static int cart_load_from(struct vtl_cart *c, uint32_t first)
 		if (fd < 0) {
 			if (errno != ENOENT)
 				return VTL_E_IO;
-			return seq == 0 ? VTL_E_NOTFOUND : VTL_OK;
+			if (seq == 0)
+				return VTL_E_NOTFOUND;
+			if (c->p.follow)
+				return VTL_OK; /* the writer has not created it yet */
+			/*
+			 * A missing segment with later ones: a crash leaves that only
+			 * while a cut removes segments (the cut marker says so); then
+			 * the later ones are set aside. Otherwise it is damage: the
+			 * objects it held are lost, the next one's header says how many.
+			 */
+			uint32_t resume;
+			int rc = cart_lost_files(c, seq, VTL_DAMAGE_MISSING, &resume);
+			if (rc || resume == UINT32_MAX)
+				return rc ? rc : cart_drop_from(c, seq, false);
+			seq = resume - 1;
+			continue;
 		}
 		struct stat st;
 		struct seg_header h;
@@ -1141,6 +1677,19 @@ static int cart_load_from(struct vtl_cart *c, uint32_t first)
 		uint64_t size = (uint64_t)st.st_size;
 		enum seg_hdr hc = seg_header_check(c, fd, size, seq, c->eod, c->total_fm, &h);
 		bool more = seg_files_end(c->pool, c->barcode, seq + 1) > seq + 1;
+		if (hc == HDR_STALE && c->nseg && !crash_may(c, seq) && lost_gap_ok(c->eod, c->total_fm, &h)) {
+			/* The segment before ends (with its footer) before this one starts: objects lost between. */
+			uint32_t prev = c->segs[c->nseg - 1].seq;
+			if ((rc = cart_add_lost(c, &h, prev, prev, VTL_DAMAGE_SHORT))) {
+				close(fd);
+				return rc;
+			}
+			if ((rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs))) {
+				close(fd);
+				return rc;
+			}
+			hc = HDR_OK;
+		}
 		if (hc == HDR_TORN && seq == 0 && size < SEG_HEADER_LEN && !more) {
 			/*
 			 * The only segment, cut inside its header: nothing of the tape is
@@ -1157,19 +1706,44 @@ static int cart_load_from(struct vtl_cart *c, uint32_t first)
 		if (hc != HDR_OK) {
 			close(fd);
 			/* Segment 0 is synced at creation; a torn one in the middle is damage, not a crash. */
-			if (seq == 0 || (hc == HDR_TORN && more))
+			if (seq == 0)
 				return VTL_E_CORRUPT;
+			if (hc == HDR_TORN && more) {
+				/* Its objects are lost with the header (the next header says how many); else refused. */
+				uint32_t resume;
+				if ((rc = cart_lost_files(c, seq, VTL_DAMAGE_HEADER, &resume)))
+					return rc;
+				if (resume == UINT32_MAX)
+					return VTL_E_CORRUPT;
+				seq = resume - 1;
+				continue;
+			}
 			return cart_drop_from(c, seq, hc == HDR_TORN);
 		}
 		struct seg s = {.seq = seq, .member = vtl_pool_member_for(c->pool, c->barcode, seq),
 				.first_obj = h.first_object, .first_fm = h.first_filemark,
 				.data_end = SEG_HEADER_LEN};
 		s.acct = size;
+		s.synced_end = h.synced_end;
 		bool last = false;
+		struct seg_header lost_h;
+		uint32_t lost_next = UINT32_MAX;
 		if (!seg_trailer_load(&s, fd, size))
-			rc = seg_load_open(c, &s, fd, size, &last);
+			rc = seg_load_open(c, &s, fd, size, &last, &lost_h, &lost_next);
+		else if (s.dmg_flag)
+			rc = seg_load_damaged(c, &s, fd);
 		if (!rc)
 			rc = cart_add_seg(c, &s, fd);
+		if (!rc && lost_next != UINT32_MAX) {
+			bool short_one = lost_next == seq + 1;
+			rc = cart_add_lost(c, &lost_h, short_one ? seq : seq + 1, short_one ? seq : lost_next - 1,
+					   short_one ? VTL_DAMAGE_SHORT : VTL_DAMAGE_MISSING);
+			if (!rc) {
+				seq = lost_next - 1;
+				continue;
+			}
+			return rc;
+		}
 		if (rc) {
 			if (!s.fd)
 				close(fd);
@@ -1184,7 +1758,12 @@ static int cart_load_from(struct vtl_cart *c, uint32_t first)
 
 static int cart_load(struct vtl_cart *c)
 {
-	return cart_load_from(c, 0);
+	if (!c->p.follow)
+		cut_marker_load(c);
+	int rc = cart_load_from(c, 0);
+	if (!rc)
+		dmg_log(c);
+	return rc;
 }
 
 int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
@@ -1212,7 +1791,7 @@ int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_c
 		rc = cart_load(c);
 	if (!rc && !(c->ra = ra_create(c)))
 		rc = VTL_E_NOMEM;
-	if (!rc && c->dir_dirty && !p->readonly)
+	if (!rc && (c->dir_dirty || c->cut_marker) && !c->p.readonly)
 		rc = vtl_cart_sync(c);
 	if (rc) {
 		cart_free(c);
@@ -1287,7 +1866,7 @@ int vtl_cart_refresh(struct vtl_cart *c, uint64_t *eod)
 	} else if (!s->sealed) {
 		uint32_t n_obj = s->n_obj, n_fm = s->n_fm;
 		uint64_t data_end = s->data_end;
-		if ((rc = seg_scan(c, si, fd, size, true, true, &c->off, &c->offcap)))
+		if ((rc = seg_scan(c, si, fd, size, true, true, 0, &c->off, &c->offcap)))
 			return rc;
 		c->eod += s->n_obj - n_obj;
 		c->total_fm += s->n_fm - n_fm;
@@ -1341,9 +1920,32 @@ int vtl_cart_sync(struct vtl_cart *c)
 		if (fd < 0 || fdatasync(fd) != 0)
 			return cart_fence(c, VTL_E_IO);
 		c->need_sync = false;
+		/*
+		 * Say in the header, in place (the next fdatasync or the kernel's
+		 * writeback carries it), what an earlier sync made durable, so that
+		 * an open tells damage there from a crash's torn tail. It lags one
+		 * sync behind: the mark never vouches for more than a sync the host
+		 * was already told about.
+		 */
+		struct seg *s = last_seg(c);
+		if (!s->sealed) {
+			/*
+			 * A full file system refusing even these 16 bytes in place
+			 * costs nothing durable (the records are synced): the mark
+			 * stays lower, which only makes an open take more for a tail.
+			 */
+			if (s->mark_next > s->synced_end && (rc = seg_mark_write(c, c->nseg - 1, s->mark_next)) &&
+			    !errno_is_full())
+				return cart_fence(c, rc);
+			s->mark_next = s->data_end;
+		}
 	}
 	c->unsynced = 0;
-	return cart_fence(c, cart_sync_dirs(c));
+	rc = cart_sync_dirs(c);
+	/* The cut is durable now, and so is the lowered sync mark it wrote: the marker may go. */
+	if (!rc && c->cut_marker && !c->need_sync)
+		rc = cut_marker_clear(c);
+	return cart_fence(c, rc);
 }
 
 int vtl_cart_close(struct vtl_cart *c)
@@ -1400,6 +2002,10 @@ static void cursor_advance(struct vtl_cart *c, uint64_t rec_len)
 	while (c->cur_seg + 1 < c->nseg && c->cur_off >= c->segs[c->cur_seg].data_end) {
 		c->cur_seg++;
 		c->cur_off = SEG_HEADER_LEN;
+		if (c->segs[c->cur_seg].lost) {
+			c->cur_valid = false; /* no record to point at: the next read reports the damage */
+			return;
+		}
 	}
 }
 
@@ -1466,6 +2072,19 @@ int vtl_cart_space_eod(struct vtl_cart *c)
 	return VTL_OK;
 }
 
+/*
+ * Stops a space at a damaged object it cannot pass (SSC: a space that cannot
+ * read what it passes ends there with a medium error): the position is at
+ * at, on the near side of the damage, and residual is what was not spaced.
+ */
+static int space_damaged(struct vtl_cart *c, uint64_t at, uint64_t residual, struct vtl_space_result *r)
+{
+	r->stop = VTL_SPACE_MEDIUM;
+	r->residual = residual;
+	pos_set(c, at);
+	return VTL_E_MEDIUM;
+}
+
 static int space_blocks_once(struct vtl_cart *c, int64_t count, struct vtl_space_result *r)
 {
 	r->stop = VTL_SPACE_DONE;
@@ -1478,11 +2097,17 @@ static int space_blocks_once(struct vtl_cart *c, int64_t count, struct vtl_space
 		return rc;
 	if (count > 0) {
 		uint64_t n = (uint64_t)count, limit = c->eod, fm = UINT64_MAX;
+		uint64_t bad = dmg_next(c, c->pos);
 		if (k < c->total_fm) {
-			if ((rc = fm_object(c, k, &fm)))
+			rc = fm_object(c, k, &fm);
+			if (rc == VTL_E_MEDIUM && bad != UINT64_MAX)
+				fm = UINT64_MAX; /* the next filemark is in the damage: the space stops there first */
+			else if (rc)
 				return rc;
-			limit = fm;
+			limit = fm == UINT64_MAX ? c->eod : fm;
 		}
+		if (bad < limit && bad - c->pos < n)
+			return space_damaged(c, bad, n - (bad - c->pos), r);
 		uint64_t avail = limit - c->pos;
 		if (n <= avail) {
 			pos_set(c, c->pos + n);
@@ -1499,11 +2124,17 @@ static int space_blocks_once(struct vtl_cart *c, int64_t count, struct vtl_space
 		return VTL_OK;
 	}
 	uint64_t n = (uint64_t)(-(count + 1)) + 1, floor = 0, fm = UINT64_MAX;
+	uint64_t bad = dmg_prev(c, c->pos);
 	if (k > 0) {
-		if ((rc = fm_object(c, k - 1, &fm)))
+		rc = fm_object(c, k - 1, &fm);
+		if (rc == VTL_E_MEDIUM && bad != UINT64_MAX)
+			fm = UINT64_MAX;
+		else if (rc)
 			return rc;
-		floor = fm + 1;
+		floor = fm == UINT64_MAX ? 0 : fm + 1;
 	}
+	if (bad != UINT64_MAX && bad >= floor && c->pos - bad <= n)
+		return space_damaged(c, bad + 1, n - (c->pos - bad - 1), r);
 	uint64_t avail = c->pos - floor;
 	if (n <= avail) {
 		pos_set(c, c->pos - n);
@@ -1531,7 +2162,18 @@ static int space_filemarks_once(struct vtl_cart *c, int64_t count, struct vtl_sp
 	if (rc)
 		return rc;
 	if (count > 0) {
-		uint64_t n = (uint64_t)count;
+		uint64_t n = (uint64_t)count, bad = dmg_next(c, c->pos), before;
+		if (bad != UINT64_MAX) {
+			/* The filemarks passed before the damage count as spaced. */
+			rc = n <= c->total_fm - k ? fm_object(c, k + n - 1, &obj) : VTL_OK;
+			if (rc == VTL_E_MEDIUM || n > c->total_fm - k || obj >= bad) {
+				if ((rc = fm_before(c, bad, &before)))
+					return rc;
+				return space_damaged(c, bad, n - (before - k), r);
+			}
+			if (rc)
+				return rc;
+		}
 		if (n <= c->total_fm - k) {
 			if ((rc = fm_object(c, k + n - 1, &obj)))
 				return rc;
@@ -1543,7 +2185,17 @@ static int space_filemarks_once(struct vtl_cart *c, int64_t count, struct vtl_sp
 		pos_set(c, c->eod);
 		return VTL_OK;
 	}
-	uint64_t n = (uint64_t)(-(count + 1)) + 1;
+	uint64_t n = (uint64_t)(-(count + 1)) + 1, bad = dmg_prev(c, c->pos), after;
+	if (bad != UINT64_MAX) {
+		rc = n <= k ? fm_object(c, k - n, &obj) : VTL_OK;
+		if (rc == VTL_E_MEDIUM || n > k || obj < bad) {
+			if ((rc = fm_before(c, bad + 1, &after)))
+				return rc;
+			return space_damaged(c, bad + 1, n - (k - after), r);
+		}
+		if (rc)
+			return rc;
+	}
 	if (n <= k) {
 		if ((rc = fm_object(c, k - n, &obj)))
 			return rc;
@@ -1700,7 +2352,7 @@ int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_
 	cursor_advance(c, rec_len);
 	c->seq_next = c->pos;
 	/* Two reads in a row are a stream: start reading ahead of it. */
-	if (c->seq_run >= 2 && !ra_active(c->ra) && c->pos < c->eod)
+	if (c->seq_run >= 2 && !ra_active(c->ra) && c->pos < c->eod && !c->ndmg)
 		ra_start(c->ra, c->pos);
 	return VTL_OK;
 }
@@ -1719,14 +2371,41 @@ static int truncate_at(struct vtl_cart *c, uint64_t obj)
 	if (rc)
 		return rc;
 	size_t si = cart_seg_of(c, obj);
+	if (c->segs[si].lost && obj == c->segs[si].first_obj && si > 0)
+		si--; /* a cut at the start of a lost range: the segment before it is cut at its end */
+	if (c->segs[si].lost)
+		return VTL_E_MEDIUM; /* inside objects no file holds: there is nowhere to cut */
+	if (obj < c->segs[si].first_obj + c->segs[si].n_obj) {
+		uint32_t o;
+		if ((rc = cart_offsets(c, si, (uint32_t)(obj - c->segs[si].first_obj), 1, &o)))
+			return rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+		if (o == 0)
+			return VTL_E_MEDIUM; /* a damaged record: where it starts is not known */
+	}
+	/* A crash in the middle of the cut must not look like damage at the next open. */
+	if ((rc = cut_marker_set(c, c->segs[si].seq)))
+		return rc;
 	/* Highest segment first, so that a crash leaves a shorter but consistent tape. */
 	while (c->nseg - 1 > si) {
 		struct seg *s = last_seg(c);
 		char path[PATH_MAX];
-		if (pool_seg_path(c->pool, c->barcode, s->seq, path, sizeof path) || unlink(path) != 0)
-			return VTL_E_IO;
-		pool_space_give(c->pool, s->member, s->acct);
-		c->dir_dirty |= 1ull << s->member;
+		if (!s->lost) {
+			if (pool_seg_path(c->pool, c->barcode, s->seq, path, sizeof path) || unlink(path) != 0)
+				return VTL_E_IO;
+			pool_space_give(c->pool, s->member, s->acct);
+			c->dir_dirty |= 1ull << s->member;
+		}
+		for (uint32_t q = s->lost_last + 1; s->lost && s->lost_files && q-- > s->seq;) {
+			/* What is left of its files (an unreadable header) goes with it. */
+			struct stat st;
+			unsigned m = vtl_pool_member_for(c->pool, c->barcode, q);
+			if (pool_seg_path(c->pool, c->barcode, q, path, sizeof path) || stat(path, &st) != 0)
+				continue;
+			if (unlink(path) != 0)
+				return VTL_E_IO;
+			pool_space_give(c->pool, m, (uint64_t)st.st_size);
+			c->dir_dirty |= 1ull << m;
+		}
 		c->eod -= s->n_obj;
 		c->total_fm -= s->n_fm;
 		c->stored -= s->data_end - SEG_HEADER_LEN;
@@ -1747,6 +2426,12 @@ static int truncate_at(struct vtl_cart *c, uint64_t obj)
 	int fd = seg_fd(c, si);
 	if (fd < 0 || ftruncate(fd, (off_t)new_end) != 0)
 		return VTL_E_IO;
+	/* Records written from here on are not synced yet: the mark must not vouch for them. */
+	if (s->synced_end > new_end && (rc = seg_mark_write(c, si, new_end)))
+		return rc;
+	if (s->mark_next > new_end)
+		s->mark_next = new_end;
+	dmg_cut(c, obj);
 	uint32_t fm_keep = 0;
 	while (fm_keep < s->n_fm && s->fm[fm_keep] < rel)
 		fm_keep++;
@@ -1996,6 +2681,8 @@ uint64_t vtl_cart_stream_size(const struct vtl_cart *c)
 
 int vtl_cart_stream_read(struct vtl_cart *c, uint64_t off, void *buf, size_t len)
 {
+	if (c->ndmg)
+		return VTL_E_MEDIUM; /* a copy of a damaged tape would not hold every record */
 	size_t si = 0;
 	uint64_t base = 0;
 	/* The segment holding off: segments are few (a tape of 18 TB in 256 MiB segments has 70,000 at most). */
@@ -2083,6 +2770,10 @@ int vtl_cart_info(struct vtl_pool *pool, const char *barcode, struct vtl_cart_in
 	out->eod = c->eod;
 	out->filemarks = c->total_fm;
 	out->stored_bytes = c->stored;
-	out->segments = (uint32_t)c->nseg;
+	for (size_t i = 0; i < c->nseg; i++)
+		out->segments += !c->segs[i].lost;
+	out->damaged = (uint32_t)vtl_cart_damage(c, out->damage, VTL_DAMAGE_INFO_MAX);
+	for (size_t i = 0; i < c->ndmg; i++)
+		out->damaged_objects += c->dmg[i].count;
 	return vtl_cart_close(c);
 }

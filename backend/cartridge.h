@@ -63,6 +63,7 @@ enum vtl_space_stop {
 	VTL_SPACE_FILEMARK = 1, /* stopped by a filemark while spacing blocks */
 	VTL_SPACE_EOD = 2,      /* stopped at end of data */
 	VTL_SPACE_BOT = 3,      /* stopped at beginning of tape */
+	VTL_SPACE_MEDIUM = 4,   /* stopped by a damaged object it could not pass (VTL_E_MEDIUM) */
 };
 
 struct vtl_space_result {
@@ -92,11 +93,33 @@ struct vtl_cart_stats {
 	uint64_t unsynced_bytes;     /* host bytes written since the last sync (not yet on stable storage) */
 };
 
+/* What kind of damage a range of objects has (docs/format.md, "Durability and crash repair"). */
+enum vtl_damage_kind {
+	VTL_DAMAGE_RECORDS = 1, /* records inside synced data fail their checks */
+	VTL_DAMAGE_SHORT = 2,   /* a segment ends before where the next one says it does */
+	VTL_DAMAGE_MISSING = 3, /* segment files in the middle of the tape are missing */
+	VTL_DAMAGE_HEADER = 4,  /* segment files in the middle have an unreadable header */
+};
+
+/* A range of unreadable objects; everything outside it stays reachable. */
+struct vtl_damage {
+	uint64_t first;    /* first damaged object */
+	uint64_t count;    /* damaged objects from there */
+	uint32_t seq;      /* the segment file the damage is in (MISSING, HEADER: the first of them) */
+	uint32_t seq_last; /* MISSING, HEADER: the last of those segment files; otherwise seq */
+	enum vtl_damage_kind kind;
+};
+
+#define VTL_DAMAGE_INFO_MAX 8 /* damaged ranges vtl_cart_info describes (it counts them all) */
+
 struct vtl_cart_info {
 	uint64_t eod;          /* objects on the tape */
 	uint64_t filemarks;    /* filemarks among them */
 	uint64_t stored_bytes; /* bytes on the medium (record headers + stored payloads) */
 	uint32_t segments;     /* segment files */
+	uint32_t damaged;      /* damaged ranges (the first VTL_DAMAGE_INFO_MAX are in damage[]) */
+	uint64_t damaged_objects; /* objects in all of them */
+	struct vtl_damage damage[VTL_DAMAGE_INFO_MAX];
 };
 
 /*
@@ -121,7 +144,10 @@ VTL_MUST_CHECK int vtl_cart_exists(struct vtl_pool *pool, const char *barcode);
 /*
  * Opens a cartridge positioned at BOT. A writable open takes an exclusive
  * lock (VTL_E_BUSY if held) and repairs a crashed tail: records that are
- * torn or fail their CRC after the last whole record are cut off.
+ * torn or fail their CRC after the last whole record are cut off. Damage
+ * (bad records below a segment's sync mark, a middle segment cut short or
+ * missing) is kept as found and listed by vtl_cart_damage (one warning in
+ * the log per damaged range); the rest of the tape stays reachable.
  */
 VTL_MUST_CHECK int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_cart_params *p,
 		  struct vtl_cart **out);
@@ -158,8 +184,9 @@ VTL_MUST_CHECK int vtl_cart_erase(struct vtl_cart *c);
 /*
  * Reads the object at the current position into buf (at most buflen bytes).
  * A data block or a filemark moves the position past it; at EOD the position
- * stays. A block that fails its checksum gives VTL_E_MEDIUM with r->object set
- * and the position left on it.
+ * stays. A block that fails its checksum, or an object in a damaged range
+ * (vtl_cart_damage), gives VTL_E_MEDIUM with r->object set and the position
+ * left on it (a LOCATE past it reaches what follows).
  */
 VTL_MUST_CHECK int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r);
 
@@ -169,7 +196,9 @@ VTL_MUST_CHECK int vtl_cart_locate(struct vtl_cart *c, uint64_t obj);
 /*
  * Spaces count blocks (negative: towards BOT). Forward, a filemark stops it
  * on the EOT side of the filemark; backward, on its BOT side; EOD and BOT
- * also stop it. *r tells what stopped it and the residual count.
+ * also stop it. *r tells what stopped it and the residual count. A damaged
+ * range in the way stops it on its near side with VTL_E_MEDIUM and
+ * VTL_SPACE_MEDIUM (the same for filemarks).
  */
 VTL_MUST_CHECK int vtl_cart_space_blocks(struct vtl_cart *c, int64_t count, struct vtl_space_result *r);
 
@@ -226,6 +255,21 @@ uint64_t vtl_cart_stream_size(const struct vtl_cart *c);
  * vtl_cart_write_block (VTL_W_EARLY_WARNING, VTL_E_EOM, VTL_E_POOL_FULL).
  */
 VTL_MUST_CHECK int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len);
+
+/*
+ * Copies up to max of the damaged ranges the open found (in tape order) to
+ * out and returns how many there are in all.
+ */
+size_t vtl_cart_damage(const struct vtl_cart *c, struct vtl_damage *out, size_t max);
+
+/* A short name for a damage kind ("bad records", "segment cut short", "segments missing", ...). */
+const char *vtl_damage_kind_name(enum vtl_damage_kind kind);
+
+/*
+ * Writes one line saying what d is ("cartridge B: damaged: ... in segment
+ * file N.seg: objects X..Y unreadable") into buf; returns its length.
+ */
+size_t vtl_damage_describe(const char *barcode, const struct vtl_damage *d, char *buf, size_t len);
 
 /* The barcode of an open cartridge, and how many filemarks it holds before EOD. */
 const char *vtl_cart_barcode(const struct vtl_cart *c);

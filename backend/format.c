@@ -9,8 +9,26 @@
 /* Segment header field offsets (docs/format.md, "Segment header"). */
 enum {
 	SH_MAGIC = 0, SH_VERSION = 8, SH_LEN = 10, SH_SEQ = 12, SH_FIRST_OBJ = 16,
-	SH_FIRST_FM = 24, SH_CREATED = 32, SH_BARCODE = 48, SH_CRC = 124,
+	SH_FIRST_FM = 24, SH_CREATED = 32, SH_BARCODE = 48, SH_SYNC = SEG_SYNCMARK_OFF, SH_CRC = 124,
 };
+/* Sync mark field offsets, from SEG_SYNCMARK_OFF. */
+enum { SM_END = 0, SM_CRC = 12 };
+
+/* The header's CRC: bytes 0..123 with the sync mark (rewritten in place) taken as zero. */
+static uint32_t seg_header_crc(const unsigned char *in)
+{
+	unsigned char tmp[SH_CRC];
+	memcpy(tmp, in, sizeof tmp);
+	memset(tmp + SH_SYNC, 0, SEG_SYNCMARK_LEN);
+	return crc32c(0, tmp, sizeof tmp);
+}
+
+void seg_syncmark_encode(uint64_t synced_end, unsigned char *out)
+{
+	memset(out, 0, SEG_SYNCMARK_LEN);
+	put_le64(out + SM_END, synced_end);
+	put_le32(out + SM_CRC, crc32c(0, out, SM_CRC));
+}
 /* Record header field offsets (docs/format.md, "Record"). */
 enum {
 	RH_MAGIC = 0, RH_TYPE = 2, RH_FLAGS = 3, RH_STORED = 4, RH_OBJECT = 8,
@@ -33,14 +51,18 @@ void seg_header_encode(const struct seg_header *h, unsigned char *out)
 	put_le64(out + SH_FIRST_FM, h->first_filemark);
 	put_le64(out + SH_CREATED, h->created_ns);
 	memcpy(out + SH_BARCODE, h->barcode, strnlen(h->barcode, SEG_BARCODE_LEN));
-	put_le32(out + SH_CRC, crc32c(0, out, SH_CRC));
+	if (h->synced_end)
+		seg_syncmark_encode(h->synced_end, out + SH_SYNC);
+	put_le32(out + SH_CRC, seg_header_crc(out));
 }
 
 int seg_header_decode(const unsigned char *in, struct seg_header *h)
 {
 	if (memcmp(in + SH_MAGIC, SEG_MAGIC, 8) != 0 || get_le16(in + SH_VERSION) != SEG_VERSION ||
-	    get_le16(in + SH_LEN) != SEG_HEADER_LEN || get_le32(in + SH_CRC) != crc32c(0, in, SH_CRC))
+	    get_le16(in + SH_LEN) != SEG_HEADER_LEN || get_le32(in + SH_CRC) != seg_header_crc(in))
 		return -1;
+	const unsigned char *m = in + SH_SYNC;
+	h->synced_end = get_le32(m + SM_CRC) == crc32c(0, m, SM_CRC) ? get_le64(m + SM_END) : 0;
 	h->seq = get_le32(in + SH_SEQ);
 	h->first_object = get_le64(in + SH_FIRST_OBJ);
 	h->first_filemark = get_le64(in + SH_FIRST_FM);
@@ -112,7 +134,7 @@ int seg_trailer_decode(const unsigned char *in, struct seg_trailer *t)
 	t->n_filemarks = get_le32(in + TR_NFM);
 	t->flags = get_le32(in + TR_FLAGS);
 	if (t->data_end < SEG_HEADER_LEN || t->fm_off < t->data_end || t->index_off <= t->fm_off ||
-	    t->n_filemarks > t->n_objects || (t->flags & ~TRAILER_FLAG_EOD))
+	    t->n_filemarks > t->n_objects || (t->flags & ~(TRAILER_FLAG_EOD | TRAILER_FLAG_DAMAGED)))
 		return -1;
 	return 0;
 }

@@ -30,6 +30,16 @@
 #define TRAILER_MAGIC "VTLEND\r\n"
 #define TRAILER_LEN 48
 #define TRAILER_FLAG_EOD 1u /* an EOD record precedes the footer: the tape was closed cleanly */
+#define TRAILER_FLAG_DAMAGED 2u /* INDEX entries of 0 name objects whose records are damaged */
+
+/*
+ * The sync mark: bytes 80..95 of the segment header, outside the header's
+ * CRC (which is taken with them zero), rewritten in place after a sync: the
+ * offset below which every record was durable (u64), 4 reserved bytes, and
+ * a CRC32C of bytes 80..91. 0 or a bad CRC: no mark.
+ */
+#define SEG_SYNCMARK_OFF 80
+#define SEG_SYNCMARK_LEN 16
 
 enum rec_type {
 	REC_DATA = 1,
@@ -47,6 +57,7 @@ struct seg_header {
 	uint64_t first_filemark; /* filemarks on the tape before this segment */
 	uint64_t created_ns;
 	char barcode[SEG_BARCODE_LEN + 1];
+	uint64_t synced_end; /* the sync mark; 0 when there is none */
 };
 
 struct rec_header {
@@ -71,6 +82,9 @@ struct seg_trailer {
 void seg_header_encode(const struct seg_header *h, unsigned char *out);
 /* Decodes and checks magic, version and CRC; returns 0 or -1. */
 VTL_MUST_CHECK int seg_header_decode(const unsigned char *in, struct seg_header *h);
+
+/* Encodes the sync mark for synced_end into out[SEG_SYNCMARK_LEN]. */
+void seg_syncmark_encode(uint64_t synced_end, unsigned char *out);
 
 /* Encodes h into out[REC_HEADER_LEN] (the payload CRC must already be set). */
 void rec_header_encode(const struct rec_header *h, unsigned char *out);

@@ -60,8 +60,14 @@ struct seg {
 	uint64_t index_off; /* sealed: offset of the INDEX record */
 	uint64_t fm_off;    /* sealed: offset of the FMARKS record */
 	uint64_t acct;      /* bytes taken from the pool for this segment */
+	uint64_t synced_end; /* the sync mark on disk (or about to be): records below it were durable */
+	uint64_t mark_next;  /* open: data_end at the last sync, the mark the next sync writes */
 	bool sealed;
 	bool eod_rec;       /* sealed with an EOD record (clean close) */
+	bool lost;          /* no file holds these objects (damage): every one is unreadable */
+	bool dmg_flag;      /* its INDEX has 0 entries for damaged objects (TRAILER_FLAG_DAMAGED) */
+	uint32_t lost_last; /* lost, lost_files: the files seq..lost_last (missing or unreadable) were its */
+	bool lost_files;
 	uint32_t *fm;       /* filemark positions relative to first_obj; NULL until loaded */
 	uint32_t fm_cap;
 	uint32_t *mem_off;  /* sealed, footer damaged: the index rebuilt from the records */
@@ -115,6 +121,16 @@ struct vtl_cart {
 	 * again (the open's repair then finds what really is on disk).
 	 */
 	int fault;
+
+	struct vtl_damage *dmg; /* damaged ranges, in tape order */
+	size_t ndmg, dmgcap;
+	/*
+	 * A cut (an overwrite or erase before EOD) is under way or not yet
+	 * synced: the marker file names its segment, and the open's repair
+	 * treats what follows from there as a crash's leftovers, not as damage.
+	 */
+	bool cut_marker;
+	uint32_t cut_seq;
 };
 
 /* ---- pool.c ---- */

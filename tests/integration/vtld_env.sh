@@ -14,6 +14,13 @@ fail() {
 	exit 1
 }
 
+# need_built PROGRAM...: exits with FAIL unless each program exists and is executable (built by make).
+need_built() {
+	for x in "$@"; do
+		[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
+	done
+}
+
 # vtld_env NAME: makes the temporary folder and picks the port; the exit trap stops vtld and removes the folder.
 vtld_env() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")

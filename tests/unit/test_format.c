@@ -52,7 +52,7 @@ static void segment_header_round_trip_and_damage(void **state)
 {
 	(void)state;
 	struct seg_header h = {.seq = 7, .first_object = 123456789012ull, .first_filemark = 42,
-			       .created_ns = 1, .barcode = "ABC123L8"};
+			       .created_ns = 1, .barcode = "ABC123L8", .synced_end = 65536};
 	unsigned char b[SEG_HEADER_LEN];
 	seg_header_encode(&h, b);
 	struct seg_header d;
@@ -61,11 +61,23 @@ static void segment_header_round_trip_and_damage(void **state)
 	assert_true(d.first_object == 123456789012ull);
 	assert_true(d.first_filemark == 42);
 	assert_string_equal(d.barcode, "ABC123L8");
+	assert_true(d.synced_end == 65536);
 	for (int i = 0; i < SEG_HEADER_LEN; i++) {
 		b[i] ^= 0x10;
-		assert_int_equal(seg_header_decode(b, &d), -1);
+		if (i >= SEG_SYNCMARK_OFF && i < SEG_SYNCMARK_OFF + SEG_SYNCMARK_LEN) {
+			/* The sync mark is rewritten in place, outside the header's CRC: damaged, it is just gone. */
+			int rc = seg_header_decode(b, &d);
+			assert_int_equal(rc, 0);
+			assert_true(d.synced_end == 0);
+		} else {
+			assert_int_equal(seg_header_decode(b, &d), -1);
+		}
 		b[i] ^= 0x10;
 	}
+	/* A new mark written in place keeps the header valid. */
+	seg_syncmark_encode(1u << 20, b + SEG_SYNCMARK_OFF);
+	assert_int_equal(seg_header_decode(b, &d), 0);
+	assert_true(d.synced_end == 1u << 20 && d.seq == 7);
 }
 
 static void record_header_round_trip_and_damage(void **state)

@@ -557,6 +557,20 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 			json_u64(&j, "filemarks", info.filemarks);
 			json_u64(&j, "stored_bytes", info.stored_bytes);
 			json_u64(&j, "segments", info.segments);
+			json_u64(&j, "damaged_ranges", info.damaged);
+			json_u64(&j, "damaged_objects", info.damaged_objects);
+			json_arr(&j, "damage");
+			for (uint32_t i = 0; i < info.damaged && i < VTL_DAMAGE_INFO_MAX; i++) {
+				const struct vtl_damage *d = &info.damage[i];
+				json_obj(&j, NULL);
+				json_u64(&j, "first_object", d->first);
+				json_u64(&j, "objects", d->count);
+				json_str(&j, "kind", vtl_damage_kind_name(d->kind));
+				json_u64(&j, "segment", d->seq);
+				json_u64(&j, "segment_last", d->seq_last);
+				json_obj_end(&j);
+			}
+			json_arr_end(&j);
 		}
 		json_obj_end(&j);
 		json_arr(&j, "copies");
@@ -600,6 +614,21 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 	else
 		KV("pool", "%" PRIu64 " objects (%" PRIu64 " filemarks), %" PRIu64 " bytes stored, %" PRIu32 " segment%s",
 		   info.eod, info.filemarks, info.stored_bytes, info.segments, info.segments == 1 ? "" : "s");
+	for (uint32_t i = 0; !irc && i < info.damaged && i < VTL_DAMAGE_INFO_MAX; i++) {
+		const struct vtl_damage *d = &info.damage[i];
+		char seg[48];
+		if (d->kind == VTL_DAMAGE_MISSING || d->kind == VTL_DAMAGE_HEADER)
+			snprintf(seg, sizeof seg, "segment files %08u..%08u.seg", d->seq, d->seq_last);
+		else
+			snprintf(seg, sizeof seg, "segment file %08u.seg", d->seq);
+		KV(i ? "" : "damaged", "objects %" PRIu64 "..%" PRIu64 " unreadable (%s, %s)", d->first,
+		   d->first + d->count - 1, vtl_damage_kind_name(d->kind), seg);
+	}
+	if (!irc && info.damaged > VTL_DAMAGE_INFO_MAX)
+		KV("", "%" PRIu32 " more damaged ranges, %" PRIu64 " damaged objects in all", info.damaged - VTL_DAMAGE_INFO_MAX,
+		   info.damaged_objects);
+	if (!irc && info.damaged)
+		KV("", "the rest reads; recall it from a good tape copy, or export what reads (docs/operations.md)");
 	for (size_t i = 0; i < cr->n && n < sizeof kv / sizeof kv[0]; i++)
 		KV(i ? "" : "copies", "%s file %u, %" PRIu64 " bytes, %s", cr->k[i].tape, cr->k[i].file, cr->k[i].length,
 		   cr->k[i].state);

@@ -455,6 +455,26 @@ int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out)
 	return rc;
 }
 
+/* Damage the open found is recorded in the event log at every load (the backend logs it too). */
+static void damage_events(struct ssc_drive *d, struct vtl_cart *c)
+{
+	struct vtl_damage dm[VTL_DAMAGE_INFO_MAX];
+	size_t n = vtl_cart_damage(c, dm, VTL_DAMAGE_INFO_MAX);
+	if (!n || !d->cfg.cat)
+		return;
+	char what[256];
+	for (size_t i = 0; i < n && i < VTL_DAMAGE_INFO_MAX; i++) {
+		size_t len = vtl_damage_describe(vtl_cart_barcode(c), &dm[i], what, sizeof what);
+		snprintf(what + len, sizeof what - len, ", loaded in drive %s", d->dev.ident.serial);
+		vtl_ignore(catalog_event(d->cfg.cat, "vtld", what)); /* best effort: the log line says it too */
+	}
+	if (n > VTL_DAMAGE_INFO_MAX) {
+		snprintf(what, sizeof what, "cartridge %s: damaged: %zu more damaged ranges (vtlctl cartridge show %s)",
+			 vtl_cart_barcode(c), n - VTL_DAMAGE_INFO_MAX, vtl_cart_barcode(c));
+		vtl_ignore(catalog_event(d->cfg.cat, "vtld", what)); /* the same */
+	}
+}
+
 int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
 {
 	int rc = d->cfg.on_medium ? d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED) : VTL_OK;
@@ -464,6 +484,7 @@ int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
 		vtl_ignore(vtl_cart_close(c));
 		return rc;
 	}
+	damage_events(d, c);
 	d->cart = c;
 	d->following = follow;
 	d->state = SSC_LOADED;

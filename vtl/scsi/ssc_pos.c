@@ -134,6 +134,10 @@ static void space_stopped(struct ssc_drive *d, struct scsi_cmd *c, const struct 
 		s = sense_of(SK_NO_SENSE, ASC_BOT_DETECTED);
 		s.eom = true;
 		break;
+	case VTL_SPACE_MEDIUM:
+		/* Damage it cannot space over: MEDIUM ERROR where it stopped (SSC-4 4.2.x, SPACE). */
+		s = ssc_sense_of_err(d, VTL_E_MEDIUM);
+		break;
 	default:
 		scsi_done(c, 0);
 		return;

@@ -311,6 +311,12 @@ static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, boo
 		} else {
 			s = stop_sense(d, e, rc);
 			residue = fixed ? (int64_t)(count - i) : (int64_t)n;
+			/*
+			 * An unreadable block is passed, as a drive's read leaves the
+			 * medium after the block in error: reading on gets what follows.
+			 */
+			if (e == READ_ERROR && rc == VTL_E_MEDIUM)
+				vtl_ignore(vtl_cart_locate(d->cart, r.object + 1)); /* within the tape: cannot fail */
 		}
 		fail_residue(c, s, residue, verify ? 0 : done);
 		return;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# The build and test contract: `make run`, `make check`, `make asan`, `make bench`.
+# The build and test contract: `make run`, `make check`, `make asan`, `make bench`, `make soak`.
 
 CC      ?= cc
 BUILD   ?= build
@@ -50,7 +50,7 @@ KERNEL_CHECK := $(KERNEL_CHECK_SRC:tests/kernel/%.c=$(BUILD)/tests/kernel/%)
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
-.PHONY: all deps check unit integration kernel fuzz asan bench run clean
+.PHONY: all deps check unit integration kernel fuzz asan bench soak run clean
 PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD)) $(if $(MIGRATOR_MAIN),$(MIGRATOR))
 all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN) $(KERNEL_CHECK)
 
@@ -139,6 +139,12 @@ $(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIB)
 # The kernel tier: a real Linux (the host's Debian kernel in qemu) as an iSCSI host (tests/kernel/).
 kernel: $(PROGRAMS) $(KERNEL_CHECK)
 	@sh tests/kernel/test_kernel.sh $(BUILD)
+
+# The long runs, not part of make check: the kill -9 test (20 trials in make integration) with SOAK_TRIALS.
+SOAK_TRIALS ?= 200
+soak: deps
+	@$(MAKE) --no-print-directory $(PROGRAMS) $(INTEG_BIN)
+	@sh tests/integration/test_crash_kill.sh $(BUILD) $(SOAK_TRIALS)
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)

@@ -43,6 +43,8 @@
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
 
+#include "tests/integration/hostlib.h"
+
 #define SMALL_BLOCK ((size_t)256 << 10)
 #define LARGE_BLOCK ((size_t)512 << 10)
 #define DIRECT_ALIGN 4096          /* O_DIRECT buffer and offset alignment */
@@ -57,15 +59,9 @@
 #define OP_WRITE6 0x0A
 #define OP_WRITE_FILEMARKS6 0x10
 #define OP_MOVE_MEDIUM 0xA5
-#define OP_READ_ELEMENT_STATUS 0xB8
 #define CHANGER_LUN 0
 #define FIRST_SLOT 1025
 #define FIRST_DRIVE 257
-#define RES_VOLTAG 0x10           /* READ ELEMENT STATUS byte 1: report barcodes */
-#define RES_DESC_FIRST 16         /* element status header (8) + page header (8) */
-#define RES_FULL 0x01             /* element descriptor byte 2: the element holds a cartridge */
-#define RES_VOLTAG_AT 12          /* primary volume tag within a descriptor */
-#define BARCODE_LEN 8
 #define ASCQ_FILEMARK 0x0001      /* FILEMARK DETECTED */
 #define TUR_TRIES 5
 
@@ -336,24 +332,13 @@ static void ready(int lun)
 }
 
 /* The barcode in element addr ("" when empty), from READ ELEMENT STATUS with VOLTAG. */
-static void barcode_at(uint16_t addr, char out[BARCODE_LEN + 1])
+static void barcode_at(uint16_t addr, char out[HOST_BARCODE_LEN + 1])
 {
-	static uint8_t b[4096];
-	uint8_t cdb[12] = {OP_READ_ELEMENT_STATUS, RES_VOLTAG, (uint8_t)(addr >> 8), (uint8_t)addr, 0, 1};
-	put24(cdb + 7, sizeof b);
-	struct scsi_task *t = run_sync(CHANGER_LUN, cdb, sizeof cdb, SCSI_XFER_READ, b, sizeof b);
-	if (t->status != SCSI_STATUS_GOOD)
-		die("READ ELEMENT STATUS of %u: status %d", addr, t->status);
-	memset(out, 0, BARCODE_LEN + 1);
-	if (t->datain.size >= RES_DESC_FIRST + RES_VOLTAG_AT + BARCODE_LEN && (t->datain.data[RES_DESC_FIRST + 2] & RES_FULL))
-		memcpy(out, t->datain.data + RES_DESC_FIRST + RES_VOLTAG_AT, BARCODE_LEN);
-	for (int i = BARCODE_LEN - 1; i >= 0 && out[i] == ' '; i--)
-		out[i] = 0;
-	scsi_free_scsi_task(t);
+	host_barcode_at(g_iscsi, CHANGER_LUN, addr, out);
 }
 
 /* Moves the cartridge of slot FIRST_SLOT + i into drive i (LUN i + 1), unless one is there already. */
-static void load(unsigned i, char barcode[BARCODE_LEN + 1])
+static void load(unsigned i, char barcode[HOST_BARCODE_LEN + 1])
 {
 	uint16_t slot = (uint16_t)(FIRST_SLOT + i), drive = (uint16_t)(FIRST_DRIVE + i);
 	barcode_at(drive, barcode);
@@ -761,7 +746,7 @@ int main(int argc, char **argv)
 	if (iscsi_full_connect_sync(g_iscsi, argv[1], CHANGER_LUN) != 0)
 		die("login to %s at %s", argv[2], argv[1]);
 	ready(CHANGER_LUN);
-	char bc[2][BARCODE_LEN + 1];
+	char bc[2][HOST_BARCODE_LEN + 1];
 	load(0, bc[0]);
 	load(1, bc[1]);
 	printf("  cartridges  %s in drive 1 (LUN 1) for (a), %s in drive 2 (LUN 2) for (b)\n", bc[0], bc[1]);

@@ -2,8 +2,10 @@
 /*
  * What the libiscsi host programs of the integration tests share: failing
  * with libiscsi's own words, running one CDB on a LUN of a context, waiting
- * for a unit to become ready, and deterministic block content. Each program
- * is built on its own, so these are static functions.
+ * for a unit to become ready, reading a barcode from the changer, and
+ * deterministic block content. Each program
+ * is built on its own, so these are static functions; a program may use only
+ * some of them (HOST_MAYBE_UNUSED).
  */
 #ifndef VTL_TESTS_INTEGRATION_HOSTLIB_H
 #define VTL_TESTS_INTEGRATION_HOSTLIB_H
@@ -12,9 +14,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
+
+#define HOST_MAYBE_UNUSED __attribute__((unused))
 
 static struct iscsi_context *host_ctx; /* the context whose error a failure reports */
 
@@ -31,8 +36,8 @@ static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt
 }
 
 /* Runs a CDB on lun of c: data out (n bytes) or in (up to n). Returns the task (the caller frees it). */
-static struct scsi_task *host_run(struct iscsi_context *c, int lun, const uint8_t *cdb, int len, int dir, void *data,
-				  size_t n)
+static HOST_MAYBE_UNUSED struct scsi_task *host_run(struct iscsi_context *c, int lun, const uint8_t *cdb, int len,
+						    int dir, void *data, size_t n)
 {
 	host_ctx = c;
 	struct scsi_task *t = scsi_create_task(len, (unsigned char *)cdb, dir, (int)n);
@@ -43,7 +48,7 @@ static struct scsi_task *host_run(struct iscsi_context *c, int lun, const uint8_
 }
 
 /* TEST UNIT READY until GOOD, taking the unit attentions a new initiator and a load bring. */
-static void host_ready(struct iscsi_context *c, int lun)
+static HOST_MAYBE_UNUSED void host_ready(struct iscsi_context *c, int lun)
 {
 	uint8_t tur[6] = {0};
 	for (int i = 0; i < 5; i++) {
@@ -58,8 +63,37 @@ static void host_ready(struct iscsi_context *c, int lun)
 	fail("LUN %d never became ready", lun);
 }
 
+/* READ ELEMENT STATUS (SMC-3 6.x): VOLTAG, and where the first descriptor's fields lie. */
+#define HOST_OP_READ_ELEMENT_STATUS 0xB8
+#define HOST_RES_VOLTAG 0x10
+#define HOST_RES_ALLOC 4096
+#define HOST_RES_DESC_FIRST 16 /* element status header (8) + element status page header (8) */
+#define HOST_RES_FULL 0x01     /* descriptor byte 2: the element holds a cartridge */
+#define HOST_RES_VOLTAG_AT 12  /* primary volume tag within a descriptor */
+#define HOST_BARCODE_LEN 8
+
+/* The barcode in element addr of the changer at lun of c ("" when empty), without trailing blanks. */
+static HOST_MAYBE_UNUSED void host_barcode_at(struct iscsi_context *c, int lun, uint16_t addr,
+					      char out[HOST_BARCODE_LEN + 1])
+{
+	static uint8_t b[HOST_RES_ALLOC];
+	uint8_t cdb[12] = {HOST_OP_READ_ELEMENT_STATUS, HOST_RES_VOLTAG, (uint8_t)(addr >> 8), (uint8_t)addr, 0, 1, 0,
+			   HOST_RES_ALLOC >> 8, HOST_RES_ALLOC & 0xFF};
+	struct scsi_task *t = host_run(c, lun, cdb, sizeof cdb, SCSI_XFER_READ, b, sizeof b);
+	if (t->status != SCSI_STATUS_GOOD)
+		fail("READ ELEMENT STATUS of element %u: status %d, sense key %d, ASC/ASCQ %04X", addr, t->status,
+		     t->sense.key, t->sense.ascq);
+	memset(out, 0, HOST_BARCODE_LEN + 1);
+	if (t->datain.size >= HOST_RES_DESC_FIRST + HOST_RES_VOLTAG_AT + HOST_BARCODE_LEN &&
+	    (t->datain.data[HOST_RES_DESC_FIRST + 2] & HOST_RES_FULL))
+		memcpy(out, t->datain.data + HOST_RES_DESC_FIRST + HOST_RES_VOLTAG_AT, HOST_BARCODE_LEN);
+	for (int i = HOST_BARCODE_LEN - 1; i >= 0 && out[i] == ' '; i--)
+		out[i] = 0;
+	scsi_free_scsi_task(t);
+}
+
 /* n bytes of pseudo-random content that depend only on seed. */
-static void host_fill(uint8_t *b, size_t n, unsigned seed)
+static HOST_MAYBE_UNUSED void host_fill(uint8_t *b, size_t n, unsigned seed)
 {
 	uint32_t x = seed * 2654435761u + 1;
 	for (size_t i = 0; i < n; i++) {

@@ -60,16 +60,9 @@ static void move(uint16_t from, uint16_t to)
 	scsi_free_scsi_task(good(CHANGER, cdb, 12, SCSI_XFER_NONE, NULL, 0));
 }
 
-/* The barcode READ ELEMENT STATUS (VOLTAG) reports for element a ("" when empty). */
-static void barcode_at(uint16_t a, char out[9])
+static void barcode_at(uint16_t a, char out[HOST_BARCODE_LEN + 1])
 {
-	static uint8_t b[4096];
-	uint8_t cdb[12] = {0xB8, 0x10, (uint8_t)(a >> 8), (uint8_t)a, 0, 1, 0, 0, 0x10, 0, 0, 0};
-	struct scsi_task *t = good(CHANGER, cdb, 12, SCSI_XFER_READ, b, sizeof b);
-	memset(out, 0, 9);
-	if (t->datain.size >= 8 + 8 + 12 + 8 && (t->datain.data[16 + 2] & 1))
-		memcpy(out, t->datain.data + 16 + 12, 8);
-	scsi_free_scsi_task(t);
+	host_barcode_at(iscsi, CHANGER, a, out);
 }
 
 int main(int argc, char **argv)

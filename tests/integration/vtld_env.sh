@@ -50,9 +50,10 @@ CONF
 	"$VTLCTL" -c "$conf" init >/dev/null || fail "vtlctl init"
 }
 
-# vtld_start: starts vtld in the background and waits up to 20 s for it to be ready.
+# vtld_try_start: starts vtld in the background and waits up to 20 s for it to be ready; returns 1
+# with the reason in $why when it exits or is not ready by then (pid is then left set, or "" if it exited).
 vtld_starts=0
-vtld_start() {
+vtld_try_start() {
 	vtld_starts=$((vtld_starts + 1))
 	"$VTLD" -c "$conf" 2>>"$log" &
 	pid=$!
@@ -60,10 +61,15 @@ vtld_start() {
 	# The log is shared by every start: wait for this start's own "ready" line.
 	until [ "$(grep -c "ready: [0-9]* logical units" "$log" 2>/dev/null)" -ge "$vtld_starts" ]; do
 		i=$((i + 1))
-		[ "$i" -le 200 ] || fail "vtld did not come up within 20 s"
-		kill -0 "$pid" 2>/dev/null || fail "vtld exited"
-		sleep 0.1
+		[ "$i" -le 1000 ] || { why="vtld did not come up within 20 s"; return 1; }
+		kill -0 "$pid" 2>/dev/null || { st=0; wait "$pid" || st=$?; why="vtld exited with status $st"; pid=""; return 1; }
+		sleep 0.02
 	done
+}
+
+# vtld_start: vtld_try_start, and the test fails if vtld does not come up.
+vtld_start() {
+	vtld_try_start || fail "$why"
 }
 
 # vtld_stop: SIGTERM, and vtld must exit 0.

@@ -15,6 +15,8 @@
 #   VTL_ACKED  the last position the host recorded as acknowledged for it
 #   VTL_NEXT   the cartridge to create and serve for the host to write, or none
 #   VTL_BUILD  the build tree (vtld, vtlctl)
+#   VTL_NOSYNC 1: the vtld that serves VTL_NEXT runs with nosync_shim.so preloaded (fsync and
+#              fdatasync do nothing): the control that shows the test sees a loss
 # Talks to the host through files in /results (a 9p share): it writes
 # vtld-up (vtld serves VTL_CHECK), check.out and write-ready (vtld serves
 # VTL_NEXT); the host writes verified once its read-back is done.
@@ -45,11 +47,12 @@ ctl() { "$build/vtlctl" -c "$conf" "$@"; }
 # Seconds since the date +%s.%N in $1.
 since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
 
-# Starts vtld and waits (60 s at most: a repair reads the cartridge's last segment) for this start's "ready:".
+# vtld_up [PRELOAD]: starts vtld (with PRELOAD as LD_PRELOAD, if given) and waits (60 s at most: a repair
+# reads the cartridge's last segment) for this start's "ready:".
 vtld_up() {
 	before=$(grep -c "ready:" "$vlog" 2>/dev/null || true)
 	t0=$(date +%s.%N)
-	"$build/vtld" -c "$conf" 2>>"$vlog" &
+	LD_PRELOAD=${1:-} "$build/vtld" -c "$conf" 2>>"$vlog" &
 	vpid=$!
 	i=0
 	until [ "$(grep -c "ready:" "$vlog")" -gt "${before:-0}" ]; do
@@ -69,8 +72,10 @@ vtld_down() {
 }
 
 step "the disk"
-# virtio_blk and ext4 come from the initramfs (run_vm.py); modprobe is a no-op then.
-for m in virtio_blk ext4; do modprobe "$m" || fail "modprobe $m"; done
+# virtio_blk and ext4 come from the initramfs (run_vm.py); modprobe, seconds through 9p, only if not.
+for m in virtio_blk ext4; do
+	[ -d "/sys/module/$m" ] || modprobe "$m" || fail "modprobe $m"
+done
 i=0
 until [ -b /dev/vda ]; do
 	i=$((i + 1)); [ "$i" -le 50 ] || fail "no /dev/vda"; sleep 0.1
@@ -140,7 +145,13 @@ if [ "${VTL_NEXT:-none}" != none ]; then
 	step "a fresh $VTL_NEXT for the host to write"
 	run ctl cartridge add --barcode "$VTL_NEXT" --slot "$SLOT" --capacity "$CAPACITY" >/dev/null ||
 		bail "vtlctl cartridge add $VTL_NEXT"
-	vtld_up
+	preload=""
+	if [ "${VTL_NOSYNC:-0}" = 1 ]; then
+		preload=$build/tests/integration/nosync_shim.so
+		[ -r "$preload" ] || bail "no $preload"
+		echo "-- control: vtld's fsync and fdatasync do nothing ($preload)"
+	fi
+	vtld_up "$preload"
 	note write-ready "$VTL_NEXT"
 	# The host cuts the power while it writes: this sleep is where the guest ends.
 	sleep "$HOST_WAIT"

@@ -21,9 +21,13 @@
 #   early   the power goes 0.05..1 s after the host's first WRITE
 #   random  1..5 s after it
 #   ack     the moment the host has recorded its 1st..8th acknowledgement
+# With VTL_POWERCUT_CONTROL=1 (make soak) a control comes first, on an image
+# of its own: vtld runs with nosync_shim.so (fsync and fdatasync do nothing),
+# the power goes at the 8th acknowledgement, and the verify must find
+# acknowledged data lost: the test can see a missing sync.
 #
 # Usage: sh test_powercut.sh <build-dir> [TRIALS]   (default $POWERCUT_TRIALS or 10)
-# Environment: VTL_POWERCUT_SEED (the first trial's seed, printed, to repeat the
+# Environment: VTL_POWERCUT_CONTROL (1: the control first), VTL_POWERCUT_SEED (the first trial's seed, printed, to repeat the
 # choices), VTL_POWERCUT_CACHE (qemu's cache mode for the image: writeback, the
 # default, or none), VTL_POWERCUT_KEEP=DIR (keeps every boot's logs and the image).
 # Prints a line per trial, then exactly "N passed, M failed"; exits 1 if M > 0.
@@ -33,7 +37,9 @@ trials=${2:-${POWERCUT_TRIALS:-10}}
 case $trials in '' | *[!0-9]*) echo "FAIL: TRIALS must be a number, not '$trials'" >&2; exit 1 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 HOST=$build/tests/integration/iscsi_crashwrite
-for x in "$build/vtld" "$build/vtlctl" "$HOST"; do
+control=${VTL_POWERCUT_CONTROL:-0}
+NOSYNC=$build/tests/integration/nosync_shim.so
+for x in "$build/vtld" "$build/vtlctl" "$HOST" $( [ "$control" = 0 ] || echo "$NOSYNC"); do
 	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
 done
 command -v mkfs.ext4 >/dev/null || { echo "FAIL: no mkfs.ext4 (e2fsprogs)" >&2; exit 1; }
@@ -63,25 +69,28 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-img=$tmp/disk.img
-truncate -s "$IMAGE_SIZE" "$img" || { echo "FAIL: truncate $img" >&2; exit 1; }
-# Inode tables and journal written now, on the host: no lazy init in the guest competing with vtld.
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -N 4096 "$img" ||
-	{ echo "FAIL: mkfs.ext4 $img" >&2; exit 1; }
+# new_image FILE: a sparse raw image with an empty ext4 file system. Inode tables and journal are
+# written now, on the host: no lazy init in the guest competing with vtld.
+new_image() {
+	truncate -s "$IMAGE_SIZE" "$1" || { echo "FAIL: truncate $1" >&2; exit 1; }
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -N 4096 "$1" ||
+		{ echo "FAIL: mkfs.ext4 $1" >&2; exit 1; }
+}
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 barcode() { printf 'P%05dL8' "$1"; }
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 now() { date +%s.%N; }
 since() { awk -v t0="$1" -v t1="$(now)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
 
-# boot B CHECK ACKED NEXT: starts VM number B in the background (its files in $tmp/boot-B), on a fresh host port.
+# boot B CHECK ACKED NEXT [NAME=VALUE]: starts VM number B on the image $img in the background (its files
+# in $tmp/boot-B), on a fresh host port.
 boot() {
 	out=$tmp/boot-$1
 	rm -rf "$out" "$tmp/qemu.pid"
 	mkdir -p "$out"
 	port=$(free_port)
 	python3 "$here/run_vm.py" "$build" "$here/guest_powercut.sh" "$out" "VTL_BUILD=$build" "VTL_CHECK=$2" \
-		"VTL_ACKED=$3" "VTL_NEXT=$4" --disk "$img:$cache" --hostfwd "$port:$GUEST_PORT" --pidfile "$tmp/qemu.pid" \
+		"VTL_ACKED=$3" "VTL_NEXT=$4" ${5:+"$5"} --disk "$img:$cache" --hostfwd "$port:$GUEST_PORT" --pidfile "$tmp/qemu.pid" \
 		--timeout "$BOOT_LIMIT" >"$out/run_vm.out" 2>&1 &
 	vm=$!
 	booted=$(now)
@@ -89,6 +98,7 @@ boot() {
 
 # await FILE: waits until the guest has written FILE in its results; 1 (with why) if the VM ends first.
 await() {
+	[ -n "$vm" ] || { why="the guest had ended before $1"; return 1; }
 	i=0
 	until [ -e "$out/$1" ]; do
 		kill -0 "$vm" 2>/dev/null || { wait "$vm"; vm=""; why="the guest ended before $1: $(tail -3 "$out/guest.log" 2>/dev/null | tr '\n' ' ')"; return 1; }
@@ -100,6 +110,7 @@ await() {
 
 # shutdown: the last boot powers off by itself, with exit status 0.
 shutdown() {
+	[ -n "$vm" ] || { why="the last guest had ended before"; return 1; }
 	wait "$vm"
 	rc=$?
 	vm=""
@@ -146,8 +157,8 @@ cut() {
 		wwhy="the host ended before the power cut: $(tail -1 "$tmp/write-$1.out")"
 	fi
 	qemu_kill
-	wait "$vm"
-	rc=$?
+	rc=1
+	[ -z "$vm" ] || { wait "$vm"; rc=$?; }
 	vm=""
 	# 137 (128 + SIGKILL): run_vm saw qemu killed, not ended by itself before the cut.
 	[ "$rc" -eq 137 ] || wwhy="${wwhy:-qemu had ended with status $rc before the power cut}"
@@ -179,10 +190,45 @@ report() {
 	fi
 }
 
+# control: the power cut under a vtld whose syncs do nothing must lose acknowledged data.
+control() {
+	img=$tmp/control.img
+	new_image "$img"
+	kind=ack acks=8 delay=0 tstart=$(date +%s)
+	boot c1 none 0 "$(barcode 0)" VTL_NOSYNC=1
+	if ! await write-ready; then
+		echo "FAIL control: $why"
+		failed=$((failed + 1))
+		return
+	fi
+	cut 0
+	boot c2 "$(barcode 0)" "$acked" none
+	if ! await vtld-up; then
+		echo "FAIL control: after the cut: $why"
+		failed=$((failed + 1))
+		return
+	fi
+	verify 0
+	shutdown || true
+	if [ -n "$wwhy" ]; then
+		echo "FAIL control: $wwhy"
+		failed=$((failed + 1))
+	elif grep -q "acknowledged data is lost" "$tmp/verify-0.out"; then
+		echo "ok   control: vtld without syncs, power cut at acknowledgement 8 (position $acked): $vwhy ($(($(date +%s) - tstart)) s)"
+	else
+		echo "FAIL control: vtld without syncs, power cut at acknowledgement 8 (position $acked), and the verify did not find acknowledged data lost: ${vwhy:-$verified}"
+		failed=$((failed + 1))
+	fi
+	rm -f "$img"
+}
+
 echo "-- $trials power cuts, first seed $seed0 (VTL_POWERCUT_SEED=$seed0 repeats the choices), qemu cache=$cache"
 passed=0
 failed=0
 t00=$(date +%s)
+[ "$control" = 0 ] || control
+img=$tmp/disk.img
+new_image "$img"
 boot 1 none 0 "$(barcode 1)"
 n=0
 while [ "$n" -lt "$trials" ]; do

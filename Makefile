@@ -144,13 +144,14 @@ kernel: $(PROGRAMS) $(KERNEL_CHECK) $(POWERCUT_HOST)
 	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) sh tests/kernel/test_kernel.sh $(BUILD)
 
 # The long runs, not part of make check: the kill -9 test (20 trials in make integration) with SOAK_TRIALS,
-# then the power cuts (POWERCUT_TRIALS in make kernel) with SOAK_POWERCUT_TRIALS; both run, either fails it.
+# then the power cuts (POWERCUT_TRIALS in make kernel) with SOAK_POWERCUT_TRIALS and their control (a vtld
+# without syncs must lose acknowledged data); both run, either fails it.
 SOAK_TRIALS ?= 200
 SOAK_POWERCUT_TRIALS ?= 40
 soak: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS) $(INTEG_BIN)
 	@rc=0; sh tests/integration/test_crash_kill.sh $(BUILD) $(SOAK_TRIALS) || rc=1; \
-		sh tests/kernel/test_powercut.sh $(BUILD) $(SOAK_POWERCUT_TRIALS) || rc=1; exit $$rc
+		VTL_POWERCUT_CONTROL=1 sh tests/kernel/test_powercut.sh $(BUILD) $(SOAK_POWERCUT_TRIALS) || rc=1; exit $$rc
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)

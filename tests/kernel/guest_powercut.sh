@@ -83,7 +83,7 @@ done
 mkdir -p "$mnt"
 t0=$(date +%s.%N)
 run mount -t ext4 /dev/vda "$mnt" || fail "mount /dev/vda"
-echo "-- mounted in $(since "$t0") s"
+echo "-- mounted in $(since "$t0") s; the disk's write cache: $(cat /sys/block/vda/queue/write_cache)"
 dmesg | grep -i "EXT4-fs (vda)" | sed 's/^/  kernel| /'
 
 if [ ! -e "$conf" ]; then

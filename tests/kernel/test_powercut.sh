@@ -54,7 +54,7 @@ IMAGE_SIZE=3G       # sparse: the pool holds one trial's cartridge (2G nominal) 
 BOOT_LIMIT=900      # seconds one VM may live (run_vm's timeout); the guest's own waits are 600 s
 UP_LIMIT=300        # seconds a boot may take to serve vtld
 HOST_LIMIT=300      # seconds one run of the host program may take
-POLL=0.05
+POLL=0.05           # seconds between two looks at a file (the limits above count 20 looks a second)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vtl-powercut.XXXXXX")
 vm=""

@@ -137,14 +137,21 @@ $(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIB)
 -include $(KERNEL_CHECK:=.d)
 
 # The kernel tier: a real Linux (the host's Debian kernel in qemu) as an iSCSI host (tests/kernel/).
-kernel: $(PROGRAMS) $(KERNEL_CHECK)
-	@sh tests/kernel/test_kernel.sh $(BUILD)
+# The power cuts of the kernel tier (tests/kernel/test_powercut.sh): POWERCUT_TRIALS in make kernel.
+POWERCUT_TRIALS ?= 10
+POWERCUT_HOST := $(BUILD)/tests/integration/iscsi_crashwrite
+kernel: $(PROGRAMS) $(KERNEL_CHECK) $(POWERCUT_HOST)
+	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) sh tests/kernel/test_kernel.sh $(BUILD)
 
-# The long runs, not part of make check: the kill -9 test (20 trials in make integration) with SOAK_TRIALS.
+# The long runs, not part of make check: the kill -9 test (20 trials in make integration) with SOAK_TRIALS,
+# then the power cuts (POWERCUT_TRIALS in make kernel) with SOAK_POWERCUT_TRIALS and their control (a vtld
+# without syncs must lose acknowledged data); both run, either fails it.
 SOAK_TRIALS ?= 200
+SOAK_POWERCUT_TRIALS ?= 40
 soak: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS) $(INTEG_BIN)
-	@sh tests/integration/test_crash_kill.sh $(BUILD) $(SOAK_TRIALS)
+	@rc=0; sh tests/integration/test_crash_kill.sh $(BUILD) $(SOAK_TRIALS) || rc=1; \
+		VTL_POWERCUT_CONTROL=1 sh tests/kernel/test_powercut.sh $(BUILD) $(SOAK_POWERCUT_TRIALS) || rc=1; exit $$rc
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)

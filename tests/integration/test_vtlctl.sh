@@ -5,7 +5,8 @@
 # added as a range, listings as tables and JSON, refused barcodes and exit
 # codes, a trip through a mail slot (export, export --remove, import, move),
 # remove with and without --force, then the catalog is deleted and rebuilt
-# from the pool.
+# from the pool, and catalog check finds it consistent, then finds three
+# disagreements made behind its back.
 #
 # Usage: sh test_vtlctl.sh <build-dir>   (needs <build-dir>/vtlctl; no root, no network)
 set -eu
@@ -284,5 +285,34 @@ ok --json catalog rebuild
 json_ok
 has '"already_in_catalog": \['
 [ "$(grep -c '"A000' "$out")" -eq 20 ] || fail "a second rebuild should find all 20 already there"
+
+step "catalog check: the catalog against the pool"
+ok catalog check
+has "catalog check: 20 cartridges, the catalog and the pool agree"
+ok --json catalog check
+json_ok
+has '"consistent": true'
+if [ -n "$PYTHON" ]; then
+	# Three disagreements made behind vtlctl's back: a row's end of data, a cartridge gone from the
+	# pool, and one in the pool that the catalog does not know.
+	"$PYTHON" -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1]); db.execute("update cartridge set eod = 7 where barcode = ?", ("A00001L8",)); db.commit()' \
+		"$tmp/var/catalog.db"
+	home() { find "$tmp/pool" -mindepth 2 -maxdepth 2 -name "$1"; }
+	rm -r "$(home A00002L8)"
+	# On both members: the pool looks for a cartridge only on its home member.
+	for m in m0 m1; do cp -r "$(home A00003L8)" "$tmp/pool/$m/A00099L8"; done
+	refused 1 "catalog check: 3 problems" catalog check
+	has "A00001L8: the catalog says end of data at object 7, the pool holds 0 objects"
+	has "A00002L8: in the catalog, but the pool holds no cartridge of that name"
+	has "A00099L8: in the pool, but the catalog has no row for it ('vtlctl catalog rebuild')"
+	has "catalog check: 20 cartridges, problems found"
+	lacks "A00003L8"
+	refused 1 "catalog check: 3 problems" --json catalog check
+	json_ok
+	has '"consistent": false'
+else
+	echo "   (python3 not found: the disagreements are skipped)"
+fi
 
 echo "test_vtlctl: all steps passed"

@@ -6,7 +6,7 @@
 # (tests/kernel/guest_NAME.sh) with the st and ch drivers and unmodified tools.
 #
 # Usage: sh test_kernel.sh <build-dir> [GUEST ...]
-#   GUEST: tape, restore, st, bacula, recall, tcmu (default: all six, in that order).
+#   GUEST: tape, restore, st, bacula, recall, tcmu, powercut (default: all seven, in that order).
 #   restore reads what tape left in drive 1 after vtld restarts, so it brings
 #   tape along; st runs the migrator's st physical library (phys_st_check) in
 #   the guest; recall boots two guests: one writes a tar archive to a cartridge,
@@ -14,13 +14,15 @@
 #   and releases; the second loads it with mtx and restores it with tar.
 #   tcmu needs none of the host's library: vtld runs in the guest and serves
 #   LIO user backstores (TCMU) on tcm_loop (scripts/vtl-lio-setup).
+#   powercut runs test_powercut.sh: $POWERCUT_TRIALS (10) power cuts of a guest
+#   whose vtld a host program outside it writes to; it needs none of the host's library either.
 #   VTL_KERNEL_KEEP=DIR keeps vtld's log and each guest's console, kernel log,
 #   script log and btape output in DIR (see docs/testing.md).
 # Needs qemu, a kernel in /boot, open-iscsi, mt-st, mtx, bacula-sd: scripts/install-deps.
 set -eu
-build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula|recall|tcmu ...]}" && pwd)
+build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula|recall|tcmu|powercut ...]}" && pwd)
 shift
-guests=${*:-tape restore st bacula recall tcmu}
+guests=${*:-tape restore st bacula recall tcmu powercut}
 case " $guests " in
 *" restore "*) case " $guests " in *" tape "*) ;; *) guests="tape $guests" ;; esac ;;
 esac
@@ -235,7 +237,16 @@ for g in $guests; do
 	bacula) run_guest bacula 780 ;;
 	recall) run_recall ;;
 	tcmu) run_guest tcmu 300 ;;
-	*) fail "no guest $g (tape, restore, st, bacula, recall, tcmu)" ;;
+	powercut)
+		t0=$(date +%s)
+		{
+			VTL_POWERCUT_KEEP=${keep:+$keep/powercut} sh "$here/test_powercut.sh" "$build" "${POWERCUT_TRIALS:-10}" 2>&1
+			echo "$?" >"$tmp/powercut.rc"
+		} | sed 's/^/   | /'
+		[ "$(cat "$tmp/powercut.rc")" = 0 ] || fail "the power cuts failed"
+		echo "-- powercut passed in $(($(date +%s) - t0)) s"
+		;;
+	*) fail "no guest $g (tape, restore, st, bacula, recall, tcmu, powercut)" ;;
 	esac
 done
 stop_vtld

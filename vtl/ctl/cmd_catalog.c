@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* vtlctl catalog rebuild: cartridge rows from the pool's self-describing segments. */
+/* vtlctl catalog rebuild (cartridge rows from the pool's self-describing segments) and catalog check. */
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,5 +246,119 @@ out:
 	names_free(&skip_why);
 	names_free(&failed);
 	names_free(&ow.missing);
+	return rc;
+}
+
+/* ------------------------------------------------------------ catalog check */
+
+struct check_walk {
+	struct ctl *ctl;
+	struct names problems; /* "BARCODE: what is wrong" */
+	size_t rows;
+};
+
+static int problem(struct check_walk *w, const char *barcode, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int problem(struct check_walk *w, const char *barcode, const char *fmt, ...)
+{
+	char what[384], line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof line, "%s: %s", barcode, what);
+	return names_add(&w->problems, line);
+}
+
+/*
+ * A row whose disk copy is the cartridge (resident or premigrated) must have
+ * it in the pool, with the end of data and stored bytes the catalog recorded
+ * when it last left a drive (vtld records them then and when it stops, so
+ * offline the two agree). A migrated or recalling cartridge's disk copy is
+ * gone or being rebuilt: only its tape copies speak for it.
+ */
+static int check_cartridge(const struct cat_cartridge *c, void *arg)
+{
+	struct check_walk *w = arg;
+	w->rows++;
+	if (c->cache != CAT_CACHE_RESIDENT && c->cache != CAT_CACHE_PREMIGRATED)
+		return 0;
+	int r = vtl_cart_exists(w->ctl->pool, c->barcode);
+	if (r < 0)
+		return problem(w, c->barcode, "cannot look for it in the pool: %s", vtl_strerror(r));
+	if (r == 0)
+		return problem(w, c->barcode, "in the catalog, but the pool holds no cartridge of that name");
+	struct vtl_cart_info info;
+	if ((r = vtl_cart_info(w->ctl->pool, c->barcode, &info)))
+		return problem(w, c->barcode, "cannot read what the pool holds: %s", vtl_strerror(r));
+	if (info.eod != c->eod)
+		return problem(w, c->barcode,
+			       "the catalog says end of data at object %" PRIu64 ", the pool holds %" PRIu64 " objects",
+			       c->eod, info.eod);
+	if (info.stored_bytes != c->bytes_stored)
+		return problem(w, c->barcode, "the catalog says %" PRIu64 " bytes stored, the pool holds %" PRIu64,
+			       c->bytes_stored, info.stored_bytes);
+	return 0;
+}
+
+/* A cartridge of the pool must have a catalog row. */
+static int check_pool_name(const char *barcode, void *arg)
+{
+	struct check_walk *w = arg;
+	struct cat_cartridge c;
+	int r = catalog_cartridge_get(w->ctl->cat, barcode, &c);
+	if (r == VTL_E_NOTFOUND)
+		return problem(w, barcode, "in the pool, but the catalog has no row for it ('vtlctl catalog rebuild')");
+	if (r)
+		return problem(w, barcode, "cannot look it up in the catalog: %s", catalog_last_error(w->ctl->cat));
+	return 0;
+}
+
+int cmd_catalog_check(struct ctl *ctl, int argc, char **argv)
+{
+	int rc = ctl_parse_bare(ctl, argc, argv);
+	if (rc)
+		return rc;
+	if ((rc = ctl_open_library(ctl)) || (rc = ctl_open_pool(ctl)) || (rc = ctl_require_offline(ctl)))
+		return rc;
+	struct check_walk w = {.ctl = ctl};
+	char err[512];
+	if (catalog_check(ctl->cat, err, sizeof err) != VTL_OK)
+		rc = problem(&w, "catalog", "%s", err);
+	if (!rc)
+		rc = catalog_cartridge_list(ctl->cat, 0, check_cartridge, &w);
+	if (rc || w.problems.err) {
+		rc = ctl_cat_err(ctl, rc ? rc : w.problems.err, "checking the catalog's cartridges");
+		goto out;
+	}
+	rc = vtl_pool_list_cartridges(ctl->pool, check_pool_name, &w);
+	if (rc || w.problems.err) {
+		rc = ctl_err(ctl, VTLCTL_FAIL, "cannot list the pool's cartridges: %s",
+			     vtl_strerror(rc ? rc : w.problems.err));
+		goto out;
+	}
+	if (ctl->json) {
+		struct json j;
+		json_init(&j, stdout);
+		json_obj(&j, NULL);
+		json_u64(&j, "cartridges", w.rows);
+		json_bool(&j, "consistent", w.problems.n == 0);
+		json_arr(&j, "problems");
+		for (size_t i = 0; i < w.problems.n; i++)
+			json_str(&j, NULL, w.problems.v[i]);
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		for (size_t i = 0; i < w.problems.n; i++)
+			printf("%s\n", w.problems.v[i]);
+		printf("catalog check: %zu cartridge%s, %s\n", w.rows, w.rows == 1 ? "" : "s",
+		       w.problems.n ? "problems found" : "the catalog and the pool agree");
+	}
+	rc = 0;
+	if (w.problems.n)
+		rc = ctl_err(ctl, VTLCTL_FAIL, "%zu problem%s", w.problems.n, w.problems.n == 1 ? "" : "s");
+out:
+	names_free(&w.problems);
 	return rc;
 }

@@ -222,6 +222,7 @@ int cmd_load(struct ctl *ctl, int argc, char **argv);
 int cmd_status(struct ctl *ctl, int argc, char **argv);
 int cmd_unload(struct ctl *ctl, int argc, char **argv);
 int cmd_catalog_rebuild(struct ctl *ctl, int argc, char **argv);
+int cmd_catalog_check(struct ctl *ctl, int argc, char **argv);
 int cmd_physical_list(struct ctl *ctl, int argc, char **argv);
 int cmd_physical_add(struct ctl *ctl, int argc, char **argv);
 int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv);

@@ -133,6 +133,13 @@ static const struct ctl_cmd commands[] = {
 	 "The catalog must hold the library: after losing the database run 'vtlctl init --catalog-only' first.\n"
 	 "The host byte count (before compression) cannot be recovered from the pool and starts at 0.",
 	 cmd_catalog_rebuild},
+	{"catalog check", "catalog check", "check the catalog's integrity and that it agrees with the pool",
+	 "Offline (vtld stopped): SQLite's integrity and foreign-key checks, every element holding exactly the\n"
+	 "cartridge whose row points at it, every cartridge of the pool in the catalog, and every resident or\n"
+	 "premigrated cartridge in the pool with the end of data and bytes stored that the catalog recorded\n"
+	 "(vtld records them when a cartridge leaves a drive and when it stops). Prints each problem, one line\n"
+	 "per cartridge, and exits 1 if there is any. Changes nothing.",
+	 cmd_catalog_check},
 	{"physical list", "physical list", "the physical tapes copies go to: state, files, bytes used",
 	 "Every physical tape in the catalog: its library ([physical] name), pool, slot, state (scratch, filling, full,\n"
 	 "error: a tape that failed a write is not used again), tape files (copies) and bytes used.",

@@ -1,0 +1,160 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Runs in the guest for tests/kernel/test_powercut.sh, once per boot: vtld
+# serves a library whose pool and catalog are on the virtio disk /dev/vda (an
+# ext4 image file on the host), listening on the guest's port 3260, which qemu
+# forwards to the host. A host program outside the guest writes to it and the
+# host kills qemu with SIGKILL: the power cut. The next boot mounts the same
+# disk (ext4 replays its journal), starts vtld (which repairs the cartridge it
+# finds in the drive), lets the host read the cartridge back, then stops vtld
+# and checks the catalog against the pool.
+#
+# Parameters (NAME=VALUE on the kernel command line):
+#   VTL_CHECK  the cartridge the last boot wrote when the power went, or none
+#   VTL_ACKED  the last position the host recorded as acknowledged for it
+#   VTL_NEXT   the cartridge to create and serve for the host to write, or none
+#   VTL_BUILD  the build tree (vtld, vtlctl)
+#   VTL_NOSYNC 1: the vtld that serves VTL_NEXT runs with nosync_shim.so preloaded (fsync and
+#              fdatasync do nothing): the control that shows the test sees a loss
+# Talks to the host through files in /results (a 9p share): it writes
+# vtld-up (vtld serves VTL_CHECK), check.out and write-ready (vtld serves
+# VTL_NEXT); the host writes verified once its read-back is done.
+set -u
+. "$(dirname "$0")/guest_lib.sh"
+# Each step with the guest's uptime: where a boot's time goes.
+step() { echo "-- [$(cut -d' ' -f1 /proc/uptime) s] $*"; }
+build=${VTL_BUILD:?}
+mnt=/mnt/vtl
+conf=$mnt/etc/vtl.conf
+vlog=/results/vtld.log
+GUEST_PORT=3260          # iSCSI's well-known port (RFC 7143, 13.1); qemu forwards the host's port to it
+SLOT=1025                # the library's first storage slot, where iscsi_crashwrite expects the cartridge
+CAPACITY=2G              # far more than a trial writes; the image holds one trial's cartridge at a time
+HOST_WAIT=600            # seconds the host may take to read back, or to kill the power once served
+vpid=""
+
+bail() {
+	echo "FAIL: $*"
+	echo "-- vtld's log (last 30 lines):"
+	tail -30 "$vlog" 2>/dev/null | sed 's/^/  vtld| /'
+	[ -z "$vpid" ] || kill -TERM "$vpid" 2>/dev/null
+	exit 1
+}
+# note NAME TEXT: tells the host, in one rename, that NAME is done.
+note() { printf '%s\n' "$2" >"/results/.$1" && mv "/results/.$1" "/results/$1"; }
+ctl() { "$build/vtlctl" -c "$conf" "$@"; }
+# Seconds since the date +%s.%N in $1.
+since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
+
+# vtld_up [PRELOAD]: starts vtld (with PRELOAD as LD_PRELOAD, if given) and waits (60 s at most: a repair
+# reads the cartridge's last segment) for this start's "ready:".
+vtld_up() {
+	before=$(grep -c "ready:" "$vlog" 2>/dev/null || true)
+	t0=$(date +%s.%N)
+	LD_PRELOAD=${1:-} "$build/vtld" -c "$conf" 2>>"$vlog" &
+	vpid=$!
+	i=0
+	until [ "$(grep -c "ready:" "$vlog")" -gt "${before:-0}" ]; do
+		i=$((i + 1))
+		[ "$i" -le 600 ] || bail "vtld did not start within 60 s"
+		kill -0 "$vpid" 2>/dev/null || { vpid=""; bail "vtld exited at start"; }
+		sleep 0.1
+	done
+	echo "-- vtld $vpid ready in $(since "$t0") s"
+}
+vtld_down() {
+	kill -TERM "$vpid"
+	wait "$vpid"
+	rc=$?
+	vpid=""
+	[ "$rc" -eq 0 ] || bail "vtld exited $rc on SIGTERM"
+}
+
+step "the disk"
+# virtio_blk and ext4 come from the initramfs (run_vm.py); modprobe, seconds through 9p, only if not.
+for m in virtio_blk ext4; do
+	[ -d "/sys/module/$m" ] || modprobe "$m" || fail "modprobe $m"
+done
+i=0
+until [ -b /dev/vda ]; do
+	i=$((i + 1)); [ "$i" -le 50 ] || fail "no /dev/vda"; sleep 0.1
+done
+mkdir -p "$mnt"
+t0=$(date +%s.%N)
+run mount -t ext4 /dev/vda "$mnt" || fail "mount /dev/vda"
+echo "-- mounted in $(since "$t0") s; the disk's write cache: $(cat /sys/block/vda/queue/write_cache)"
+dmesg | grep -i "EXT4-fs (vda)" | sed 's/^/  kernel| /'
+
+if [ ! -e "$conf" ]; then
+	step "first boot: a library on the disk"
+	mkdir -p "$mnt/etc"
+	# Two pool members and 4 MiB segments: a trial seals several segments and spans both members.
+	cat >"$conf" <<CONF
+[library]
+name = powercut
+serial = PWRCUT0001
+slots = 4
+drives = 1
+[pool]
+member = ../pool/m0
+member = ../pool/m1
+segment_size = 4M
+[catalog]
+path = ../var/catalog.db
+[iscsi]
+# The guest's port is reachable only through qemu's forward, which the host binds to its 127.0.0.1.
+listen = 0.0.0.0
+allow_anonymous = yes
+port = $GUEST_PORT
+target_iqn = iqn.2026-01.org.vtl:powercut
+advertise = none
+CONF
+	run ctl init >/dev/null || fail "vtlctl init"
+	sync
+fi
+
+if [ "${VTL_CHECK:-none}" != none ]; then
+	step "vtld repairs $VTL_CHECK after the power cut; the host reads it back"
+	vtld_up
+	note vtld-up "$VTL_CHECK"
+	i=0
+	until [ -e /results/verified ]; do
+		i=$((i + 1)); [ "$i" -le $((HOST_WAIT * 10)) ] || bail "the host did not read back within $HOST_WAIT s"
+		sleep 0.1
+	done
+	echo "-- the host's read-back: $(cat /results/verified)"
+	vtld_down
+	step "the catalog against the pool"
+	problems=""
+	ctl catalog check >/tmp/check.out 2>&1 || problems="vtlctl catalog check failed"
+	cat /tmp/check.out
+	ctl --json cartridge show "$VTL_CHECK" >/tmp/show.json || problems="$problems; vtlctl cartridge show failed"
+	# vtlctl's JSON has one key a line; python would take seconds to start under emulation.
+	eod=$(sed -n 's/^ *"eod": \([0-9]*\),*$/\1/p' /tmp/show.json | head -1)
+	echo "-- the catalog: $VTL_CHECK ends at object ${eod:-?}; the host recorded ${VTL_ACKED} as acknowledged"
+	if [ -z "$eod" ] || [ "$eod" -lt "${VTL_ACKED:?}" ]; then
+		problems="$problems; the catalog's end of data (${eod:-none}) is before the acknowledged position $VTL_ACKED"
+	fi
+	note check.out "${problems:-ok: the catalog and the pool agree; end of data $eod >= acknowledged $VTL_ACKED}"
+	# The next trial gets a fresh cartridge: a rewrite from BOT could legitimately show the old stream.
+	run ctl cartridge remove --force "$VTL_CHECK" >/dev/null || bail "vtlctl cartridge remove $VTL_CHECK"
+fi
+
+if [ "${VTL_NEXT:-none}" != none ]; then
+	step "a fresh $VTL_NEXT for the host to write"
+	run ctl cartridge add --barcode "$VTL_NEXT" --slot "$SLOT" --capacity "$CAPACITY" >/dev/null ||
+		bail "vtlctl cartridge add $VTL_NEXT"
+	preload=""
+	if [ "${VTL_NOSYNC:-0}" = 1 ]; then
+		preload=$build/tests/integration/nosync_shim.so
+		[ -r "$preload" ] || bail "no $preload"
+		echo "-- control: vtld's fsync and fdatasync do nothing ($preload)"
+	fi
+	vtld_up "$preload"
+	note write-ready "$VTL_NEXT"
+	# The host cuts the power while it writes: this sleep is where the guest ends.
+	sleep "$HOST_WAIT"
+	bail "the power was not cut within $HOST_WAIT s"
+fi
+run umount "$mnt" || fail "umount"

@@ -140,11 +140,14 @@ $(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIB)
 kernel: $(PROGRAMS) $(KERNEL_CHECK)
 	@sh tests/kernel/test_kernel.sh $(BUILD)
 
-# The long runs, not part of make check: the kill -9 test (20 trials in make integration) with SOAK_TRIALS.
+# The long runs, not part of make check: the kill -9 test of vtld (20 trials in make integration) with
+# SOAK_TRIALS, the kill -9 test of vtl-migrator (10 trials in make integration) with MIGKILL_SOAK_TRIALS.
 SOAK_TRIALS ?= 200
+MIGKILL_SOAK_TRIALS ?= 100
 soak: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS) $(INTEG_BIN)
 	@sh tests/integration/test_crash_kill.sh $(BUILD) $(SOAK_TRIALS)
+	@sh tests/integration/test_migrator_kill.sh $(BUILD) $(MIGKILL_SOAK_TRIALS)
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)

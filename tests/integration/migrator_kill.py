@@ -45,6 +45,7 @@ class Env:
         self.blocks = int(self.blocks)
         self.proc = None
         self.starts = 0
+        self.want = {}  # barcode: (objects, stored bytes) its host write left
 
     # ------------------------------------------------------------ vtlctl
     def ctl(self, *words, check=True):
@@ -164,7 +165,7 @@ def trial(env, rnd, t, bc, slot, seed, times):
     c = env.cart(bc)
     if c["cache"] != "resident" or good(c):
         raise TrialFailed("after the host's write %s is %s with %d good copies" % (bc, c["cache"], len(good(c))))
-    want = (c["pool"]["objects"], c["pool"]["stored_bytes"])
+    want = env.want[bc] = (c["pool"]["objects"], c["pool"]["stored_bytes"])
 
     # (a) a copy (premigration), killed at a random moment.
     at = rnd.uniform(0, times[0])
@@ -258,8 +259,46 @@ def main():
     sys.exit(1 if failed else 0)
 
 
+def controls(env, bc):
+    """Shows that the checks can fail, on bc (premigrated, its trial passed); returns the failures."""
+    failures = 0
+    # 1. A good copy damaged on its physical tape: the verify job must fail and mark it bad. bc's copy
+    #    is the last file of its tape (its trial wrote it last), so 2 MiB before the tape's end is in it.
+    c = env.cart(bc)
+    k = good(c)[-1]
+    tape = os.path.join(env.tmp, "physical", k["tape"] + ".tape")
+    size = os.path.getsize(tape)
+    with open(tape, "r+b") as f:
+        f.seek(size - (2 << 20))
+        f.write(b"X" * 64)
+    j = env.run_job("verify", bc)
+    c = env.cart(bc)
+    if j["state"] != "failed" or any(x["tape"] == k["tape"] and x["file"] == k["file"] for x in good(c)):
+        print("FAIL control: a copy damaged on tape: the verify ended %s and the copy is still good" % j["state"])
+        failures += 1
+    else:
+        print("ok   control: a copy damaged on tape fails its verify (%s) and is marked bad" % j["error"][:120])
+    # 2. A premigrated disk copy cut short (its last segment halved, put back afterwards): the check must see it.
+    d = os.path.join(env.tmp, "pool", "m0", bc)
+    seg = os.path.join(d, sorted(x for x in os.listdir(d) if x.endswith(".seg"))[-1])
+    with open(seg, "rb") as f:
+        keep = f.read()
+    with open(seg, "r+b") as f:
+        f.truncate(len(keep) // 2)
+    try:
+        check(env, bc, env.want[bc], "control")
+        print("FAIL control: a premigrated disk copy cut short passed the check")
+        failures += 1
+    except TrialFailed as e:
+        print("ok   control: a premigrated disk copy cut short is caught: %s" % str(e)[:120])
+    with open(seg, "wb") as f:
+        f.write(keep)
+    return failures
+
+
 def run(env, trials, seed0, carts, times):
     passed = failed = 0
+    last_ok = None
     env.start()
     for t in range(1, trials + 1):
         rnd = random.Random(seed0 + t)
@@ -269,6 +308,7 @@ def run(env, trials, seed0, carts, times):
         try:
             what = trial(env, rnd, t, bc, int(slot), seed, times)
             passed += 1
+            last_ok = bc
             print("ok   trial %d %s (%.1f s): %s" % (t, bc, time.monotonic() - t0, what), flush=True)
         except Exception as e:  # any surprise is this trial's failure: the next one starts afresh
             failed += 1
@@ -280,6 +320,8 @@ def run(env, trials, seed0, carts, times):
                     print("FAIL: cannot go on: %s" % e2, flush=True)
                     failed += trials - t
                     break
+    if passed and last_ok:
+        failed += controls(env, last_ok)
     try:
         if env.proc is not None:
             env.stop()

@@ -4,8 +4,8 @@
 # kill -9 of vtl-migrator (issue 17): no cartridge loses its only good copy,
 # nothing is marked good that is not. vtld serves a library on a free
 # loopback port; vtl-migrator copies to a simulated LTO library whose tapes
-# are files (so a killed migrator restarts on the same tapes), slowed to
-# 16 MB/s with load and locate times so that each step takes a moment. Each
+# are files (so a killed migrator restarts on the same tapes), slowed to 16 MB/s
+# (a 1 MiB drive buffer) with load and locate times, so that each step takes a moment. Each
 # trial (tests/integration/migrator_kill.py), on one of three cartridges in
 # turn, has a host (iscsi_recall) write 4 MiB of known content from BOT, then
 # SIGKILLs vtl-migrator by its PID at a random moment of
@@ -51,8 +51,8 @@ trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT 
 iqn=iqn.2026-01.org.vtl:migkilltest
 vtld_library $iqn MKIL0001
 mlog=$tmp/migrator.log
-# Small segments: a release deletes several files, so a kill can fall between them.
-sed -i 's|^member = ../pool/m0$|member = ../pool/m0\nsegment_size = 1M|' "$conf"
+# Small segments: a release deletes about 17 files, so a kill can fall between them.
+sed -i 's|^member = ../pool/m0$|member = ../pool/m0\nsegment_size = 256K|' "$conf"
 cat >>"$conf" <<CONF
 
 [physical]
@@ -67,6 +67,7 @@ rate = 16
 load_ms = 100
 locate_ms = 50
 backhitch_ms = 0
+drive_buffer = 1M
 data_dir = ../physical
 
 [migrator]
@@ -82,9 +83,9 @@ CONF
 BLOCKS=16   # 4 MiB
 DRIVE=257   # LUN 1
 # The kill moments (s) are drawn from 0 to a little more than each step takes here (a copy and its
-# read-back about 0.65 s from vtlctl migrate, a release about 5 ms from vtlctl release, a recall about
-# 0.35 s from the host's login), so that most land inside it and some just after.
-KILL_BY=0.75,0.012,0.45
+# read-back about 0.75 s from vtlctl migrate, a release about 5 ms from vtlctl release, a recall about
+# 0.33 s from the host's start), so that most land inside it and some just after.
+KILL_BY=0.85,0.012,0.4
 
 step "vtld up; $trials trials of SIGKILL of vtl-migrator during a copy, a release, a recall (seed $seed)"
 vtld_start

@@ -264,6 +264,7 @@ def controls(env, bc):
     failures = 0
     # 1. A good copy damaged on its physical tape: the verify job must fail and mark it bad. bc's copy
     #    is the last file of its tape (its trial wrote it last), so 2 MiB before the tape's end is in it.
+    #    Left without a good copy, the cartridge must be resident again, not premigrated.
     c = env.cart(bc)
     k = good(c)[-1]
     tape = os.path.join(env.tmp, "physical", k["tape"] + ".tape")
@@ -276,9 +277,13 @@ def controls(env, bc):
     if j["state"] != "failed" or any(x["tape"] == k["tape"] and x["file"] == k["file"] for x in good(c)):
         print("FAIL control: a copy damaged on tape: the verify ended %s and the copy is still good" % j["state"])
         failures += 1
+    elif not good(c) and c["cache"] != "resident":
+        print("FAIL control: a copy damaged on tape: %s is %s with no good copy left" % (bc, c["cache"]))
+        failures += 1
     else:
-        print("ok   control: a copy damaged on tape fails its verify (%s) and is marked bad" % j["error"][:120])
-    # 2. A premigrated disk copy cut short (its last segment halved, put back afterwards): the check must see it.
+        print("ok   control: a copy damaged on tape fails its verify (%s), is marked bad; %s is %s" %
+              (j["error"][:100], bc, c["cache"]))
+    # 2. A disk copy cut short (its last segment halved, put back afterwards): the check must see it.
     d = os.path.join(env.tmp, "pool", "m0", bc)
     seg = os.path.join(d, sorted(x for x in os.listdir(d) if x.endswith(".seg"))[-1])
     with open(seg, "rb") as f:
@@ -287,10 +292,10 @@ def controls(env, bc):
         f.truncate(len(keep) // 2)
     try:
         check(env, bc, env.want[bc], "control")
-        print("FAIL control: a premigrated disk copy cut short passed the check")
+        print("FAIL control: a disk copy cut short passed the check")
         failures += 1
     except TrialFailed as e:
-        print("ok   control: a premigrated disk copy cut short is caught: %s" % str(e)[:120])
+        print("ok   control: a disk copy cut short is caught: %s" % str(e)[:120])
     with open(seg, "wb") as f:
         f.write(keep)
     return failures

@@ -143,14 +143,17 @@ POWERCUT_HOST := $(BUILD)/tests/integration/iscsi_crashwrite
 kernel: $(PROGRAMS) $(KERNEL_CHECK) $(POWERCUT_HOST)
 	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) sh tests/kernel/test_kernel.sh $(BUILD)
 
-# The long runs, not part of make check: the kill -9 test (20 trials in make integration) with SOAK_TRIALS,
+# The long runs, not part of make check: the kill -9 test of vtld (20 trials in make integration) with
+# SOAK_TRIALS, the kill -9 test of vtl-migrator (10 trials in make integration) with MIGKILL_SOAK_TRIALS,
 # then the power cuts (POWERCUT_TRIALS in make kernel) with SOAK_POWERCUT_TRIALS and their control (a vtld
-# without syncs must lose acknowledged data); both run, either fails it.
+# without syncs must lose acknowledged data); all run, any failing fails it.
 SOAK_TRIALS ?= 200
+MIGKILL_SOAK_TRIALS ?= 100
 SOAK_POWERCUT_TRIALS ?= 40
 soak: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS) $(INTEG_BIN)
 	@rc=0; sh tests/integration/test_crash_kill.sh $(BUILD) $(SOAK_TRIALS) || rc=1; \
+		sh tests/integration/test_migrator_kill.sh $(BUILD) $(MIGKILL_SOAK_TRIALS) || rc=1; \
 		VTL_POWERCUT_CONTROL=1 sh tests/kernel/test_powercut.sh $(BUILD) $(SOAK_POWERCUT_TRIALS) || rc=1; exit $$rc
 
 unit: $(UNIT_BIN)

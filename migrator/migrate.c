@@ -412,6 +412,33 @@ static int collect_copy(const struct cat_copy *k, void *arg)
 	return 0;
 }
 
+static int count_good(const struct cat_copy *k, void *arg)
+{
+	if (!strcmp(k->state, STATE_GOOD))
+		(*(unsigned *)arg)++;
+	return 0;
+}
+
+/*
+ * After a copy was marked bad: a premigrated cartridge left without a good
+ * copy anywhere is resident again, so that the catalog claims no tape copy
+ * that is gone and the policy (which copies resident cartridges only)
+ * copies it again. *changed says whether it was.
+ */
+static int resident_without_copy(struct migrator *m, const char *barcode, bool *changed)
+{
+	unsigned good = 0;
+	struct cat_cartridge cc;
+	*changed = false;
+	int rc = catalog_copy_list(m->cat, barcode, count_good, &good);
+	if (rc == VTL_OK)
+		rc = catalog_cartridge_get(m->cat, barcode, &cc);
+	if (rc == VTL_OK && !good && cc.cache == CAT_CACHE_PREMIGRATED &&
+	    (rc = catalog_cartridge_set_cache(m->cat, barcode, CAT_CACHE_RESIDENT)) == VTL_OK)
+		*changed = true;
+	return rc;
+}
+
 static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsigned *verified, uint64_t *bytes,
 		      char *err, size_t errlen)
 {
@@ -433,6 +460,7 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 		return rc;
 	}
 	int first_bad = VTL_OK;
+	bool marked_bad = false;
 	for (size_t i = 0; i < cs.n; i++) {
 		unsigned d;
 		char why[256] = "";
@@ -466,8 +494,8 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 			snprintf(what, sizeof what, "verified the copy of %s on %s file %u, but cannot record it: %.200s",
 				 barcode, cs.k[i].tape, cs.k[i].file, catalog_last_error(m->cat));
 		} else {
-			if (rc == VTL_E_MEDIUM)
-				cr = catalog_copy_set_state(m->cat, cs.k[i].id, STATE_BAD);
+			if (rc == VTL_E_MEDIUM && (cr = catalog_copy_set_state(m->cat, cs.k[i].id, STATE_BAD)) == VTL_OK)
+				marked_bad = true;
 			snprintf(what, sizeof what, "the copy of %s on %s file %u failed verification: %.250s%s", barcode,
 				 cs.k[i].tape, cs.k[i].file, why,
 				 cr != VTL_OK ? "; the catalog could not mark it bad and still calls it good" : "");
@@ -480,6 +508,18 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 		vtl_ignore(catalog_event(m->cat, ACTOR, what));
 	}
 	free(cs.k);
+	bool changed;
+	int cr = marked_bad ? resident_without_copy(m, barcode, &changed) : VTL_OK;
+	if (cr != VTL_OK) {
+		size_t at = strlen(err);
+		snprintf(err + at, errlen - at, "; and the catalog cannot make it resident again (it has no good copy "
+			 "left): %s", catalog_last_error(m->cat));
+	} else if (marked_bad && changed) {
+		char what[256];
+		snprintf(what, sizeof what, "%s is resident again: no good copy of it is left", barcode);
+		/* Best effort: the cache state is committed; the event only tells an operator. */
+		vtl_ignore(catalog_event(m->cat, ACTOR, what));
+	}
 	return first_bad;
 }
 

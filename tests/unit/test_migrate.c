@@ -242,7 +242,7 @@ static void refused_cartridges(void **state)
 	assert_non_null(strstr(err, "no tape of sim1 has room"));
 }
 
-/* A copy damaged on tape: verification fails and marks it bad. */
+/* A copy damaged on tape: verification fails and marks it bad; its cartridge, without another, is resident again. */
 static void damaged_copy_is_marked_bad(void **state)
 {
 	struct host *h = *state;
@@ -258,10 +258,16 @@ static void damaged_copy_is_marked_bad(void **state)
 	assert_int_equal(pwrite(fd, &b, 1, 4 + COPY_HEADER_LEN + 4 + 3000), 1);
 	close(fd);
 	unsigned verified = 0;
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00007L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_PREMIGRATED);
 	assert_int_equal(migrate_verify(&mig, "M00007L8", 0, &verified, err, sizeof err), VTL_E_MEDIUM);
 	assert_int_equal(verified, 0);
 	struct found f = copies_of(h, "M00007L8");
 	assert_string_equal(f.k[0].state, "bad");
+	/* Premigrated no more: the disk copy is its only one, and the policy copies resident cartridges. */
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00007L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_RESIDENT);
 }
 
 /*

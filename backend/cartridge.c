@@ -1358,19 +1358,34 @@ static int seg_files_scan(struct vtl_pool *pool, const char *barcode, uint32_t a
 	return VTL_OK;
 }
 
-/* Reads the header of segment file seq (and whether it has a trailer); false when it has no valid one. */
-static bool seg_peek(struct vtl_cart *c, uint32_t seq, struct seg_header *h, bool *trailer)
+/* Opens segment file seq read-only, its length in *size; -1 when it cannot be opened or measured. */
+static int seg_open_read(struct vtl_cart *c, uint32_t seq, uint64_t *size)
 {
 	char path[PATH_MAX];
 	if (pool_seg_path(c->pool, c->barcode, seq, path, sizeof path))
-		return false;
+		return -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return -1;
 	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return -1;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+/* Reads the header of segment file seq (and whether it has a trailer); false when it has no valid one. */
+static bool seg_peek(struct vtl_cart *c, uint32_t seq, struct seg_header *h, bool *trailer)
+{
+	uint64_t size;
+	int fd = seg_open_read(c, seq, &size);
+	if (fd < 0)
+		return false;
 	struct seg t = {0};
-	bool ok = fstat(fd, &st) == 0 && seg_header_check(c, fd, (uint64_t)st.st_size, seq, 0, 0, h) != HDR_TORN;
-	*trailer = ok && seg_trailer_load(&t, fd, (uint64_t)st.st_size);
+	bool ok = seg_header_check(c, fd, size, seq, 0, 0, h) != HDR_TORN;
+	*trailer = ok && seg_trailer_load(&t, fd, size);
 	close(fd);
 	return ok;
 }
@@ -1437,15 +1452,12 @@ static int seg_load_damaged(struct vtl_cart *c, struct seg *s, int fd)
 /* True when segment file seq exists with a valid header that continues the tape at (obj, fm). */
 static bool seg_continues(struct vtl_cart *c, uint32_t seq, uint64_t obj, uint64_t fm)
 {
-	char path[PATH_MAX];
-	if (pool_seg_path(c->pool, c->barcode, seq, path, sizeof path))
-		return false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t size;
+	int fd = seg_open_read(c, seq, &size);
 	if (fd < 0)
 		return false;
-	struct stat st;
 	struct seg_header h;
-	bool yes = fstat(fd, &st) == 0 && seg_header_check(c, fd, (uint64_t)st.st_size, seq, obj, fm, &h) == HDR_OK;
+	bool yes = seg_header_check(c, fd, size, seq, obj, fm, &h) == HDR_OK;
 	close(fd);
 	return yes;
 }

@@ -1,0 +1,2 @@
+build-main/backend/workers.o: backend/workers.c backend/workers.h
+backend/workers.h:

@@ -1,0 +1,2 @@
+build-main/common/log.o: common/log.c common/log.h
+common/log.h:

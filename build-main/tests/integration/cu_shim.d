@@ -1,0 +1,1 @@
+build-main/tests/integration/cu_shim.so: tests/integration/cu_shim.c

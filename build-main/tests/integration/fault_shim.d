@@ -1,0 +1,2 @@
+build-main/tests/integration/fault_shim.so: \
+ tests/integration/fault_shim.c

@@ -1,0 +1,1 @@
+build-main/tests/integration/iscsi_auth: tests/integration/iscsi_auth.c

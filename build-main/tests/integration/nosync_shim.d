@@ -1,0 +1,2 @@
+build-main/tests/integration/nosync_shim.so: \
+ tests/integration/nosync_shim.c

@@ -1,0 +1,2 @@
+build-main/tests/unit/test_meter: tests/unit/test_meter.c common/meter.h
+common/meter.h:

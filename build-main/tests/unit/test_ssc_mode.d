@@ -1,0 +1,23 @@
+build-main/tests/unit/test_ssc_mode: tests/unit/test_ssc_mode.c \
+ tests/unit/scsi_host.h tests/unit/testlib.h backend/cartridge.h \
+ common/vtl_error.h backend/pool.h catalog/catalog.h vtl/scsi/ssc.h \
+ vtl/media.h vtl/scsi/cmd.h vtl/scsi/sense.h vtl/scsi/spc.h \
+ common/bytes.h vtl/scsi/ssc_internal.h vtl/scsi/device.h \
+ vtl/scsi/dispatch.h vtl/scsi/reserve.h vtl/scsi/ua.h
+tests/unit/scsi_host.h:
+tests/unit/testlib.h:
+backend/cartridge.h:
+common/vtl_error.h:
+backend/pool.h:
+catalog/catalog.h:
+vtl/scsi/ssc.h:
+vtl/media.h:
+vtl/scsi/cmd.h:
+vtl/scsi/sense.h:
+vtl/scsi/spc.h:
+common/bytes.h:
+vtl/scsi/ssc_internal.h:
+vtl/scsi/device.h:
+vtl/scsi/dispatch.h:
+vtl/scsi/reserve.h:
+vtl/scsi/ua.h:

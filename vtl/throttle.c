@@ -6,12 +6,11 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/scsi_proto.h"
 #include "common/vtl_error.h"
 
 #define NS 1000000000ull
 #define MB 1000000ull
-#define OP_WRITE6 0x0A
-#define OP_WRITE_FILEMARKS6 0x10
 
 struct throttle {
 	struct vtl_pool *pool;
@@ -63,7 +62,7 @@ uint64_t throttle_schedule(uint64_t *next, uint64_t now, uint64_t bytes, uint64_
 
 bool throttle_is_write(const uint8_t *cdb)
 {
-	return cdb[0] == OP_WRITE6 || cdb[0] == OP_WRITE_FILEMARKS6;
+	return cdb[0] == SCSI_OP_WRITE6 || cdb[0] == SCSI_OP_WRITE_FILEMARKS6;
 }
 
 /* Measures the pool's fill when the last measure is old, one thread at a time (mu held on entry and exit). */

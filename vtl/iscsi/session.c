@@ -5,9 +5,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/scsi_proto.h"
+#include "common/scsi_sense.h"
 #include "common/vtl_error.h"
 #include "vtl/scsi/dispatch.h"
-#include "vtl/scsi/sense.h"
 
 /* SCSI Command (RFC 7143 11.3.1). */
 #define CMD_READ 0x40
@@ -563,7 +564,7 @@ static void write_progress(struct session *s, struct session_task *t)
 /* Answers a command for a LUN the target does not have (SPC-4: INQUIRY says so; others get 25h/00h). */
 static void no_such_lun(struct session *s, struct session_task *t)
 {
-	if (t->cmd.cdb[0] == 0x12) {
+	if (t->cmd.cdb[0] == SCSI_OP_INQUIRY) {
 		/* Peripheral qualifier 011b, type 1Fh: no logical unit here (SPC-4 6.6.2). */
 		static const uint8_t inq[36] = {0x7F, 0, 0x06, 0x12, 31};
 		size_t n = t->edtl < sizeof inq ? t->edtl : sizeof inq;
@@ -661,7 +662,7 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	s->n_tasks++;
 	int lun = session_lun_of(t->lun_field);
 	t->lu = lun >= 0 ? lu_of(s, lun) : NULL;
-	if (!t->lu && t->cmd.cdb[0] == 0xA0 && s->n_lus)
+	if (!t->lu && t->cmd.cdb[0] == SCSI_OP_REPORT_LUNS && s->n_lus)
 		t->lu = &s->lus[0]; /* REPORT LUNS answers the target's list from any LUN */
 	if (!t->lu) {
 		no_such_lun(s, t);

@@ -11,18 +11,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "vtl/scsi/sense.h"
-
-#define SCSI_CDB_MAX 32
-
-/* SAM-5 status codes. */
-enum scsi_status {
-	SCSI_GOOD = 0x00,
-	SCSI_CHECK_CONDITION = 0x02,
-	SCSI_BUSY = 0x08,
-	SCSI_RESERVATION_CONFLICT = 0x18,
-	SCSI_TASK_SET_FULL = 0x28,
-};
+#include "common/scsi_proto.h" /* status codes, SCSI_CDB_MAX */
+#include "common/scsi_sense.h"
 
 /*
  * The TransportID of an initiator port (SPC-4 7.6.4) as its front end

@@ -1,34 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/scsi/dispatch.h"
 
+#include "common/scsi_proto.h"
 #include "vtl/scsi/reserve.h"
 
 /* Opcodes whose CDB carries a service action (SPC-4: byte 1, bits 4..0). */
-#define OPC_SERVICE_ACTION_IN_16 0x9E
-#define OPC_MAINTENANCE_IN 0xA3
-#define OPC_MAINTENANCE_OUT 0xA4
-#define OPC_PERSISTENT_RESERVE_IN 0x5E
-#define OPC_PERSISTENT_RESERVE_OUT 0x5F
-#define SA_BYTE 1
-#define SA_MASK 0x1F
-
 static bool has_service_action(uint8_t opcode)
 {
-	return opcode == OPC_SERVICE_ACTION_IN_16 || opcode == OPC_MAINTENANCE_IN ||
-	       opcode == OPC_MAINTENANCE_OUT || opcode == OPC_PERSISTENT_RESERVE_IN ||
-	       opcode == OPC_PERSISTENT_RESERVE_OUT;
+	return opcode == SCSI_OP_SERVICE_ACTION_IN16 || opcode == SCSI_OP_MAINTENANCE_IN ||
+	       opcode == SCSI_OP_MAINTENANCE_OUT || opcode == SCSI_OP_PERSISTENT_RESERVE_IN ||
+	       opcode == SCSI_OP_PERSISTENT_RESERVE_OUT;
 }
 
 uint8_t scsi_cdb_len_of(uint8_t opcode)
 {
-	/* Group code: the opcode's top three bits (SPC-4 table 2). */
-	switch (opcode >> 5) {
-	case 0: return 6;
-	case 1: case 2: return 10;
-	case 4: return 16;
-	case 5: return 12;
-	default: return 0; /* 3: reserved or variable length; 6, 7: vendor specific */
-	}
+	return scsi_cdb_group_len(opcode);
 }
 
 const struct scsi_op *scsi_op_find(const struct scsi_op *table, size_t n, const struct scsi_cmd *cmd)
@@ -36,8 +22,9 @@ const struct scsi_op *scsi_op_find(const struct scsi_op *table, size_t n, const 
 	if (cmd->cdb_len == 0)
 		return NULL;
 	uint8_t opcode = cmd->cdb[0];
-	uint16_t sa = has_service_action(opcode) && cmd->cdb_len > SA_BYTE ? (uint16_t)(cmd->cdb[SA_BYTE] & SA_MASK)
-									     : SA_NONE;
+	uint16_t sa = has_service_action(opcode) && cmd->cdb_len > SCSI_CDB_SA_BYTE
+			      ? (uint16_t)(cmd->cdb[SCSI_CDB_SA_BYTE] & SCSI_CDB_SA_MASK)
+			      : SA_NONE;
 	for (size_t i = 0; i < n; i++)
 		if (table[i].opcode == opcode && table[i].service_action == sa)
 			return &table[i];
@@ -56,9 +43,9 @@ void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, 
 		 * A known opcode with an unknown service action points at the service
 		 * action field, or at the last byte when the CDB ends before it.
 		 */
-		struct scsi_sense s = !known_opcode		  ? sense_invalid_cdb_field(0, -1)
-				      : cmd->cdb_len > SA_BYTE ? sense_invalid_cdb_field(SA_BYTE, 4)
-								 : sense_invalid_cdb_field((uint16_t)(cmd->cdb_len - 1), -1);
+		struct scsi_sense s = !known_opcode ? sense_invalid_cdb_field(0, -1)
+				      : cmd->cdb_len > SCSI_CDB_SA_BYTE ? sense_invalid_cdb_field(SCSI_CDB_SA_BYTE, 4)
+									 : sense_invalid_cdb_field((uint16_t)(cmd->cdb_len - 1), -1);
 		s.asc = known_opcode ? ASC_INVALID_FIELD_IN_CDB : ASC_INVALID_OPCODE;
 		scsi_fail(cmd, s);
 		return;

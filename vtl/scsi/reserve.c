@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "common/scsi_proto.h"
 #include "vtl/scsi/device.h"
 
 /* RESERVE / RELEASE (6) and (10), byte 1 (SPC-2 7.17, 7.18, 7.21, 7.22): fields this device refuses. */
@@ -10,16 +11,12 @@
 #define RR_3RDPTY_BIT 4
 #define RR_LONGID_BIT 1 /* (10) forms only */
 #define RR_EXTENT_BIT 0 /* obsolete element/extent reservations */
-#define OPC_RESERVE_10 0x56
-#define OPC_RELEASE_10 0x57
 
 /* PREVENT ALLOW MEDIUM REMOVAL: the PREVENT field (SPC-4 6.13, byte 4 bits 1..0). */
 #define PREVENT_BYTE 4
 #define PREVENT_MASK 0x03
 
 /* PERSISTENT RESERVE IN (SPC-4 6.16). */
-#define PR_SA_BYTE 1
-#define PR_SA_MASK 0x1F
 #define PRI_ALLOC_BYTE 7 /* 2 bytes */
 enum { PRI_READ_KEYS = 0, PRI_READ_RESERVATION = 1, PRI_REPORT_CAPABILITIES = 2, PRI_READ_FULL_STATUS = 3 };
 #define PRI_HEADER 8           /* PRGENERATION (4), ADDITIONAL LENGTH (4) */
@@ -226,7 +223,7 @@ static bool rr_past_pr(const struct scsi_res *r, struct scsi_cmd *c)
 void spc_reserve(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	struct scsi_res *r = &dev->res;
-	if (!rr_fields_ok(c, c->cdb[0] == OPC_RESERVE_10) || !rr_past_pr(r, c))
+	if (!rr_fields_ok(c, c->cdb[0] == SCSI_OP_RESERVE10) || !rr_past_pr(r, c))
 		return;
 	if (r->spc2_held && r->spc2_nexus != c->nexus) {
 		conflict(c);
@@ -240,7 +237,7 @@ void spc_reserve(struct scsi_dev *dev, struct scsi_cmd *c)
 void spc_release(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	struct scsi_res *r = &dev->res;
-	if (!rr_fields_ok(c, c->cdb[0] == OPC_RELEASE_10) || !rr_past_pr(r, c))
+	if (!rr_fields_ok(c, c->cdb[0] == SCSI_OP_RELEASE10) || !rr_past_pr(r, c))
 		return;
 	/* A RELEASE from a nexus that holds nothing is GOOD and changes nothing (SPC-2 7.17). */
 	if (r->spc2_held && r->spc2_nexus == c->nexus)
@@ -319,7 +316,7 @@ void spc_pr_in(struct scsi_dev *dev, struct scsi_cmd *c)
 	memset(b, 0, sizeof b);
 	be_put(b, r->generation, 4);
 	size_t len;
-	switch (c->cdb[PR_SA_BYTE] & PR_SA_MASK) {
+	switch (c->cdb[SCSI_CDB_SA_BYTE] & SCSI_CDB_SA_MASK) {
 	case PRI_READ_KEYS:
 		len = pri_read_keys(r, b);
 		break;
@@ -333,7 +330,7 @@ void spc_pr_in(struct scsi_dev *dev, struct scsi_cmd *c)
 		len = pri_read_full_status(r, b);
 		break;
 	default: /* the dispatch table lists only the four */
-		scsi_fail(c, sense_invalid_cdb_field(PR_SA_BYTE, 4));
+		scsi_fail(c, sense_invalid_cdb_field(SCSI_CDB_SA_BYTE, 4));
 		return;
 	}
 	scsi_data_in(c, b, len, be_get(c->cdb + PRI_ALLOC_BYTE, 2));
@@ -458,7 +455,7 @@ void spc_pr_out(struct scsi_dev *dev, struct scsi_cmd *c)
 		conflict(c);
 		return;
 	}
-	uint8_t sa = c->cdb[PR_SA_BYTE] & PR_SA_MASK;
+	uint8_t sa = c->cdb[SCSI_CDB_SA_BYTE] & SCSI_CDB_SA_MASK;
 	uint8_t scope = c->cdb[PRO_SCOPE_TYPE_BYTE] >> 4;
 	uint8_t type = c->cdb[PRO_SCOPE_TYPE_BYTE] & 0x0F;
 	bool uses_type = sa == PRO_RESERVE || sa == PRO_RELEASE || sa == PRO_PREEMPT || sa == PRO_PREEMPT_ABORT;
@@ -516,7 +513,7 @@ void spc_pr_out(struct scsi_dev *dev, struct scsi_cmd *c)
 		pro_preempt(dev, c, sa_key, type);
 		break;
 	default: /* the dispatch table lists only these */
-		scsi_fail(c, sense_invalid_cdb_field(PR_SA_BYTE, 4));
+		scsi_fail(c, sense_invalid_cdb_field(SCSI_CDB_SA_BYTE, 4));
 		break;
 	}
 }

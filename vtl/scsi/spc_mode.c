@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/scsi/spc_mode.h"
 
+#include "common/scsi_proto.h"
 #include "vtl/scsi/spc.h"
 
 /* CDB fields (SPC-4 6.9 MODE SELECT(6), 6.10 (10), 6.11 MODE SENSE(6), 6.12 (10)). */
-#define OP_MODE_SENSE6 0x1A
-#define OP_MODE_SELECT6 0x15
 #define CDB_FLAGS_BYTE 1
 #define CDB_DBD 0x08          /* byte 1 bit 3: disable block descriptors */
 #define CDB_PF 0x10           /* byte 1 bit 4: page format */
@@ -40,7 +39,7 @@
 
 void spc_mode_sense_cdb(const struct scsi_cmd *c, struct spc_mode_sense *m)
 {
-	m->six = c->cdb[0] == OP_MODE_SENSE6;
+	m->six = c->cdb[0] == SCSI_OP_MODE_SENSE6;
 	m->dbd = c->cdb[CDB_FLAGS_BYTE] & CDB_DBD;
 	m->pc = (enum spc_mode_pc)(c->cdb[CDB_PAGE_BYTE] >> CDB_PC_SHIFT);
 	m->code = c->cdb[CDB_PAGE_BYTE] & CDB_PAGE_MASK;
@@ -98,7 +97,7 @@ static struct scsi_sense list_length_error(void)
 bool spc_mode_select_list(struct scsi_cmd *c, uint8_t *buf, size_t max, struct spc_mode_select *m)
 {
 	uint8_t flags = c->cdb[CDB_FLAGS_BYTE];
-	m->six = c->cdb[0] == OP_MODE_SELECT6;
+	m->six = c->cdb[0] == SCSI_OP_MODE_SELECT6;
 	m->pf = flags & CDB_PF;
 	size_t plen = m->six ? c->cdb[CDB_ALLOC6_BYTE] : be_get(c->cdb + CDB_ALLOC10_BYTE, 2);
 	m->hdr = m->six ? SPC_MODE_HDR6_LEN : SPC_MODE_HDR10_LEN;

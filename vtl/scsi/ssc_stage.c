@@ -19,7 +19,7 @@
 
 #include "common/log.h"
 #include "common/vtl_error.h"
-#include "vtl/scsi/sense.h"
+#include "common/scsi_sense.h"
 #include "vtl/scsi/ssc_internal.h"
 #include "vtl/scsi/ua.h"
 

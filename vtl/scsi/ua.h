@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vtl/scsi/sense.h"
+#include "common/scsi_sense.h"
 
 /* Conditions, in the order they are reported (lower bit first). */
 enum scsi_ua {

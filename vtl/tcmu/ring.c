@@ -5,21 +5,16 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "common/scsi_proto.h"
+#include "common/scsi_sense.h"
 #include "common/vtl_error.h"
-#include "vtl/scsi/sense.h"
-
-/* SPC-4 4.2.5.1: the operation code's group (its top 3 bits) gives the CDB length. */
-#define GROUP_SHIFT 5
-#define VARIABLE_CDB 0x7F    /* SPC-4 4.2.4: variable length CDB, 8 + ADDITIONAL CDB LENGTH bytes */
-#define VARIABLE_ADDL_BYTE 7
-#define VARIABLE_FIXED 8
 
 uint8_t tcmu_cdb_len(const uint8_t *cdb)
 {
-	static const uint8_t by_group[8] = {6, 10, 10, 0, 16, 12, 0, 0};
-	if (cdb[0] == VARIABLE_CDB)
-		return (uint8_t)(VARIABLE_FIXED + cdb[VARIABLE_ADDL_BYTE]);
-	return by_group[cdb[0] >> GROUP_SHIFT];
+	/* The ring gives no length: the group gives it, or a variable length CDB its own (SPC-4 4.2.4). */
+	if (cdb[0] == SCSI_OP_VARIABLE_LENGTH)
+		return (uint8_t)(SCSI_CDB_VARIABLE_FIXED + cdb[SCSI_CDB_VARIABLE_ADDL_BYTE]);
+	return scsi_cdb_group_len(cdb[0]);
 }
 
 static struct tcmu_mailbox *mailbox(const struct tcmu_ring *r)

@@ -64,7 +64,8 @@ size_t sense_encode_desc(const struct scsi_sense *s, uint8_t *out, size_t cap)
 	if (s->filemark || s->eom || s->ili) {
 		b[at] = SENSE_DESC_STREAM;
 		b[at + 1] = SENSE_DESC_STREAM_LEN - SENSE_DESC_HEADER;
-		b[at + 3] = (uint8_t)((s->filemark ? SENSE_BIT_FILEMARK : 0) | (s->eom ? SENSE_BIT_EOM : 0) | (s->ili ? SENSE_BIT_ILI : 0));
+		b[at + 3] = (uint8_t)((s->filemark ? SENSE_BIT_FILEMARK : 0) | (s->eom ? SENSE_BIT_EOM : 0) |
+				      (s->ili ? SENSE_BIT_ILI : 0));
 		at += SENSE_DESC_STREAM_LEN;
 	}
 	b[SENSE_DS_ADDITIONAL_LEN] = (uint8_t)(at - SENSE_DS_HEADER);

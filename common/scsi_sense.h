@@ -28,7 +28,7 @@ struct scsi_sense {
 	bool eom;          /* EOM bit: at or past early warning / end of medium, or at BOT */
 	bool ili;          /* ILI bit: the block length did not match the request */
 	bool info_valid;   /* VALID bit: INFORMATION holds a residue or an address */
-	int64_t info;      /* INFORMATION field (SSC: residue, negative when the block was larger); fixed format keeps 32 bits */
+	int64_t info;      /* INFORMATION (SSC: residue, negative when the block was larger); fixed format: 32 bits */
 	bool sks_valid;    /* SKSV: the field pointer below is valid */
 	bool sks_cdb;      /* C/D: the pointer is into the CDB (else into the parameter data) */
 	bool sks_bit_valid;

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "migrator/phys.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/bytes.h"
+#include "common/scsi_proto.h"
 #include "common/vtl_error.h"
 
 int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...)
@@ -62,6 +65,43 @@ void phys_sense_text(uint8_t key, uint8_t asc, uint8_t ascq, char *out, size_t c
 		snprintf(out, cap, "%s, %s (%02X/%02Xh)", sense_keys[key & 0x0F], what, asc, ascq);
 	else
 		snprintf(out, cap, "%s, ASC/ASCQ %02X/%02Xh", sense_keys[key & 0x0F], asc, ascq);
+}
+
+int phys_check_drive(struct phys_lib *l, unsigned d)
+{
+	if (d < l->drives)
+		return VTL_OK;
+	return phys_fail(l, VTL_E_INVAL, "no drive %u: the library has %u", d, l->drives);
+}
+
+void phys_sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void phys_wait_start(struct phys_wait *w, unsigned timeout_s, unsigned first_ms, unsigned max_ms)
+{
+	w->deadline_ms = now_ms() + (uint64_t)timeout_s * 1000u;
+	w->pause_ms = first_ms;
+	w->max_ms = max_ms;
+}
+
+bool phys_wait_more(struct phys_wait *w)
+{
+	if (now_ms() >= w->deadline_ms)
+		return false;
+	phys_sleep_ms(w->pause_ms);
+	w->pause_ms = w->pause_ms * 2 < w->max_ms ? w->pause_ms * 2 : w->max_ms;
+	return true;
 }
 
 int phys_drive_of(const struct phys_lib *l, uint16_t addr)
@@ -188,8 +228,6 @@ int phys_element_status_parse(struct phys_lib *l, const char *who, const uint8_t
 }
 
 /* READ ELEMENT STATUS CDB (SMC-3 6.11): byte 1 VOLTAG and type, 2-3 start, 4-5 count, 6 DVCID, 7-9 allocation. */
-#define OP_READ_ELEMENT_STATUS 0xB8
-#define OP_MOVE_MEDIUM_SMC 0xA5   /* SMC-3 6.6 */
 #define RES_CDB_LEN 12
 #define RES_VOLTAG 0x10
 #define RES_DVCID 0x01
@@ -201,7 +239,7 @@ int phys_read_elements(struct phys_lib *l, const struct phys_changer *c, enum ph
 	size_t alloc = c->len < RES_ALLOC_MAX ? c->len : RES_ALLOC_MAX;
 	uint32_t start = 0;
 	for (;;) {
-		uint8_t cdb[RES_CDB_LEN] = {OP_READ_ELEMENT_STATUS, (uint8_t)(RES_VOLTAG | type)};
+		uint8_t cdb[RES_CDB_LEN] = {SCSI_OP_READ_ELEMENT_STATUS, (uint8_t)(RES_VOLTAG | type)};
 		be_put(cdb + 2, start, 2);
 		be_put(cdb + 4, ADDR_MAX, 2); /* as many as fit: the count is the answer's business */
 		cdb[6] = dvcid ? RES_DVCID : 0;
@@ -286,7 +324,7 @@ void phys_move_cdb(uint8_t cdb[PHYS_MOVE_CDB_LEN], uint16_t transport, uint16_t 
 		   size_t namelen)
 {
 	memset(cdb, 0, PHYS_MOVE_CDB_LEN);
-	cdb[0] = OP_MOVE_MEDIUM_SMC;
+	cdb[0] = SCSI_OP_MOVE_MEDIUM;
 	be_put(cdb + 2, transport, 2);
 	be_put(cdb + 4, from, 2);
 	be_put(cdb + 6, to, 2);

@@ -99,6 +99,24 @@ VTL_MUST_CHECK int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...) _
 /* Describes SCSI sense (key, ASC, ASCQ) as words, e.g. "MEDIUM ERROR, write error (0C/00h)". */
 void phys_sense_text(uint8_t key, uint8_t asc, uint8_t ascq, char *out, size_t cap);
 
+/* VTL_OK when l has a drive d, else VTL_E_INVAL with the reason set. */
+VTL_MUST_CHECK int phys_check_drive(struct phys_lib *l, unsigned d);
+
+/* Sleeps ms milliseconds (through signals). */
+void phys_sleep_ms(unsigned ms);
+
+/* A poll with a deadline and a pause that doubles up to a ceiling (a drive getting ready, a tape loading). */
+struct phys_wait {
+	uint64_t deadline_ms; /* CLOCK_MONOTONIC */
+	unsigned pause_ms, max_ms;
+};
+
+/* Starts a wait of timeout_s seconds whose first pause is first_ms, doubling up to max_ms. */
+void phys_wait_start(struct phys_wait *w, unsigned timeout_s, unsigned first_ms, unsigned max_ms);
+
+/* False when the deadline has passed; else sleeps the next pause and returns true (poll again). */
+bool phys_wait_more(struct phys_wait *w);
+
 /* The drive index of element address addr, or -1. */
 VTL_MUST_CHECK int phys_drive_of(const struct phys_lib *l, uint16_t addr);
 
@@ -109,6 +127,24 @@ VTL_MUST_CHECK int phys_find(const struct phys_element *e, unsigned n, const cha
  * Helpers for the implementations that speak SCSI to a changer and drives (phys_st, phys_iscsi). */
 
 #define PHYS_ID_MAX 128
+#define PHYS_SCSI_NAME_MAX 64
+#define PHYS_SENSE_MAX 252 /* the most sense data any format may carry (SPC-4 4.5.1) */
+
+/* The data direction of one SCSI command, as the initiator (migrator/phys_scsi.h) gives it to a transport. */
+enum phys_scsi_dir {
+	PHYS_SCSI_NONE = 0,
+	PHYS_SCSI_IN,  /* data from the device (READ, INQUIRY) */
+	PHYS_SCSI_OUT, /* data to the device (WRITE) */
+};
+
+/* What a transport brings back from one command. Kept here, free of the SCSI headers, because libiscsi's
+ * own headers name the same types (struct scsi_sense, enum scsi_status) as common/scsi_proto.h. */
+struct phys_scsi_result {
+	int status;                    /* SAM-5 status */
+	uint8_t sense[PHYS_SENSE_MAX]; /* sense data as the device sent it */
+	size_t sense_len;              /* 0: none */
+	size_t residual;               /* data-in bytes asked for and not received */
+};
 
 /* One element of a READ ELEMENT STATUS answer (SMC-3 6.11), with the drive identifier (DVCID) if asked. */
 struct phys_element_desc {

@@ -60,68 +60,18 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mtio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <scsi/sg.h>
-#include <scsi/sg_lib.h>
 
 #include "common/bytes.h"
 #include "common/vtl_error.h"
-
-/* Operation codes (SPC-5 and SSC-4 "operation codes" tables, SMC-3 "commands for medium changers"). */
-#define OP_READ_BLOCK_LIMITS 0x05
-#define OP_INQUIRY 0x12
-#define OP_READ_POSITION 0x34
-#define OP_LOG_SENSE 0x4D
-
-/* SCSI status (SAM-5 table "status codes"). */
-#define STATUS_GOOD 0x00
-#define STATUS_CHECK_CONDITION 0x02
-#define STATUS_BUSY 0x08
-
-/* Sense keys (SPC-5 table "sense key descriptions"). */
-#define SK_NO_SENSE 0x0
-#define SK_NOT_READY 0x2
-#define SK_ILLEGAL_REQUEST 0x5
-#define SK_UNIT_ATTENTION 0x6
-#define SK_DATA_PROTECT 0x7
-
-/* ASC/ASCQ acted on (SPC-5 table "ASC and ASCQ assignments"). */
-#define ASC_NOT_READY 0x04 /* 04/01 becoming ready */
-#define ASC_ELEMENT 0x3B   /* SMC: element conditions */
-#define ASCQ_DESTINATION_FULL 0x0D
-#define ASCQ_SOURCE_EMPTY 0x0E
-#define ASCQ_MAGAZINE_NOT_ACCESSIBLE 0x11
-#define ASCQ_MAGAZINE_REMOVED 0x12
-#define ASC_REMOVAL_PREVENTED 0x53
-
-/* INQUIRY (SPC-5 6.7): the unit serial number page, byte 3 its length, the serial from byte 4. */
-#define INQ_EVPD 0x01
-#define INQ_STD_LEN 36
-#define PDT_MASK 0x1F   /* byte 0: peripheral device type (SPC-5 table "peripheral device type") */
-#define PDT_CHANGER 0x08
-#define VPD_SERIAL 0x80
-#define VPD_LEN 255
+#include "migrator/phys_scsi.h"
 
 #define RES_ALLOC (64u << 10) /* READ ELEMENT STATUS: one request's allocation; longer reports are paged */
 
-/* READ POSITION (SSC-4 7.x): long form (service action 06h) with the file number at bytes 16-23. */
-#define RP_SHORT 0x00
-#define RP_LONG 0x06
-#define RP_SHORT_LEN 20
-#define RP_LONG_LEN 32
-#define RP_EOP 0x40             /* byte 0: between early warning and end of partition */
-#define RP_LOCATION_UNKNOWN 0x04
-
-#define RBL_LEN 6                /* READ BLOCK LIMITS: maximum at bytes 1-3 */
-#define LOG_PC_CUMULATIVE 0x40   /* LOG SENSE byte 2: page control 01b */
-#define LOG_TAPEALERT 0x2E
-#define LOG_LEN (4 + 64 * 5)
-
-#define SENSE_LEN 64
-#define SG_RETRIES 8             /* unit attentions queue up: one per event since the last command */
-#define BUSY_WAIT_MS 200
+#define SG_RETRIES 8             /* BUSY: sent again this many times (as unit attentions, PHYS_SCSI_UA_RETRIES) */
+#define DID_TIME_OUT 0x03        /* SG_IO host_status: the command timed out (the kernel's scsi.h) */
 #define DRIVE_CMD_TIMEOUT_MS 60000u
 #define COMMAND_TIMEOUT_DEFAULT_S 600 /* a MOVE MEDIUM in a big library takes minutes */
 #define READY_TIMEOUT_DEFAULT_S 300   /* an LTO load and thread takes 15-60 s; a busy robot more */
@@ -130,34 +80,24 @@
 #define IO_ALIGN 4096            /* page alignment: st then maps the caller's pages (direct I/O, synchronous) */
 
 struct st_drive {
-	char name[64];      /* "drive 0 (/dev/nst0)" */
+	struct phys_scsi_unit u; /* its SCSI unit, and its name for errors: "drive 0 (/dev/nst0)" */
 	char *path;
 	int fd;             /* the st node, -1 when not open */
 	int sg_fd;          /* its sg node, or -1: SG_IO goes to fd */
 	bool sg_denied;     /* SG_IO was refused (no CAP_SYS_RAWIO): do without it */
+	bool short_position; /* the drive refused the long READ POSITION: use the short one */
 	uint32_t max_block; /* READ BLOCK LIMITS; 0 when not known */
 	uint64_t written;   /* bytes since the tape was loaded */
 	char serial[PHYS_ID_MAX];
 };
 
 struct st_lib {
-	struct phys_lib pub; /* first: the migrator sees only this */
+	struct phys_scsi scsi; /* first: the migrator sees only its phys_lib */
 	int changer_fd;
-	char changer_name[64]; /* "changer (/dev/sg1)" */
-	uint16_t transport;
 	unsigned ready_timeout_s, command_timeout_s;
 	struct st_drive drive[PHYS_MAX_DRIVES];
-	uint8_t *buf;     /* RES_ALLOC bytes for element status */
 	void *bounce;     /* page-aligned copy of an unaligned block to write */
 	size_t bounce_len;
-};
-
-/* What one SG_IO command came back with. */
-struct reply {
-	int status;
-	bool sense;
-	uint8_t key, asc, ascq;
-	size_t got; /* data-in bytes */
 };
 
 static struct st_lib *lib_of(struct phys_lib *l)
@@ -165,156 +105,55 @@ static struct st_lib *lib_of(struct phys_lib *l)
 	return (struct st_lib *)l;
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* --------------------------------------------------------------- SG_IO */
 
-/* Sends cdb once: VTL_OK with *r when a SCSI status came back, else an error naming who and op. */
-static int sg_once(struct st_lib *l, int fd, const char *who, const char *op, const uint8_t *cdb, unsigned cdb_len,
-		   int dir, void *buf, size_t len, unsigned timeout_ms, struct reply *r)
+/* phys_scsi_transport.execute: one SG_IO, to the changer's sg node or drive u->id's (its sg node, else
+ * its st node); VTL_E_BUSY without a word when this process may not ask the drive. */
+static int sg_execute(struct phys_scsi *s, struct phys_scsi_unit *u, const char *op, const uint8_t *cdb,
+		      unsigned cdb_len, enum phys_scsi_dir dir, void *buf, size_t len, struct phys_scsi_result *res)
 {
-	uint8_t sb[SENSE_LEN];
+	struct st_lib *l = lib_of(&s->pub);
+	struct st_drive *dr = u->id >= 0 ? &l->drive[u->id] : NULL;
+	int fd = l->changer_fd;
+	if (dr) {
+		if (dr->sg_denied || (dr->sg_fd < 0 && dr->fd < 0))
+			return VTL_E_BUSY;
+		fd = dr->sg_fd >= 0 ? dr->sg_fd : dr->fd;
+	}
 	struct sg_io_hdr h = {.interface_id = 'S',
-			      .dxfer_direction = len ? dir : SG_DXFER_NONE,
+			      .dxfer_direction = !len		       ? SG_DXFER_NONE
+						 : dir == PHYS_SCSI_OUT ? SG_DXFER_TO_DEV
+									: SG_DXFER_FROM_DEV,
 			      .cmd_len = (unsigned char)cdb_len,
-			      .mx_sb_len = sizeof sb,
+			      .mx_sb_len = sizeof res->sense,
 			      .dxfer_len = (unsigned)len,
 			      .dxferp = buf,
 			      .cmdp = (unsigned char *)(uintptr_t)cdb, /* the kernel only reads the CDB */
-			      .sbp = sb,
-			      .timeout = timeout_ms};
-	memset(r, 0, sizeof *r);
-	if (ioctl(fd, SG_IO, &h) < 0)
-		return phys_fail(&l->pub, errno == EPERM ? VTL_E_BUSY : VTL_E_IO, "%s: %s: SG_IO: %s", who, op,
-				 strerror(errno));
+			      .sbp = res->sense,
+			      .timeout = u->timeout_ms};
+	if (ioctl(fd, SG_IO, &h) < 0) {
+		int e = errno;
+		if (dr && e == EPERM)
+			dr->sg_denied = true; /* st wants CAP_SYS_RAWIO for SG_IO: without it, no use asking again */
+		return phys_fail(&s->pub, e == EPERM ? VTL_E_BUSY : VTL_E_IO, "%s: %s: SG_IO: %s", u->name, op,
+				 strerror(e));
+	}
 	/* host_status: the transport lost the command (DID_TIME_OUT 03h, DID_NO_CONNECT 01h, ...). */
 	if (h.host_status)
-		return phys_fail(&l->pub, VTL_E_IO, "%s: %s: %s (host status %02Xh)", who, op,
-				 h.host_status == 0x03 ? "no answer in time" : "not delivered", h.host_status);
-	r->status = h.status;
-	r->got = h.resid >= 0 && (size_t)h.resid <= len ? len - (size_t)h.resid : 0;
-	if (h.sb_len_wr > 0) {
-		struct sg_scsi_sense_hdr ss;
-		if (sg_scsi_normalize_sense(sb, h.sb_len_wr, &ss)) {
-			r->sense = true;
-			r->key = ss.sense_key;
-			r->asc = ss.asc;
-			r->ascq = ss.ascq;
-		}
-		if (r->status == STATUS_GOOD)
-			r->status = STATUS_CHECK_CONDITION; /* driver-reported sense without a status */
-	}
+		return phys_fail(&s->pub, VTL_E_IO, "%s: %s: %s (host status %02Xh)", u->name, op,
+				 h.host_status == DID_TIME_OUT ? "no answer in time" : "not delivered", h.host_status);
+	res->status = h.status;
+	res->residual = h.resid >= 0 && (size_t)h.resid <= len ? (size_t)h.resid : len;
+	res->sense_len = h.sb_len_wr;
+	if (h.sb_len_wr > 0 && res->status == SCSI_GOOD)
+		res->status = SCSI_CHECK_CONDITION; /* driver-reported sense without a status */
 	return VTL_OK;
 }
 
-/* The vtl error a sense reply stands for. */
-static int rc_of(const struct reply *r)
-{
-	if (r->key == SK_ILLEGAL_REQUEST) {
-		if (r->asc == ASC_ELEMENT && r->ascq == ASCQ_SOURCE_EMPTY)
-			return VTL_E_SRC_EMPTY;
-		if (r->asc == ASC_ELEMENT && r->ascq == ASCQ_DESTINATION_FULL)
-			return VTL_E_DST_FULL;
-		if (r->asc == ASC_ELEMENT && (r->ascq == ASCQ_MAGAZINE_NOT_ACCESSIBLE || r->ascq == ASCQ_MAGAZINE_REMOVED))
-			return VTL_E_INACCESSIBLE;
-		if (r->asc == ASC_REMOVAL_PREVENTED)
-			return VTL_E_BUSY;
-		return VTL_E_INVAL;
-	}
-	return r->key == SK_DATA_PROTECT ? VTL_E_READONLY : VTL_E_IO;
-}
-
-static int fail_reply(struct st_lib *l, const char *who, const char *op, const struct reply *r)
-{
-	char what[128];
-	if (r->sense)
-		phys_sense_text(r->key, r->asc, r->ascq, what, sizeof what);
-	else
-		snprintf(what, sizeof what, "status %02Xh", (unsigned)r->status);
-	return phys_fail(&l->pub, r->sense ? rc_of(r) : VTL_E_IO, "%s: %s: %s", who, op, what);
-}
-
-/* sg_once, sent again after a unit attention or BUSY; anything but GOOD is a failure. */
-static int sg_cmd(struct st_lib *l, int fd, const char *who, const char *op, const uint8_t *cdb, unsigned cdb_len,
-		  int dir, void *buf, size_t len, unsigned timeout_ms, struct reply *r)
-{
-	for (unsigned attempt = 0;; attempt++) {
-		int rc = sg_once(l, fd, who, op, cdb, cdb_len, dir, buf, len, timeout_ms, r);
-		if (rc != VTL_OK)
-			return rc;
-		if (r->status == STATUS_GOOD)
-			return VTL_OK;
-		bool again = (r->status == STATUS_CHECK_CONDITION && r->sense && r->key == SK_UNIT_ATTENTION) ||
-			     r->status == STATUS_BUSY;
-		if (!again || attempt >= SG_RETRIES)
-			return fail_reply(l, who, op, r);
-		if (r->status == STATUS_BUSY)
-			sleep_ms(BUSY_WAIT_MS);
-	}
-}
-
-/* SG_IO to drive d (its sg node, else its st node); VTL_E_BUSY when this process may not. */
-static int drive_sg(struct st_lib *l, unsigned d, const char *op, const uint8_t *cdb, unsigned cdb_len, void *buf,
-		    size_t len, struct reply *r)
-{
-	struct st_drive *dr = &l->drive[d];
-	if (dr->sg_denied || (dr->sg_fd < 0 && dr->fd < 0))
-		return VTL_E_BUSY;
-	int rc = sg_cmd(l, dr->sg_fd >= 0 ? dr->sg_fd : dr->fd, dr->name, op, cdb, cdb_len, SG_DXFER_FROM_DEV, buf, len,
-			DRIVE_CMD_TIMEOUT_MS, r);
-	if (rc == VTL_E_BUSY)
-		dr->sg_denied = true; /* st wants CAP_SYS_RAWIO for SG_IO: without it, no use asking again */
-	return rc;
-}
-
-/* ------------------------------------------------------------ the changer */
-
-/* phys_changer_read_fn: READ ELEMENT STATUS through the changer's sg node. */
-static int changer_read(struct phys_lib *pl, const uint8_t *cdb, unsigned cdb_len, uint8_t *buf, size_t len,
-			size_t *got)
-{
-	struct st_lib *l = lib_of(pl);
-	struct reply r = {0};
-	int rc = sg_cmd(l, l->changer_fd, l->changer_name, "READ ELEMENT STATUS", cdb, cdb_len, SG_DXFER_FROM_DEV, buf,
-			len, l->command_timeout_s * 1000u, &r);
-	*got = r.got;
-	return rc;
-}
-
-/* Calls fn for every element of type (VOLTAG, and DVCID when asked). */
-static int read_elements(struct st_lib *l, enum phys_elem_type type, bool dvcid, phys_element_fn *fn, void *arg)
-{
-	const struct phys_changer c = {changer_read, l->changer_name, l->buf, RES_ALLOC};
-	return phys_read_elements(&l->pub, &c, type, dvcid, fn, arg);
-}
-
-static int st_inventory(struct phys_lib *pl, struct phys_element *out, unsigned cap, unsigned *n)
-{
-	struct st_lib *l = lib_of(pl);
-	const struct phys_changer c = {changer_read, l->changer_name, l->buf, RES_ALLOC};
-	return phys_inventory(pl, &c, out, cap, n);
-}
+static const struct phys_scsi_transport sg_transport = {.execute = sg_execute};
 
 /* ------------------------------------------------------------- the drives */
 
-static int check_drive(struct st_lib *l, unsigned d)
-{
-	if (d < l->pub.drives)
-		return VTL_OK;
-	return phys_fail(&l->pub, VTL_E_INVAL, "no drive %u: the library has %u", d, l->pub.drives);
-}
 
 /* The vtl error for a failed st call. */
 static int rc_of_errno(int e)
@@ -337,8 +176,8 @@ static int rc_of_errno(int e)
 
 static int fail_errno(struct st_lib *l, unsigned d, const char *op, int e, const char *why)
 {
-	return phys_fail(&l->pub, rc_of_errno(e), "%s: %s: %s%s%s", l->drive[d].name, op, strerror(e), why[0] ? " " : "",
-			 why);
+	return phys_fail(&l->scsi.pub, rc_of_errno(e), "%s: %s: %s%s%s", l->drive[d].u.name, op, strerror(e),
+			 why[0] ? " " : "", why);
 }
 
 static int get_status(struct st_lib *l, unsigned d, struct mtget *mg)
@@ -360,11 +199,7 @@ static int mtop(struct st_lib *l, unsigned d, short op, int count, const char *n
 /* Asks the drive for its limits (READ BLOCK LIMITS); leaves 0 when it cannot be asked. */
 static void read_limits(struct st_lib *l, unsigned d)
 {
-	uint8_t b[RBL_LEN], cdb[6] = {OP_READ_BLOCK_LIMITS};
-	struct reply r;
-	l->drive[d].max_block = 0;
-	if (drive_sg(l, d, "READ BLOCK LIMITS", cdb, sizeof cdb, b, sizeof b, &r) == VTL_OK && r.got >= 4)
-		l->drive[d].max_block = (uint32_t)be_get(b + 1, 3);
+	vtl_ignore(phys_scsi_read_block_limits(&l->scsi, &l->drive[d].u, &l->drive[d].max_block)); /* 0 says it all */
 }
 
 /*
@@ -399,8 +234,8 @@ static int tape_loaded(struct st_lib *l, unsigned d)
 /* Opens drive d's node again until st sees the tape online, at most ready_timeout_s. */
 static int wait_ready(struct st_lib *l, unsigned d)
 {
-	uint64_t deadline = now_ms() + (uint64_t)l->ready_timeout_s * 1000u;
-	unsigned pause = READY_POLL_FIRST_MS;
+	struct phys_wait w;
+	phys_wait_start(&w, l->ready_timeout_s, READY_POLL_FIRST_MS, READY_POLL_MAX_MS);
 	for (;;) {
 		struct mtget mg;
 		int rc = reopen(l, d);
@@ -410,23 +245,16 @@ static int wait_ready(struct st_lib *l, unsigned d)
 			return rc;
 		if ((GMT_ONLINE(mg.mt_gstat) != 0))
 			return tape_loaded(l, d);
-		if (now_ms() >= deadline)
-			return phys_fail(&l->pub, VTL_E_IO, "%s: not online %u s after the load", l->drive[d].name,
+		if (!phys_wait_more(&w))
+			return phys_fail(&l->scsi.pub, VTL_E_IO, "%s: not online %u s after the load", l->drive[d].u.name,
 					 l->ready_timeout_s);
-		sleep_ms(pause);
-		pause = pause * 2 < READY_POLL_MAX_MS ? pause * 2 : READY_POLL_MAX_MS;
 	}
 }
 
 static int st_move(struct phys_lib *pl, uint16_t from, uint16_t to)
 {
 	struct st_lib *l = lib_of(pl);
-	uint8_t cdb[PHYS_MOVE_CDB_LEN];
-	char op[48];
-	phys_move_cdb(cdb, l->transport, from, to, op, sizeof op);
-	struct reply r;
-	int rc = sg_cmd(l, l->changer_fd, l->changer_name, op, cdb, sizeof cdb, SG_DXFER_NONE, NULL, 0,
-			l->command_timeout_s * 1000u, &r);
+	int rc = phys_scsi_move(&l->scsi, from, to);
 	if (rc != VTL_OK)
 		return rc;
 	int src = phys_drive_of(pl, from), dst = phys_drive_of(pl, to);
@@ -441,14 +269,14 @@ static int st_move(struct phys_lib *pl, uint16_t from, uint16_t to)
 static int st_rewind(struct phys_lib *pl, unsigned d)
 {
 	struct st_lib *l = lib_of(pl);
-	int rc = check_drive(l, d);
+	int rc = phys_check_drive(pl, d);
 	return rc != VTL_OK ? rc : mtop(l, d, MTREW, 1, "MTREW (rewind)");
 }
 
 static int st_unload(struct phys_lib *pl, unsigned d)
 {
 	struct st_lib *l = lib_of(pl);
-	int rc = check_drive(l, d);
+	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK)
 		return rc;
 	/* MTOFFL rewinds, then unloads (LOAD UNLOAD with LOAD = 0), and st marks the drive empty. */
@@ -477,16 +305,16 @@ static const void *aligned(struct st_lib *l, const void *buf, size_t len)
 static int st_write_block(struct phys_lib *pl, unsigned d, const void *buf, size_t len)
 {
 	struct st_lib *l = lib_of(pl);
-	int rc = check_drive(l, d);
+	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK)
 		return rc;
 	struct st_drive *dr = &l->drive[d];
 	if (len == 0 || len > INT_MAX || (dr->max_block && len > dr->max_block))
-		return phys_fail(pl, VTL_E_INVAL, "%s: WRITE: a block of %zu bytes (the drive takes 1 to %u)", dr->name, len,
+		return phys_fail(pl, VTL_E_INVAL, "%s: WRITE: a block of %zu bytes (the drive takes 1 to %u)", dr->u.name, len,
 				 dr->max_block ? dr->max_block : INT_MAX);
 	const void *p = aligned(l, buf, len);
 	if (!p)
-		return phys_fail(pl, VTL_E_NOMEM, "%s: WRITE: no memory for an aligned copy of %zu bytes", dr->name, len);
+		return phys_fail(pl, VTL_E_NOMEM, "%s: WRITE: no memory for an aligned copy of %zu bytes", dr->u.name, len);
 	for (int attempt = 0;; attempt++) {
 		ssize_t n = write(dr->fd, p, len);
 		int e = errno;
@@ -498,7 +326,7 @@ static int st_write_block(struct phys_lib *pl, unsigned d, const void *buf, size
 			return (GMT_EOT(mg.mt_gstat) != 0) ? VTL_W_EARLY_WARNING : VTL_OK;
 		}
 		if (n >= 0)
-			return phys_fail(pl, VTL_E_IO, "%s: WRITE: %zd of %zu bytes written", dr->name, n, len);
+			return phys_fail(pl, VTL_E_IO, "%s: WRITE: %zd of %zu bytes written", dr->u.name, n, len);
 		if (e != ENOSPC)
 			return fail_errno(l, d, "WRITE", e, "");
 		if ((rc = get_status(l, d, &mg)) != VTL_OK)
@@ -513,30 +341,21 @@ static int st_write_block(struct phys_lib *pl, unsigned d, const void *buf, size
 /* Asks the drive where it is (READ POSITION): *file UINT64_MAX and *ew false when it cannot be asked. */
 static void read_position(struct st_lib *l, unsigned d, uint64_t *file, bool *ew)
 {
-	uint8_t b[RP_LONG_LEN], cdb[10] = {OP_READ_POSITION, RP_LONG};
-	struct reply r;
-	*file = UINT64_MAX;
-	*ew = false;
-	if (drive_sg(l, d, "READ POSITION (long form)", cdb, sizeof cdb, b, sizeof b, &r) == VTL_OK &&
-	    r.got >= RP_LONG_LEN) {
-		*ew = b[0] & RP_EOP;
-		if (!(b[0] & RP_LOCATION_UNKNOWN))
-			*file = be_get(b + 16, 8);
-		return;
-	}
-	uint8_t s[RP_SHORT_LEN], scdb[10] = {OP_READ_POSITION, RP_SHORT};
-	if (drive_sg(l, d, "READ POSITION", scdb, sizeof scdb, s, sizeof s, &r) == VTL_OK && r.got >= 1)
-		*ew = s[0] & RP_EOP;
+	struct phys_drive_status pos = {.file = UINT64_MAX};
+	if (phys_scsi_read_position(&l->scsi, &l->drive[d].u, &l->drive[d].short_position, &pos) != VTL_OK)
+		pos = (struct phys_drive_status){.file = UINT64_MAX}; /* st's own view stands alone */
+	*file = pos.file;
+	*ew = pos.early_warning;
 }
 
 static int st_write_filemarks(struct phys_lib *pl, unsigned d, unsigned n)
 {
 	struct st_lib *l = lib_of(pl);
-	int rc = check_drive(l, d);
+	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK)
 		return rc;
 	if (n > INT_MAX)
-		return phys_fail(pl, VTL_E_INVAL, "%s: MTWEOF: %u filemarks", l->drive[d].name, n);
+		return phys_fail(pl, VTL_E_INVAL, "%s: MTWEOF: %u filemarks", l->drive[d].u.name, n);
 	/* MTWEOF is WRITE FILEMARKS with IMMED = 0: done when the data before it is on the tape. */
 	if ((rc = mtop(l, d, MTWEOF, (int)n, "MTWEOF (write filemarks)")) != VTL_OK)
 		return rc;
@@ -551,12 +370,12 @@ static int st_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap,
 {
 	struct st_lib *l = lib_of(pl);
 	*len = 0;
-	int rc = check_drive(l, d);
+	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK)
 		return rc;
 	struct st_drive *dr = &l->drive[d];
 	if (cap == 0)
-		return phys_fail(pl, VTL_E_INVAL, "%s: READ: a buffer of 0 bytes", dr->name);
+		return phys_fail(pl, VTL_E_INVAL, "%s: READ: a buffer of 0 bytes", dr->u.name);
 	/* st refuses (EINVAL) a read longer than the drive's maximum block: no block is longer anyway. */
 	size_t want = cap > INT_MAX ? INT_MAX : cap;
 	if (dr->max_block && want > dr->max_block)
@@ -571,14 +390,14 @@ static int st_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap,
 		return phys_fail(pl, VTL_E_INVAL,
 				 "%s: READ: the block is longer than the buffer of %zu bytes (st: %s); the tape is now "
 				 "past it",
-				 dr->name, want, strerror(e));
+				 dr->u.name, want, strerror(e));
 	if (n < 0 && e != EIO)
 		return fail_errno(l, d, "READ", e, "");
 	struct mtget mg;
 	if ((rc = get_status(l, d, &mg)) != VTL_OK)
 		return rc;
 	if ((GMT_EOD(mg.mt_gstat) != 0))
-		return phys_fail(pl, VTL_E_EOD, "%s: READ: end of data", dr->name);
+		return phys_fail(pl, VTL_E_EOD, "%s: READ: end of data", dr->u.name);
 	if (n == 0)
 		return VTL_W_FILEMARK; /* st's way of saying filemark: no data, and the tape is past it */
 	return fail_errno(l, d, "READ", e, "");
@@ -587,11 +406,11 @@ static int st_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap,
 static int st_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
 {
 	struct st_lib *l = lib_of(pl);
-	int rc = check_drive(l, d);
+	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK || n == 0)
 		return rc;
 	if (n > INT_MAX || n < -(int64_t)INT_MAX)
-		return phys_fail(pl, VTL_E_INVAL, "%s: space %" PRId64 " filemarks: too many at once", l->drive[d].name, n);
+		return phys_fail(pl, VTL_E_INVAL, "%s: space %" PRId64 " filemarks: too many at once", l->drive[d].u.name, n);
 	const char *name = n > 0 ? "MTFSF (space filemarks forward)" : "MTBSF (space filemarks backward)";
 	struct mtop m = {.mt_op = n > 0 ? MTFSF : MTBSF, .mt_count = (int)(n > 0 ? n : -n)};
 	if (ioctl(l->drive[d].fd, MTIOCTOP, &m) == 0)
@@ -601,22 +420,22 @@ static int st_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
 	if ((rc = get_status(l, d, &mg)) != VTL_OK)
 		return rc;
 	if (n > 0 && (GMT_EOD(mg.mt_gstat) != 0))
-		return phys_fail(pl, VTL_E_EOD, "%s: %s: end of data before %" PRId64 " filemarks", l->drive[d].name, name, n);
+		return phys_fail(pl, VTL_E_EOD, "%s: %s: end of data before %" PRId64 " filemarks", l->drive[d].u.name, name, n);
 	if (n < 0 && (GMT_BOT(mg.mt_gstat) != 0))
 		return phys_fail(pl, VTL_E_NOTFOUND, "%s: %s: the beginning of the tape before %" PRId64 " filemarks",
-				 l->drive[d].name, name, -n);
+				 l->drive[d].u.name, name, -n);
 	return fail_errno(l, d, name, e, "");
 }
 
 static int st_locate(struct phys_lib *pl, unsigned d, uint64_t block)
 {
 	struct st_lib *l = lib_of(pl);
-	int rc = check_drive(l, d);
+	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK)
 		return rc;
 	if (block > INT_MAX) /* struct mtop's count is an int */
 		return phys_fail(pl, VTL_E_INVAL, "%s: MTSEEK: block %" PRIu64 " is beyond what st can ask for",
-				 l->drive[d].name, block);
+				 l->drive[d].u.name, block);
 	return mtop(l, d, MTSEEK, (int)block, "MTSEEK (locate)");
 }
 
@@ -625,7 +444,7 @@ static int st_status(struct phys_lib *pl, unsigned d, struct phys_drive_status *
 	struct st_lib *l = lib_of(pl);
 	memset(st, 0, sizeof *st);
 	st->file = UINT64_MAX;
-	int rc = check_drive(l, d);
+	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK)
 		return rc;
 	struct st_drive *dr = &l->drive[d];
@@ -642,11 +461,7 @@ static int st_status(struct phys_lib *pl, unsigned d, struct phys_drive_status *
 	st->ready = (GMT_ONLINE(mg.mt_gstat) != 0);
 	st->max_block = dr->max_block;
 	st->written = dr->written;
-	uint8_t log[LOG_LEN], cdb[10] = {OP_LOG_SENSE, 0, LOG_PC_CUMULATIVE | LOG_TAPEALERT};
-	be_put(cdb + 7, sizeof log, 2);
-	struct reply r;
-	if (drive_sg(l, d, "LOG SENSE (TapeAlert)", cdb, sizeof cdb, log, sizeof log, &r) == VTL_OK)
-		st->tapealert = phys_tapealert_parse(log, r.got);
+	vtl_ignore(phys_scsi_tapealert(&l->scsi, &dr->u, &st->tapealert)); /* a drive that cannot be asked has none */
 	if (!st->ready)
 		return VTL_OK;
 	st->write_protected = GMT_WR_PROT(mg.mt_gstat) != 0;
@@ -678,14 +493,14 @@ static void st_close(struct phys_lib *pl)
 	}
 	if (l->changer_fd >= 0)
 		close(l->changer_fd);
-	free(l->buf);
+	phys_scsi_release(&l->scsi);
 	free(l->bounce);
 	free(l);
 }
 
 static const struct phys_ops st_ops = {
 	.kind = "st",
-	.inventory = st_inventory,
+	.inventory = phys_scsi_inventory,
 	.move = st_move,
 	.unload = st_unload,
 	.rewind = st_rewind,
@@ -703,33 +518,9 @@ static const struct phys_ops st_ops = {
 /* The drive's serial number (INQUIRY, unit serial number page), "" when it cannot be asked. */
 static void read_serial(struct st_lib *l, unsigned d)
 {
-	uint8_t b[VPD_LEN], cdb[6] = {OP_INQUIRY, INQ_EVPD, VPD_SERIAL, 0, VPD_LEN};
-	struct reply r;
-	l->drive[d].serial[0] = 0;
-	if (drive_sg(l, d, "INQUIRY (unit serial number)", cdb, sizeof cdb, b, sizeof b, &r) == VTL_OK && r.got >= 4 &&
-	    b[1] == VPD_SERIAL) {
-		size_t n = b[3] < r.got - 4 ? b[3] : r.got - 4;
-		phys_text_field(l->drive[d].serial, sizeof l->drive[d].serial, b + 4, n);
-	}
-}
-
-struct drive_elems {
-	struct phys_element_desc e[PHYS_MAX_DRIVES * 4];
-	unsigned n;
-};
-
-static void add_drive_element(const struct phys_element_desc *e, void *arg)
-{
-	struct drive_elems *a = arg;
-	if (a->n < sizeof a->e / sizeof a->e[0])
-		a->e[a->n++] = *e;
-}
-
-static void first_transport(const struct phys_element_desc *e, void *arg)
-{
-	long *addr = arg;
-	if (*addr < 0)
-		*addr = e->e.address;
+	struct st_drive *dr = &l->drive[d];
+	if (phys_scsi_serial(&l->scsi, &dr->u, dr->serial, sizeof dr->serial) != VTL_OK)
+		dr->serial[0] = 0; /* matched by order, as when the changer gives no identifiers */
 }
 
 /*
@@ -739,40 +530,35 @@ static void first_transport(const struct phys_element_desc *e, void *arg)
  */
 static int map_drives(struct st_lib *l)
 {
-	struct drive_elems *a = calloc(1, sizeof *a);
+	struct phys_scsi_drive_elems *a = calloc(1, sizeof *a);
 	if (!a)
-		return phys_fail(&l->pub, VTL_E_NOMEM, "no memory for the drive map");
-	int rc = read_elements(l, PHYS_ELEM_DRIVE, true, add_drive_element, a);
-	if (rc == VTL_E_INVAL) {
-		/* An older changer (SMC-2) refuses DVCID: ask without, and match by order. */
-		a->n = 0;
-		rc = read_elements(l, PHYS_ELEM_DRIVE, false, add_drive_element, a);
-	}
+		return phys_fail(&l->scsi.pub, VTL_E_NOMEM, "no memory for the drive map");
+	int rc = phys_scsi_drive_elements(&l->scsi, a);
 	bool ids = a->n > 0;
 	for (unsigned i = 0; i < a->n; i++)
 		ids &= a->e[i].id[0] != 0;
-	for (unsigned d = 0; d < l->pub.drives; d++)
+	for (unsigned d = 0; d < l->scsi.pub.drives; d++)
 		ids &= l->drive[d].serial[0] != 0;
-	for (unsigned d = 0; rc == VTL_OK && ids && d < l->pub.drives; d++) {
+	for (unsigned d = 0; rc == VTL_OK && ids && d < l->scsi.pub.drives; d++) {
 		unsigned i = 0;
 		while (i < a->n && !phys_element_is_drive(&a->e[i], l->drive[d].serial))
 			i++;
 		if (i == a->n)
-			rc = phys_fail(&l->pub, VTL_E_NOTFOUND,
+			rc = phys_fail(&l->scsi.pub, VTL_E_NOTFOUND,
 				       "%s: no drive element of %s names %s's serial number %s (first element: '%s')",
-				       l->changer_name, l->changer_name, l->drive[d].name, l->drive[d].serial,
+				       l->scsi.changer.name, l->scsi.changer.name, l->drive[d].u.name, l->drive[d].serial,
 				       a->n ? a->e[0].id : "");
 		else
-			l->pub.drive_addr[d] = a->e[i].e.address;
+			l->scsi.pub.drive_addr[d] = a->e[i].e.address;
 	}
 	if (rc == VTL_OK && !ids) {
-		if (a->n != l->pub.drives)
-			rc = phys_fail(&l->pub, VTL_E_CONFIG,
+		if (a->n != l->scsi.pub.drives)
+			rc = phys_fail(&l->scsi.pub, VTL_E_CONFIG,
 				       "%s: %u drive elements but %u drives configured, and no serial numbers to tell which "
 				       "is which",
-				       l->changer_name, a->n, l->pub.drives);
-		for (unsigned d = 0; rc == VTL_OK && d < l->pub.drives; d++)
-			l->pub.drive_addr[d] = a->e[d].e.address;
+				       l->scsi.changer.name, a->n, l->scsi.pub.drives);
+		for (unsigned d = 0; rc == VTL_OK && d < l->scsi.pub.drives; d++)
+			l->scsi.pub.drive_addr[d] = a->e[d].e.address;
 	}
 	free(a);
 	return rc;
@@ -780,31 +566,33 @@ static int map_drives(struct st_lib *l)
 
 static int open_all(struct st_lib *l, const struct phys_st_config *cfg)
 {
-	snprintf(l->changer_name, sizeof l->changer_name, "changer (%s)", cfg->changer);
+	snprintf(l->scsi.changer.name, sizeof l->scsi.changer.name, "changer (%s)", cfg->changer);
 	/* SG_IO needs the node opened for writing for commands that move things (sg's rule). */
 	if ((l->changer_fd = open(cfg->changer, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return phys_fail(&l->pub, rc_of_errno(errno), "%s: open: %s", l->changer_name, strerror(errno));
+		return phys_fail(&l->scsi.pub, rc_of_errno(errno), "%s: open: %s", l->scsi.changer.name, strerror(errno));
 	/* The wrong sg node (a drive's, a disk's) would take MOVE MEDIUM as nonsense: ask what it is first. */
-	uint8_t inq[INQ_STD_LEN], cdb[6] = {OP_INQUIRY, 0, 0, 0, INQ_STD_LEN};
-	struct reply r;
-	int rc = sg_cmd(l, l->changer_fd, l->changer_name, "INQUIRY", cdb, sizeof cdb, SG_DXFER_FROM_DEV, inq,
-			sizeof inq, DRIVE_CMD_TIMEOUT_MS, &r);
+	l->scsi.changer.timeout_ms = DRIVE_CMD_TIMEOUT_MS; /* an INQUIRY takes no robot's time */
+	int type;
+	int rc = phys_scsi_device_type(&l->scsi, &l->scsi.changer, &type);
+	l->scsi.changer.timeout_ms = l->command_timeout_s * 1000u;
 	if (rc != VTL_OK)
 		return rc;
-	if (r.got < 1 || (inq[0] & PDT_MASK) != PDT_CHANGER)
-		return phys_fail(&l->pub, VTL_E_CONFIG,
+	if (type != SCSI_PDT_CHANGER)
+		return phys_fail(&l->scsi.pub, VTL_E_CONFIG,
 				 "%s: not a medium changer (peripheral device type %02Xh); lsscsi -g names the changer's "
 				 "sg node (mediumx)",
-				 l->changer_name, r.got ? inq[0] & PDT_MASK : 0xFF);
-	l->pub.drives = cfg->drives;
+				 l->scsi.changer.name, type < 0 ? 0xFFu : (unsigned)type);
+	l->scsi.pub.drives = cfg->drives;
 	for (unsigned d = 0; d < cfg->drives; d++) {
 		struct st_drive *dr = &l->drive[d];
-		snprintf(dr->name, sizeof dr->name, "drive %u (%s)", d, cfg->drive[d]);
+		snprintf(dr->u.name, sizeof dr->u.name, "drive %u (%s)", d, cfg->drive[d]);
+		dr->u.id = (int)d;
+		dr->u.timeout_ms = DRIVE_CMD_TIMEOUT_MS;
 		if (!(dr->path = strdup(cfg->drive[d])))
-			return phys_fail(&l->pub, VTL_E_NOMEM, "no memory");
+			return phys_fail(&l->scsi.pub, VTL_E_NOMEM, "no memory");
 		if (cfg->drive_sg[d] && cfg->drive_sg[d][0] &&
 		    (dr->sg_fd = open(cfg->drive_sg[d], O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
-			return phys_fail(&l->pub, rc_of_errno(errno), "%s: open %s: %s", dr->name, cfg->drive_sg[d],
+			return phys_fail(&l->scsi.pub, rc_of_errno(errno), "%s: open %s: %s", dr->u.name, cfg->drive_sg[d],
 					 strerror(errno));
 		if ((rc = reopen(l, d)) != VTL_OK)
 			return rc;
@@ -815,11 +603,8 @@ static int open_all(struct st_lib *l, const struct phys_st_config *cfg)
 			return rc;
 		read_serial(l, d);
 	}
-	long transport = -1;
-	rc = read_elements(l, PHYS_ELEM_TRANSPORT, false, first_transport, &transport);
-	if (rc != VTL_OK)
+	if ((rc = phys_scsi_find_transport(&l->scsi)) != VTL_OK)
 		return rc;
-	l->transport = transport < 0 ? 0 : (uint16_t)transport; /* 0 asks for the default robot (SMC-3) */
 	return map_drives(l);
 }
 
@@ -836,14 +621,13 @@ int phys_st_open(const struct phys_st_config *cfg, struct phys_lib **out, char *
 			return VTL_E_CONFIG;
 		}
 	struct st_lib *l = calloc(1, sizeof *l);
-	if (l)
-		l->buf = malloc(RES_ALLOC);
-	if (!l || !l->buf) {
+	if (!l || phys_scsi_init(&l->scsi, &st_ops, &sg_transport, SG_RETRIES, RES_ALLOC) != VTL_OK) {
+		if (l)
+			phys_scsi_release(&l->scsi);
 		free(l);
 		snprintf(err, errlen, "st library: out of memory");
 		return VTL_E_NOMEM;
 	}
-	l->pub.ops = &st_ops;
 	l->changer_fd = -1;
 	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++)
 		l->drive[d].fd = l->drive[d].sg_fd = -1;
@@ -851,11 +635,11 @@ int phys_st_open(const struct phys_st_config *cfg, struct phys_lib **out, char *
 	l->command_timeout_s = cfg->command_timeout_s ? cfg->command_timeout_s : COMMAND_TIMEOUT_DEFAULT_S;
 	int rc = open_all(l, cfg);
 	if (rc != VTL_OK) {
-		snprintf(err, errlen, "%s", l->pub.err);
-		st_close(&l->pub);
+		snprintf(err, errlen, "%s", l->scsi.pub.err);
+		st_close(&l->scsi.pub);
 		return rc;
 	}
-	l->pub.err[0] = 0;
-	*out = &l->pub;
+	l->scsi.pub.err[0] = 0;
+	*out = &l->scsi.pub;
 	return VTL_OK;
 }

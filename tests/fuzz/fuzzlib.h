@@ -20,7 +20,7 @@
 #include "backend/format.h"
 #include "backend/pool.h"
 #include "vtl/scsi/cmd.h"
-#include "vtl/scsi/sense.h"
+#include "common/scsi_sense.h"
 #include "vtl/scsi/spc.h"
 #include "common/crc32c.h"
 

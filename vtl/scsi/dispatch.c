@@ -45,7 +45,7 @@ void scsi_dispatch(const struct scsi_op *table, size_t n, struct scsi_dev *dev, 
 		 */
 		struct scsi_sense s = !known_opcode ? sense_invalid_cdb_field(0, -1)
 				      : cmd->cdb_len > SCSI_CDB_SA_BYTE ? sense_invalid_cdb_field(SCSI_CDB_SA_BYTE, 4)
-									 : sense_invalid_cdb_field((uint16_t)(cmd->cdb_len - 1), -1);
+				      : sense_invalid_cdb_field((uint16_t)(cmd->cdb_len - 1), -1);
 		s.asc = known_opcode ? ASC_INVALID_FIELD_IN_CDB : ASC_INVALID_OPCODE;
 		scsi_fail(cmd, s);
 		return;

@@ -163,13 +163,19 @@ static inline void fuzz_check(const struct scsi_cmd *c)
 		abort(); /* a field pointer past the CDB */
 	if (s->sks_valid && !s->sks_cdb && s->key == SK_ILLEGAL_REQUEST && s->sks_field >= c->xfer_len)
 		abort(); /* a pointer into parameter data the host never sent */
+	/* Both encodings read back, as a host decodes them, to the same key, code and bits. */
 	uint8_t b[SENSE_MAX_LEN];
+	struct scsi_sense d;
 	size_t n = sense_encode(s, b, sizeof b);
-	if (n != SENSE_FIXED_LEN || (b[0] & 0x7F) != (s->deferred ? 0x71 : 0x70) || b[7] != n - 8 ||
-	    (b[2] & 0x0F) != (unsigned)s->key)
+	if (n != SENSE_FIXED_LEN || b[SENSE_FS_ADDITIONAL_LEN] != n - (SENSE_FS_ADDITIONAL_LEN + 1) ||
+	    (b[0] & SENSE_RESPONSE_MASK) != (s->deferred ? SENSE_FIXED_DEFERRED : SENSE_FIXED_CURRENT) ||
+	    !sense_decode(b, n, &d) || d.key != s->key || d.asc != s->asc || d.ili != s->ili)
 		abort();
 	n = sense_encode_desc(s, b, sizeof b);
-	if (n < 8 || b[0] != (s->deferred ? 0x73 : 0x72) || b[7] != n - 8 || (b[1] & 0x0F) != (unsigned)s->key)
+	if (n < SENSE_DS_HEADER || b[0] != (s->deferred ? SENSE_DESC_DEFERRED : SENSE_DESC_CURRENT) ||
+	    b[SENSE_DS_ADDITIONAL_LEN] != n - SENSE_DS_HEADER || !sense_decode(b, n, &d) || d.key != s->key ||
+	    d.asc != s->asc || d.filemark != s->filemark || d.eom != s->eom || d.ili != s->ili ||
+	    d.info_valid != s->info_valid || (s->info_valid && d.info != s->info))
 		abort();
 	for (size_t at = 8; at < n; at += 2u + b[at + 1]) /* descriptors tile the additional bytes exactly */
 		if (at + 2 > n || at + 2u + b[at + 1] > n)

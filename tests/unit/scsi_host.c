@@ -175,18 +175,29 @@ void expect_good(struct host *h)
 			 h->c.status, h->c.sense.key, h->c.sense.asc);
 }
 
+/* The last command's sense as the host decodes the bytes it received (zero when there were none). */
+static struct scsi_sense received_sense(struct host *h)
+{
+	struct scsi_sense s;
+	if (!sense_decode(h->sense, h->sense_len, &s) && h->sense_len)
+		fail_msg("opcode %02Xh: %zu bytes of sense data that do not decode", h->c.cdb[0], h->sense_len);
+	return s;
+}
+
 void expect_sense(struct host *h, enum scsi_sense_key key, enum scsi_asc asc)
 {
-	if (h->c.status != SCSI_CHECK_CONDITION || h->c.sense.key != key || h->c.sense.asc != asc)
+	struct scsi_sense s = received_sense(h);
+	if (h->c.status != SCSI_CHECK_CONDITION || s.key != key || s.asc != asc)
 		fail_msg("opcode %02Xh: status %02Xh, sense key %X, ASC/ASCQ %04X; expected CHECK CONDITION %X %04X",
-			 h->c.cdb[0], h->c.status, h->c.sense.key, h->c.sense.asc, key, asc);
+			 h->c.cdb[0], h->c.status, s.key, s.asc, key, asc);
 }
 
 int32_t sense_info(struct host *h)
 {
-	if (!h->c.sense.info_valid)
+	struct scsi_sense s = received_sense(h);
+	if (!s.info_valid)
 		fail_msg("opcode %02Xh: sense has no VALID INFORMATION", h->c.cdb[0]);
-	return h->c.sense.info;
+	return (int32_t)s.info;
 }
 
 uint64_t host_position(struct host *h)

@@ -202,10 +202,12 @@ static void check_condition_sense(void **state)
 	size_t n = sense_encode(&s, want, sizeof want);
 	assert_true(n >= 18);
 	assert_memory_equal(e->rsp.sense_buffer, want, n);
-	uint8_t *sb = (uint8_t *)e->rsp.sense_buffer;
-	assert_int_equal(sb[0], 0xF0);          /* current, fixed, VALID */
-	assert_int_equal(sb[2] & 0x20, 0x20);   /* ILI */
-	assert_int_equal(sb[6], 1000 & 0xFF);   /* INFORMATION, low byte */
+	struct scsi_sense got;
+	assert_true(sense_decode((const uint8_t *)e->rsp.sense_buffer, TCMU_SENSE_BUFFERSIZE, &got));
+	assert_false(got.deferred);
+	assert_true(got.ili);
+	assert_true(got.info_valid);
+	assert_int_equal(got.info, 1000);
 	assert_false(e->hdr.uflags & TCMU_UFLAG_READ_LEN); /* this kernel did not offer it */
 	fix_free(f);
 }
@@ -308,8 +310,9 @@ static void malformed_entry(void **state)
 	assert_int_equal(rc->cmd.status, SCSI_CHECK_CONDITION);
 	assert_int_equal(r.malformed, 1);
 	tcmu_ring_complete(&r, rc);
-	uint8_t *sb = (uint8_t *)at(&k, rc->off)->rsp.sense_buffer;
-	assert_int_equal(sb[2] & 0x0F, SK_HARDWARE_ERROR);
+	struct scsi_sense got;
+	assert_true(sense_decode((const uint8_t *)at(&k, rc->off)->rsp.sense_buffer, TCMU_SENSE_BUFFERSIZE, &got));
+	assert_int_equal(got.key, SK_HARDWARE_ERROR);
 	assert_int_equal(mb(&k)->cmd_tail, mb(&k)->cmd_head);
 	/* A mailbox this code does not understand is refused. */
 	mb(&k)->version = 1;
@@ -337,10 +340,10 @@ static void unknown_scsi_opcode_through_a_drive(void **state)
 	tcmu_ring_complete(&r, rc);
 	struct tcmu_cmd_entry *e = at(&k, rc->off);
 	assert_int_equal(e->rsp.scsi_status, SCSI_CHECK_CONDITION);
-	uint8_t *sb = (uint8_t *)e->rsp.sense_buffer;
-	assert_int_equal(sb[2] & 0x0F, SK_ILLEGAL_REQUEST);
-	assert_int_equal(sb[12], 0x20); /* INVALID COMMAND OPERATION CODE */
-	assert_int_equal(sb[13], 0x00);
+	struct scsi_sense got;
+	assert_true(sense_decode((const uint8_t *)e->rsp.sense_buffer, TCMU_SENSE_BUFFERSIZE, &got));
+	assert_int_equal(got.key, SK_ILLEGAL_REQUEST);
+	assert_int_equal(got.asc, ASC_INVALID_OPCODE);
 	fix_free(f);
 }
 

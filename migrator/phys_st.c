@@ -46,8 +46,11 @@
  * - st looks at the drive only when its node is opened: after a load the
  *   node is opened again until st sees the tape online.
  *
- * SG_IO does not retry anything: a unit attention (the command was not
- * executed, SAM-5 5.14) or BUSY is retried here, a few times.
+ * The changer's commands and the drives' queries (INQUIRY, READ BLOCK
+ * LIMITS, READ POSITION, LOG SENSE) are those of the SCSI initiator
+ * (migrator/phys_scsi.c), with SG_IO as its transport. SG_IO does not retry
+ * anything: the initiator sends a command again after a unit attention (the
+ * command was not executed, SAM-5 5.14) or BUSY, a few times.
  */
 #include "migrator/phys_st.h"
 
@@ -64,7 +67,6 @@
 
 #include <scsi/sg.h>
 
-#include "common/bytes.h"
 #include "common/vtl_error.h"
 #include "migrator/phys_scsi.h"
 

@@ -260,7 +260,7 @@ const struct scsi_sense *ssc_not_ready(struct ssc_drive *d, struct scsi_sense *b
 		return buf;
 	case SSC_EJECTED:
 		if (d->held) {
-			/* Held in the drive after LOAD UNLOAD with HOLD: a LOAD makes it ready (SSC-4 7.x). */
+			/* Held in the drive after LOAD UNLOAD with HOLD: a LOAD makes it ready (SSC-4, LOAD UNLOAD). */
 			*buf = sense_of(SK_NOT_READY, ASC_NOT_READY_INIT_REQUIRED);
 			return buf;
 		}
@@ -709,7 +709,7 @@ void ssc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	uint8_t v = c->cdb[CDB_PREVENT_BYTE] & PREVENT_MASK;
 	if (v & ~PREVENT_ON) {
-		/* 10b and 11b (medium changer values) are reserved for a tape drive (SSC-4 7.x). */
+		/* 10b and 11b (medium changer values) are reserved for a tape drive (SSC-4, LOAD UNLOAD). */
 		scsi_fail(c, sense_invalid_cdb_field(CDB_PREVENT_BYTE, 1));
 		return;
 	}
@@ -736,7 +736,7 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 	}
 	bool hold = f & HOLD_BIT;
 	if (load && hold) {
-		/* Load to the point where MAM is accessible, without threading (SSC-4 7.x LOAD UNLOAD). */
+		/* Load to the point where MAM is accessible, without threading (SSC-4, LOAD UNLOAD). */
 		if (d->state == SSC_EJECTED)
 			d->held = true;
 		scsi_done(c, 0);

@@ -2,8 +2,8 @@
 /*
  * vtld's core: the library of the configuration brought up (pool, catalog,
  * library model, changer and drives, a worker thread per logical unit) and
- * taken down cleanly. The front ends (iSCSI now, TCMU later) get the
- * logical units from here.
+ * taken down cleanly. The front ends (the built-in iSCSI target and
+ * TCMU) get the logical units from here.
  */
 #ifndef VTL_VTLD_DAEMON_H
 #define VTL_VTLD_DAEMON_H

@@ -105,8 +105,7 @@ struct job {
 
 struct iscsi_target {
 	struct iscsi_target_opts o;
-	struct session_lu *lus;
-	struct lu_worker **workers;
+	struct vtl_lu *lus;
 	int lfd, epfd, evfd;
 	unsigned port;
 	pthread_t thread;
@@ -333,12 +332,8 @@ static void job_done(struct lu_work *w)
 static void io_submit(void *arg, struct session_task *task)
 {
 	struct conn *c = arg;
-	struct iscsi_target *t = c->t;
 	struct job *j = calloc(1, sizeof *j);
-	unsigned i = 0;
-	while (i < t->o.n_lus && t->lus[i].dev != task->lu->dev)
-		i++;
-	if (!j || i == t->o.n_lus) {
+	if (!j || !task->lu->worker) {
 		free(j);
 		scsi_fail(&task->cmd, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
 		session_complete(c->sess, task);
@@ -350,7 +345,7 @@ static void io_submit(void *arg, struct session_task *task)
 	j->w.done = job_done;
 	j->w.owner = j;
 	c->in_flight++;
-	lu_worker_submit(t->workers[i], &j->w);
+	lu_worker_submit(task->lu->worker, &j->w);
 }
 
 static void io_close(void *arg)
@@ -963,13 +958,11 @@ int iscsi_target_start(const struct iscsi_target_opts *o, struct iscsi_target **
 	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	pthread_mutex_init(&t->mu, NULL);
 	t->lus = calloc(o->n_lus ? o->n_lus : 1, sizeof *t->lus);
-	t->workers = calloc(o->n_lus ? o->n_lus : 1, sizeof *t->workers);
 	t->nexus = calloc(NEXUS_MAX, sizeof *t->nexus);
 	int rc = VTL_E_NOMEM;
-	if (!t->lus || !t->workers || !t->nexus || t->spare_fd < 0)
+	if (!t->lus || !t->nexus || t->spare_fd < 0)
 		goto fail;
 	memcpy(t->lus, o->lus, o->n_lus * sizeof *t->lus);
-	memcpy(t->workers, o->workers, o->n_lus * sizeof *t->workers);
 	if ((rc = listen_on(t, o->listen, o->port, err, errlen)) != VTL_OK)
 		goto fail;
 	rc = VTL_E_IO;
@@ -995,7 +988,6 @@ fail:
 		close(t->spare_fd);
 	free(t->nexus);
 	free(t->lus);
-	free(t->workers);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 	return rc;
@@ -1026,7 +1018,6 @@ void iscsi_target_stop(struct iscsi_target *t)
 		free(t->nexus[i]);
 	free(t->nexus);
 	free(t->lus);
-	free(t->workers);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }

@@ -566,3 +566,24 @@ static void smc_read_element_status(struct scsi_dev *dev, struct scsi_cmd *c)
 	free(b);
 	free(s.e);
 }
+
+/* ----------------------------------------------------- as a logical unit */
+
+static void unit_execute(void *dev, struct scsi_cmd *c)
+{
+	smc_execute(dev, c);
+}
+
+static void unit_reset(void *dev)
+{
+	smc_reset(dev);
+}
+
+static void unit_nexus_lost(void *dev, uint64_t nexus)
+{
+	smc_nexus_lost(dev, nexus);
+}
+
+const struct scsi_unit_ops smc_unit_ops = {
+	.execute = unit_execute, .reset = unit_reset, .nexus_lost = unit_nexus_lost,
+};

@@ -794,3 +794,24 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 	d->held = hold;
 	scsi_done(c, 0);
 }
+
+/* ----------------------------------------------------- as a logical unit */
+
+static void unit_execute(void *dev, struct scsi_cmd *c)
+{
+	ssc_execute(dev, c);
+}
+
+static void unit_reset(void *dev)
+{
+	ssc_reset(dev);
+}
+
+static void unit_nexus_lost(void *dev, uint64_t nexus)
+{
+	ssc_nexus_lost(dev, nexus);
+}
+
+const struct scsi_unit_ops ssc_unit_ops = {
+	.execute = unit_execute, .reset = unit_reset, .nexus_lost = unit_nexus_lost,
+};

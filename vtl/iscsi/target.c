@@ -124,6 +124,7 @@ struct iscsi_target {
 	int spare_fd;               /* held so that, out of descriptors, a connection can still be accepted and closed */
 	bool accept_paused;
 	time_t emfile_logged;
+	uint8_t rbuf[READ_CHUNK];   /* the event loop's socket reads: one thread per target, one buffer each */
 };
 
 void iscsi_limits_default(struct iscsi_limits *l)
@@ -635,8 +636,8 @@ static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 
 static void conn_read(struct conn *c)
 {
-	static uint8_t buf[READ_CHUNK];
-	ssize_t n = read(c->fd, buf, sizeof buf);
+	uint8_t *buf = c->t->rbuf;
+	ssize_t n = read(c->fd, buf, sizeof c->t->rbuf);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 
@@ -31,19 +32,6 @@
 #define NEXUS_BASE 0x1000000000000000ull /* iSCSI nexus ids: base + n, apart from TCMU's (vtl/tcmu/front.h) */
 #define EMFILE_LOG_S 10            /* at most one "out of descriptors" line per this many seconds */
 
-static time_t now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 #define DIRECT_SEND_MIN (64u << 10) /* data segments this large are written from where they are, not copied */
 #define SEND_IOV_MAX 8              /* pieces of one PDU written with one writev (pending output first) */
 
@@ -593,14 +581,14 @@ static void login_accepted(struct conn *c, const struct iscsi_pdu *req, struct i
  */
 static void hold(struct conn *c)
 {
-	c->held_until = now_ms() + (int64_t)c->t->o.auth_fail_delay * 1000;
+	c->held_until = (int64_t)vtl_mono_ms() + (int64_t)c->t->o.auth_fail_delay * 1000;
 	arm(c);
 }
 
 /* Sends the answers held by hold() whose time has come (and so closes those connections). */
 static void release_held(struct iscsi_target *t)
 {
-	int64_t now = now_ms();
+	int64_t now = (int64_t)vtl_mono_ms();
 	for (struct conn *c = t->conns, *next; c; c = next) {
 		next = c->next;
 		if (!c->dead && c->held_until && now >= c->held_until) {
@@ -644,7 +632,7 @@ static void conn_read(struct conn *c)
 		conn_kill(c);
 		return;
 	}
-	c->last_rx = now_s();
+	c->last_rx = (time_t)(vtl_mono_ms() / 1000);
 	for (size_t off = 0; off < (size_t)n && !c->dead && !c->want_close;) {
 		if (c->waiting) {
 			/* Nothing may follow a Login Request before its response (RFC 7143 6.3): the stream is lost. */
@@ -704,7 +692,7 @@ static void accept_pause(struct iscsi_target *t, bool pause)
  */
 static void accept_shed(struct iscsi_target *t, int err)
 {
-	time_t now = now_s();
+	time_t now = (time_t)(vtl_mono_ms() / 1000);
 	if (now - t->emfile_logged >= EMFILE_LOG_S) {
 		log_warn("iscsi: cannot accept a connection: %s; refusing connections (raise the descriptor limit, "
 			 "ulimit -n / LimitNOFILE)", strerror(err));
@@ -779,7 +767,7 @@ static void accept_all(struct iscsi_target *t)
 			log_debug("iscsi: TCP_NODELAY: %s", strerror(errno));
 		c->t = t;
 		c->fd = fd;
-		c->last_rx = c->accepted_at = now_s();
+		c->last_rx = c->accepted_at = (time_t)(vtl_mono_ms() / 1000);
 		if (getsockname(fd, (struct sockaddr *)&local, &ll) != 0)
 			memset(&local, 0, sizeof local);
 		iscsi_portal_format((struct sockaddr *)&peer, c->peer, sizeof c->peer);
@@ -813,7 +801,7 @@ static void accept_all(struct iscsi_target *t)
  */
 static void keepalives(struct iscsi_target *t)
 {
-	time_t now = now_s();
+	time_t now = (time_t)(vtl_mono_ms() / 1000);
 	accept_pause(t, false); /* a pause for want of descriptors lasts a tick */
 	for (struct conn *c = t->conns, *next; c; c = next) {
 		next = c->next;

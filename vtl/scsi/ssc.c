@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 
@@ -150,9 +151,7 @@ uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 
 uint64_t ssc_now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return vtl_mono_ms();
 }
 
 /* A cleaning cycle that has run its time ends: the drive ejects the cleaning cartridge. */

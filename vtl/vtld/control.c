@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/ctlsock.h"
 #include "common/jsonout.h"
 #include "common/log.h"
@@ -31,19 +32,12 @@ static const char *state_name(enum ssc_state st)
 	}
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Samples every drive's byte counters, at most once per SAMPLE_MS unless forced (a status asked). */
 static void sample_drives(struct vtld *v, bool force)
 {
 	unsigned n;
 	struct vtl_lu *lus = vtld_lus(v, &n);
-	uint64_t t = now_ms();
+	uint64_t t = vtl_mono_ms();
 	for (unsigned i = 0; i < n; i++) {
 		struct vtld_meters *m = vtld_meters(v, i);
 		if (strcmp(lus[i].what, "drive") != 0 || (!force && meter_age(&m->written, t) < SAMPLE_MS))

@@ -20,6 +20,7 @@
 #include "backend/compress.h"
 #include "backend/internal.h"
 #include "backend/workers.h"
+#include "common/clock.h"
 #include "common/crc32c.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
@@ -557,13 +558,6 @@ static int stored_before(struct vtl_cart *c, uint64_t obj, uint64_t *bytes)
 
 /* ---- segment files ---- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Creates segment file seq with its header; the caller adds it to the table. */
 static int seg_file_create(struct vtl_pool *pool, const char *barcode, uint32_t seq, uint64_t first_obj,
 			   uint64_t first_fm, int *fd_out, uint64_t *dir_dirty)
@@ -587,7 +581,7 @@ static int seg_file_create(struct vtl_pool *pool, const char *barcode, uint32_t 
 		return errno == EEXIST ? VTL_E_EXISTS : VTL_E_IO;
 	}
 	struct seg_header h = {.seq = seq, .first_object = first_obj, .first_filemark = first_fm,
-			       .created_ns = now_ns()};
+			       .created_ns = vtl_wall_ns()};
 	snprintf(h.barcode, sizeof h.barcode, "%s", barcode);
 	unsigned char hb[SEG_HEADER_LEN];
 	seg_header_encode(&h, hb);
@@ -1620,7 +1614,7 @@ static int seg0_rewrite(struct vtl_cart *c, int fd, struct seg_header *h)
 	snprintf(h->barcode, sizeof h->barcode, "%s", c->barcode);
 	if (c->p.readonly)
 		return VTL_OK;
-	h->created_ns = now_ns();
+	h->created_ns = vtl_wall_ns();
 	unsigned char hb[SEG_HEADER_LEN];
 	seg_header_encode(h, hb);
 	struct iovec iov = {hb, sizeof hb};

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "backend/format.h"
 #include "backend/workers.h"
 
@@ -96,13 +97,6 @@ static void helper_job(struct job *j)
 	batch_put(b);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Hands pieces first..n-1 to the workers and the caller; returns 0 on failure.
  * *own_ns / *own_pieces: the caller's own compression time, with no waiting in it.
@@ -140,9 +134,9 @@ static int compress_parallel(struct workers *w, const unsigned char *src, size_t
 		b->helpers[i].b = b;
 		workers_submit(w, &b->helpers[i].job);
 	}
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = vtl_mono_ns();
 	*own_pieces = batch_work(b);
-	*own_ns = mono_ns() - t0;
+	*own_ns = vtl_mono_ns() - t0;
 	pthread_mutex_lock(&b->lock);
 	while (b->done < b->npieces)
 		pthread_cond_wait(&b->cond, &b->lock);
@@ -165,13 +159,13 @@ size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void 
 	 * on this data. The previous block of the stream tells; without it (or
 	 * when it said fast) the first piece is timed to decide.
 	 */
-	uint64_t t0 = mono_ns(), own_ns = 0;
+	uint64_t t0 = vtl_mono_ns(), own_ns = 0;
 	unsigned first = 0, own = 0;
 	if (!(w && n > 1 && slow && *slow)) {
 		sizes[0] = piece_compress(src, len, 0, slots, slot_len, accel);
 		first = 1;
 		own = 1;
-		own_ns = mono_ns() - t0;
+		own_ns = vtl_mono_ns() - t0;
 	}
 	bool parallel = w && n > first + 1 && (first == 0 || own_ns > PARALLEL_MIN_NS);
 	uint64_t par_ns = 0;
@@ -181,10 +175,10 @@ size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void 
 		own += par_pieces;
 		own_ns += par_ns;
 	}
-	uint64_t t1 = mono_ns();
+	uint64_t t1 = vtl_mono_ns();
 	for (unsigned i = first; i < n; i++, own++)
 		sizes[i] = piece_compress(src, len, i, slots + (size_t)i * slot_len, slot_len, accel);
-	own_ns += mono_ns() - t1;
+	own_ns += vtl_mono_ns() - t1;
 	/* Judged on the caller's own pieces: waiting for helpers must not make the data look slow. */
 	if (slow && own)
 		*slow = own_ns / own > PARALLEL_MIN_NS;

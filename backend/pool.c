@@ -15,6 +15,7 @@
 
 #include "backend/internal.h"
 #include "backend/workers.h"
+#include "common/clock.h"
 #include "common/vtl_error.h"
 
 #define RESERVE_DEFAULT (32ull << 20)
@@ -33,13 +34,6 @@
 #define RESCAN_MIN_MS 1000
 
 static int member_rescan(struct pool_member *pm, bool lower_only);
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
@@ -111,7 +105,7 @@ static int member_statfs(struct pool_member *pm, uint64_t *free_bytes)
 /* Whether a quota member may rescan now (pm->lock held): its last rescan is old enough; marks it done. */
 static bool rescan_due(struct pool_member *pm)
 {
-	uint64_t now = mono_ms();
+	uint64_t now = vtl_mono_ms();
 	if (pm->rescan_ms && now - pm->rescan_ms < RESCAN_MIN_MS)
 		return false;
 	pm->rescan_ms = now;

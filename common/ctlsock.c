@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/jsonout.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
@@ -72,13 +73,6 @@ struct ctlsock {
 	struct pollfd *polls; /* 2 + 2 * clients_max: the stop pipe, the listener, clients, refused */
 	char answer[CTLSOCK_ANSWER_MAX];
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* A socket connected to path, or -1 with errno set. */
 static int connect_to(const char *path)
@@ -353,9 +347,9 @@ static int next_timeout(const struct ctlsock *s, uint64_t now, uint64_t next_tic
 static void *run(void *arg)
 {
 	struct ctlsock *s = arg;
-	uint64_t next_tick = now_ms() + s->tick_ms, accept_at = 0;
+	uint64_t next_tick = vtl_mono_ms() + s->tick_ms, accept_at = 0;
 	for (;;) {
-		uint64_t now = now_ms();
+		uint64_t now = vtl_mono_ms();
 		struct pollfd *p = s->polls;
 		p[0] = (struct pollfd){s->stop_pipe[0], POLLIN, 0};
 		p[1] = (struct pollfd){accept_at ? -1 : s->fd, POLLIN, 0};
@@ -370,7 +364,7 @@ static void *run(void *arg)
 		}
 		if (p[0].revents)
 			break;
-		now = now_ms();
+		now = vtl_mono_ms();
 		/* Bytes that arrived count before deadlines: a request the handler made wait is not late. */
 		for (unsigned i = 0; i < s->clients_max; i++) {
 			struct client *c = &s->clients[i];
@@ -379,12 +373,12 @@ static void *run(void *arg)
 			if (c->out)
 				client_send(c);
 			else
-				client_read(s, c, now_ms());
+				client_read(s, c, vtl_mono_ms());
 		}
 		for (unsigned i = 0; i < s->clients_max; i++)
 			if (s->refused[i].fd >= 0 && p[2 + s->clients_max + i].revents)
 				refused_read(&s->refused[i]);
-		now = now_ms();
+		now = vtl_mono_ms();
 		for (unsigned i = 0; i < s->clients_max; i++)
 			if (s->clients[i].fd >= 0 && s->clients[i].deadline <= now) {
 				log_debug("control: a client %s within %u ms: closed",
@@ -414,7 +408,7 @@ static void *run(void *arg)
 		}
 		if (s->tick && now >= next_tick) {
 			s->tick(s->arg);
-			next_tick = now_ms() + s->tick_ms;
+			next_tick = vtl_mono_ms() + s->tick_ms;
 		}
 	}
 	return NULL;

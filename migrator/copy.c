@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "backend/format.h"
+#include "common/clock.h"
 #include "common/crc32c.h"
 #include "common/vtl_error.h"
 #include "migrator/stream.h"
@@ -355,18 +356,11 @@ struct stager {
 
 #define STAGE_PROGRESS_NS 500000000ull /* progress about twice a second */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void stage_progress(struct stager *s)
 {
 	if (!s->o || !s->o->progress)
 		return;
-	uint64_t now = mono_ns();
+	uint64_t now = vtl_mono_ns();
 	if (now - s->mark_ns < STAGE_PROGRESS_NS && s->bytes < s->total)
 		return;
 	double mbs = s->mark_ns ? (double)(s->bytes - s->mark_bytes) * 1e3 / (double)(now - s->mark_ns) : 0;
@@ -733,13 +727,6 @@ static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const 
 #define FILEMARK_TAG 0xFFFFFFFFu /* what a filemark adds to a native copy's digest in place of a length */
 #define PROGRESS_EVERY_S 0.5
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The digest chain: each object adds its length (or FILEMARK_TAG), then its bytes. */
 static uint32_t native_add(uint32_t crc, uint32_t tag, const void *data, size_t len)
 {
@@ -772,7 +759,7 @@ int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const 
 	vtl_cart_position(c, &pos);
 	res->objects = pos.eod;
 	uint32_t crc = 0;
-	double t0 = now_s(), last = t0;
+	double t0 = vtl_mono_s(), last = t0;
 	uint64_t last_bytes = 0;
 	for (;;) {
 		if (job->cancel && atomic_load(job->cancel)) {
@@ -802,7 +789,7 @@ int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const 
 		}
 		if (rc)
 			break;
-		double now = now_s();
+		double now = vtl_mono_s();
 		if (job->progress && now - last >= PROGRESS_EVERY_S) {
 			res->counters.bytes = res->stream_bytes;
 			res->counters.seconds = now - t0;
@@ -820,7 +807,7 @@ int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const 
 	free(buf);
 	res->counters.bytes = res->stream_bytes;
 	res->counters.blocks = res->data_blocks;
-	res->counters.seconds = now_s() - t0;
+	res->counters.seconds = vtl_mono_s() - t0;
 	res->counters.avg_mbs = res->counters.seconds > 0 ? (double)res->stream_bytes / res->counters.seconds / 1e6 : 0;
 	res->tape_bytes = res->stream_bytes;
 	native_text(crc, res->digest);

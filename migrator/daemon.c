@@ -10,6 +10,7 @@
 
 #include "backend/cartridge.h"
 #include "catalog/catalog.h"
+#include "common/clock.h"
 #include "common/ctlsock.h"
 #include "common/grow.h"
 #include "common/jsonout.h"
@@ -222,10 +223,8 @@ static void *worker(void *arg)
 		if (m->stopping)
 			break;
 		if (rc != VTL_OK || !j.id) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += IDLE_WAIT_S;
-			pthread_cond_timedwait(&m->wake, &m->mu, &ts);
+			struct timespec ts = vtl_mono_deadline_ms(IDLE_WAIT_S * 1000ull);
+			(void)pthread_cond_timedwait(&m->wake, &m->mu, &ts); /* ETIMEDOUT is the idle tick */
 			continue;
 		}
 		struct job_opts o = take_opts(m, j.id);
@@ -572,7 +571,13 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 	m->cfg = cfg;
 	pthread_mutex_init(&m->lib_mu, NULL);
 	pthread_mutex_init(&m->mu, NULL);
-	pthread_cond_init(&m->wake, NULL);
+	if (vtl_cond_init_mono(&m->wake) != 0) { /* its idle waits are monotonic deadlines */
+		pthread_mutex_destroy(&m->mu);
+		pthread_mutex_destroy(&m->lib_mu);
+		free(m);
+		snprintf(err, errlen, "cannot set up a condition variable on the monotonic clock");
+		return VTL_E_NOMEM;
+	}
 	int rc = catalog_open(cfg->catalog.path, false, &m->cat, err, errlen);
 	if (rc == VTL_OK) {
 		struct vtl_pool_config pc;

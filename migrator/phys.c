@@ -295,7 +295,7 @@ bool phys_element_is_drive(const struct phys_element_desc *e, const char *s)
 	return n > k && e->id[n - k - 1] == ' ' && strcmp(e->id + n - k, s) == 0;
 }
 
-/* TapeAlert log page (SSC-4 8.2.x): 4-byte header, parameters 0001h..0040h of one flag byte each. */
+/* TapeAlert log page (SSC-4, TapeAlert log page): 4-byte header, parameters 0001h..0040h of one flag byte each. */
 #define LOG_PAGE_MASK 0x3F
 #define LOG_TAPEALERT 0x2E
 #define LOG_HDR 4

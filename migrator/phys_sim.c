@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/crc32c.h"
 #include "common/grow.h"
 #include "common/vtl_error.h"
@@ -101,13 +102,6 @@ struct sim {
 static struct sim *sim_of(struct phys_lib *l)
 {
 	return (struct sim *)l;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void sleep_s(double s)
@@ -382,7 +376,7 @@ static void match_speed(struct sim *s, struct drive *d, double now, size_t len)
 static void wait_for_room(struct sim *s, struct drive *d, size_t len)
 {
 	for (;;) {
-		double now = now_s();
+		double now = vtl_mono_s();
 		advance(s, d, now);
 		double over = d->buffered + (double)len - (double)s->buffer;
 		if (over <= 0)
@@ -398,13 +392,13 @@ static void wait_for_room(struct sim *s, struct drive *d, size_t len)
 /* Writes the buffer out to the tape: the drive stops afterwards. */
 static void flush(struct sim *s, struct drive *d)
 {
-	double now = now_s();
+	double now = vtl_mono_s();
 	advance(s, d, now);
 	start_motion(s, d, now, true);
 	if (d->buffered > 0) {
 		double wait = d->buffered / d->speed + (d->motion == REPOSITIONING ? d->repos_until - now : 0);
 		sleep_s(wait);
-		advance(s, d, now_s());
+		advance(s, d, vtl_mono_s());
 		if (d->buffered > 0) {
 			/* The sleep ended a little early: account the rest. */
 			d->st.busy_s += d->buffered / d->speed;
@@ -423,7 +417,7 @@ static void reset_motion(struct sim *s, struct drive *d)
 	d->buffered = 0;
 	d->speed = s->native;
 	d->in_rate = 0;
-	d->t = now_s();
+	d->t = vtl_mono_s();
 	d->win_start = 0;
 	d->win_bytes = 0;
 }
@@ -555,7 +549,7 @@ static int sim_write_block(struct phys_lib *l, unsigned di, const void *buf, siz
 				 di);
 	if ((rc = tape_cut(t, d->pos)))
 		return phys_fail(l, rc, "drive %u: cannot cut the tape file of %s: %s", di, t->barcode, strerror(errno));
-	double now = now_s();
+	double now = vtl_mono_s();
 	advance(s, d, now);
 	match_speed(s, d, now, len);
 	wait_for_room(s, d, len);
@@ -563,7 +557,7 @@ static int sim_write_block(struct phys_lib *l, unsigned di, const void *buf, siz
 		return phys_fail(l, rc, "drive %u: cannot write the tape file of %s: %s", di, t->barcode, strerror(errno));
 	d->buffered += (double)len;
 	d->reading = false;
-	start_motion(s, d, now_s(), false);
+	start_motion(s, d, vtl_mono_s(), false);
 	if (d->motion != STOPPED)
 		d->wrote = true; /* from now on, a stop means repositioning before the next start */
 	d->pos = t->n;
@@ -601,7 +595,7 @@ static int sim_write_filemarks(struct phys_lib *l, unsigned di, unsigned n)
  */
 static void read_timing(struct sim *s, struct drive *d, uint32_t len)
 {
-	double now = now_s();
+	double now = vtl_mono_s();
 	if (!d->reading) {
 		d->reading = true;
 		d->rclock = now;
@@ -759,7 +753,7 @@ void phys_sim_stats(struct phys_lib *l, unsigned d, struct phys_sim_stats *st)
 	struct sim *s = sim_of(l);
 	memset(st, 0, sizeof *st);
 	if (d < s->cfg.drives) {
-		advance(s, &s->drives[d], now_s());
+		advance(s, &s->drives[d], vtl_mono_s());
 		*st = s->drives[d].st;
 	}
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/vtl_error.h"
 
 #define MB 1e6
@@ -34,13 +35,6 @@ struct ring {
 	bool stop;
 	struct stream_counters c;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void sleep_s(double s)
 {
@@ -80,11 +74,11 @@ static void *reader(void *arg)
 		unsigned s = (unsigned)(blk % r->m);
 		/* The slot is free once the writer has handed out the block M before this one. */
 		if (blk >= r->next_write + r->m) {
-			double t0 = now_s();
+			double t0 = vtl_mono_s();
 			r->c.reader_waits++;
 			while (!r->stop && blk >= r->next_write + r->m)
 				pthread_cond_wait(&r->emptied, &r->mu);
-			r->c.reader_delays += delays(now_s() - t0);
+			r->c.reader_delays += delays(vtl_mono_s() - t0);
 		}
 		if (r->stop)
 			break;
@@ -118,26 +112,20 @@ static unsigned full_run(const struct ring *r)
 /* Waits until the ring holds a burst: the watermark, or everything that is left. Lock held. */
 static void wait_for_burst(struct ring *r)
 {
-	double t0 = now_s();
+	double t0 = vtl_mono_s();
 	bool waited = false;
 	for (;;) {
 		unsigned have = full_run(r);
 		if (r->stop || have >= r->watermark || r->next_write + have >= r->nblocks)
 			break;
 		waited = true;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000 * 1000; /* wake now and then to notice a cancel */
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&r->filled, &r->mu, &ts);
+		struct timespec ts = vtl_mono_deadline_ms(50); /* wake now and then to notice a cancel */
+		(void)pthread_cond_timedwait(&r->filled, &r->mu, &ts); /* ETIMEDOUT: look at the ring again */
 		if (cancelled(r))
 			ring_stop(r, VTL_E_BUSY);
 	}
 	if (waited) {
-		double waited_s = now_s() - t0;
+		double waited_s = vtl_mono_s() - t0;
 		r->c.writer_waits++;
 		r->c.writer_delays += delays(waited_s);
 		r->c.gaps += waited_s * 1000 >= STREAM_GAP_MS;
@@ -175,7 +163,7 @@ static void throttle(struct ring *r, struct meterw *w, size_t len)
 		w->next_at = 0;
 		return;
 	}
-	double now = now_s();
+	double now = vtl_mono_s();
 	if (w->next_at > now) {
 		r->c.throttled++;
 		sleep_s(w->next_at - now);
@@ -203,7 +191,7 @@ static void writer(struct ring *r)
 	pthread_mutex_lock(&r->mu);
 	wait_for_burst(r);
 	r->c.writer_waits = r->c.writer_delays = 0; /* the first fill is not a wait: the writer has not started */
-	w.start = w.win_start = w.last_progress = now_s();
+	w.start = w.win_start = w.last_progress = vtl_mono_s();
 	while (!r->stop && r->next_write < r->nblocks) {
 		unsigned s = (unsigned)(r->next_write % r->m);
 		if (r->state[s] != SLOT_FULL)
@@ -214,7 +202,7 @@ static void writer(struct ring *r)
 		pthread_mutex_unlock(&r->mu);
 		throttle(r, &w, len);
 		int rc = cancelled(r) ? VTL_E_BUSY : r->job->write(r->job->write_arg, r->mem + (size_t)s * r->b, len);
-		double now = now_s();
+		double now = vtl_mono_s();
 		pthread_mutex_lock(&r->mu);
 		if (rc) {
 			ring_stop(r, rc);
@@ -254,8 +242,13 @@ int stream_run(const struct stream_job *job, struct stream_counters *out)
 		free(r.len);
 		return VTL_E_NOMEM;
 	}
+	if (vtl_cond_init_mono(&r.filled) != 0) { /* the writer's timed waits are monotonic deadlines */
+		free(r.mem);
+		free(r.state);
+		free(r.len);
+		return VTL_E_NOMEM;
+	}
 	pthread_mutex_init(&r.mu, NULL);
-	pthread_cond_init(&r.filled, NULL);
 	pthread_cond_init(&r.emptied, NULL);
 	pthread_t th[STREAM_MAX_READERS];
 	unsigned started = 0;

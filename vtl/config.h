@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The library configuration file, read by vtlctl now and by vtld later
+ * The library configuration file, read by vtld, vtl-migrator and vtlctl
  * (docs/configuration.md is its reference).
  *
  * INI style: "[section]" or "[drive N]" headers, "key = value" lines, blank

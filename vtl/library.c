@@ -22,7 +22,8 @@ struct lib_drive {
 	uint16_t address;
 	int lun;
 	struct scsi_ident ident;
-	struct ssc_drive *drive;
+	unsigned gen;               /* LTO generation of its model */
+	struct ssc_drive *drive;    /* NULL in an offline model */
 };
 
 struct vtl_library {
@@ -187,6 +188,7 @@ static int add_drive(const struct cat_drive *cd, void *arg)
 {
 	struct drive_list *dl = arg;
 	struct vtl_library *lib = dl->lib;
+	unsigned gen = vtl_drive_generation(cd->vendor, cd->model);
 	struct ssc_config cfg = {.pool = lib->pool, .cat = lib->cat, .early_warning = lib->opt.early_warning,
 				 .clean_ms = lib->opt.clean_ms, .on_medium = drive_medium, .on_medium_arg = lib,
 				 .stage = &stage_ops, .stage_arg = lib, .stage_wait_ms = lib->opt.stage_wait_ms};
@@ -195,8 +197,10 @@ static int add_drive(const struct cat_drive *cd, void *arg)
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", cd->model);
 	snprintf(cfg.ident.revision, sizeof cfg.ident.revision, "%s", cd->revision);
 	snprintf(cfg.ident.serial, sizeof cfg.ident.serial, "%s", cd->serial);
-	struct ssc_drive *d;
-	int rc = ssc_create(&cfg, &d);
+	struct ssc_drive *d = NULL;
+	int rc = gen ? VTL_OK : VTL_E_CONFIG;
+	if (rc == VTL_OK && !lib->opt.offline)
+		rc = ssc_create(&cfg, &d);
 	if (rc != VTL_OK) {
 		snprintf(dl->err, dl->errlen, "drive %u (%s %s): %s", cd->address, cd->vendor, cd->model,
 			 rc == VTL_E_CONFIG ? "not a model this library emulates" : vtl_strerror(rc));
@@ -206,6 +210,7 @@ static int add_drive(const struct cat_drive *cd, void *arg)
 	lib->drives[lib->ndrives].address = cd->address;
 	lib->drives[lib->ndrives].lun = cd->lun;
 	lib->drives[lib->ndrives].ident = cfg.ident;
+	lib->drives[lib->ndrives].gen = gen;
 	lib->drives[lib->ndrives].drive = d;
 	lib->ndrives++;
 	return 0;
@@ -288,7 +293,7 @@ int library_open(struct vtl_catalog *cat, struct vtl_pool *pool, const char *nam
 	if (rc != VTL_OK)
 		goto fail;
 	/* Cartridges the catalog has in drives go back in, as they were before a restart. */
-	for (unsigned i = 0; i < lib->ndrives; i++) {
+	for (unsigned i = 0; i < lib->ndrives && !lib->opt.offline; i++) {
 		struct cat_element e;
 		struct ssc_medium m;
 		char why[256];
@@ -322,6 +327,8 @@ void library_close(struct vtl_library *lib)
 		return;
 	for (unsigned i = 0; i < lib->ndrives; i++) {
 		struct ssc_status st;
+		if (!lib->drives[i].drive)
+			continue;
 		ssc_status(lib->drives[i].drive, &st);
 		ssc_destroy(lib->drives[i].drive); /* closes (syncs) a loaded cartridge */
 		/* No host waits on a shutdown: the log tells the operator the catalog's totals are behind. */
@@ -374,8 +381,10 @@ static int elem_one(const struct cat_element *e, void *arg)
 	struct lib_drive *ld = e->type == CAT_ELEM_DRIVE ? drive_at(w->lib, e->address) : NULL;
 	if (ld) {
 		struct ssc_status st;
-		ssc_status_now(ld->drive, &st); /* a drive waiting on a recall must not hold up the changer */
-		le.accessible = st.state == SSC_EMPTY || st.removable;
+		if (ld->drive) {
+			ssc_status_now(ld->drive, &st); /* a drive waiting on a recall must not hold up the changer */
+			le.accessible = st.state == SSC_EMPTY || st.removable;
+		}
 		le.lun = ld->lun;
 		le.ident = ld->ident;
 	}
@@ -470,19 +479,18 @@ static int step_check(struct vtl_library *lib, struct step *s, char *err, size_t
 		snprintf(err, errlen, "cartridge %s: %s", s->barcode, catalog_last_error(lib->cat));
 		return rc;
 	}
-	if (s->sd && !ssc_removable(s->sd->drive)) {
+	if (s->sd && s->sd->drive && !ssc_removable(s->sd->drive)) {
 		snprintf(err, errlen, "the drive at %u has %s loaded; it must be unloaded first", s->from, s->barcode);
 		return VTL_E_BUSY;
 	}
 	if (s->dd) {
 		struct vtl_label label;
 		bool can_write;
-		struct ssc_status ds;
-		ssc_status(s->dd->drive, &ds);
 		if ((rc = vtl_label_parse(s->barcode, &label, err, errlen)) != VTL_OK)
 			return rc;
-		if (!vtl_drive_accepts(ds.generation, &label, &can_write)) {
-			snprintf(err, errlen, "the LTO-%u drive at %u cannot read %s (%s)", ds.generation, s->to, s->barcode,
+		if (!vtl_drive_accepts(s->dd->gen, &label, &can_write)) {
+			snprintf(err, errlen, "the LTO-%u drive at %u (%s %s) cannot read %s (%s)", s->dd->gen, s->to,
+				 s->dd->ident.vendor, s->dd->ident.product, s->barcode,
 				 vtl_media_describe(label.media, label.type_m));
 			return VTL_E_INCOMPATIBLE;
 		}
@@ -517,7 +525,7 @@ static int steps_run(struct vtl_library *lib, struct step *st, unsigned n,
 {
 	int rc = VTL_OK;
 	for (unsigned i = 0; i < n && rc == VTL_OK; i++) {
-		if (!st[i].sd)
+		if (!st[i].sd || !st[i].sd->drive)
 			continue;
 		char bc[VTL_LABEL_LEN + 1];
 		ssc_status(st[i].sd->drive, &st[i].ss);
@@ -531,7 +539,7 @@ static int steps_run(struct vtl_library *lib, struct step *st, unsigned n,
 	}
 	for (unsigned i = 0; i < n && rc == VTL_OK; i++) {
 		char why[256];
-		if (!st[i].dd)
+		if (!st[i].dd || !st[i].dd->drive)
 			continue;
 		if ((rc = ssc_insert(st[i].dd->drive, &st[i].m, why, sizeof why)) != VTL_OK)
 			snprintf(err, errlen, "%s", why);
@@ -685,6 +693,11 @@ static int create_blank(struct vtl_library *lib, const char *barcode, char *err,
 	int rc = vtl_label_parse(barcode, &label, err, errlen);
 	if (rc != VTL_OK)
 		return rc;
+	if (!lib->pool) {
+		snprintf(err, errlen, "there is no cartridge %s, and this offline library has no pool to create it in",
+			 barcode);
+		return VTL_E_NOTFOUND;
+	}
 	struct cat_cartridge c;
 	memset(&c, 0, sizeof c);
 	snprintf(c.barcode, sizeof c.barcode, "%s", barcode);
@@ -868,7 +881,7 @@ static int unload_locked(struct vtl_library *lib, uint16_t drive, uint16_t slot,
 		return rc;
 	struct lib_drive *ld = drive_at(lib, drive);
 	*closed = VTL_OK;
-	if (ld && (rc = ssc_eject(ld->drive)) != VTL_OK && rc != VTL_E_SRC_EMPTY) {
+	if (ld && ld->drive && (rc = ssc_eject(ld->drive)) != VTL_OK && rc != VTL_E_SRC_EMPTY) {
 		if (rc == VTL_E_BUSY) {
 			snprintf(err, errlen, "a host prevents medium removal from the drive at %u", drive);
 			return VTL_E_BUSY;

@@ -28,13 +28,23 @@ struct library_options {
 	unsigned clean_ms;      /* how long a drive's cleaning cycle takes */
 	const char *migrator;   /* vtl-migrator's control socket, told of recalls at once (NULL: it finds them itself) */
 	unsigned stage_wait_ms; /* passed to every drive: how long a command waits on a recall (0: SSC_STAGE_WAIT_MS) */
+	/*
+	 * The model without its drives, for vtlctl while vtld is stopped: no drive
+	 * is created and nothing is loaded; moves obey the same rules (a drive
+	 * element takes only media its catalog model reads) and are recorded in
+	 * the catalog only. The pool may be NULL (then no blank cartridge is
+	 * created: library_import refuses a barcode the catalog lacks).
+	 */
+	bool offline;
 };
 
 /*
  * Opens library name of the catalog and creates a drive for each of its data
  * transfer elements (model and serial from the catalog). A cartridge the
  * catalog has in a drive is loaded into it again, so a restart keeps what
- * hosts saw. VTL_E_NOTFOUND (with err) for an unknown library.
+ * hosts saw. VTL_E_NOTFOUND (with err) for an unknown library; VTL_E_CONFIG
+ * for a drive model the library does not emulate. With opt->offline, no
+ * drive is created (see struct library_options).
  */
 int library_open(struct vtl_catalog *cat, struct vtl_pool *pool, const char *name, const struct library_options *opt,
 		 struct vtl_library **out, char *err, size_t errlen);
@@ -48,7 +58,7 @@ const struct cat_library *library_info(const struct vtl_library *lib);
 /* Number of drives. */
 unsigned library_drive_count(const struct vtl_library *lib);
 
-/* Drive i (0-based, in address order) and its element address (may be NULL). */
+/* Drive i (0-based, in address order) and its element address (may be NULL); NULL offline. */
 struct ssc_drive *library_drive(struct vtl_library *lib, unsigned i, uint16_t *address);
 
 /* The actor of the changer's own commands: its moves raise no IMPORT OR EXPORT ELEMENT ACCESSED. */

@@ -96,3 +96,10 @@ void lu_worker_stop(struct lu_worker *wk)
 	pthread_mutex_destroy(&wk->mu);
 	free(wk);
 }
+
+int vtl_lu_start(struct vtl_lu *lu)
+{
+	if (!lu->ops || !lu->ops->execute)
+		return VTL_E_INVAL;
+	return lu_worker_start(lu->ops->execute, lu->dev, &lu->worker);
+}

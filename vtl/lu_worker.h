@@ -38,4 +38,19 @@ void lu_worker_submit(struct lu_worker *wk, struct lu_work *w);
 /* Runs what is queued, then stops the thread and frees wk. */
 void lu_worker_stop(struct lu_worker *wk);
 
+/*
+ * A logical unit as every front end (iSCSI, TCMU) sees it: its LUN, the
+ * device and its operations, and the worker that runs its commands in order.
+ */
+struct vtl_lu {
+	uint16_t lun;
+	const char *what;                 /* "changer" or "drive", for log lines and vtlctl status */
+	void *dev;                        /* the struct ssc_drive or struct smc_changer */
+	const struct scsi_unit_ops *ops;  /* its execute, reset, nexus_lost (each may be NULL in a test) */
+	struct lu_worker *worker;         /* runs ops->execute(dev, cmd) in arrival order */
+};
+
+/* Starts lu's worker (lu->worker) running lu->ops->execute on lu->dev. */
+int vtl_lu_start(struct vtl_lu *lu);
+
 #endif

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LTO media and their barcode labels, as tape libraries read them: used by
- * vtlctl now and by the changer later, so that both accept and refuse the
- * same labels.
+ * vtlctl and by the library model (vtl/library.c), so that both accept and
+ * refuse the same labels.
  *
  * A data or WORM label is 6 characters A-Z / 0-9 (the volume serial) and a
  * 2-character media identifier:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/scsi_proto.h"
 #include "common/vtl_error.h"
@@ -22,13 +23,6 @@ struct throttle {
 	uint64_t measured;    /* monotonic ns of the last measure; 0: never */
 	uint64_t next;        /* monotonic ns when the writes admitted so far are through */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
 
 int throttle_create(struct vtl_pool *pool, unsigned threshold, unsigned rate, struct throttle **out)
 {
@@ -95,7 +89,7 @@ void throttle_gate(struct throttle *t, const struct scsi_cmd *c)
 {
 	if (!throttle_is_write(c->cdb))
 		return;
-	uint64_t now = now_ns();
+	uint64_t now = vtl_mono_ns();
 	pthread_mutex_lock(&t->mu);
 	measure(t, now);
 	uint64_t wait = t->active ? throttle_schedule(&t->next, now, c->xfer_len, (uint64_t)t->rate * MB) : 0;
@@ -110,7 +104,7 @@ void throttle_gate(struct throttle *t, const struct scsi_cmd *c)
 void throttle_state(struct throttle *t, struct throttle_state *st)
 {
 	pthread_mutex_lock(&t->mu);
-	measure(t, now_ns());
+	measure(t, vtl_mono_ns());
 	*st = (struct throttle_state){.fill = t->fill, .active = t->active, .threshold = t->threshold, .rate = t->rate};
 	pthread_mutex_unlock(&t->mu);
 }

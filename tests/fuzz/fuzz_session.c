@@ -472,9 +472,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st.cmd_sn = 7;
 	st.stat_sn = 100;
 	st.itt_next = 1;
-	struct session_lu lus[F_LUNS];
+	struct vtl_lu lus[F_LUNS];
 	for (unsigned i = 0; i < F_LUNS; i++)
-		lus[i] = (struct session_lu){.lun = (uint16_t)i};
+		lus[i] = (struct vtl_lu){.lun = (uint16_t)i};
 	struct session_io io = {.send = f_send, .submit = f_submit, .close = f_close};
 	if (session_create(&st.p, lus, F_LUNS, 0x1234, &io, &st.s) != 0)
 		return 0;

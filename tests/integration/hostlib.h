@@ -63,7 +63,7 @@ static HOST_MAYBE_UNUSED void host_ready(struct iscsi_context *c, int lun)
 	fail("LUN %d never became ready", lun);
 }
 
-/* READ ELEMENT STATUS (SMC-3 6.x): VOLTAG, and where the first descriptor's fields lie. */
+/* READ ELEMENT STATUS (SMC-3): VOLTAG, and where the first descriptor's fields lie. */
 #define HOST_OP_READ_ELEMENT_STATUS 0xB8
 #define HOST_RES_VOLTAG 0x10
 #define HOST_RES_ALLOC 4096

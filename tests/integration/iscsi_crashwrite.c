@@ -79,7 +79,7 @@
 #define CHANGER_LUN 0
 #define DRIVE_LUN 1
 #define DRIVE_ELEMENT 257
-#define RP_SHORT_LEN 20            /* READ POSITION short form (SSC-4 7.x) */
+#define RP_SHORT_LEN 20            /* READ POSITION short form (SSC-4, READ POSITION) */
 #define RP_FIRST_AT 4              /* its first logical object location */
 #define ASC_BECOMING_READY 0x0401  /* NOT READY, LOGICAL UNIT IS IN PROCESS OF BECOMING READY */
 

@@ -557,7 +557,7 @@ static inline void raw_data_out(struct raw_conn *c, int lun, uint32_t itt, uint3
 	raw_send(c, bhs, data, len, SPOIL_NONE);
 }
 
-/* A variable-block WRITE(6) CDB of len bytes (SSC-3 6.x). */
+/* A variable-block WRITE(6) CDB of len bytes (SSC-3, WRITE(6)). */
 static inline void raw_write6(uint8_t cdb[6], uint32_t len)
 {
 	const uint8_t w[6] = {0x0A, 0, (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len, 0};

@@ -216,6 +216,18 @@ refused 1 "is the robot" move 1029 1
 refused 2 "FROM and TO are the same" move A00005L8 1029
 refused 1 "there is no cartridge Z00001L8" move Z00001L8 1030
 
+step "offline moves obey the library model's rules: a drive takes only media it reads"
+ok import --new C00001L6
+ok move C00001L6 1060
+refused 1 "the LTO-8 drive at 258 (IBM ULT3580-TD8) cannot read C00001L6 (LTO-6); choose a drive" move C00001L6 258
+ok cartridge show C00001L6
+has "slot 1060"
+ok import --new C00002L8
+ok move C00002L8 258
+ok move 258 1061
+has "moved C00002L8: drive 258 -> slot 1061"
+ok cartridge remove C00001L6 C00002L8
+
 step "import a new cartridge, load it into a drive, remove it (refused, then --force)"
 ok import --new B00001L8
 has "imported new B00001L8: outside the library -> mail slot 769"

@@ -57,15 +57,8 @@ static void cap_close(void *arg)
 	closed++;
 }
 
-static void drive_exec(void *dev, struct scsi_cmd *c)
-{
-	ssc_execute(dev, c);
-}
-
-static void drive_reset(void *dev)
-{
-	ssc_reset(dev);
-}
+/* The drive as vtld's sessions see it, but for nexus_lost: a session's end leaves the host's state alone. */
+static struct scsi_unit_ops drive_unit;
 
 static struct session *sess;
 static uint32_t cmd_sn;
@@ -76,7 +69,7 @@ static void run_queue(void)
 	while (n_queue) {
 		struct session_task *t = queue[0];
 		memmove(queue, queue + 1, --n_queue * sizeof *queue);
-		t->lu->exec(t->lu->dev, &t->cmd);
+		t->lu->ops->execute(t->lu->dev, &t->cmd);
 		session_complete(sess, t);
 	}
 }
@@ -86,7 +79,8 @@ static int session_new(struct host *h)
 {
 	n_out = n_queue = 0;
 	closed = 0;
-	struct session_lu lu = {.lun = 1, .dev = h->d, .exec = drive_exec, .reset = drive_reset};
+	drive_unit = (struct scsi_unit_ops){.execute = ssc_unit_ops.execute, .reset = ssc_unit_ops.reset};
+	struct vtl_lu lu = {.lun = 1, .dev = h->d, .ops = &drive_unit};
 	struct session_params p = {.max_recv_data = 65536, .max_send_data = 65536, .max_burst = 65536,
 				   .first_burst = 65536, .initial_r2t = false, .immediate_data = true,
 				   .exp_cmd_sn = 10, .stat_sn = 100};
@@ -812,7 +806,8 @@ static void buffers_bounded(void **state)
 	struct host *h = *state;
 	session_destroy(sess);
 	struct session_budget budget = {.max = 3u << 20};
-	struct session_lu lu = {.lun = 1, .dev = h->d, .exec = drive_exec, .reset = drive_reset};
+	drive_unit = (struct scsi_unit_ops){.execute = ssc_unit_ops.execute, .reset = ssc_unit_ops.reset};
+	struct vtl_lu lu = {.lun = 1, .dev = h->d, .ops = &drive_unit};
 	struct session_params p = {.max_recv_data = 65536, .max_send_data = 65536, .max_burst = 1u << 20,
 				   .first_burst = 65536, .initial_r2t = true, .immediate_data = false,
 				   .exp_cmd_sn = 10, .stat_sn = 100, .buffer_max = 2u << 20, .budget = &budget};

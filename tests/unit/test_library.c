@@ -371,6 +371,33 @@ static void import_export_and_the_open_bank(void **state)
 	library_close(lib);
 }
 
+/* vtlctl's model while vtld is stopped: no drives, the same rules, the catalog only. */
+static void offline_model_moves_by_the_same_rules(void **state)
+{
+	struct host *h = *state;
+	library_close(make_library(h)); /* creates LIB1 and its cartridges in the catalog */
+	struct library_options opt = {.offline = true};
+	struct vtl_library *lib = NULL;
+	char err[256];
+	EXPECT_RC(library_open(h->cat, NULL, "LIB1", &opt, &lib, err, sizeof err), 0);
+	assert_true(library_drive_count(lib) > 0);
+	assert_null(library_drive(lib, 0, NULL));
+	EXPECT_RC(move(lib, SLOT0 + 2, DRIVE0, err), VTL_E_INCOMPATIBLE);
+	assert_non_null(strstr(err, "cannot read D00002L6"));
+	where(h, lib, SLOT0 + 2, "D00002L6");
+	EXPECT_RC(move(lib, SLOT0, SLOT0 + 1, err), VTL_E_DST_FULL);
+	EXPECT_RC(move(lib, SLOT0, DRIVE0, err), 0);
+	where(h, lib, DRIVE0, "D00000L8");
+	EXPECT_RC(move(lib, DRIVE0, SLOT0 + 5, err), 0);
+	where(h, lib, SLOT0 + 5, "D00000L8");
+	where(h, lib, DRIVE0, NULL);
+	/* No pool to create a blank cartridge in: refused, nothing placed. */
+	EXPECT_RC(library_import(lib, "N00001L8", IE0, "operator", err, sizeof err), VTL_E_NOTFOUND);
+	assert_non_null(strstr(err, "no pool"));
+	where(h, lib, IE0, NULL);
+	library_close(lib);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, host_setup, host_teardown)
 
 int main(void)
@@ -379,6 +406,7 @@ int main(void)
 		T(slot_to_drive_and_back), T(refusals), T(mail_slots_and_cleaning), T(restart_keeps_the_drives_loaded),
 		T(restart_keeps_an_unloaded_cartridge_unloaded),
 		T(exchange_in_one_step), T(failed_load_is_undone), T(import_export_and_the_open_bank),
+		T(offline_model_moves_by_the_same_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * vtlctl move, import, export: the operator's hands and the robot, offline.
- * Every move between two elements goes through catalog_move, the path the
- * changer will use; putting a cartridge in from outside or taking it out of
- * the library goes through ctl_place.
+ * vtlctl move, import, export: the operator's hands and the robot. While vtld
+ * runs, it makes the move; while it is stopped, every move between two
+ * elements goes through the library model offline (vtl/library.h), so that
+ * both paths obey the same rules; putting a cartridge in from outside or
+ * taking it out of the library goes through ctl_place.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +67,8 @@ static void print_moved(struct ctl *ctl, const char *verb, const char *barcode, 
 		printf("%s\n", hint);
 }
 
-/* Explains why a move from -> to failed (rc from catalog_move or ctl_place). */
-static int move_err(struct ctl *ctl, int rc, const char *barcode, uint16_t from, uint16_t to)
+/* Explains why a move from -> to failed (rc from library_move, with its words why, or from ctl_place). */
+static int move_err(struct ctl *ctl, int rc, const char *barcode, uint16_t from, uint16_t to, const char *why)
 {
 	struct cat_element e;
 	char ranges[256];
@@ -81,51 +82,34 @@ static int move_err(struct ctl *ctl, int rc, const char *barcode, uint16_t from,
 				       "--empty')", ctl_elem_type_words(e.type), to, e.barcode);
 		return ctl_err(ctl, VTLCTL_FAIL, "element %u is full", to);
 	case VTL_E_NOTFOUND:
+	case VTL_E_INVAL:
 		ctl_elem_ranges(&ctl->lib, ranges, sizeof ranges);
 		if (from != CAT_NO_ELEMENT && catalog_element_get(ctl->cat, ctl->lib.id, from, &e) == VTL_E_NOTFOUND)
 			return ctl_err(ctl, VTLCTL_FAIL, "the library has no element %u (%s)", from, ranges);
 		if (to != CAT_NO_ELEMENT && catalog_element_get(ctl->cat, ctl->lib.id, to, &e) == VTL_E_NOTFOUND)
 			return ctl_err(ctl, VTLCTL_FAIL, "the library has no element %u (%s)", to, ranges);
 		break;
+	case VTL_E_INCOMPATIBLE:
+		return ctl_err(ctl, VTLCTL_FAIL, "%s; choose a drive that takes it ('vtlctl drive list')", why);
 	}
+	if (why && why[0] && rc != VTL_E_IO)
+		return ctl_err(ctl, VTLCTL_FAIL, "%s", why);
 	return ctl_cat_err(ctl, rc, "moving %s", barcode ? barcode : "the cartridge");
 }
 
-/* Refuses a move of a cartridge into a drive that cannot load it. */
-struct drive_find {
-	uint16_t addr;
-	struct cat_drive d;
-	bool found;
-};
-
-static int find_drive(const struct cat_drive *d, void *arg)
+/*
+ * Moves the cartridge in from to to while vtld is stopped: through the library
+ * model, which applies the rules vtld applies (a drive takes only media it
+ * reads, the robot reaches the element), and records it in the catalog.
+ */
+static int offline_move(struct ctl *ctl, const char *barcode, uint16_t from, uint16_t to)
 {
-	struct drive_find *f = arg;
-	if (d->address == f->addr) {
-		f->d = *d;
-		f->found = true;
-		return 1;
-	}
-	return 0;
-}
-
-static int check_drive_load(struct ctl *ctl, const char *barcode, uint16_t to)
-{
-	if (ctl_elem_type(&ctl->lib, to) != CAT_ELEM_DRIVE)
-		return 0;
-	struct drive_find f;
-	memset(&f, 0, sizeof f);
-	f.addr = to;
-	if (catalog_drive_list(ctl->cat, ctl->lib.id, find_drive, &f) != 0 || !f.found)
-		return 0;
-	unsigned gen = vtl_drive_generation(f.d.vendor, f.d.model);
-	struct vtl_label l;
-	if (!gen || vtl_label_parse(barcode, &l, NULL, 0) != 0)
-		return 0;
-	if (!vtl_drive_accepts(gen, &l, NULL))
-		return ctl_err(ctl, VTLCTL_FAIL, "drive %u (%s %s, LTO-%u) cannot load %s (%s media); choose a drive "
-			       "that takes it ('vtlctl drive list')", to, f.d.vendor, f.d.model, gen, barcode,
-			       vtl_media_describe(l.media, l.type_m));
+	int rc = ctl_open_model(ctl);
+	if (rc)
+		return rc;
+	char why[512] = "";
+	if ((rc = library_move(ctl->model, from, to, ctl->actor, why, sizeof why)))
+		return move_err(ctl, rc, barcode, from, to, why);
 	return 0;
 }
 
@@ -175,21 +159,19 @@ int cmd_move(struct ctl *ctl, int argc, char **argv)
 		struct cat_element e;
 		int r = catalog_element_get(ctl->cat, ctl->lib.id, from, &e);
 		if (r)
-			return move_err(ctl, r, NULL, from, to);
+			return move_err(ctl, r, NULL, from, to, NULL);
 		if (!e.full)
-			return move_err(ctl, VTL_E_SRC_EMPTY, NULL, from, to);
+			return move_err(ctl, VTL_E_SRC_EMPTY, NULL, from, to, NULL);
 		snprintf(barcode, sizeof barcode, "%s", e.barcode);
 	}
 	if (from == to)
 		return ctl_usage(ctl, "%s is already in element %u: FROM and TO are the same", barcode, to);
-	if ((rc = check_drive_load(ctl, barcode, to)))
-		return rc;
 	if (online) {
 		/* vtld makes the move (a drive loads what it receives; hosts are told). */
 		if ((rc = ctl_daemon(ctl, NULL, 0, "move %u %u", from, to)))
 			return rc;
-	} else if ((rc = catalog_move(ctl->cat, ctl->lib.id, from, to, ctl->actor))) {
-		return move_err(ctl, rc, barcode, from, to);
+	} else if ((rc = offline_move(ctl, barcode, from, to))) {
+		return rc;
 	}
 	print_moved(ctl, "moved", barcode, from, to, NULL);
 	return 0;
@@ -290,7 +272,7 @@ int cmd_import(struct ctl *ctl, int argc, char **argv)
 			return rc;
 		rc = ctl_place(ctl, bc, ie, "available");
 		if (rc)
-			return move_err(ctl, rc, bc, CAT_NO_ELEMENT, ie);
+			return move_err(ctl, rc, bc, CAT_NO_ELEMENT, ie, NULL);
 	}
 	char hint[160];
 	snprintf(hint, sizeof hint, "move it into a storage slot with 'vtlctl move %u <slot>' (empty slots: "
@@ -354,10 +336,12 @@ int cmd_export(struct ctl *ctl, int argc, char **argv)
 			if ((rc = ctl_daemon(ctl, NULL, 0, "move %u %u", from, ie)))
 				return rc;
 		} else {
-			rc = from == CAT_NO_ELEMENT ? ctl_place(ctl, bc, ie, c.state)
-						    : catalog_move(ctl->cat, ctl->lib.id, from, ie, ctl->actor);
-			if (rc)
-				return move_err(ctl, rc, bc, from, ie);
+			if (from != CAT_NO_ELEMENT) {
+				if ((rc = offline_move(ctl, bc, from, ie)))
+					return rc;
+			} else if ((rc = ctl_place(ctl, bc, ie, c.state))) {
+				return move_err(ctl, rc, bc, from, ie, NULL);
+			}
 		}
 		from = ie;
 	}

@@ -18,6 +18,7 @@
 #include "backend/pool.h"
 #include "catalog/catalog.h"
 #include "vtl/config.h"
+#include "vtl/library.h"
 
 #define VTLCTL_OK 0
 #define VTLCTL_FAIL 1
@@ -36,6 +37,7 @@ struct ctl {
 	struct vtl_catalog *cat;
 	struct cat_library lib;    /* valid once ctl_open_library returned 0 */
 	struct vtl_pool *pool;
+	struct vtl_library *model; /* the library model without drives (ctl_open_model), for offline moves */
 	char actor[32];            /* "vtlctl:<user>", for the event log */
 	char **argbuf;             /* the positionals of ctl_parse, freed by ctl_close */
 };
@@ -51,6 +53,11 @@ void ctl_warn(struct ctl *ctl, const char *fmt, ...) __attribute__((format(print
 int ctl_load_config(struct ctl *ctl);
 /* Loads the configuration, opens the existing catalog and finds the configured library. 0 or VTLCTL_FAIL. */
 int ctl_open_library(struct ctl *ctl);
+/*
+ * Opens the library model offline (no drives; the rules of every move, as vtld
+ * applies them) over the catalog of ctl_open_library. 0 or VTLCTL_FAIL (reported).
+ */
+int ctl_open_model(struct ctl *ctl);
 /* Loads the configuration and opens the pool. 0 or VTLCTL_FAIL. */
 int ctl_open_pool(struct ctl *ctl);
 /*

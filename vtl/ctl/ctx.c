@@ -123,6 +123,21 @@ int ctl_open_library(struct ctl *ctl)
 	return 0;
 }
 
+int ctl_open_model(struct ctl *ctl)
+{
+	if (ctl->model)
+		return 0;
+	int rc = ctl_open_library(ctl);
+	if (rc)
+		return rc;
+	struct library_options opt = {.offline = true};
+	char err[512] = "";
+	if ((rc = library_open(ctl->cat, ctl->pool, ctl->lib.name, &opt, &ctl->model, err, sizeof err)))
+		return ctl_err(ctl, VTLCTL_FAIL, "cannot open library '%s': %s", ctl->lib.name,
+			       err[0] ? err : vtl_strerror(rc));
+	return 0;
+}
+
 int ctl_open_pool(struct ctl *ctl)
 {
 	if (ctl->pool)
@@ -279,6 +294,8 @@ int ctl_migrator(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
 
 void ctl_close(struct ctl *ctl)
 {
+	library_close(ctl->model); /* before the catalog it uses */
+	ctl->model = NULL;
 	if (ctl->pool)
 		vtl_pool_close(ctl->pool);
 	if (ctl->cat)

@@ -84,7 +84,7 @@ enum reject_reason {
 
 struct session {
 	struct session_params p;
-	struct session_lu lus[SESSION_MAX_LUNS];
+	struct vtl_lu lus[SESSION_MAX_LUNS];
 	unsigned n_lus;
 	uint64_t nexus;
 	struct session_io io;
@@ -127,7 +127,7 @@ int session_lun_of(const uint8_t f[8])
 	return -1;
 }
 
-int session_create(const struct session_params *p, const struct session_lu *lus, unsigned n_lus, uint64_t nexus,
+int session_create(const struct session_params *p, const struct vtl_lu *lus, unsigned n_lus, uint64_t nexus,
 		   const struct session_io *io, struct session **out)
 {
 	if (n_lus > SESSION_MAX_LUNS)
@@ -300,8 +300,8 @@ void session_destroy(struct session *s)
 		task_free(s, s->tasks);
 	session_release_spares(s);
 	for (unsigned i = 0; i < s->n_lus; i++)
-		if (s->lus[i].nexus_lost)
-			s->lus[i].nexus_lost(s->lus[i].dev, s->nexus);
+		if (s->lus[i].ops && s->lus[i].ops->nexus_lost)
+			s->lus[i].ops->nexus_lost(s->lus[i].dev, s->nexus);
 	free(s);
 }
 
@@ -355,7 +355,7 @@ static void reject(struct session *s, const struct iscsi_pdu *bad, enum reject_r
 	send_pdu(s, &r, bad->bhs, ISCSI_BHS_LEN); /* the data segment is the rejected header */
 }
 
-static const struct session_lu *lu_of(struct session *s, int lun)
+static const struct vtl_lu *lu_of(struct session *s, int lun)
 {
 	for (unsigned i = 0; i < s->n_lus; i++)
 		if (s->lus[i].lun == lun)
@@ -822,7 +822,7 @@ static void nop_out(struct session *s, const struct iscsi_pdu *pdu)
 }
 
 /* Marks the tasks of lu (NULL: every unit) aborted; those not yet with their unit are dropped now. */
-static void abort_tasks(struct session *s, const struct session_lu *lu, uint32_t only_itt, bool one)
+static void abort_tasks(struct session *s, const struct vtl_lu *lu, uint32_t only_itt, bool one)
 {
 	for (struct session_task *t = s->tasks, *next; t; t = next) {
 		next = t->next;
@@ -862,7 +862,7 @@ static void task_management(struct session *s, const struct iscsi_pdu *pdu)
 	unsigned fn = pdu->bhs[RSP_FLAGS] & TMF_FUNCTION_MASK;
 	uint32_t itt = pdu_itt(pdu);
 	int lun = session_lun_of(pdu->bhs + BHS_LUN);
-	const struct session_lu *lu = lun >= 0 ? lu_of(s, lun) : NULL;
+	const struct vtl_lu *lu = lun >= 0 ? lu_of(s, lun) : NULL;
 	switch (fn) {
 	case TMF_ABORT_TASK: {
 		struct session_task *t = task_by_itt(s, pdu_get(pdu->bhs + TMF_REF_ITT, 4));
@@ -892,15 +892,15 @@ static void task_management(struct session *s, const struct iscsi_pdu *pdu)
 			return;
 		}
 		abort_tasks(s, lu, 0, false);
-		if (fn == TMF_LU_RESET && lu->reset)
-			lu->reset(lu->dev);
+		if (fn == TMF_LU_RESET && lu->ops && lu->ops->reset)
+			lu->ops->reset(lu->dev);
 		break;
 	case TMF_TARGET_WARM_RESET:
 	case TMF_TARGET_COLD_RESET:
 		abort_tasks(s, NULL, 0, false);
 		for (unsigned i = 0; i < s->n_lus; i++)
-			if (s->lus[i].reset)
-				s->lus[i].reset(s->lus[i].dev);
+			if (s->lus[i].ops && s->lus[i].ops->reset)
+				s->lus[i].ops->reset(s->lus[i].dev);
 		break;
 	default:
 		send_tmf_response(s, itt, TMF_NOT_SUPPORTED);

@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 #include "vtl/iscsi/pdu.h"
+#include "vtl/lu_worker.h"
 #include "vtl/scsi/cmd.h"
 
 #define SESSION_MAX_LUNS 64
@@ -34,13 +35,6 @@ struct session_budget {
 };
 
 /* A logical unit: LUN 0 the changer, 1..N the drives; exec runs a command on it (any thread). */
-struct session_lu {
-	uint16_t lun;
-	void *dev;
-	void (*exec)(void *dev, struct scsi_cmd *c);
-	void (*reset)(void *dev);                     /* LOGICAL UNIT RESET */
-	void (*nexus_lost)(void *dev, uint64_t nexus); /* the session ended */
-};
 
 /* Operational parameters the login negotiated (RFC 7143 13). */
 struct session_params {
@@ -67,7 +61,7 @@ struct session_task {
 	uint32_t ttt;              /* target transfer tag of its R2Ts */
 	uint32_t cmd_sn;
 	uint16_t lun;
-	const struct session_lu *lu;
+	const struct vtl_lu *lu;
 	uint8_t lun_field[8];
 	uint32_t edtl;             /* expected data transfer length */
 	uint8_t *buf;              /* edtl bytes: data in or out */
@@ -105,7 +99,7 @@ struct session_io {
 struct session;
 
 /* Creates the full feature phase of a session with nexus id nexus over the given logical units. */
-int session_create(const struct session_params *p, const struct session_lu *lus, unsigned n_lus, uint64_t nexus,
+int session_create(const struct session_params *p, const struct vtl_lu *lus, unsigned n_lus, uint64_t nexus,
 		   const struct session_io *io, struct session **out);
 
 /* Ends the session: logical units learn the nexus is gone; tasks still with a unit must have completed. */

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 
@@ -31,19 +32,6 @@
 #define NEXUS_BASE 0x1000000000000000ull /* iSCSI nexus ids: base + n, apart from TCMU's (vtl/tcmu/front.h) */
 #define EMFILE_LOG_S 10            /* at most one "out of descriptors" line per this many seconds */
 
-static time_t now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 #define DIRECT_SEND_MIN (64u << 10) /* data segments this large are written from where they are, not copied */
 #define SEND_IOV_MAX 8              /* pieces of one PDU written with one writev (pending output first) */
 
@@ -105,8 +93,7 @@ struct job {
 
 struct iscsi_target {
 	struct iscsi_target_opts o;
-	struct session_lu *lus;
-	struct lu_worker **workers;
+	struct vtl_lu *lus;
 	int lfd, epfd, evfd;
 	unsigned port;
 	pthread_t thread;
@@ -125,6 +112,7 @@ struct iscsi_target {
 	int spare_fd;               /* held so that, out of descriptors, a connection can still be accepted and closed */
 	bool accept_paused;
 	time_t emfile_logged;
+	uint8_t rbuf[READ_CHUNK];   /* the event loop's socket reads: one thread per target, one buffer each */
 };
 
 void iscsi_limits_default(struct iscsi_limits *l)
@@ -333,12 +321,8 @@ static void job_done(struct lu_work *w)
 static void io_submit(void *arg, struct session_task *task)
 {
 	struct conn *c = arg;
-	struct iscsi_target *t = c->t;
 	struct job *j = calloc(1, sizeof *j);
-	unsigned i = 0;
-	while (i < t->o.n_lus && t->lus[i].dev != task->lu->dev)
-		i++;
-	if (!j || i == t->o.n_lus) {
+	if (!j || !task->lu->worker) {
 		free(j);
 		scsi_fail(&task->cmd, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
 		session_complete(c->sess, task);
@@ -350,7 +334,7 @@ static void io_submit(void *arg, struct session_task *task)
 	j->w.done = job_done;
 	j->w.owner = j;
 	c->in_flight++;
-	lu_worker_submit(t->workers[i], &j->w);
+	lu_worker_submit(task->lu->worker, &j->w);
 }
 
 static void io_close(void *arg)
@@ -597,14 +581,14 @@ static void login_accepted(struct conn *c, const struct iscsi_pdu *req, struct i
  */
 static void hold(struct conn *c)
 {
-	c->held_until = now_ms() + (int64_t)c->t->o.auth_fail_delay * 1000;
+	c->held_until = (int64_t)vtl_mono_ms() + (int64_t)c->t->o.auth_fail_delay * 1000;
 	arm(c);
 }
 
 /* Sends the answers held by hold() whose time has come (and so closes those connections). */
 static void release_held(struct iscsi_target *t)
 {
-	int64_t now = now_ms();
+	int64_t now = (int64_t)vtl_mono_ms();
 	for (struct conn *c = t->conns, *next; c; c = next) {
 		next = c->next;
 		if (!c->dead && c->held_until && now >= c->held_until) {
@@ -640,15 +624,15 @@ static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 
 static void conn_read(struct conn *c)
 {
-	static uint8_t buf[READ_CHUNK];
-	ssize_t n = read(c->fd, buf, sizeof buf);
+	uint8_t *buf = c->t->rbuf;
+	ssize_t n = read(c->fd, buf, sizeof c->t->rbuf);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
 		conn_kill(c);
 		return;
 	}
-	c->last_rx = now_s();
+	c->last_rx = (time_t)(vtl_mono_ms() / 1000);
 	for (size_t off = 0; off < (size_t)n && !c->dead && !c->want_close;) {
 		if (c->waiting) {
 			/* Nothing may follow a Login Request before its response (RFC 7143 6.3): the stream is lost. */
@@ -708,7 +692,7 @@ static void accept_pause(struct iscsi_target *t, bool pause)
  */
 static void accept_shed(struct iscsi_target *t, int err)
 {
-	time_t now = now_s();
+	time_t now = (time_t)(vtl_mono_ms() / 1000);
 	if (now - t->emfile_logged >= EMFILE_LOG_S) {
 		log_warn("iscsi: cannot accept a connection: %s; refusing connections (raise the descriptor limit, "
 			 "ulimit -n / LimitNOFILE)", strerror(err));
@@ -783,7 +767,7 @@ static void accept_all(struct iscsi_target *t)
 			log_debug("iscsi: TCP_NODELAY: %s", strerror(errno));
 		c->t = t;
 		c->fd = fd;
-		c->last_rx = c->accepted_at = now_s();
+		c->last_rx = c->accepted_at = (time_t)(vtl_mono_ms() / 1000);
 		if (getsockname(fd, (struct sockaddr *)&local, &ll) != 0)
 			memset(&local, 0, sizeof local);
 		iscsi_portal_format((struct sockaddr *)&peer, c->peer, sizeof c->peer);
@@ -817,7 +801,7 @@ static void accept_all(struct iscsi_target *t)
  */
 static void keepalives(struct iscsi_target *t)
 {
-	time_t now = now_s();
+	time_t now = (time_t)(vtl_mono_ms() / 1000);
 	accept_pause(t, false); /* a pause for want of descriptors lasts a tick */
 	for (struct conn *c = t->conns, *next; c; c = next) {
 		next = c->next;
@@ -963,13 +947,11 @@ int iscsi_target_start(const struct iscsi_target_opts *o, struct iscsi_target **
 	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	pthread_mutex_init(&t->mu, NULL);
 	t->lus = calloc(o->n_lus ? o->n_lus : 1, sizeof *t->lus);
-	t->workers = calloc(o->n_lus ? o->n_lus : 1, sizeof *t->workers);
 	t->nexus = calloc(NEXUS_MAX, sizeof *t->nexus);
 	int rc = VTL_E_NOMEM;
-	if (!t->lus || !t->workers || !t->nexus || t->spare_fd < 0)
+	if (!t->lus || !t->nexus || t->spare_fd < 0)
 		goto fail;
 	memcpy(t->lus, o->lus, o->n_lus * sizeof *t->lus);
-	memcpy(t->workers, o->workers, o->n_lus * sizeof *t->workers);
 	if ((rc = listen_on(t, o->listen, o->port, err, errlen)) != VTL_OK)
 		goto fail;
 	rc = VTL_E_IO;
@@ -995,7 +977,6 @@ fail:
 		close(t->spare_fd);
 	free(t->nexus);
 	free(t->lus);
-	free(t->workers);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 	return rc;
@@ -1026,7 +1007,6 @@ void iscsi_target_stop(struct iscsi_target *t)
 		free(t->nexus[i]);
 	free(t->nexus);
 	free(t->lus);
-	free(t->workers);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }

@@ -48,8 +48,7 @@ struct iscsi_target_opts {
 	const char *listen;                /* address to listen on ("127.0.0.1", "0.0.0.0", "::") */
 	unsigned port;                     /* 0: any free port (see iscsi_target_port) */
 	struct iscsi_target_config login;  /* target name, CHAP, initiators, discovery answers */
-	const struct session_lu *lus;      /* the logical units, changer first */
-	struct lu_worker *const *workers;  /* workers[i] runs lus[i]'s commands */
+	const struct vtl_lu *lus;          /* the logical units, changer first, each with its worker started */
 	unsigned n_lus;
 	unsigned nop_interval;             /* seconds of silence before a NOP-In ping (and for its answer); 0: none */
 	struct iscsi_limits limits;

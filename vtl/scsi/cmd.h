@@ -63,4 +63,14 @@ static inline void scsi_fail(struct scsi_cmd *c, struct scsi_sense s)
 	c->data_len = 0;
 }
 
+/*
+ * What a front end calls on a logical unit, whatever its type (ssc_unit_ops
+ * for a drive, smc_unit_ops for a changer); dev is the unit itself.
+ */
+struct scsi_unit_ops {
+	void (*execute)(void *dev, struct scsi_cmd *c); /* runs one command; on the unit's worker thread */
+	void (*reset)(void *dev);                       /* LOGICAL UNIT RESET (SAM-5) */
+	void (*nexus_lost)(void *dev, uint64_t nexus);  /* the I_T nexus ended (logout, session gone) */
+};
+
 #endif

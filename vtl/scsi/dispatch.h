@@ -4,7 +4,7 @@
  * (and service action) to its handler, with the checks every handler would
  * otherwise repeat: the CDB length, whether a loaded medium is needed, and
  * whether a reservation by another nexus makes it conflict. REPORT SUPPORTED
- * OPERATION CODES will be generated from the same tables, so it cannot lie.
+ * OPERATION CODES answers from the same tables, so it cannot lie.
  */
 #ifndef VTL_SCSI_DISPATCH_H
 #define VTL_SCSI_DISPATCH_H

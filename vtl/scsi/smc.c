@@ -225,7 +225,7 @@ static bool transport_ok(struct smc_changer *ch, struct scsi_cmd *c, unsigned at
 	return true;
 }
 
-/* POSITION TO ELEMENT (2Bh, SMC-3 6.x): bytes 2..3 transport, 4..5 destination, byte 8 bit 0 INVERT. */
+/* POSITION TO ELEMENT (2Bh, SMC-3): bytes 2..3 transport, 4..5 destination, byte 8 bit 0 INVERT. */
 static void smc_position(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	struct smc_changer *ch = smc_of(dev);
@@ -261,7 +261,7 @@ static void smc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)
 
 /* ------------------------------------------------------------- MOVE MEDIUM */
 
-/* MOVE MEDIUM (A5h, SMC-3 6.x). */
+/* MOVE MEDIUM (A5h, SMC-3). */
 #define MOVE_TRANSPORT 2
 #define MOVE_SOURCE 4
 #define MOVE_DEST 6
@@ -326,7 +326,7 @@ static void smc_move_medium(struct scsi_dev *dev, struct scsi_cmd *c)
 				  err, sizeof err));
 }
 
-/* EXCHANGE MEDIUM (A6h, SMC-3 6.x): transport, source, first and second destination, byte 10 INV2 (bit 1) INV1 (bit 0). */
+/* EXCHANGE MEDIUM (A6h, SMC-3): transport, source, first and second destination, byte 10 INV2 (bit 1) INV1 (bit 0). */
 #define XCHG_TRANSPORT 2
 #define XCHG_SOURCE 4
 #define XCHG_DEST1 6
@@ -352,7 +352,7 @@ static void smc_exchange_medium(struct scsi_dev *dev, struct scsi_cmd *c)
 				      cdb_address(c, XCHG_DEST2), LIBRARY_ACTOR_HOST, err, sizeof err));
 }
 
-/* OPEN/CLOSE IMPORT/EXPORT ELEMENT (1Bh, SMC-3 6.x): bytes 2..3 element, byte 4 bits 4..0 ACTION CODE. */
+/* OPEN/CLOSE IMPORT/EXPORT ELEMENT (1Bh, SMC-3): bytes 2..3 element, byte 4 bits 4..0 ACTION CODE. */
 #define OCIE_ELEMENT 2
 #define OCIE_ACTION_BYTE 4
 #define OCIE_ACTION_MASK 0x1F
@@ -380,7 +380,7 @@ static void smc_open_close_ie(struct scsi_dev *dev, struct scsi_cmd *c)
 
 /* ----------------------------------------------------- READ ELEMENT STATUS */
 
-/* READ ELEMENT STATUS (B8h, SMC-3 6.x) CDB. */
+/* READ ELEMENT STATUS (B8h, SMC-3) CDB. */
 #define RES_VOLTAG 0x10
 #define RES_TYPE_MASK 0x0F
 #define RES_START 2
@@ -390,7 +390,7 @@ static void smc_open_close_ie(struct scsi_dev *dev, struct scsi_cmd *c)
 #define RES_CURDATA 0x02
 #define RES_ALLOC 7 /* 3 bytes */
 
-/* Data layout (SMC-3 tables in 6.x): headers, descriptors, volume tags, device identifiers. */
+/* Data layout (SMC-3, READ ELEMENT STATUS): headers, descriptors, volume tags, device identifiers. */
 #define ESH_LEN 8          /* element status data header */
 #define ESP_LEN 8          /* element status page header */
 #define ESP_PVOLTAG 0x80
@@ -543,7 +543,7 @@ static void smc_read_element_status(struct scsi_dev *dev, struct scsi_cmd *c)
 		scsi_fail(c, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
 		return;
 	}
-	/* The header counts the whole answer, whatever the allocation length cuts (SMC-3 6.x). */
+	/* The header counts the whole answer, whatever the allocation length cuts (SMC-3, READ ELEMENT STATUS). */
 	be16(b, s.n ? s.e[0].e.address : 0);
 	be16(b + 2, (uint16_t)s.n);
 	be24(b + 5, (uint32_t)(total - ESH_LEN));
@@ -566,3 +566,24 @@ static void smc_read_element_status(struct scsi_dev *dev, struct scsi_cmd *c)
 	free(b);
 	free(s.e);
 }
+
+/* ----------------------------------------------------- as a logical unit */
+
+static void unit_execute(void *dev, struct scsi_cmd *c)
+{
+	smc_execute(dev, c);
+}
+
+static void unit_reset(void *dev)
+{
+	smc_reset(dev);
+}
+
+static void unit_nexus_lost(void *dev, uint64_t nexus)
+{
+	smc_nexus_lost(dev, nexus);
+}
+
+const struct scsi_unit_ops smc_unit_ops = {
+	.execute = unit_execute, .reset = unit_reset, .nexus_lost = unit_nexus_lost,
+};

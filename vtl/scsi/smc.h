@@ -30,6 +30,9 @@ void smc_reset(struct smc_changer *ch);
 /* An initiator logged out: its SPC-2 reservation, prevent and unit attentions go. */
 void smc_nexus_lost(struct smc_changer *ch, uint64_t nexus);
 
+/* smc_execute, smc_reset and smc_nexus_lost as a front end calls them (dev: the struct smc_changer). */
+extern const struct scsi_unit_ops smc_unit_ops;
+
 /* Sets the LUN list REPORT LUNS answers with. */
 void smc_set_luns(struct smc_changer *ch, const uint16_t *luns, unsigned n);
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 
@@ -150,9 +151,7 @@ uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 
 uint64_t ssc_now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return vtl_mono_ms();
 }
 
 /* A cleaning cycle that has run its time ends: the drive ejects the cleaning cartridge. */
@@ -260,7 +259,7 @@ const struct scsi_sense *ssc_not_ready(struct ssc_drive *d, struct scsi_sense *b
 		return buf;
 	case SSC_EJECTED:
 		if (d->held) {
-			/* Held in the drive after LOAD UNLOAD with HOLD: a LOAD makes it ready (SSC-4 7.x). */
+			/* Held in the drive after LOAD UNLOAD with HOLD: a LOAD makes it ready (SSC-4, LOAD UNLOAD). */
 			*buf = sense_of(SK_NOT_READY, ASC_NOT_READY_INIT_REQUIRED);
 			return buf;
 		}
@@ -709,7 +708,7 @@ void ssc_prevent_allow(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	uint8_t v = c->cdb[CDB_PREVENT_BYTE] & PREVENT_MASK;
 	if (v & ~PREVENT_ON) {
-		/* 10b and 11b (medium changer values) are reserved for a tape drive (SSC-4 7.x). */
+		/* 10b and 11b (medium changer values) are reserved for a tape drive (SSC-4, LOAD UNLOAD). */
 		scsi_fail(c, sense_invalid_cdb_field(CDB_PREVENT_BYTE, 1));
 		return;
 	}
@@ -736,7 +735,7 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 	}
 	bool hold = f & HOLD_BIT;
 	if (load && hold) {
-		/* Load to the point where MAM is accessible, without threading (SSC-4 7.x LOAD UNLOAD). */
+		/* Load to the point where MAM is accessible, without threading (SSC-4, LOAD UNLOAD). */
 		if (d->state == SSC_EJECTED)
 			d->held = true;
 		scsi_done(c, 0);
@@ -794,3 +793,24 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 	d->held = hold;
 	scsi_done(c, 0);
 }
+
+/* ----------------------------------------------------- as a logical unit */
+
+static void unit_execute(void *dev, struct scsi_cmd *c)
+{
+	ssc_execute(dev, c);
+}
+
+static void unit_reset(void *dev)
+{
+	ssc_reset(dev);
+}
+
+static void unit_nexus_lost(void *dev, uint64_t nexus)
+{
+	ssc_nexus_lost(dev, nexus);
+}
+
+const struct scsi_unit_ops ssc_unit_ops = {
+	.execute = unit_execute, .reset = unit_reset, .nexus_lost = unit_nexus_lost,
+};

@@ -172,6 +172,9 @@ void ssc_reset(struct ssc_drive *d);
 /* An initiator logged out: its SPC-2 reservation is released and its unit attentions forgotten. */
 void ssc_nexus_lost(struct ssc_drive *d, uint64_t nexus);
 
+/* ssc_execute, ssc_reset and ssc_nexus_lost as a front end calls them (dev: the struct ssc_drive). */
+extern const struct scsi_unit_ops ssc_unit_ops;
+
 struct scsi_op;
 /* The drive's command table (what REPORT SUPPORTED OPERATION CODES lists); *n gets its length. */
 const struct scsi_op *ssc_command_table(size_t *n);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Densities and capacity: REPORT DENSITY SUPPORT (SSC-4 6.5), SET CAPACITY
- * (SSC-4 7.x) and FORMAT MEDIUM (SSC-4 6.2), for the LTO formats the drive
+ * (SSC-4) and FORMAT MEDIUM (SSC-4 6.2), for the LTO formats the drive
  * knows (LTO-5 to LTO-9 and LTO-7 Type M).
  */
 #include "vtl/scsi/ssc_internal.h"

@@ -17,7 +17,7 @@
 
 #define IMMED_BIT 0x01
 
-/* SPACE(6) / SPACE(16) (SSC-4 7.x): CODE in byte 1 bits 3..0. */
+/* SPACE(6) / SPACE(16) (SSC-4, SPACE(6) and SPACE(16)): CODE in byte 1 bits 3..0. */
 #define SPACE_CODE_MASK 0x0F
 enum space_code {
 	SPACE_BLOCKS = 0,
@@ -118,7 +118,7 @@ static void to_eod(struct ssc_drive *d, struct scsi_cmd *c)
 		scsi_done(c, 0);
 }
 
-/* Reports how a space stopped before its count (SSC-4 4.2.x); INFORMATION is the count not spaced. */
+/* Reports how a space stopped before its count (SSC-4, SPACE(6)); INFORMATION is the count not spaced. */
 static void space_stopped(struct ssc_drive *d, struct scsi_cmd *c, const struct vtl_space_result *r)
 {
 	struct scsi_sense s;
@@ -135,7 +135,7 @@ static void space_stopped(struct ssc_drive *d, struct scsi_cmd *c, const struct 
 		s.eom = true;
 		break;
 	case VTL_SPACE_MEDIUM:
-		/* Damage it cannot space over: MEDIUM ERROR where it stopped (SSC-4 4.2.x, SPACE). */
+		/* Damage it cannot space over: MEDIUM ERROR where it stopped (SSC-4, SPACE(6)). */
 		s = ssc_sense_of_err(d, VTL_E_MEDIUM);
 		break;
 	default:
@@ -201,7 +201,7 @@ void ssc_space16(struct scsi_dev *dev, struct scsi_cmd *c)
 	space(ssc_of(dev), c, c->cdb[1] & SPACE_CODE_MASK, count);
 }
 
-/* Positions at object obj; past end of data it stops there with BLANK CHECK (SSC-4 7.x LOCATE). */
+/* Positions at object obj; past end of data it stops there with BLANK CHECK (SSC-4, LOCATE(10) and LOCATE(16)). */
 static void locate_object(struct ssc_drive *d, struct scsi_cmd *c, uint64_t obj)
 {
 	int rc = vtl_cart_locate(d->cart, obj);

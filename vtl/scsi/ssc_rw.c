@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The drive's data path (SSC-4 7.x): READ(6), WRITE(6), WRITE FILEMARKS(6),
+ * The drive's data path (SSC-4): READ(6), WRITE(6), WRITE FILEMARKS(6),
  * VERIFY(6) and READ BLOCK LIMITS, in variable- and fixed-block mode, with
  * the sense a tape host reads: ILI and the residue in INFORMATION for a
  * block of another length, FILEMARK and BLANK CHECK at a filemark or end of
@@ -13,7 +13,7 @@
 
 #include "common/vtl_error.h"
 
-/* READ(6) / WRITE(6) / VERIFY(6) CDB (SSC-4 7.3, 7.x): byte 1 flags, bytes 2..4 transfer length. */
+/* READ(6) / WRITE(6) / VERIFY(6) CDB (SSC-4, READ(6), WRITE(6), VERIFY(6)): byte 1 flags, bytes 2..4 transfer length. */
 #define RW_FLAGS_BYTE 1
 #define RW_FIXED 0x01
 #define RW_SILI 0x02        /* READ(6): suppress incorrect length indicator */
@@ -124,7 +124,7 @@ void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c)
 		return;
 	}
 	if (fixed && d->mode.block_len == 0) {
-		/* Fixed-block transfer while the block length is 0 (variable): SSC-4 7.x. */
+		/* Fixed-block transfer while the block length is 0 (variable): SSC-4, READ(6) and WRITE(6). */
 		scsi_fail(c, sense_invalid_cdb_field(RW_FLAGS_BYTE, 0));
 		return;
 	}
@@ -231,7 +231,7 @@ static enum read_end classify(int rc, const struct vtl_read_result *r, uint32_t 
 	return r->length < want ? READ_SHORT_BLOCK : READ_LONG_BLOCK;
 }
 
-/* The sense of a read stopped by a filemark, end of data or an unreadable block (SSC-4 4.2.x). */
+/* The sense of a read stopped by a filemark, end of data or an unreadable block (SSC-4, READ(6)). */
 static struct scsi_sense stop_sense(struct ssc_drive *d, enum read_end e, int rc)
 {
 	struct scsi_sense s;
@@ -304,7 +304,7 @@ static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, boo
 		struct scsi_sense s;
 		int64_t residue;
 		if (e == READ_SHORT_BLOCK || e == READ_LONG_BLOCK) {
-			/* Incorrect length (SSC-4 4.2.x): variable, requested minus actual (negative when longer). */
+			/* Incorrect length (SSC-4, READ(6)): variable, requested minus actual (negative when longer). */
 			s = sense_of(SK_NO_SENSE, ASC_NONE);
 			s.ili = true;
 			residue = fixed ? (int64_t)(count - i) : (int64_t)n - (int64_t)r.length;
@@ -334,7 +334,7 @@ void ssc_read6(struct scsi_dev *dev, struct scsi_cmd *c)
 		return;
 	}
 	if (fixed && sili) {
-		/* SILI with FIXED is not allowed (SSC-4 7.x READ(6)). */
+		/* SILI with FIXED is not allowed (SSC-4, READ(6)). */
 		scsi_fail(c, sense_invalid_cdb_field(RW_FLAGS_BYTE, 1));
 		return;
 	}

@@ -37,7 +37,7 @@ struct tcmu_dev {
 
 struct tcmu_front {
 	char library[64];
-	struct tcmu_lu lus[MAX_DEVICES];
+	struct vtl_lu lus[MAX_DEVICES];
 	unsigned n_lus;
 	char uio_root[256], dev_root[256];
 	struct tcmu_dev *dev[MAX_DEVICES];
@@ -277,7 +277,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int tcmu_front_start(const char *library, const struct tcmu_lu *lus, unsigned n, const char *uio_root,
+int tcmu_front_start(const char *library, const struct vtl_lu *lus, unsigned n, const char *uio_root,
 		     const char *dev_root, struct tcmu_front **out)
 {
 	if (n > MAX_DEVICES || strlen(library) >= sizeof((struct tcmu_front *)0)->library)

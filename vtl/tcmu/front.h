@@ -23,10 +23,6 @@
 #define TCMU_DEV_ROOT "/dev"
 #define TCMU_NEXUS_BASE 0x7C00000000000000ull /* nexus of the commands of TCMU device i: base + i */
 
-struct tcmu_lu {
-	uint16_t lun;
-	struct lu_worker *worker;
-};
 
 struct tcmu_front;
 
@@ -42,7 +38,7 @@ int tcmu_parse_uio_name(const char *name, const char **library, size_t *library_
  * uio_root ("/sys/class/uio"; device nodes in dev_root, "/dev"). A missing
  * uio_root is no error: devices may appear later.
  */
-int tcmu_front_start(const char *library, const struct tcmu_lu *lus, unsigned n, const char *uio_root,
+int tcmu_front_start(const char *library, const struct vtl_lu *lus, unsigned n, const char *uio_root,
 		     const char *dev_root, struct tcmu_front **out);
 
 /* How many devices it serves now. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/ctlsock.h"
 #include "common/jsonout.h"
 #include "common/log.h"
@@ -31,26 +32,20 @@ static const char *state_name(enum ssc_state st)
 	}
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Samples every drive's byte counters, at most once per SAMPLE_MS unless forced (a status asked). */
 static void sample_drives(struct vtld *v, bool force)
 {
 	unsigned n;
-	struct vtld_lu *lus = vtld_lus(v, &n);
-	uint64_t t = now_ms();
+	struct vtl_lu *lus = vtld_lus(v, &n);
+	uint64_t t = vtl_mono_ms();
 	for (unsigned i = 0; i < n; i++) {
-		if (strcmp(lus[i].what, "drive") != 0 || (!force && meter_age(&lus[i].written, t) < SAMPLE_MS))
+		struct vtld_meters *m = vtld_meters(v, i);
+		if (strcmp(lus[i].what, "drive") != 0 || (!force && meter_age(&m->written, t) < SAMPLE_MS))
 			continue;
 		struct ssc_status st;
 		ssc_status_now(lus[i].dev, &st);
-		meter_sample(&lus[i].written, t, st.written_bytes);
-		meter_sample(&lus[i].read, t, st.read_bytes);
+		meter_sample(&m->written, t, st.written_bytes);
+		meter_sample(&m->read, t, st.read_bytes);
 	}
 }
 
@@ -61,7 +56,7 @@ static void status(struct vtld *v, char *out, size_t cap)
 	struct vtl_library *lib = vtld_library(v);
 	jo_printf(out, cap, &at, "{\"ok\":true,\"library\":\"%s\",\"drives\":[", library_info(lib)->name);
 	unsigned n;
-	struct vtld_lu *lus = vtld_lus(v, &n);
+	struct vtl_lu *lus = vtld_lus(v, &n);
 	for (unsigned i = 0, k = 0; i < n; i++) {
 		if (strcmp(lus[i].what, "drive") != 0)
 			continue;
@@ -77,7 +72,7 @@ static void status(struct vtld *v, char *out, size_t cap)
 		    k > 1 ? "," : "", lus[i].lun, address, state_name(st.state), st.barcode,
 		    (unsigned long long)st.object, (unsigned long long)st.file, (unsigned long long)st.eod,
 		    (unsigned long long)st.written_bytes, (unsigned long long)st.read_bytes,
-		    meter_rate(&lus[i].written) / MB, meter_rate(&lus[i].read) / MB,
+		    meter_rate(&vtld_meters(v, i)->written) / MB, meter_rate(&vtld_meters(v, i)->read) / MB,
 		    (unsigned long long)st.readahead_ready, (unsigned long long)st.readahead_limit,
 		    (unsigned long long)st.unsynced_bytes, st.prevent ? "true" : "false");
 	}

@@ -21,7 +21,8 @@ struct vtld {
 	struct vtl_catalog *cat;
 	struct vtl_library *lib;
 	struct smc_changer *changer;
-	struct vtld_lu lus[VTLD_MAX_LUS];
+	struct vtl_lu lus[VTLD_MAX_LUS];
+	struct vtld_meters meters[VTLD_MAX_LUS];
 	unsigned n_lus;
 	struct iscsi_target *iscsi;
 	struct throttle *throttle; /* slows host writes when the pool is nearly full */
@@ -29,39 +30,9 @@ struct vtld {
 	struct iscsi_credentials *hosts; /* [initiator NAME] credentials, as the target reads them */
 };
 
-static void changer_exec(void *dev, struct scsi_cmd *c)
-{
-	smc_execute(dev, c);
-}
-
-static void changer_reset(void *dev)
-{
-	smc_reset(dev);
-}
-
-static void changer_nexus_lost(void *dev, uint64_t nexus)
-{
-	smc_nexus_lost(dev, nexus);
-}
-
-static void drive_exec(void *dev, struct scsi_cmd *c)
-{
-	ssc_execute(dev, c);
-}
-
 static void drive_gate(void *arg, const struct scsi_cmd *c)
 {
 	throttle_gate(arg, c);
-}
-
-static void drive_reset(void *dev)
-{
-	ssc_reset(dev);
-}
-
-static void drive_nexus_lost(void *dev, uint64_t nexus)
-{
-	ssc_nexus_lost(dev, nexus);
 }
 
 struct lun_of {
@@ -108,8 +79,8 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		snprintf(err, errlen, "cannot create the changer: %s", vtl_strerror(rc));
 		goto fail;
 	}
-	v->lus[0] = (struct vtld_lu){.lun = (uint16_t)cfg->library.lun, .what = "changer", .dev = v->changer,
-				     .exec = changer_exec, .reset = changer_reset, .nexus_lost = changer_nexus_lost};
+	v->lus[0] = (struct vtl_lu){.lun = (uint16_t)cfg->library.lun, .what = "changer", .dev = v->changer,
+				    .ops = &smc_unit_ops};
 	v->n_lus = 1;
 	for (unsigned i = 0; i < library_drive_count(v->lib) && v->n_lus < VTLD_MAX_LUS; i++) {
 		struct lun_of f = {.lun = -1};
@@ -123,9 +94,8 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 			rc = VTL_E_CONFIG;
 			goto fail;
 		}
-		v->lus[v->n_lus++] = (struct vtld_lu){.lun = (uint16_t)f.lun, .what = "drive", .dev = d,
-						      .exec = drive_exec, .reset = drive_reset,
-						      .nexus_lost = drive_nexus_lost};
+		v->lus[v->n_lus++] = (struct vtl_lu){.lun = (uint16_t)f.lun, .what = "drive", .dev = d,
+						     .ops = &ssc_unit_ops};
 	}
 	/* REPORT LUNS answers the whole target from every unit. */
 	uint16_t luns[VTLD_MAX_LUS];
@@ -139,21 +109,14 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 		goto fail;
 	}
 	for (unsigned i = 0; i < v->n_lus; i++) {
-		if ((rc = lu_worker_start(v->lus[i].exec, v->lus[i].dev, &v->lus[i].worker)) != VTL_OK) {
+		if ((rc = vtl_lu_start(&v->lus[i])) != VTL_OK) {
 			snprintf(err, errlen, "cannot start a worker thread: %s", vtl_strerror(rc));
 			goto fail;
 		}
-		if (v->lus[i].exec == drive_exec)
+		if (v->lus[i].ops == &ssc_unit_ops)
 			lu_worker_set_gate(v->lus[i].worker, drive_gate, v->throttle);
 	}
 	/* The iSCSI target: every unit, commands through its worker. */
-	struct session_lu slus[VTLD_MAX_LUS];
-	struct lu_worker *workers[VTLD_MAX_LUS];
-	for (unsigned i = 0; i < v->n_lus; i++) {
-		slus[i] = (struct session_lu){.lun = v->lus[i].lun, .dev = v->lus[i].dev, .exec = v->lus[i].exec,
-					      .reset = v->lus[i].reset, .nexus_lost = v->lus[i].nexus_lost};
-		workers[i] = v->lus[i].worker;
-	}
 	if (cfg->iscsi.hosts && !(v->hosts = calloc(cfg->iscsi.hosts, sizeof *v->hosts))) {
 		rc = VTL_E_NOMEM;
 		snprintf(err, errlen, "out of memory");
@@ -167,7 +130,7 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 							 .discovery_chap = h->discovery_chap};
 	}
 	struct iscsi_target_opts to = {
-		.listen = cfg->iscsi.listen, .port = cfg->iscsi.port, .lus = slus, .workers = workers, .n_lus = v->n_lus,
+		.listen = cfg->iscsi.listen, .port = cfg->iscsi.port, .lus = v->lus, .n_lus = v->n_lus,
 		.nop_interval = cfg->iscsi.nop_interval, .auth_fail_delay = cfg->iscsi.auth_fail_delay,
 		.limits = {.login_timeout = cfg->iscsi.login_timeout, .max_logins = cfg->iscsi.max_logins,
 			   .max_logins_per_address = cfg->iscsi.max_logins_per_address,
@@ -214,10 +177,7 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 			 "own [initiator NAME] credentials", cfg->iscsi.initiators - cfg->iscsi.hosts,
 			 cfg->iscsi.initiators - cfg->iscsi.hosts == 1 ? "" : "s");
 	if (cfg->daemon.tcmu) {
-		struct tcmu_lu tl[VTLD_MAX_LUS];
-		for (unsigned i = 0; i < v->n_lus; i++)
-			tl[i] = (struct tcmu_lu){.lun = v->lus[i].lun, .worker = v->lus[i].worker};
-		if ((rc = tcmu_front_start(cfg->library.name, tl, v->n_lus, TCMU_UIO_ROOT, TCMU_DEV_ROOT, &v->tcmu))) {
+		if ((rc = tcmu_front_start(cfg->library.name, v->lus, v->n_lus, TCMU_UIO_ROOT, TCMU_DEV_ROOT, &v->tcmu))) {
 			snprintf(err, errlen, "starting the TCMU front end: %s", vtl_strerror(rc));
 			goto fail;
 		}
@@ -270,8 +230,13 @@ struct throttle *vtld_throttle(struct vtld *v)
 	return v->throttle;
 }
 
-struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n)
+struct vtl_lu *vtld_lus(struct vtld *v, unsigned *n)
 {
 	*n = v->n_lus;
 	return v->lus;
+}
+
+struct vtld_meters *vtld_meters(struct vtld *v, unsigned i)
+{
+	return i < v->n_lus ? &v->meters[i] : NULL;
 }

@@ -2,8 +2,8 @@
 /*
  * vtld's core: the library of the configuration brought up (pool, catalog,
  * library model, changer and drives, a worker thread per logical unit) and
- * taken down cleanly. The front ends (iSCSI now, TCMU later) get the
- * logical units from here.
+ * taken down cleanly. The front ends (the built-in iSCSI target and
+ * TCMU) get the logical units from here.
  */
 #ifndef VTL_VTLD_DAEMON_H
 #define VTL_VTLD_DAEMON_H
@@ -18,16 +18,9 @@
 
 #define VTLD_MAX_LUS (VTL_CFG_MAX_DRIVES + 1)
 
-/* A logical unit as a front end serves it. */
-struct vtld_lu {
-	uint16_t lun;
-	const char *what;               /* "changer" or "drive" */
-	void *dev;
-	void (*exec)(void *dev, struct scsi_cmd *c);
-	void (*reset)(void *dev);
-	void (*nexus_lost)(void *dev, uint64_t nexus);
-	struct lu_worker *worker;       /* runs exec in order */
-	struct meter written, read;     /* a drive's byte counters, sampled by the control thread */
+/* A drive's byte counters, sampled by the control thread (vtlctl status's MB/s). */
+struct vtld_meters {
+	struct meter written, read;
 };
 
 struct vtld;
@@ -59,6 +52,9 @@ struct tcmu_front;
 struct tcmu_front *vtld_tcmu(struct vtld *v);
 
 /* The logical units, changer first; *n gets their number. */
-struct vtld_lu *vtld_lus(struct vtld *v, unsigned *n);
+struct vtl_lu *vtld_lus(struct vtld *v, unsigned *n);
+
+/* The meters of logical unit i of vtld_lus (the control thread's alone). */
+struct vtld_meters *vtld_meters(struct vtld *v, unsigned i);
 
 #endif

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	unsigned n;
-	struct vtld_lu *lus = vtld_lus(v, &n);
+	struct vtl_lu *lus = vtld_lus(v, &n);
 	log_info("library %s ready: %u logical units (LUN %u %s, LUN %u..%u drives)", cfg->library.name, n,
 		 lus[0].lun, lus[0].what, n > 1 ? lus[1].lun : 0, n > 1 ? lus[n - 1].lun : 0);
 	int sig = 0;

@@ -230,19 +230,23 @@ static int ssc_unthread(struct ssc_drive *d, bool *unrecorded)
 	return rc;
 }
 
-void ssc_destroy(struct ssc_drive *d)
+int ssc_destroy(struct ssc_drive *d)
 {
 	if (!d)
-		return;
+		return VTL_OK;
 	d->cfg.on_medium = NULL; /* going away is no unload: the cartridge stays threaded for the next start */
 	int rc = ssc_unthread(d, NULL);
+	/* No host hears of it any more: the operator must, since acknowledged writes may be gone. */
 	if (rc != VTL_OK)
-		log_warn("drive %s: closing %s: %s", d->dev.ident.serial, d->medium.barcode, vtl_strerror(rc));
+		log_error("drive %s: the final sync of cartridge %s failed (%s): what was written after its last "
+			  "synchronizing command may not be on the disk",
+			  d->dev.ident.serial, d->medium.barcode, vtl_strerror(rc));
 	free(d->mam_mem);
 	free(d->bounce);
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->snap_mu);
 	free(d);
+	return rc;
 }
 
 const struct scsi_sense *ssc_not_ready(struct ssc_drive *d, struct scsi_sense *buf)

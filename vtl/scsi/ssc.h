@@ -120,8 +120,12 @@ struct ssc_status {
  */
 int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out);
 
-/* Unloads any cartridge (syncing it) and frees d. */
-void ssc_destroy(struct ssc_drive *d);
+/*
+ * Closes a loaded cartridge (syncing it; it stays threaded for the next
+ * start) and frees d. Returns the close's error when the last writes could
+ * not be made durable (logged with the drive and the cartridge), else VTL_OK.
+ */
+int ssc_destroy(struct ssc_drive *d);
 
 /* Executes one command; status, sense and the data count are set in c. */
 void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c);

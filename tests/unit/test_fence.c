@@ -13,6 +13,9 @@
  * close, or in the seal at a segment change), the records are already
  * synced, so nothing is lost and the store reports a full pool at most.
  *
+ * LOAD of a loaded tape empties the buffer as REWIND does: its sync, and
+ * its failure reported as REWIND reports it.
+ *
  * This program defines fdatasync and pwritev itself: the store's calls
  * (linked in statically) come here; fdatasync fails while fail_syncs is
  * above 0, pwritev with ENOSPC while disk_full is set.
@@ -244,11 +247,51 @@ static void host_sees_medium_error(void **state)
 	expect_good(h);
 }
 
+/*
+ * LOAD of a tape already loaded rewinds it; the drive empties its buffer
+ * first, as for a REWIND: the buffered blocks are synced (and no filemark is
+ * added), and a sync that fails is that deferred MEDIUM ERROR, the tape not
+ * moved.
+ */
+static void load_of_a_loaded_tape_syncs(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "FEN003L8", 0);
+	host_load(h, "FEN003L8");
+	static uint8_t block[32768];
+	uint8_t cdb[6], load[6] = {0x1B, 0, 0, 0, 1, 0};
+	gen_data(block, sizeof block, 3, false);
+	cdb_write6(cdb, false, sizeof block);
+	host_cmd(h, cdb, 6, SCSI_DIR_OUT, block, sizeof block);
+	expect_good(h);
+	int before = syncs;
+	host_cmd(h, load, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	assert_true(syncs > before); /* the buffered block was synced */
+	assert_int_equal(host_position(h), 0);
+	/* Nothing was added: at end of data there is the one block, no filemark. */
+	uint8_t space_eod[6];
+	cdb_space6(space_eod, 3, 0);
+	host_cmd(h, space_eod, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	assert_int_equal(host_position(h), 1);
+	/* Another buffered block, and its sync fails: the LOAD reports it, the tape stays where it was. */
+	host_cmd(h, cdb, 6, SCSI_DIR_OUT, block, sizeof block);
+	expect_good(h);
+	fail_syncs = 1;
+	host_cmd(h, load, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_MEDIUM_ERROR, ASC_WRITE_ERROR);
+	assert_true(h->c.sense.deferred);
+	assert_int_equal(fail_syncs, 0);
+	assert_int_equal(host_position(h), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(store_fenced_until_reopened, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(host_sees_medium_error, host_up, host_teardown),
+		cmocka_unit_test_setup_teardown(load_of_a_loaded_tape_syncs, host_up, host_teardown),
 		cmocka_unit_test_setup_teardown(full_disk_at_close_loses_nothing, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(full_disk_at_segment_change_is_no_fault, setup, fx_teardown),
 	};

@@ -762,7 +762,17 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 			if (rc == VTL_OK)
 				ua_raise_all(&dev->ua, UA_MEDIUM_CHANGED, c->nexus);
 		} else {
-			rc = vtl_cart_rewind(d->cart); /* LOAD of a loaded medium positions at BOT; RETEN too */
+			/*
+			 * LOAD of a loaded medium positions at BOT (RETEN too): the drive
+			 * empties its buffer before it moves the tape, as for a REWIND,
+			 * and a failed sync is that deferred error (no filemark is added).
+			 */
+			struct scsi_sense s;
+			if (!ssc_flush(d, &s)) {
+				scsi_fail(c, s);
+				return;
+			}
+			rc = vtl_cart_rewind(d->cart);
 		}
 		if (rc == VTL_OK)
 			scsi_done(c, 0);

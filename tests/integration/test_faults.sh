@@ -61,8 +61,8 @@ EW_SLOT=1029
 STOP_SLOT=1030
 CTL_SLOT=1031
 DRIVE_ELEMENT=257
-# A tape small enough to reach early warning in about 175 blocks; its window (capacity/50 before the end)
-# wider than the largest block, so that no block can jump over it to the end of the medium.
+# A tape small enough to reach early warning in about 30 blocks: its window is one largest write (8 MiB and a
+# record header, wider than capacity/50), so that no block can jump over it to the end of the medium.
 EW_CAPACITY=10M
 # vtld's exit status when a loaded cartridge's final sync failed at a stop (vtl/vtld/main.c, docs/operations.md).
 EXIT_UNSYNCED=3

@@ -136,6 +136,14 @@ const struct scsi_op *ssc_command_table(size_t *n)
 
 #define EW_DEFAULT_DIVISOR 50        /* early warning at 98% of capacity unless configured */
 #define EW_DEFAULT_MAX (64ull << 30) /* and never more than 64 GiB before the end */
+/*
+ * The zone is never narrower than one largest write (a block of the READ
+ * BLOCK LIMITS maximum with its record header): a write that starts before
+ * early warning then always fits, so a host meets early warning (SSC-4
+ * 4.2.6: NO SENSE, EOM, 00h/02h) before VOLUME OVERFLOW, however small the
+ * cartridge. A cartridge no larger than the zone is in early warning from BOT.
+ */
+#define EW_MIN ((uint64_t)SSC_BLOCK_LIMIT_MAX + VTL_RECORD_OVERHEAD)
 
 uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 {
@@ -145,7 +153,9 @@ uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 		if (ew > EW_DEFAULT_MAX)
 			ew = EW_DEFAULT_MAX;
 	}
-	return ew < capacity ? ew : 0;
+	if (ew < EW_MIN)
+		ew = EW_MIN;
+	return ew < capacity ? ew : capacity;
 }
 
 uint64_t ssc_now_ms(void)

@@ -60,7 +60,7 @@ struct ssc_config {
 	struct scsi_ident ident;  /* vendor, product, revision, serial; type is set to tape */
 	struct vtl_pool *pool;    /* where cartridges live */
 	struct vtl_catalog *cat;  /* MAM attributes are kept here; NULL keeps them for the load only */
-	uint64_t early_warning;   /* bytes before the end that early warning starts; 0: a default */
+	uint64_t early_warning;   /* bytes before the end that early warning starts (at least one largest write); 0: a default */
 	unsigned clean_ms;        /* how long a cleaning cycle takes */
 	/*
 	 * Told (under the drive's lock: it must not call back into the drive)

@@ -173,7 +173,7 @@ bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s);
 /* The density code of the loaded medium (or of the drive's own generation when none). */
 uint8_t ssc_density_of_medium(const struct ssc_drive *d);
 
-/* The early-warning distance (bytes before the end) the drive gives a medium of this capacity. */
+/* The early-warning distance (bytes before the end) for a medium of this capacity: one largest write at least, the capacity at most. */
 uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity);
 
 /* How the drive opens the cartridge of d->medium now (follow: beside its stage, waiting through ssc_stage_more). */

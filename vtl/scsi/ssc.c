@@ -165,10 +165,18 @@ uint64_t ssc_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* A cleaning cycle that has run its time ends: the drive ejects the cleaning cartridge. */
+static void opening_tick(struct ssc_drive *d);
+
+/*
+ * Moves the drive on: a cartridge a copy held is threaded once the copy lets
+ * go, a stage moves on, a cleaning cycle that has run its time ends (the
+ * drive ejects the cleaning cartridge).
+ */
 static void ssc_tick(struct ssc_drive *d)
 {
-	if (d->state == SSC_STAGING || d->following)
+	if (d->opening)
+		opening_tick(d);
+	else if (d->state == SSC_STAGING || d->following)
 		ssc_stage_tick(d);
 	if (d->state == SSC_CLEANING && ssc_now_ms() >= d->clean_until_ms) {
 		d->state = SSC_EJECTED;
@@ -236,6 +244,7 @@ static int ssc_unthread(struct ssc_drive *d, bool *unrecorded)
 	    d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_EJECTED) != VTL_OK && unrecorded)
 		*unrecorded = true;
 	d->following = false;
+	d->opening = false;
 	d->state = SSC_EJECTED;
 	return rc;
 }
@@ -436,9 +445,19 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 	pthread_mutex_unlock(&d->mu);
 }
 
-/* How long a load waits for a copy to physical tape to let go of the cartridge. */
+/*
+ * How long a load waits for a copy to physical tape to let go of the
+ * cartridge, unless the drive's stage wait ([library] recall_wait) says:
+ * a wait on another process with the drive held, as on a recall.
+ */
 #define YIELD_WAIT_MS 10000
 #define YIELD_RETRY_US 50000
+#define OPEN_RETRY_MS 50 /* a drive becoming ready tries to open the cartridge a copy held this often */
+
+static uint64_t yield_wait_ms(const struct ssc_drive *d)
+{
+	return d->cfg.stage_wait_ms ? d->cfg.stage_wait_ms : YIELD_WAIT_MS;
+}
 
 struct vtl_cart_params ssc_cart_params(struct ssc_drive *d, bool follow)
 {
@@ -461,7 +480,8 @@ int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out)
 	if (rc == VTL_E_BUSY && d->cfg.stage && d->cfg.stage->yield) {
 		/* The migrator reads it for a copy: a host's load comes first, the copy runs again later. */
 		d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
-		for (uint64_t until = ssc_now_ms() + YIELD_WAIT_MS; rc == VTL_E_BUSY && ssc_now_ms() < until;) {
+		d->yield_asked_ms = ssc_now_ms();
+		for (uint64_t until = d->yield_asked_ms + yield_wait_ms(d); rc == VTL_E_BUSY && ssc_now_ms() < until;) {
 			usleep(YIELD_RETRY_US);
 			rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, out);
 		}
@@ -489,10 +509,16 @@ static void damage_events(struct ssc_drive *d, struct vtl_cart *c)
 	}
 }
 
-int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
+int ssc_record_loaded(struct ssc_drive *d)
 {
 	int rc = d->cfg.on_medium ? d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED) : VTL_OK;
 	d->unrecorded = rc != VTL_OK;
+	return rc;
+}
+
+int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
+{
+	int rc = ssc_record_loaded(d);
 	if (rc != VTL_OK) {
 		/* Nothing was written through c yet: its close cannot lose data. */
 		vtl_ignore(vtl_cart_close(c));
@@ -515,6 +541,60 @@ int ssc_thread(struct ssc_drive *d, bool follow)
 	if (rc == VTL_OK)
 		rc = ssc_threaded(d, c, follow);
 	return rc;
+}
+
+/*
+ * The robot put the cartridge in, but a copy to physical tape still holds
+ * it after the yield wait: the drive keeps it and is becoming ready (NOT
+ * READY, 04h/01h), as a real drive threading a tape is, until the copy lets
+ * go (opening_tick); the move itself is done. The catalog says "loaded"
+ * first, so that no new copy starts. on_medium failing: as ssc_threaded.
+ */
+static int opening_begin(struct ssc_drive *d)
+{
+	int rc = ssc_record_loaded(d);
+	if (rc != VTL_OK)
+		return rc;
+	d->state = SSC_STAGING;
+	d->opening = true;
+	d->open_retry_ms = ssc_now_ms() + OPEN_RETRY_MS;
+	log_info("drive %s: a copy still holds %s: becoming ready until it lets go", d->dev.ident.serial,
+		 d->medium.barcode);
+	return VTL_OK;
+}
+
+/* One try at threading the cartridge a copy held (never a wait: commands and status displays come through here). */
+static void opening_tick(struct ssc_drive *d)
+{
+	uint64_t now = ssc_now_ms();
+	if (now < d->open_retry_ms)
+		return;
+	d->open_retry_ms = now + OPEN_RETRY_MS;
+	struct vtl_cart_params p = ssc_cart_params(d, false);
+	struct vtl_cart *c;
+	int rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &c);
+	if (rc == VTL_E_BUSY) {
+		/* The request is only a hint to the migrator: asked again after each wait. */
+		if (now - d->yield_asked_ms >= yield_wait_ms(d) && d->cfg.stage && d->cfg.stage->yield) {
+			d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
+			d->yield_asked_ms = ssc_now_ms();
+		}
+		return;
+	}
+	if (rc != VTL_OK) {
+		/* The drive cannot load it: ejected, so that the robot may take it back (NOT READY, 3Ah/00h meanwhile). */
+		log_error("drive %s: cannot open cartridge %s: %s; it is ejected", d->dev.ident.serial, d->medium.barcode,
+			  vtl_strerror(rc));
+		bool unrecorded;
+		if (ssc_unthread(d, &unrecorded) == VTL_OK && unrecorded) /* nothing was open: only the catalog can fail */
+			log_warn("drive %s: the catalog cannot record that %s is ejected", d->dev.ident.serial,
+				 d->medium.barcode);
+		return;
+	}
+	if (ssc_threaded(d, c, false) != VTL_OK)
+		return; /* the catalog cannot record the load: still becoming ready, the next try records it */
+	d->opening = false;
+	ua_raise_all(&d->dev.ua, UA_MEDIUM_CHANGED, UA_NO_NEXUS); /* not ready to ready */
 }
 
 int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen)
@@ -540,7 +620,7 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		d->label = label;
 		d->can_write = can_write;
 		d->capacity = m->capacity ? m->capacity : label.capacity;
-		d->following = d->modified = false;
+		d->following = d->modified = d->opening = false;
 		d->stage = SSC_STAGE_DONE;
 		if (label.cleaning) {
 			d->state = SSC_CLEANING;
@@ -549,12 +629,18 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		} else {
 			d->unrecorded = false;
 			rc = m->migrated && d->cfg.stage && d->cfg.stage->poll ? ssc_stage_begin(d) : ssc_thread(d, false);
+			/* A copy asked to let go has not yet: the cartridge is in, the drive becoming ready. */
+			if (rc == VTL_E_BUSY && !d->unrecorded && d->cfg.stage && d->cfg.stage->yield)
+				rc = opening_begin(d);
 			if (rc != VTL_OK && d->unrecorded) {
 				/* The catalog's failure, whatever its code (VTL_E_IO: HARDWARE ERROR for a host). */
 				snprintf(err, errlen, "the catalog cannot record that %s is loaded", m->barcode);
 				rc = VTL_E_IO;
 			} else if (rc != VTL_OK) {
 				snprintf(err, errlen, "cannot open cartridge %s: %s", m->barcode, vtl_strerror(rc));
+				/* Its files cannot be read or their repair made durable: the drive failed to load it. */
+				if (rc != VTL_E_BUSY && rc != VTL_E_NOMEM)
+					rc = VTL_E_MEDIUM;
 			}
 			if (rc != VTL_OK)
 				d->state = SSC_EMPTY;

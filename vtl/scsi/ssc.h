@@ -135,9 +135,13 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c);
  * NOT READY TO READY CHANGE) or, for a cleaning cartridge, cleans and then
  * ejects it. VTL_E_DST_FULL if one is in the drive; VTL_E_INCOMPATIBLE (with
  * err) if the drive cannot read this medium (the cartridge is not taken),
- * VTL_E_INVAL for a label that is no LTO label; VTL_E_*
- * from the pool when the cartridge cannot be opened; VTL_E_IO when on_medium
- * cannot record the load (the drive stays empty).
+ * VTL_E_INVAL for a label that is no LTO label; VTL_E_MEDIUM when the
+ * cartridge cannot be opened (its files cannot be read, or their repair
+ * cannot be made durable: a failed load, err says why), VTL_E_BUSY when a
+ * copy holds it and the library has no stage ops to ask it to let go,
+ * VTL_E_NOMEM; VTL_E_IO when on_medium cannot record the load (the drive
+ * stays empty). With stage ops, a copy that does not let go within the
+ * stage wait leaves the drive SSC_STAGING, becoming ready, until it does.
  */
 int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen);
 

@@ -30,7 +30,7 @@ enum ssc_state {
 	SSC_LOADED,     /* cartridge threaded, ready */
 	SSC_EJECTED,    /* cartridge in the drive's mouth, unloaded: the robot may take it */
 	SSC_CLEANING,   /* a cleaning cartridge is running its cycle */
-	SSC_STAGING,    /* a migrated cartridge threaded, nothing of it back on disk yet: becoming ready */
+	SSC_STAGING,    /* becoming ready: a migrated cartridge with nothing back on disk yet, or one a copy still holds */
 };
 
 /* How the stage back to disk (recall) of a migrated cartridge stands. */

@@ -29,6 +29,7 @@
 #define FD_CACHE_MAX 8
 /* Space a sealed footer needs beyond 4 bytes per object: EOD, FMARKS, INDEX headers, trailer. */
 #define FOOTER_FIXED (3 * REC_HEADER_LEN + TRAILER_LEN)
+_Static_assert(VTL_RECORD_OVERHEAD == REC_HEADER_LEN, "capacity counts a record header per object");
 /* Bytes of a segment the crash scan reads at once. */
 #define SCAN_WINDOW (4u << 20)
 /* The marker file of a cut not yet synced, in the cartridge's folder on its home member. */

@@ -24,6 +24,8 @@
 #include "backend/pool.h"
 
 #define VTL_BLOCK_MAX (16u << 20) /* largest data block accepted */
+/* Stored bytes an object takes on the medium beyond its payload (its record header), as capacity counts them. */
+#define VTL_RECORD_OVERHEAD 32u
 
 struct vtl_cart;
 

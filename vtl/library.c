@@ -317,20 +317,24 @@ int library_open(struct vtl_catalog *cat, struct vtl_pool *pool, const char *nam
 	*out = lib;
 	return VTL_OK;
 fail:
-	library_close(lib);
+	/* The open's own error is what the caller must see; a drive's failed close is logged by the drive. */
+	vtl_ignore(library_close(lib));
 	return rc;
 }
 
-void library_close(struct vtl_library *lib)
+int library_close(struct vtl_library *lib)
 {
 	if (!lib)
-		return;
+		return VTL_OK;
+	int first = VTL_OK;
 	for (unsigned i = 0; i < lib->ndrives; i++) {
 		struct ssc_status st;
 		if (!lib->drives[i].drive)
 			continue;
 		ssc_status(lib->drives[i].drive, &st);
-		ssc_destroy(lib->drives[i].drive); /* closes (syncs) a loaded cartridge */
+		int rc = ssc_destroy(lib->drives[i].drive); /* closes (syncs) a loaded cartridge; logs a failure */
+		if (first == VTL_OK)
+			first = rc;
 		/* No host waits on a shutdown: the log tells the operator the catalog's totals are behind. */
 		if (st.state != SSC_EMPTY && st.barcode[0] && record_usage(lib, st.barcode, &st) != VTL_OK)
 			log_warn("cannot record the usage of %s at shutdown: %s", st.barcode, catalog_last_error(lib->cat));
@@ -338,6 +342,7 @@ void library_close(struct vtl_library *lib)
 	free(lib->drives);
 	pthread_mutex_destroy(&lib->mu);
 	free(lib);
+	return first;
 }
 
 const struct cat_library *library_info(const struct vtl_library *lib)

@@ -49,8 +49,12 @@ struct library_options {
 int library_open(struct vtl_catalog *cat, struct vtl_pool *pool, const char *name, const struct library_options *opt,
 		 struct vtl_library **out, char *err, size_t errlen);
 
-/* Unloads every drive, records each cartridge's usage and frees lib. */
-void library_close(struct vtl_library *lib);
+/*
+ * Closes every drive (a loaded cartridge is synced and stays in its drive),
+ * records each cartridge's usage and frees lib. Returns the first drive's
+ * close error (its final sync failed; each is logged), else VTL_OK.
+ */
+int library_close(struct vtl_library *lib);
 
 /* The library's catalog row (element ranges, identity). */
 const struct cat_library *library_info(const struct vtl_library *lib);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Benchmark of the cartridge store (backend/): append and sequential-read
- * throughput, LOCATE latency and the on-disk index overhead.
+ * throughput, LOCATE latency, the on-disk index overhead, and writing with a
+ * WRITE FILEMARKS (a filemark and a sync) every 1, 8 or 64 blocks.
  *
  * Every figure is printed next to a baseline measured in the same run, in the
  * same folder, on the same bytes (raw write()/read()/pread() of a plain file),
@@ -12,7 +13,7 @@
  * Knobs (environment, all optional; docs/benchmarks.md has the defaults):
  * VTL_BENCH_DIR, VTL_BENCH_MB, VTL_BENCH_MEMBERS, VTL_BENCH_ROUNDS,
  * VTL_BENCH_POOL_MB, VTL_BENCH_LOCATE_BLOCKS, VTL_BENCH_LOCATES,
- * VTL_BENCH_PRECONDITION, VTL_BENCH_SEED, VTL_BENCH_KV.
+ * VTL_BENCH_PRECONDITION, VTL_BENCH_SEED, VTL_BENCH_KV, VTL_BENCH_FM_MB.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -40,7 +41,7 @@
 #include <unistd.h>
 
 #include "backend/cartridge.h"
-#include "backend/format.h" /* REC_HEADER_LEN, SEG_HEADER_LEN: the record and segment header sizes */
+#include "backend/format.h" /* REC_HEADER_LEN, SEG_HEADER_LEN, SEG_SYNCMARK_*: header sizes, the sync mark */
 #include "backend/pool.h"
 #include "common/crc32c.h"
 #include "common/vtl_error.h"
@@ -82,6 +83,7 @@ struct cfg {
 	unsigned rounds;
 	bool precondition;
 	bool kv;
+	uint64_t fm_bytes; /* per run of the WRITE FILEMARKS-heavy section */
 };
 
 /* ---------------------------------------------------------------- output */
@@ -90,7 +92,7 @@ struct kv {
 	char key[64];
 	char val[40];
 };
-static struct kv g_kv[160];
+static struct kv g_kv[200];
 static unsigned g_nkv;
 
 static void kv(const char *key, const char *fmt, ...)
@@ -668,6 +670,9 @@ static int read_cfg(struct cfg *c)
 	if (env_u64("VTL_BENCH_KV", 1, 0, 1, &v))
 		return -1;
 	c->kv = v != 0;
+	if (env_u64("VTL_BENCH_FM_MB", 64, 1, 1u << 20, &v))
+		return -1;
+	c->fm_bytes = v * MIB;
 	return 0;
 }
 
@@ -1514,6 +1519,176 @@ static void on_signal(int sig)
 	g_stop = 1;
 }
 
+/* ---------------------------------------------------------------- WRITE FILEMARKS-heavy writing */
+
+/*
+ * A host that writes a filemark every few blocks (WRITE FILEMARKS without
+ * IMMED: the drive syncs everything before it) pays a sync per filemark.
+ * Since the damage detection, each sync of a cartridge also writes its
+ * segment's sync mark (header bytes 80..95, carried by the next fdatasync),
+ * so the header's page is written again at every sync. Measured beside a
+ * plain file in the same folder with the same blocks and an fdatasync at the
+ * same points, and beside the same plain file that also rewrites 16 bytes at
+ * offset 80 after each fdatasync, which tells the mark's share.
+ */
+#define FM_BLK ((size_t)64 << 10) /* block size of the filemark runs */
+static const unsigned fm_every[] = {1, 8, 64};
+enum { FM_RAW, FM_RAW_MARK, FM_CART, FM_KINDS }; /* per pattern: plain file, plain file with the mark, cartridge */
+
+struct fmres {
+	double secs;
+	unsigned syncs;
+};
+
+/* Plain file: every blocks by write(), then fdatasync (with mark: then 16 bytes rewritten at offset 80). */
+static int raw_fm_write(const char *path, unsigned every, bool mark, const unsigned char *src, size_t pool,
+			uint64_t total, struct fmres *r)
+{
+	memset(r, 0, sizeof *r);
+	unlink(path);
+	settle();
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return fail_sys("open", path);
+	unsigned char m[SEG_SYNCMARK_LEN];
+	memset(m, 0xA5, sizeof m);
+	uint64_t t0 = now_ns(), n = 0;
+	for (uint64_t off = 0; off < total; off += FM_BLK) {
+		if (g_stop) {
+			close(fd);
+			return interrupted();
+		}
+		if (write_full(fd, src + off % pool, FM_BLK)) {
+			close(fd);
+			return fail_sys("write", path);
+		}
+		if (++n % every && off + FM_BLK < total)
+			continue;
+		if (fdatasync(fd) != 0) {
+			close(fd);
+			return fail_sys("fdatasync", path);
+		}
+		r->syncs++;
+		if (mark && pwrite(fd, m, sizeof m, SEG_SYNCMARK_OFF) != (ssize_t)sizeof m) {
+			close(fd);
+			return fail_sys("pwrite", path);
+		}
+	}
+	r->secs = (double)(now_ns() - t0) / 1e9;
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+/* The cartridge: every blocks, then WRITE FILEMARKS as the drive runs it without IMMED (a filemark, then a sync). */
+static int cart_fm_write(const char *bc, unsigned every, const unsigned char *src, size_t pool, uint64_t total,
+			 struct fmres *r)
+{
+	memset(r, 0, sizeof *r);
+	int ex = vtl_cart_exists(g_pool, bc), rc;
+	if (ex > 0 && (rc = vtl_cart_delete(g_pool, bc)))
+		return fail_vtl("vtl_cart_delete", rc);
+	if ((rc = vtl_cart_create(g_pool, bc)))
+		return fail_vtl("vtl_cart_create", rc);
+	struct vtl_cart *c;
+	struct vtl_cart_params p = {0};
+	if ((rc = vtl_cart_open(g_pool, bc, &p, &c)))
+		return fail_vtl("vtl_cart_open", rc);
+	settle();
+	uint64_t t0 = now_ns(), n = 0, fms = 0;
+	for (uint64_t off = 0; off < total; off += FM_BLK) {
+		if (g_stop)
+			return interrupted();
+		if ((rc = vtl_cart_write_block(c, src + off % pool, FM_BLK)) != VTL_OK)
+			return fail_vtl("vtl_cart_write_block", rc);
+		if (++n % every && off + FM_BLK < total)
+			continue;
+		if ((rc = vtl_cart_write_filemarks(c, 1)) != VTL_OK)
+			return fail_vtl("vtl_cart_write_filemarks", rc);
+		fms++;
+		if ((rc = vtl_cart_sync(c)) != VTL_OK)
+			return fail_vtl("vtl_cart_sync", rc);
+		r->syncs++;
+	}
+	r->secs = (double)(now_ns() - t0) / 1e9;
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
+	if (pos.eod != n + fms)
+		return fail_msg("%s: %" PRIu64 " blocks and %" PRIu64 " filemarks written, end of data at %" PRIu64, bc, n,
+				fms, pos.eod);
+	if ((rc = vtl_cart_close(c)))
+		return fail_vtl("vtl_cart_close", rc);
+	if ((rc = vtl_cart_delete(g_pool, bc)))
+		return fail_vtl("vtl_cart_delete", rc);
+	return 0;
+}
+
+static int section_filemarks(const struct cfg *cf, const unsigned char *rnd)
+{
+	uint64_t total = cf->fm_bytes / FM_BLK * FM_BLK;
+	unsigned R = cf->rounds;
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/raw_filemarks.dat", g_dir);
+	printf("\n== 5. WRITE FILEMARKS-heavy writing: %" PRIu64 " MiB per run in 64 KiB blocks, a filemark and a sync\n"
+	       "   (WRITE FILEMARKS without IMMED) after every 1, 8 or 64 blocks, timed from the first write to the\n"
+	       "   last sync. Baselines in the same folder with the same blocks: a plain file, write() and an\n"
+	       "   fdatasync where the cartridge syncs; the same with 16 bytes rewritten at offset 80 after each\n"
+	       "   fdatasync (what the sync mark adds). %u round%s, a pattern's three runs in a row (reversed every\n"
+	       "   second round); MB/s of host data and ms per sync, the medians; the ratio's range is over the\n"
+	       "   rounds (each round's cartridge / plain), to show how steady the disk was\n\n",
+	       total / MIB, R, R > 1 ? "s" : "");
+	printf("   %-6s %9s %11s %10s %11s %12s %9s %11s %10s\n", "every", "plain", "plain+mark", "cartridge",
+	       "cartridge/", "ratio", "ms/sync", "ms/sync", "ms/sync");
+	printf("   %-6s %9s %11s %10s %11s %12s %9s %11s %10s\n", "blocks", "MB/s", "MB/s", "MB/s", "plain", "range",
+	       "plain", "plain+mark", "cartridge");
+	for (size_t e = 0; e < sizeof fm_every / sizeof fm_every[0]; e++) {
+		unsigned every = fm_every[e];
+		struct fmres res[FM_KINDS][ROUNDS_MAX];
+		for (unsigned r = 0; r < R; r++)
+			for (int k = 0; k < FM_KINDS; k++) {
+				int kind = r % 2 ? FM_KINDS - 1 - k : k;
+				int rc = kind == FM_CART
+						 ? cart_fm_write("BENCHF", every, rnd, cf->pool_bytes, total, &res[kind][r])
+						 : raw_fm_write(path, every, kind == FM_RAW_MARK, rnd, cf->pool_bytes, total,
+								&res[kind][r]);
+				if (rc)
+					return -1;
+			}
+		double rate[FM_KINDS], ms[FM_KINDS], v[ROUNDS_MAX];
+		for (int k = 0; k < FM_KINDS; k++) {
+			for (unsigned r = 0; r < R; r++)
+				v[r] = mbps(total, res[k][r].secs);
+			rate[k] = median(v, R);
+			for (unsigned r = 0; r < R; r++)
+				v[r] = res[k][r].syncs ? res[k][r].secs * 1e3 / res[k][r].syncs : 0;
+			ms[k] = median(v, R);
+		}
+		double ratio = rate[FM_RAW] > 0 ? rate[FM_CART] / rate[FM_RAW] : 0, lo = 0, hi = 0;
+		for (unsigned r = 0; r < R; r++) {
+			double x = res[FM_CART][r].secs > 0 ? res[FM_RAW][r].secs / res[FM_CART][r].secs : 0;
+			lo = r == 0 || x < lo ? x : lo;
+			hi = r == 0 || x > hi ? x : hi;
+		}
+		char range[32];
+		snprintf(range, sizeof range, "%.2f..%.2f", lo, hi);
+		printf("   %-6u %9.1f %11.1f %10.1f %11.2f %12s %9.3f %11.3f %10.3f\n", every, rate[FM_RAW],
+		       rate[FM_RAW_MARK], rate[FM_CART], ratio, range, ms[FM_RAW], ms[FM_RAW_MARK], ms[FM_CART]);
+		char key[64];
+		snprintf(key, sizeof key, "filemarks.every%u.plain_mbs", every);
+		kv(key, "%.1f", rate[FM_RAW]);
+		snprintf(key, sizeof key, "filemarks.every%u.plain_mark_mbs", every);
+		kv(key, "%.1f", rate[FM_RAW_MARK]);
+		snprintf(key, sizeof key, "filemarks.every%u.cart_mbs", every);
+		kv(key, "%.1f", rate[FM_CART]);
+		snprintf(key, sizeof key, "filemarks.every%u.cart_over_plain", every);
+		kv(key, "%.3f", ratio);
+		snprintf(key, sizeof key, "filemarks.every%u.cart_ms_per_sync", every);
+		kv(key, "%.3f", ms[FM_CART]);
+	}
+	printf("\n   (ratios, not verdicts: nothing here passes or fails on time)\n");
+	return 0;
+}
+
 static int run(const struct cfg *cf)
 {
 	char g1[32];
@@ -1622,6 +1797,8 @@ static int run(const struct cfg *cf)
 	if (section_throughput(cf, rnd, cmp, buf))
 		return -1;
 	if (section_locate(cf, rnd, buf))
+		return -1;
+	if (section_filemarks(cf, rnd))
 		return -1;
 	free(rnd);
 	free(cmp);

@@ -25,8 +25,10 @@
 #   ERROR as a current error, then the same fence as after a failed sync;
 # - early warning: with SEW 1 the WRITE that reaches it syncs (its failed
 #   sync is the deferred MEDIUM ERROR), the buffered WRITEs before it do not;
-# - vtld stopping (SIGTERM) with a tape loaded syncs it; `vtlctl unload` of a
-#   tape whose sync fails moves it home, fails and says why, and logs it.
+# - vtld stopping (SIGTERM) with a tape loaded syncs it; when that sync fails,
+#   vtld logs the cartridge and the error and exits 3 (not 0); `vtlctl
+#   unload` of a tape whose sync fails moves it home, fails and says why, and
+#   logs it.
 #
 # vtld built with AddressSanitizer (make asan): the sanitizer's runtime must
 # come first among the preloaded libraries, so it is preloaded before the shim.
@@ -59,9 +61,11 @@ EW_SLOT=1029
 STOP_SLOT=1030
 CTL_SLOT=1031
 DRIVE_ELEMENT=257
-# A tape small enough to reach early warning in about 175 blocks; its window (capacity/50 before the end)
-# wider than the largest block, so that no block can jump over it to the end of the medium.
+# A tape small enough to reach early warning in about 30 blocks: its window is one largest write (8 MiB and a
+# record header, wider than capacity/50), so that no block can jump over it to the end of the medium.
 EW_CAPACITY=10M
+# vtld's exit status when a loaded cartridge's final sync failed at a stop (vtl/vtld/main.c, docs/operations.md).
+EXIT_UNSYNCED=3
 
 . "$here/vtld_env.sh"
 vtld_env vtl-faults
@@ -139,11 +143,19 @@ host verify $WRITE_SLOT "$tmp/write.manifest"
 step "early warning (slot $EW_SLOT, $EW_CAPACITY): the WRITE that reaches it syncs, none before it"
 host earlywarning $EW_SLOT "$tmp/ew.manifest" "$trigger"
 host verify $EW_SLOT "$tmp/ew.manifest"
-step "vtld stopping (SIGTERM) with a tape loaded syncs it (slot $STOP_SLOT)"
+step "vtld stopping (SIGTERM) with a tape loaded syncs it; that sync fails (slot $STOP_SLOT): exit $EXIT_UNSYNCED, logged"
 host leave $STOP_SLOT "$tmp/stop.manifest"
 : >"$trigger"
-vtld_stop
+kill -TERM "$pid"
+st=0
+wait "$pid" || st=$?
+pid=""
 [ ! -e "$trigger" ] || fail "vtld stopped without syncing the loaded tape"
+[ "$st" -eq $EXIT_UNSYNCED ] || fail "vtld exited with status $st after the final sync of S00001L8 failed (expected $EXIT_UNSYNCED)"
+grep -q "error drive [^ ]*: the final sync of cartridge S00001L8 failed (I/O error)" "$log" ||
+	fail "vtld did not log the cartridge whose final sync failed"
+grep -q "error stopped, but a loaded cartridge could not be synced" "$log" || fail "vtld did not log its failed stop"
+echo "   vtld exited $st: $(grep "the final sync of cartridge S00001L8" "$log" | sed 's/^[^ ]* [^ ]* //')"
 vtld_start
 "$VTLCTL" -c "$conf" unload $DRIVE_ELEMENT >"$tmp/unload" 2>&1 || fail "vtlctl unload $DRIVE_ELEMENT: $(cat "$tmp/unload")"
 host verify $STOP_SLOT "$tmp/stop.manifest"

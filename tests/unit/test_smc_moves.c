@@ -546,15 +546,24 @@ static void operator_load_and_unload(void **state)
 
 /* ------------------------------------------------------------- the whole life */
 
-/* Stops the changer and the library and starts them again, as a restart of vtld does. */
-static void restart(void)
+/*
+ * Stops the changer and the library and starts them again, as a restart of
+ * vtld does, with drives whose waits on another process end after wait_ms
+ * ([library] recall_wait; 0: the default).
+ */
+static void restart_waiting(unsigned wait_ms)
 {
 	smc_destroy(g.ch);
-	library_close(g.lib);
-	struct library_options opt = {0};
+	EXPECT_RC(library_close(g.lib), 0);
+	struct library_options opt = {.stage_wait_ms = wait_ms};
 	EXPECT_RC(library_open(g.h->cat, g.h->fx->pool, "LIB1", &opt, &g.lib, g.err, sizeof g.err), 0);
 	changer_up();
 	attention(NULL, NEXUS, ASC_POWER_ON_RESET);
+}
+
+static void restart(void)
+{
+	restart_waiting(0);
 }
 
 /* READ ELEMENT STATUS before and after a restart are the same, byte for byte. */
@@ -817,6 +826,54 @@ static void recalling_without_a_recall_ends_the_wait(void **state)
 	expect(SCSI_CHECK_CONDITION, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR); /* not a false end of data */
 }
 
+/*
+ * A host moves a cartridge into a drive while a copy to physical tape holds
+ * it (its shared lock) and does not let go within the wait: the robot's move
+ * is done (GOOD, the cartridge in the drive, recorded loaded so that no new
+ * copy starts), and the drive answers NOT READY, BECOMING READY (04h/01h),
+ * as a drive threading a tape does, until the copy lets go; then NOT READY
+ * TO READY CHANGE, and the tape works.
+ */
+static void move_into_a_drive_a_copy_holds(void **state)
+{
+	(void)state;
+	enum { WAIT_MS = 200, READY_MS = 5000 };
+	restart_waiting(WAIT_MS);
+	struct vtl_cart_params ro = {.readonly = true};
+	struct vtl_cart *copy = NULL;
+	EXPECT_RC(vtl_cart_open(g.h->fx->pool, "D00000L8", &ro, &copy), 0);
+	move(SLOT(0), DRIVE(0));
+	expect(SCSI_GOOD, 0, 0);
+	elem(DRIVE(0), "D00000L8", SLOT(0), F_ACCESS, 0); /* in the drive, which holds it threading */
+	elem(SLOT(0), NULL, CAT_NO_ELEMENT, 0, 0);
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(g.h->cat, "D00000L8", &cc), 0);
+	assert_string_equal(cc.state, "loaded");
+	struct ssc_drive *d = library_drive(g.lib, 0, NULL);
+	attention(d, NEXUS, ASC_POWER_ON_RESET);
+	uint8_t tur[6] = {0};
+	send(d, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect(SCSI_CHECK_CONDITION, SK_NOT_READY, ASC_BECOMING_READY);
+	usleep(2 * WAIT_MS * 1000); /* past the wait, still held: still becoming ready */
+	send(d, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect(SCSI_CHECK_CONDITION, SK_NOT_READY, ASC_BECOMING_READY);
+	/* The copy lets go: the drive threads the tape. */
+	EXPECT_RC(vtl_cart_close(copy), 0);
+	unsigned waited = 0;
+	while (send(d, NEXUS, tur, 6, SCSI_DIR_NONE, NULL, 0) != SCSI_GOOD && g.c.sense.key == SK_NOT_READY) {
+		expect(SCSI_CHECK_CONDITION, SK_NOT_READY, ASC_BECOMING_READY);
+		assert_true(waited < READY_MS);
+		usleep(10000);
+		waited += 10;
+	}
+	expect(SCSI_CHECK_CONDITION, SK_UNIT_ATTENTION, ASC_NOT_READY_TO_READY);
+	quiet(d, NEXUS);
+	uint8_t cdb[6], data[512];
+	fill(data, sizeof data, 9);
+	drive_cmd(0, cdb, cdb_write6(cdb, false, sizeof data), SCSI_DIR_OUT, data, sizeof data);
+	expect(SCSI_GOOD, 0, 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -826,7 +883,7 @@ int main(void)
 		T(prevent_locks_the_mail_slots), T(operator_import_and_export), T(operator_load_and_unload),
 		T(write_export_import_read_back), T(unrecorded_load_fails_the_move), T(unrecorded_usage_fails_the_move_out),
 		T(unrecorded_first_write_is_refused), T(unrecorded_unload_is_a_hardware_error),
-		T(recalling_without_a_recall_ends_the_wait),
+		T(recalling_without_a_recall_ends_the_wait), T(move_into_a_drive_a_copy_holds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,7 +298,8 @@ static unsigned fill(struct host *h, unsigned max)
 static void early_warning_and_end(void **state)
 {
 	struct host *h = *state;
-	host_new_cart(h, "A00009L8", 4u << 20); /* a 4 MiB cartridge: early warning 2% before the end */
+	/* A 4 MiB cartridge is narrower than the early-warning zone (one largest write): in it from BOT. */
+	host_new_cart(h, "A00009L8", 4u << 20);
 	host_load(h, "A00009L8");
 	unsigned good = fill(h, 1000);
 	/* Early warning: the block was written, NO SENSE with EOM and END-OF-PARTITION/MEDIUM DETECTED. */
@@ -330,6 +331,46 @@ static void early_warning_and_end(void **state)
 		read_var(h, 65536, false);
 		expect_good(h);
 		assert_memory_equal(rbuf, wbuf, 65536);
+	}
+}
+
+/*
+ * A small cartridge whose 2% early-warning zone is narrower than one write:
+ * the host still gets early warning (NO SENSE, EOM) before the end (VOLUME
+ * OVERFLOW), never the end first, and every block acknowledged reads back.
+ */
+static void early_warning_before_the_end_of_a_small_tape(void **state)
+{
+	struct host *h = *state;
+	enum { BLOCK = sizeof wbuf };                /* 1 MiB writes: the zone of 2% of 40 MiB is 800 KiB */
+	host_new_cart(h, "A00012L8", 40u << 20);
+	host_load(h, "A00012L8");
+	gen_data(wbuf, BLOCK, 12, false);
+	uint8_t cdb[6];
+	unsigned good = 0, warned = 0;
+	for (;;) {
+		host_cmd(h, cdb, cdb_write6(cdb, false, BLOCK), SCSI_DIR_OUT, wbuf, BLOCK);
+		if (h->c.status == SCSI_GOOD) {
+			assert_int_equal(warned, 0); /* past early warning, every write says so */
+			good++;
+		} else if (h->c.sense.key == SK_NO_SENSE) {
+			expect_sense(h, SK_NO_SENSE, ASC_EOM_DETECTED);
+			assert_true(h->c.sense.eom);
+			warned++;
+		} else {
+			break;
+		}
+		assert_true(good + warned < 64);
+	}
+	expect_sense(h, SK_VOLUME_OVERFLOW, ASC_EOM_DETECTED);
+	if (!warned)
+		fail_msg("VOLUME OVERFLOW after %u GOOD writes of %u bytes without an early warning", good, BLOCK);
+	assert_int_equal(host_position(h), good + warned);
+	rewind_tape(h);
+	for (unsigned i = 0; i < good + warned; i++) {
+		read_var(h, BLOCK, false);
+		expect_good(h);
+		assert_memory_equal(rbuf, wbuf, BLOCK);
 	}
 }
 
@@ -462,7 +503,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(variable_round_trip), T(incorrect_length), T(fixed_mode), T(short_and_split_buffers),
 		T(write_protection), T(worm_appends_only), T(filemarks_command), T(early_warning_and_end),
-		T(fixed_mode_at_the_end), T(pool_full), T(unbuffered_mode), T(deferred_error_reporting),
+		T(early_warning_before_the_end_of_a_small_tape), T(fixed_mode_at_the_end), T(pool_full),
+		T(unbuffered_mode), T(deferred_error_reporting),
 		T(verify_command), T(block_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

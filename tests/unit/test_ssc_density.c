@@ -203,7 +203,7 @@ static int write_blocks(struct host *h, unsigned n, size_t len)
 static void set_capacity_effect(void **state)
 {
 	struct host *h = *state;
-	const uint64_t native = 8u << 20;
+	const uint64_t native = 24u << 20; /* half of it is wider than the early-warning zone's minimum */
 	load_new(h, "A00003L8", native);
 	/* Not at BOT: ILLEGAL REQUEST, POSITION PAST BEGINNING OF MEDIUM. */
 	EXPECT_RC(write_blocks(h, 1, 1000), 0);
@@ -212,7 +212,7 @@ static void set_capacity_effect(void **state)
 	EXPECT_RC(vtl_cart_rewind(h->d->cart), 0);
 	set_capacity(h, 0, false);
 	expect_cdb_pointer(h, 3);
-	/* Half: 4 MiB (rounded down), the data gone. */
+	/* Half: 12 MiB (rounded down), the data gone. */
 	set_capacity(h, 32768, false);
 	expect_good(h);
 	uint64_t cap = native / 65535 * 32768 + native % 65535 * 32768 / 65535;
@@ -220,8 +220,13 @@ static void set_capacity_effect(void **state)
 	struct vtl_position pos;
 	vtl_cart_position(h->d->cart, &pos);
 	assert_int_equal(pos.eod, 0);
-	/* Early warning at capacity / 50 before the end, then no room: records of 64 KiB + 32. */
-	const uint64_t rec = (64 << 10) + 32, ew_at = cap - cap / 50;
+	/*
+	 * Early warning at capacity / 50 before the end, but never closer than
+	 * one largest write (8 MiB and its record header), then no room: records
+	 * of 64 KiB + 32.
+	 */
+	const uint64_t rec = (64 << 10) + 32, zone_min = SSC_BLOCK_LIMIT_MAX + VTL_RECORD_OVERHEAD;
+	const uint64_t ew_at = cap - (cap / 50 > zone_min ? cap / 50 : zone_min);
 	unsigned k = 0;
 	int rc = 0;
 	while ((rc = write_blocks(h, 1, 64 << 10)) == 0)

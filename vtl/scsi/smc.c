@@ -285,6 +285,16 @@ static struct scsi_sense move_refused(int rc)
 	case VTL_E_INACCESSIBLE:
 		/* A mail slot of an open bank (IBM TS3100/3200 SCSI reference: 5/3B/11). */
 		return sense_of(SK_ILLEGAL_REQUEST, ASC_MEDIUM_MAGAZINE_NOT_ACCESSIBLE);
+	case VTL_E_MEDIUM:
+		/*
+		 * The drive could not load the cartridge (its files unreadable, or their
+		 * repair not durable): what the drive's own LOAD answers, MEDIUM ERROR
+		 * (SPC-4 table 27), MEDIA LOAD OR EJECT FAILED (SPC-4 table 28: 53h/00h),
+		 * as libraries report a failed move into a drive (Exabyte Magnum 1x7
+		 * reference, MOVE MEDIUM errors: 3h/53h/00h); the cartridge stays in its
+		 * source element.
+		 */
+		return sense_of(SK_MEDIUM_ERROR, ASC_MEDIA_LOAD_EJECT_FAILED);
 	default:
 		return sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
 	}

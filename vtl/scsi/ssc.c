@@ -137,6 +137,14 @@ const struct scsi_op *ssc_command_table(size_t *n)
 
 #define EW_DEFAULT_DIVISOR 50        /* early warning at 98% of capacity unless configured */
 #define EW_DEFAULT_MAX (64ull << 30) /* and never more than 64 GiB before the end */
+/*
+ * The zone is never narrower than one largest write (a block of the READ
+ * BLOCK LIMITS maximum with its record header): a write that starts before
+ * early warning then always fits, so a host meets early warning (SSC-4
+ * 4.2.6: NO SENSE, EOM, 00h/02h) before VOLUME OVERFLOW, however small the
+ * cartridge. A cartridge no larger than the zone is in early warning from BOT.
+ */
+#define EW_MIN ((uint64_t)SSC_BLOCK_LIMIT_MAX + VTL_RECORD_OVERHEAD)
 
 uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 {
@@ -146,7 +154,9 @@ uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 		if (ew > EW_DEFAULT_MAX)
 			ew = EW_DEFAULT_MAX;
 	}
-	return ew < capacity ? ew : 0;
+	if (ew < EW_MIN)
+		ew = EW_MIN;
+	return ew < capacity ? ew : capacity;
 }
 
 uint64_t ssc_now_ms(void)
@@ -154,10 +164,18 @@ uint64_t ssc_now_ms(void)
 	return vtl_mono_ms();
 }
 
-/* A cleaning cycle that has run its time ends: the drive ejects the cleaning cartridge. */
+static void opening_tick(struct ssc_drive *d);
+
+/*
+ * Moves the drive on: a cartridge a copy held is threaded once the copy lets
+ * go, a stage moves on, a cleaning cycle that has run its time ends (the
+ * drive ejects the cleaning cartridge).
+ */
 static void ssc_tick(struct ssc_drive *d)
 {
-	if (d->state == SSC_STAGING || d->following)
+	if (d->opening)
+		opening_tick(d);
+	else if (d->state == SSC_STAGING || d->following)
 		ssc_stage_tick(d);
 	if (d->state == SSC_CLEANING && ssc_now_ms() >= d->clean_until_ms) {
 		d->state = SSC_EJECTED;
@@ -225,23 +243,28 @@ static int ssc_unthread(struct ssc_drive *d, bool *unrecorded)
 	    d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_EJECTED) != VTL_OK && unrecorded)
 		*unrecorded = true;
 	d->following = false;
+	d->opening = false;
 	d->state = SSC_EJECTED;
 	return rc;
 }
 
-void ssc_destroy(struct ssc_drive *d)
+int ssc_destroy(struct ssc_drive *d)
 {
 	if (!d)
-		return;
+		return VTL_OK;
 	d->cfg.on_medium = NULL; /* going away is no unload: the cartridge stays threaded for the next start */
 	int rc = ssc_unthread(d, NULL);
+	/* No host hears of it any more: the operator must, since acknowledged writes may be gone. */
 	if (rc != VTL_OK)
-		log_warn("drive %s: closing %s: %s", d->dev.ident.serial, d->medium.barcode, vtl_strerror(rc));
+		log_error("drive %s: the final sync of cartridge %s failed (%s): what was written after its last "
+			  "synchronizing command may not be on the disk",
+			  d->dev.ident.serial, d->medium.barcode, vtl_strerror(rc));
 	free(d->mam_mem);
 	free(d->bounce);
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->snap_mu);
 	free(d);
+	return rc;
 }
 
 const struct scsi_sense *ssc_not_ready(struct ssc_drive *d, struct scsi_sense *buf)
@@ -421,9 +444,19 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 	pthread_mutex_unlock(&d->mu);
 }
 
-/* How long a load waits for a copy to physical tape to let go of the cartridge. */
+/*
+ * How long a load waits for a copy to physical tape to let go of the
+ * cartridge, unless the drive's stage wait ([library] recall_wait) says:
+ * a wait on another process with the drive held, as on a recall.
+ */
 #define YIELD_WAIT_MS 10000
 #define YIELD_RETRY_US 50000
+#define OPEN_RETRY_MS 50 /* a drive becoming ready tries to open the cartridge a copy held this often */
+
+static uint64_t yield_wait_ms(const struct ssc_drive *d)
+{
+	return d->cfg.stage_wait_ms ? d->cfg.stage_wait_ms : YIELD_WAIT_MS;
+}
 
 struct vtl_cart_params ssc_cart_params(struct ssc_drive *d, bool follow)
 {
@@ -446,7 +479,8 @@ int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out)
 	if (rc == VTL_E_BUSY && d->cfg.stage && d->cfg.stage->yield) {
 		/* The migrator reads it for a copy: a host's load comes first, the copy runs again later. */
 		d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
-		for (uint64_t until = ssc_now_ms() + YIELD_WAIT_MS; rc == VTL_E_BUSY && ssc_now_ms() < until;) {
+		d->yield_asked_ms = ssc_now_ms();
+		for (uint64_t until = d->yield_asked_ms + yield_wait_ms(d); rc == VTL_E_BUSY && ssc_now_ms() < until;) {
 			usleep(YIELD_RETRY_US);
 			rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, out);
 		}
@@ -474,10 +508,16 @@ static void damage_events(struct ssc_drive *d, struct vtl_cart *c)
 	}
 }
 
-int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
+int ssc_record_loaded(struct ssc_drive *d)
 {
 	int rc = d->cfg.on_medium ? d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED) : VTL_OK;
 	d->unrecorded = rc != VTL_OK;
+	return rc;
+}
+
+int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
+{
+	int rc = ssc_record_loaded(d);
 	if (rc != VTL_OK) {
 		/* Nothing was written through c yet: its close cannot lose data. */
 		vtl_ignore(vtl_cart_close(c));
@@ -500,6 +540,60 @@ int ssc_thread(struct ssc_drive *d, bool follow)
 	if (rc == VTL_OK)
 		rc = ssc_threaded(d, c, follow);
 	return rc;
+}
+
+/*
+ * The robot put the cartridge in, but a copy to physical tape still holds
+ * it after the yield wait: the drive keeps it and is becoming ready (NOT
+ * READY, 04h/01h), as a real drive threading a tape is, until the copy lets
+ * go (opening_tick); the move itself is done. The catalog says "loaded"
+ * first, so that no new copy starts. on_medium failing: as ssc_threaded.
+ */
+static int opening_begin(struct ssc_drive *d)
+{
+	int rc = ssc_record_loaded(d);
+	if (rc != VTL_OK)
+		return rc;
+	d->state = SSC_STAGING;
+	d->opening = true;
+	d->open_retry_ms = ssc_now_ms() + OPEN_RETRY_MS;
+	log_info("drive %s: a copy still holds %s: becoming ready until it lets go", d->dev.ident.serial,
+		 d->medium.barcode);
+	return VTL_OK;
+}
+
+/* One try at threading the cartridge a copy held (never a wait: commands and status displays come through here). */
+static void opening_tick(struct ssc_drive *d)
+{
+	uint64_t now = ssc_now_ms();
+	if (now < d->open_retry_ms)
+		return;
+	d->open_retry_ms = now + OPEN_RETRY_MS;
+	struct vtl_cart_params p = ssc_cart_params(d, false);
+	struct vtl_cart *c;
+	int rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, &c);
+	if (rc == VTL_E_BUSY) {
+		/* The request is only a hint to the migrator: asked again after each wait. */
+		if (now - d->yield_asked_ms >= yield_wait_ms(d) && d->cfg.stage && d->cfg.stage->yield) {
+			d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
+			d->yield_asked_ms = ssc_now_ms();
+		}
+		return;
+	}
+	if (rc != VTL_OK) {
+		/* The drive cannot load it: ejected, so that the robot may take it back (NOT READY, 3Ah/00h meanwhile). */
+		log_error("drive %s: cannot open cartridge %s: %s; it is ejected", d->dev.ident.serial, d->medium.barcode,
+			  vtl_strerror(rc));
+		bool unrecorded;
+		if (ssc_unthread(d, &unrecorded) == VTL_OK && unrecorded) /* nothing was open: only the catalog can fail */
+			log_warn("drive %s: the catalog cannot record that %s is ejected", d->dev.ident.serial,
+				 d->medium.barcode);
+		return;
+	}
+	if (ssc_threaded(d, c, false) != VTL_OK)
+		return; /* the catalog cannot record the load: still becoming ready, the next try records it */
+	d->opening = false;
+	ua_raise_all(&d->dev.ua, UA_MEDIUM_CHANGED, UA_NO_NEXUS); /* not ready to ready */
 }
 
 int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen)
@@ -525,7 +619,7 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		d->label = label;
 		d->can_write = can_write;
 		d->capacity = m->capacity ? m->capacity : label.capacity;
-		d->following = d->modified = false;
+		d->following = d->modified = d->opening = false;
 		d->stage = SSC_STAGE_DONE;
 		if (label.cleaning) {
 			d->state = SSC_CLEANING;
@@ -534,12 +628,18 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		} else {
 			d->unrecorded = false;
 			rc = m->migrated && d->cfg.stage && d->cfg.stage->poll ? ssc_stage_begin(d) : ssc_thread(d, false);
+			/* A copy asked to let go has not yet: the cartridge is in, the drive becoming ready. */
+			if (rc == VTL_E_BUSY && !d->unrecorded && d->cfg.stage && d->cfg.stage->yield)
+				rc = opening_begin(d);
 			if (rc != VTL_OK && d->unrecorded) {
 				/* The catalog's failure, whatever its code (VTL_E_IO: HARDWARE ERROR for a host). */
 				snprintf(err, errlen, "the catalog cannot record that %s is loaded", m->barcode);
 				rc = VTL_E_IO;
 			} else if (rc != VTL_OK) {
 				snprintf(err, errlen, "cannot open cartridge %s: %s", m->barcode, vtl_strerror(rc));
+				/* Its files cannot be read or their repair made durable: the drive failed to load it. */
+				if (rc != VTL_E_BUSY && rc != VTL_E_NOMEM)
+					rc = VTL_E_MEDIUM;
 			}
 			if (rc != VTL_OK)
 				d->state = SSC_EMPTY;
@@ -757,7 +857,17 @@ void ssc_load_unload(struct scsi_dev *dev, struct scsi_cmd *c)
 			if (rc == VTL_OK)
 				ua_raise_all(&dev->ua, UA_MEDIUM_CHANGED, c->nexus);
 		} else {
-			rc = vtl_cart_rewind(d->cart); /* LOAD of a loaded medium positions at BOT; RETEN too */
+			/*
+			 * LOAD of a loaded medium positions at BOT (RETEN too): the drive
+			 * empties its buffer before it moves the tape, as for a REWIND,
+			 * and a failed sync is that deferred error (no filemark is added).
+			 */
+			struct scsi_sense s;
+			if (!ssc_flush(d, &s)) {
+				scsi_fail(c, s);
+				return;
+			}
+			rc = vtl_cart_rewind(d->cart);
 		}
 		if (rc == VTL_OK)
 			scsi_done(c, 0);

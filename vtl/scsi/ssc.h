@@ -30,7 +30,7 @@ enum ssc_state {
 	SSC_LOADED,     /* cartridge threaded, ready */
 	SSC_EJECTED,    /* cartridge in the drive's mouth, unloaded: the robot may take it */
 	SSC_CLEANING,   /* a cleaning cartridge is running its cycle */
-	SSC_STAGING,    /* a migrated cartridge threaded, nothing of it back on disk yet: becoming ready */
+	SSC_STAGING,    /* becoming ready: a migrated cartridge with nothing back on disk yet, or one a copy still holds */
 };
 
 /* How the stage back to disk (recall) of a migrated cartridge stands. */
@@ -60,7 +60,7 @@ struct ssc_config {
 	struct scsi_ident ident;  /* vendor, product, revision, serial; type is set to tape */
 	struct vtl_pool *pool;    /* where cartridges live */
 	struct vtl_catalog *cat;  /* MAM attributes are kept here; NULL keeps them for the load only */
-	uint64_t early_warning;   /* bytes before the end that early warning starts; 0: a default */
+	uint64_t early_warning;   /* bytes before the end that early warning starts (at least one largest write); 0: a default */
 	unsigned clean_ms;        /* how long a cleaning cycle takes */
 	/*
 	 * Told (under the drive's lock: it must not call back into the drive)
@@ -120,8 +120,12 @@ struct ssc_status {
  */
 int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out);
 
-/* Unloads any cartridge (syncing it) and frees d. */
-void ssc_destroy(struct ssc_drive *d);
+/*
+ * Closes a loaded cartridge (syncing it; it stays threaded for the next
+ * start) and frees d. Returns the close's error when the last writes could
+ * not be made durable (logged with the drive and the cartridge), else VTL_OK.
+ */
+int ssc_destroy(struct ssc_drive *d);
 
 /* Executes one command; status, sense and the data count are set in c. */
 void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c);
@@ -131,9 +135,13 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c);
  * NOT READY TO READY CHANGE) or, for a cleaning cartridge, cleans and then
  * ejects it. VTL_E_DST_FULL if one is in the drive; VTL_E_INCOMPATIBLE (with
  * err) if the drive cannot read this medium (the cartridge is not taken),
- * VTL_E_INVAL for a label that is no LTO label; VTL_E_*
- * from the pool when the cartridge cannot be opened; VTL_E_IO when on_medium
- * cannot record the load (the drive stays empty).
+ * VTL_E_INVAL for a label that is no LTO label; VTL_E_MEDIUM when the
+ * cartridge cannot be opened (its files cannot be read, or their repair
+ * cannot be made durable: a failed load, err says why), VTL_E_BUSY when a
+ * copy holds it and the library has no stage ops to ask it to let go,
+ * VTL_E_NOMEM; VTL_E_IO when on_medium cannot record the load (the drive
+ * stays empty). With stage ops, a copy that does not let go within the
+ * stage wait leaves the drive SSC_STAGING, becoming ready, until it does.
  */
 int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen);
 

@@ -138,6 +138,11 @@ struct ssc_drive {
 	bool stage_timed_out;      /* the running command's wait on the stage ended by its deadline */
 	bool unrecorded;           /* the last ssc_threaded or ssc_stage_begin failed: on_medium could not record it */
 
+	/* A cartridge the robot put in while a copy still held it (ssc.c): becoming ready until the copy lets go. */
+	bool opening;              /* SSC_STAGING without a stage: the drive opens it as soon as it can */
+	uint64_t open_retry_ms;    /* the next try */
+	uint64_t yield_asked_ms;   /* when the copy was last asked to let go */
+
 	/* Contiguous copy of a block whose data the transport split over several buffers. */
 	uint8_t *bounce;
 	size_t bounce_cap;
@@ -173,7 +178,7 @@ bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s);
 /* The density code of the loaded medium (or of the drive's own generation when none). */
 uint8_t ssc_density_of_medium(const struct ssc_drive *d);
 
-/* The early-warning distance (bytes before the end) the drive gives a medium of this capacity. */
+/* The early-warning distance (bytes before the end) for a medium of this capacity: one largest write at least, the capacity at most. */
 uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity);
 
 /* How the drive opens the cartridge of d->medium now (follow: beside its stage, waiting through ssc_stage_more). */
@@ -188,6 +193,9 @@ int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out);
  * closed, the drive stays as it was, d->unrecorded is set and its error returned.
  */
 int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow);
+
+/* Tells the library (on_medium) that the cartridge is threaded; sets d->unrecorded and returns its error when it cannot record it. */
+int ssc_record_loaded(struct ssc_drive *d);
 
 /* ssc_open_cart, then ssc_threaded. */
 int ssc_thread(struct ssc_drive *d, bool follow);

@@ -41,8 +41,7 @@ static enum ssc_stage poll_due(struct ssc_drive *d)
 int ssc_stage_begin(struct ssc_drive *d)
 {
 	/* The catalog says "loaded" before the stage starts, so that nothing but the stage touches the cartridge. */
-	int rc = d->cfg.on_medium ? d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_LOADED) : VTL_OK;
-	d->unrecorded = rc != VTL_OK;
+	int rc = ssc_record_loaded(d);
 	if (rc != VTL_OK)
 		return rc;
 	d->state = SSC_STAGING;

@@ -187,20 +187,21 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	*out = v;
 	return VTL_OK;
 fail:
-	vtld_stop(v);
+	/* rc says why the start failed; a cartridge's failed close is logged by its drive. */
+	vtl_ignore(vtld_stop(v));
 	return rc;
 }
 
-void vtld_stop(struct vtld *v)
+int vtld_stop(struct vtld *v)
 {
 	if (!v)
-		return;
+		return VTL_OK;
 	iscsi_target_stop(v->iscsi); /* no new commands; those in flight finish first */
 	tcmu_front_stop(v->tcmu);
 	for (unsigned i = 0; i < v->n_lus; i++)
 		lu_worker_stop(v->lus[i].worker);
 	smc_destroy(v->changer);
-	library_close(v->lib); /* syncs and closes loaded cartridges; they stay in their drives */
+	int rc = library_close(v->lib); /* syncs and closes loaded cartridges; they stay in their drives */
 	if (v->cat)
 		catalog_close(v->cat);
 	throttle_destroy(v->throttle);
@@ -208,6 +209,7 @@ void vtld_stop(struct vtld *v)
 		vtl_pool_close(v->pool);
 	free(v->hosts);
 	free(v);
+	return rc;
 }
 
 struct tcmu_front *vtld_tcmu(struct vtld *v)

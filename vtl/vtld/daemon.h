@@ -32,8 +32,13 @@ struct vtld;
  */
 int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_t errlen);
 
-/* Stops the workers (running what is queued), unloads nothing, syncs and closes everything. */
-void vtld_stop(struct vtld *v);
+/*
+ * Stops the workers (running what is queued), unloads nothing, syncs and
+ * closes everything. Returns VTL_OK, or the error of a loaded cartridge
+ * whose final sync failed (logged with its drive and barcode): what a host
+ * wrote after its last synchronizing command may be lost.
+ */
+int vtld_stop(struct vtld *v);
 
 struct vtl_library;
 /* The library model (for the control socket). */

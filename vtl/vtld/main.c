@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vtld: serves the library of a configuration file until SIGTERM or SIGINT,
- * then finishes the commands in flight, syncs the cartridges and exits 0.
+ * then finishes the commands in flight, syncs the cartridges and exits 0;
+ * VTLD_EXIT_UNSYNCED when a loaded cartridge's final sync failed, so that a
+ * service manager (and the operator) sees that acknowledged data may be lost.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -15,12 +17,21 @@
 #include "vtl/vtld/control.h"
 #include "vtl/vtld/daemon.h"
 
+/* Exit statuses (docs/operations.md, "Starting and stopping vtld"). */
+#define VTLD_EXIT_OK 0       /* stopped by a signal, every loaded cartridge synced */
+#define VTLD_EXIT_START 1    /* could not start: the log says why */
+#define VTLD_EXIT_USAGE 2    /* a wrong argument */
+#define VTLD_EXIT_UNSYNCED 3 /* stopped, but a loaded cartridge's final sync failed (logged with its barcode) */
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vtld [-c FILE] [--port N]\n"
 		   "  -c, --config FILE   the configuration (default $VTL_CONFIG, else ./vtl.conf)\n"
 		   "  -p, --port N        the iSCSI port, instead of [iscsi] port\n"
-		   "  -h, --help          this text\n");
+		   "  -h, --help          this text\n"
+		   "Exit status: 0 stopped (SIGTERM, SIGINT) with every loaded cartridge synced; 1 could not start;\n"
+		   "2 a wrong argument; 3 stopped, but the final sync of a loaded cartridge failed: what was written\n"
+		   "to it after its last synchronizing command may be lost (the log names the cartridge and the error).\n");
 }
 
 int main(int argc, char **argv)
@@ -35,22 +46,22 @@ int main(int argc, char **argv)
 			port = strtol(argv[++i], &end, 10);
 			if (*end || port < 1 || port > 65535) {
 				fprintf(stderr, "vtld: --port %s is not a TCP port (1..65535)\n", argv[i]);
-				return 2;
+				return VTLD_EXIT_USAGE;
 			}
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
-			return 0;
+			return VTLD_EXIT_OK;
 		} else {
 			fprintf(stderr, "vtld: unknown argument '%s'\n", argv[i]);
 			usage(stderr);
-			return 2;
+			return VTLD_EXIT_USAGE;
 		}
 	}
 	struct vtl_config *cfg;
 	char err[VTL_CFG_ERR_LEN];
 	if (vtl_config_load(path, &cfg, err, sizeof err) != VTL_OK) {
 		fprintf(stderr, "vtld: %s\n", err);
-		return 1;
+		return VTLD_EXIT_START;
 	}
 	if (port > 0)
 		cfg->iscsi.port = (unsigned)port;
@@ -68,20 +79,20 @@ int main(int argc, char **argv)
 	if (control_answers(cfg->daemon.control_socket)) {
 		log_error("another vtld answers on %s: it serves this library already", cfg->daemon.control_socket);
 		vtl_config_free(cfg);
-		return 1;
+		return VTLD_EXIT_START;
 	}
 	struct vtld *v;
 	if (vtld_start(cfg, &v, err, sizeof err) != VTL_OK) {
 		log_error("%s", err);
 		vtl_config_free(cfg);
-		return 1;
+		return VTLD_EXIT_START;
 	}
 	struct ctlsock *ctl;
 	if (control_start(cfg->daemon.control_socket, &cfg->daemon.control_group, v, &ctl, err, sizeof err) != VTL_OK) {
 		log_error("%s", err);
-		vtld_stop(v);
+		vtl_ignore(vtld_stop(v)); /* the start failed, which is the exit status; a drive logs a failed close itself */
 		vtl_config_free(cfg);
-		return 1;
+		return VTLD_EXIT_START;
 	}
 	unsigned n;
 	struct vtl_lu *lus = vtld_lus(v, &n);
@@ -91,8 +102,12 @@ int main(int argc, char **argv)
 	sigwait(&stop, &sig);
 	log_info("signal %d: stopping", sig);
 	control_stop(ctl);
-	vtld_stop(v);
-	log_info("stopped");
+	int rc = vtld_stop(v);
+	if (rc != VTL_OK)
+		log_error("stopped, but a loaded cartridge could not be synced (%s): see the drive's error above; "
+			  "exit status %d", vtl_strerror(rc), VTLD_EXIT_UNSYNCED);
+	else
+		log_info("stopped");
 	vtl_config_free(cfg);
-	return 0;
+	return rc != VTL_OK ? VTLD_EXIT_UNSYNCED : VTLD_EXIT_OK;
 }

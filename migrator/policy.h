@@ -58,13 +58,15 @@ struct policy_report {
 	struct policy_list released;    /* disk copies released */
 	uint64_t released_bytes;        /* bytes those held on disk */
 	struct policy_list busy;        /* releases skipped: another process held the cartridge open */
+	struct policy_list refused;     /* releases refused: the disk copy does not match its copies, or cannot be shown to */
 	bool draining;                  /* releases began and the pool is still above low water: the next pass goes on */
 };
 
 /*
  * Runs one policy pass (see above) and fills *r. Returns 0, or the first
  * catalog or pool error (err says what); a cartridge that cannot be released
- * for being busy is skipped, not an error.
+ * for being busy, or whose release is refused (below), is skipped, not an
+ * error.
  */
 int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err, size_t errlen);
 
@@ -79,6 +81,30 @@ int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err
  */
 int policy_release(struct vtl_catalog *cat, struct vtl_pool *pool, const struct vtl_policy_config *cfg,
 		   const char *barcode, const char *why, uint64_t *freed, char *err, size_t errlen);
+
+/*
+ * Before anything is emptied, the disk copy is compared with every good
+ * stacked copy: as many bytes of records to end of data, and the digest
+ * recomputed from the disk with each copy's block size. A difference
+ * refuses with VTL_E_CORRUPT (a copy recorded without its block size:
+ * VTL_E_INVAL, until a verify records it; a damaged disk copy:
+ * VTL_E_MEDIUM), records an event, and marks nothing good or bad.
+ */
+
+/*
+ * The operator's forced release (vtlctl release --force): as policy_release
+ * with the reason why, and a damaged disk copy (damaged ranges, or records
+ * that fail their checks) is given up too, marked migrated and emptied, when
+ * every good stacked copy holds the bytes the catalog recorded for the
+ * cartridge before the damage, those of one block size agree, one of them
+ * is verified with its block size known, and the disk copy holds no more
+ * than the catalog recorded. did gets the line the event log records (it
+ * says "forced"). A sound disk copy that differs is never given up;
+ * refusals change nothing and say why in err (VTL_E_NOTFOUND: no good copy).
+ */
+int policy_release_forced(struct vtl_catalog *cat, struct vtl_pool *pool, const struct vtl_policy_config *cfg,
+			  const char *barcode, const char *why, uint64_t *freed, char *did, size_t didlen, char *err,
+			  size_t errlen);
 
 /*
  * Which of cfg's copy pools hold a good stacked copy of barcode: bit i for

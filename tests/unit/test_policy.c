@@ -21,6 +21,7 @@
 
 #include "backend/cartridge.h"
 #include "common/vtl_error.h"
+#include "migrator/copy.h"
 #include "migrator/policy.h"
 #include "tests/unit/scsi_host.h"
 
@@ -28,6 +29,7 @@
 #define BIG_QUOTA (1ull << 30)   /* a pool nothing here comes near filling */
 #define SMALL_QUOTA (10u << 20)  /* four cartridges of CART_DATA fill it to about 80 % */
 #define BLOCK (256u << 10)
+#define COPY_B (256u << 10)      /* the block size of the copies on tape */
 #define CART_BLOCKS 8            /* CART_DATA = 2 MiB a cartridge */
 #define IE0 10
 #define SLOT0 1000
@@ -72,11 +74,16 @@ static void good_copy(struct host *h, const char *bc, const char *tape, const ch
 	EXPECT_RC(catalog_ptape_get(h->cat, tape, &g), 0);
 	struct vtl_cart_params rp = {.readonly = true};
 	struct vtl_cart *c = tl_cart_open(h->fx->pool, bc, &rp);
-	struct cat_copy k = {.file = g.files, .length = vtl_cart_stream_size(c)}; /* what a copy of it holds */
+	/* What a verified copy of it in blocks of COPY_B records: its length, block size and digest. */
+	struct cat_copy k = {.file = g.files, .length = vtl_cart_stream_size(c), .block_size = COPY_B,
+			     .verified_at = time(NULL)};
+	uint32_t b = COPY_B;
+	char dg[1][COPY_DIGEST_MAX];
+	EXPECT_RC(copy_stream_digests(c, &b, 1, dg), 0);
 	EXPECT_RC(vtl_cart_close(c), 0);
 	snprintf(k.barcode, sizeof k.barcode, "%s", bc);
 	snprintf(k.tape, sizeof k.tape, "%s", tape);
-	snprintf(k.digest, sizeof k.digest, "crc32c-blocks:00000000");
+	snprintf(k.digest, sizeof k.digest, "%s", dg[0]);
 	snprintf(k.state, sizeof k.state, CAT_COPY_GOOD);
 	EXPECT_RC(catalog_copy_commit(h->cat, &k, 1, NULL), 0);
 }

@@ -115,19 +115,49 @@ static struct policy_list *rule_for(const struct policy_ctx *ctx, const struct c
 	return NULL;
 }
 
-static int queue_copy(const struct policy_ctx *ctx, struct view *v, const char *barcode, struct policy_list *l,
-		      char *err, size_t errlen)
+static int queue_job(const struct policy_ctx *ctx, struct view *v, enum cat_job_kind kind, const char *barcode,
+		     struct policy_list *l, char *err, size_t errlen)
 {
 	int64_t id;
-	int rc = catalog_job_add(ctx->cat, CAT_JOB_MIGRATE, barcode, &id);
+	int rc = catalog_job_add(ctx->cat, kind, barcode, &id);
 	if (rc == VTL_OK)
 		rc = mark_busy(v, barcode);
 	if (rc) {
-		snprintf(err, errlen, "queueing a copy of %s: %s", barcode, catalog_last_error(ctx->cat));
+		snprintf(err, errlen, "queueing a %s of %s: %s", kind == CAT_JOB_VERIFY ? "verify" : "copy", barcode,
+			 catalog_last_error(ctx->cat));
 		return rc;
 	}
 	list_add(l, barcode);
 	return VTL_OK;
+}
+
+static int queue_copy(const struct policy_ctx *ctx, struct view *v, const char *barcode, struct policy_list *l,
+		      char *err, size_t errlen)
+{
+	return queue_job(ctx, v, CAT_JOB_MIGRATE, barcode, l, err, errlen);
+}
+
+/* A good stacked copy: one a recall can stage (a native export copy holds the host's blocks, not the records). */
+static bool stacked_good(const struct cat_copy *k)
+{
+	return !strcmp(k->state, CAT_COPY_GOOD) && strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)) != 0;
+}
+
+static int count_size_unknown(const struct cat_copy *k, void *arg)
+{
+	*(unsigned *)arg += stacked_good(k) && !k->block_size;
+	return 0;
+}
+
+/* Whether a good copy of barcode lacks its block size (recorded before schema 5): a verify records it. */
+static int size_unknown(const struct policy_ctx *ctx, const char *barcode, bool *unknown, char *err, size_t errlen)
+{
+	unsigned n = 0;
+	int rc = catalog_copy_list(ctx->cat, barcode, count_size_unknown, &n);
+	if (rc)
+		snprintf(err, errlen, "reading the copies of %s: %s", barcode, catalog_last_error(ctx->cat));
+	*unknown = n > 0;
+	return rc;
 }
 
 /* Whether every copy pool of the configuration holds a good copy of barcode. */
@@ -183,6 +213,13 @@ static int release_lru(const struct policy_ctx *ctx, struct view *v, struct poli
 			return rc;
 		if (!all)
 			continue; /* its copy in another pool is queued: released once that is made */
+		/* A copy from before schema 5 cannot be compared: a verify records its block size, a later pass releases. */
+		bool unknown;
+		if ((rc = size_unknown(ctx, c->barcode, &unknown, err, errlen)) != VTL_OK ||
+		    (unknown && (rc = queue_job(ctx, v, CAT_JOB_VERIFY, c->barcode, &r->verify, err, errlen)) != VTL_OK))
+			return rc;
+		if (unknown)
+			continue;
 		char why[96], e[256];
 		snprintf(why, sizeof why, "pool %.1f%% full: above the low-water mark of %u%% since it reached the "
 			 "high-water mark of %u%%", r->after.percent, ctx->cfg->low_water, ctx->cfg->high_water);
@@ -271,12 +308,6 @@ int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err
 }
 
 /* ------------------------------------------------------------- release */
-
-/* A good stacked copy: one a recall can stage (a native export copy holds the host's blocks, not the records). */
-static bool stacked_good(const struct cat_copy *k)
-{
-	return !strcmp(k->state, CAT_COPY_GOOD) && strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)) != 0;
-}
 
 struct pool_walk {
 	struct vtl_catalog *cat;

@@ -59,6 +59,7 @@ struct policy_report {
 	uint64_t released_bytes;        /* bytes those held on disk */
 	struct policy_list busy;        /* releases skipped: another process held the cartridge open */
 	struct policy_list refused;     /* releases refused: the disk copy does not match its copies, or cannot be shown to */
+	struct policy_list verify;      /* verifies queued: a good copy's block size is not known (schema 4 or older) */
 	bool draining;                  /* releases began and the pool is still above low water: the next pass goes on */
 };
 
@@ -66,7 +67,8 @@ struct policy_report {
  * Runs one policy pass (see above) and fills *r. Returns 0, or the first
  * catalog or pool error (err says what); a cartridge that cannot be released
  * for being busy, or whose release is refused (below), is skipped, not an
- * error.
+ * error; one with a good copy whose block size is not known gets a verify
+ * job instead, which records it, so that a later pass can release it.
  */
 int policy_pass(const struct policy_ctx *ctx, struct policy_report *r, char *err, size_t errlen);
 

@@ -54,12 +54,13 @@ void policyd_destroy(struct policyd *pd)
 static void log_pass(const struct policy_report *r)
 {
 	unsigned queued = r->full.n + r->ejected.n + r->idle.n + r->pressure.n + r->pools.n;
-	if (!queued && !r->released.n && !r->busy.n && !r->refused.n)
+	if (!queued && !r->released.n && !r->busy.n && !r->refused.n && !r->verify.n)
 		return;
 	log_info("policy: pool %.1f%% -> %.1f%%; copies queued: %u full, %u ejected, %u idle, %u for pool pressure, "
-		 "%u for a copy pool; %u disk copies released (%llu bytes); %u busy, skipped; %u refused",
-		 r->before.percent, r->after.percent, r->full.n, r->ejected.n, r->idle.n, r->pressure.n, r->pools.n,
-		 r->released.n, (unsigned long long)r->released_bytes, r->busy.n, r->refused.n);
+		 "%u for a copy pool; %u disk copies released (%llu bytes); %u busy, skipped; %u refused; %u verifies "
+		 "queued for a block size", r->before.percent, r->after.percent, r->full.n, r->ejected.n, r->idle.n,
+		 r->pressure.n, r->pools.n, r->released.n, (unsigned long long)r->released_bytes, r->busy.n, r->refused.n,
+		 r->verify.n);
 }
 
 void policyd_tick(struct policyd *pd)
@@ -147,6 +148,7 @@ void policyd_answer_status(struct policyd *pd, char *out, size_t cap)
 	json_list(out, cap, &at, "released", &r->released);
 	json_list(out, cap, &at, "busy", &r->busy);
 	json_list(out, cap, &at, "refused", &r->refused);
+	json_list(out, cap, &at, "queued_verify", &r->verify);
 	jo_printf(out, cap, &at, ",\"released_bytes\":%llu,\"total_queued\":%lu,\"total_released\":%lu,"
 		  "\"total_released_bytes\":%llu,\"last_error\":\"", (unsigned long long)r->released_bytes, pd->queued,
 		  pd->released, (unsigned long long)pd->released_bytes);

@@ -90,7 +90,7 @@ int cmd_policy(struct ctl *ctl, int argc, char **argv)
 		{"queued_idle", "copy queued: idle"},        {"queued_pressure", "copy queued: pool pressure"},
 		{"queued_pools", "copy queued: copy pool"},
 		{"released", "disk copy released"},          {"busy", "skipped: open elsewhere"},
-		{"refused", "release refused (events)"},
+		{"refused", "release refused (events)"},    {"queued_verify", "verify queued: block size"},
 	};
 	struct table t;
 	table_init(&t, 3, head, "LRL");

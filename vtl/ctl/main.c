@@ -184,7 +184,8 @@ static const struct ctl_cmd commands[] = {
 	 "The disk pool's fill now, the high- and low-water marks and the throttle of [policy], the rules that\n"
 	 "make a cartridge a candidate for a copy, and what the last policy pass did: copies queued by each\n"
 	 "rule or for pool pressure, disk copies released, cartridges skipped because they were open elsewhere,\n"
-	 "releases refused because a disk copy did not match its tape copies (vtlctl events says why).",
+	 "releases refused because a disk copy did not match its tape copies (vtlctl events says why), and\n"
+	 "verifies queued to record the block size of copies made before schema 5.",
 	 cmd_policy},
 	{"release", "release BARCODE [--force]", "give up a premigrated cartridge's disk copy (vtl-migrator must run)",
 	 "Releases the disk copy of a premigrated cartridge (one with a verified copy on physical tape): it\n"

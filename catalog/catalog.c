@@ -132,7 +132,18 @@ static const char schema_v4[] =
 	"ALTER TABLE ptape ADD COLUMN pool TEXT NOT NULL DEFAULT '" CAT_POOL_DEFAULT "';"
 	"PRAGMA user_version = 4;";
 
-static const char *const migrations[] = {NULL, schema_v1, schema_v2, schema_v3, schema_v4};
+/*
+ * Version 5: a stacked copy records the size of its data blocks, which its
+ * digest chains (docs/format.md, "Copies on physical tape"), so that the
+ * policy can recompute the digest from the disk copy before releasing it.
+ * Rows from before have 0: not known until a verify reads it from the
+ * copy's header (docs/operations.md, "The disk pool as a cache").
+ */
+static const char schema_v5[] =
+	"ALTER TABLE copy ADD COLUMN block_size INTEGER NOT NULL DEFAULT 0;"
+	"PRAGMA user_version = 5;";
+
+static const char *const migrations[] = {NULL, schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CAT_SCHEMA_VERSION + 1,
 	       "one migration per schema version");
 

@@ -229,7 +229,7 @@ VTL_MUST_CHECK int catalog_event_list(struct vtl_catalog *cat, int64_t after_id,
  * - catalog_event: actor up to 31 characters, what up to 255.
  */
 
-#define CAT_SCHEMA_VERSION 4     /* the schema catalog_open upgrades every catalog to */
+#define CAT_SCHEMA_VERSION 5     /* the schema catalog_open upgrades every catalog to */
 #define CAT_BUSY_TIMEOUT_MS 5000 /* how long a call waits for other writers */
 #define CAT_DIGEST_MAX 128       /* a copy's digest: text, e.g. "sha256:<hex>" */
 
@@ -300,6 +300,7 @@ struct cat_copy {
 	char digest[CAT_DIGEST_MAX + 1];
 	int64_t verified_at; /* Unix seconds, 0 = never */
 	char state[16];      /* CAT_COPY_GOOD, CAT_COPY_BAD or CAT_COPY_INVALID */
+	uint32_t block_size; /* a stacked copy's data block size, which its digest chains (schema 5); 0: not known */
 };
 
 /* Adds a copy (verified_at as given); sets c->id. VTL_E_NOTFOUND for an unknown cartridge or tape. */
@@ -311,6 +312,11 @@ VTL_MUST_CHECK int catalog_copy_list(struct vtl_catalog *cat, const char *barcod
 VTL_MUST_CHECK int catalog_copy_set_state(struct vtl_catalog *cat, int64_t id, const char *state);
 /* Records that a copy was verified at time when (Unix seconds). VTL_E_NOTFOUND for an unknown id. */
 VTL_MUST_CHECK int catalog_copy_verified(struct vtl_catalog *cat, int64_t id, int64_t when);
+/*
+ * Records the data block size a verify read from a copy's header (a copy
+ * recorded before schema 5 has 0). VTL_E_NOTFOUND for an unknown id.
+ */
+VTL_MUST_CHECK int catalog_copy_set_block_size(struct vtl_catalog *cat, int64_t id, uint32_t block_size);
 /*
  * Records a copy written on a physical tape, in one transaction: the copy
  * (c->file must be the tape's files count; c->id is set), the tape's used

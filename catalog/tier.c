@@ -141,11 +141,11 @@ int catalog_copy_add(struct vtl_catalog *cat, struct cat_copy *c)
 		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "copy: barcode empty or a string too long"));
 	/* One statement: it inserts nothing unless both the cartridge and the tape exist. */
 	int rc = cat_exec(cat,
-			  "INSERT INTO copy (cartridge_id, ptape_id, file, block, length, digest, verified_at, state)"
-			  " SELECT c.id, t.id, ?3, ?4, ?5, ?6, ?7, ?8 FROM cartridge c, ptape t"
+			  "INSERT INTO copy (cartridge_id, ptape_id, file, block, length, digest, verified_at, state,"
+			  " block_size) SELECT c.id, t.id, ?3, ?4, ?5, ?6, ?7, ?8, ?9 FROM cartridge c, ptape t"
 			  " WHERE c.barcode = ?1 AND t.barcode = ?2",
-			  "ttIUUtIt", c->barcode, c->tape, (int64_t)c->file, c->block, c->length, c->digest,
-			  c->verified_at, c->state);
+			  "ttIUUtItI", c->barcode, c->tape, (int64_t)c->file, c->block, c->length, c->digest,
+			  c->verified_at, c->state, (int64_t)c->block_size);
 	if (rc == 0 && cat_changes(cat) == 0)
 		rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s or no physical tape %s", c->barcode, c->tape);
 	if (rc == 0)
@@ -182,11 +182,11 @@ int catalog_copy_commit(struct vtl_catalog *cat, struct cat_copy *c, uint64_t us
 		}
 		if (rc == 0)
 			rc = cat_exec(cat,
-				      "INSERT INTO copy (cartridge_id, ptape_id, file, block, length, digest, verified_at, state)"
-				      " SELECT c.id, t.id, ?3, ?4, ?5, ?6, ?7, ?8 FROM cartridge c, ptape t"
-				      " WHERE c.barcode = ?1 AND t.barcode = ?2",
-				      "ttIUUtIt", c->barcode, c->tape, (int64_t)c->file, c->block, c->length, c->digest,
-				      c->verified_at, c->state);
+				      "INSERT INTO copy (cartridge_id, ptape_id, file, block, length, digest, verified_at,"
+				      " state, block_size) SELECT c.id, t.id, ?3, ?4, ?5, ?6, ?7, ?8, ?9 FROM cartridge c,"
+				      " ptape t WHERE c.barcode = ?1 AND t.barcode = ?2",
+				      "ttIUUtItI", c->barcode, c->tape, (int64_t)c->file, c->block, c->length, c->digest,
+				      c->verified_at, c->state, (int64_t)c->block_size);
 		if (rc == 0 && cat_changes(cat) == 0)
 			rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s", c->barcode);
 		if (rc == 0)
@@ -236,6 +236,7 @@ static void copy_read(sqlite3_stmt *st, struct cat_copy *o)
 	cat_col_text(st, 6, o->digest, sizeof(o->digest));
 	o->verified_at = sqlite3_column_int64(st, 7);
 	cat_col_text(st, 8, o->state, sizeof(o->state));
+	o->block_size = (uint32_t)sqlite3_column_int64(st, 9);
 }
 
 int catalog_copy_list(struct vtl_catalog *cat, const char *barcode, int (*fn)(const struct cat_copy *c, void *arg),
@@ -252,7 +253,7 @@ int catalog_copy_list(struct vtl_catalog *cat, const char *barcode, int (*fn)(co
 	/* The LEFT JOIN yields one row of NULLs for a cartridge without copies, none for an unknown one. */
 	int rc = cat_query(cat,
 			   "SELECT p.id, c.barcode, t.barcode, p.file, p.block, p.length, p.digest, p.verified_at,"
-			   " p.state FROM cartridge c LEFT JOIN copy p ON p.cartridge_id = c.id"
+			   " p.state, p.block_size FROM cartridge c LEFT JOIN copy p ON p.cartridge_id = c.id"
 			   " LEFT JOIN ptape t ON t.id = p.ptape_id WHERE c.barcode = ?1 ORDER BY p.id",
 			   &st, "t", barcode);
 	bool found = false;
@@ -297,6 +298,15 @@ int catalog_copy_verified(struct vtl_catalog *cat, int64_t id, int64_t when)
 		return VTL_E_INVAL;
 	cat_lock(cat);
 	return copy_update(cat, id, cat_exec(cat, "UPDATE copy SET verified_at = ?2 WHERE id = ?1", "II", id, when));
+}
+
+int catalog_copy_set_block_size(struct vtl_catalog *cat, int64_t id, uint32_t block_size)
+{
+	if (!cat)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	return copy_update(cat, id, cat_exec(cat, "UPDATE copy SET block_size = ?2 WHERE id = ?1", "II", id,
+					     (int64_t)block_size));
 }
 
 /* -------------------------------------------------------------------- jobs */

@@ -206,6 +206,102 @@ static void digest_text(uint32_t d, char out[COPY_DIGEST_MAX])
 	snprintf(out, COPY_DIGEST_MAX, "crc32c-blocks:%08x", d);
 }
 
+/* ------------------------------------------------- the disk copy's digest */
+
+#define DIGEST_READ_BYTES (4u << 20) /* one read of the record stream: a few large reads, not many small ones */
+
+/* One digest being chained: the CRC of the block in progress, and how far into it the stream is. */
+struct digest_chain {
+	uint32_t b, chain, block_crc;
+	uint64_t in_block;
+};
+
+static void chain_feed(struct digest_chain *d, const uint8_t *p, size_t n)
+{
+	while (n) {
+		size_t take = d->b - d->in_block < n ? (size_t)(d->b - d->in_block) : n;
+		d->block_crc = crc32c(d->block_crc, p, take);
+		d->in_block += take;
+		p += take;
+		n -= take;
+		if (d->in_block == d->b) {
+			d->chain = digest_add(d->chain, d->block_crc);
+			d->block_crc = 0;
+			d->in_block = 0;
+		}
+	}
+}
+
+/* Reads c's record stream from its start in large pieces and hands each to fn; stops at fn's first error. */
+static int stream_each(struct vtl_cart *c, int (*fn)(void *arg, const uint8_t *p, size_t n), void *arg)
+{
+	uint64_t total = vtl_cart_stream_size(c);
+	uint8_t *buf = malloc(DIGEST_READ_BYTES);
+	if (!buf)
+		return VTL_E_NOMEM;
+	int rc = VTL_OK;
+	for (uint64_t off = 0; rc == VTL_OK && off < total;) {
+		size_t len = total - off < DIGEST_READ_BYTES ? (size_t)(total - off) : DIGEST_READ_BYTES;
+		if ((rc = vtl_cart_stream_read(c, off, buf, len)) == VTL_OK)
+			rc = fn(arg, buf, len);
+		off += len;
+	}
+	free(buf);
+	return rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+}
+
+struct digest_pass {
+	struct digest_chain *d;
+	size_t n;
+};
+
+static int digests_feed(void *arg, const uint8_t *p, size_t n)
+{
+	struct digest_pass *dp = arg;
+	for (size_t i = 0; i < dp->n; i++)
+		chain_feed(&dp->d[i], p, n);
+	return VTL_OK;
+}
+
+int copy_stream_digests(struct vtl_cart *c, const uint32_t *block_size, size_t n, char (*digest)[COPY_DIGEST_MAX])
+{
+	struct digest_chain d[COPY_DIGEST_SIZES_MAX] = {{0}};
+	if (!n || n > COPY_DIGEST_SIZES_MAX)
+		return VTL_E_INVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (block_size[i] < COPY_BLOCK_MIN || block_size[i] > COPY_BLOCK_MAX)
+			return VTL_E_INVAL;
+		d[i].b = block_size[i];
+	}
+	struct digest_pass dp = {d, n};
+	int rc = stream_each(c, digests_feed, &dp);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].in_block) /* the last block is shorter */
+			d[i].chain = digest_add(d[i].chain, d[i].block_crc);
+		digest_text(d[i].chain, digest[i]);
+	}
+	return VTL_OK;
+}
+
+static int check_feed(void *arg, const uint8_t *p, size_t n)
+{
+	return recwalk_feed(arg, p, n, NULL, NULL) == VTL_OK ? VTL_OK : VTL_E_MEDIUM;
+}
+
+int copy_stream_check(struct vtl_cart *c, uint64_t *bad_at)
+{
+	struct recwalk w = {0};
+	struct vtl_position pos;
+	vtl_cart_position(c, &pos);
+	int rc = stream_each(c, check_feed, &w);
+	if (rc == VTL_OK && (recwalk_end(&w) != VTL_OK || w.next_object != pos.eod))
+		rc = VTL_E_MEDIUM;
+	*bad_at = w.off;
+	return rc;
+}
+
 /* The trailer as bytes: the fixed part, the entries, its own CRC32C. The caller frees *out. */
 static int trailer_encode(const struct copy_result *r, const struct copy_index_entry *e, uint32_t digest,
 			  uint8_t **out, size_t *len)
@@ -268,6 +364,7 @@ int copy_write(struct phys_lib *l, unsigned d, struct vtl_cart *c, const struct 
 	if (rc)
 		return rc;
 	res->objects = pos.eod;
+	res->block_size = (uint32_t)b;
 	res->data_blocks = res->stream_bytes / b + (res->stream_bytes % b != 0);
 
 	struct copy_header h = {.block_size = (uint32_t)b, .objects = pos.eod, .stream_bytes = res->stream_bytes,
@@ -514,6 +611,8 @@ static int header_check(const struct copy_header *h, const struct copy_expect *w
 	else if (h->block_size < COPY_BLOCK_MIN || h->block_size > bmax)
 		snprintf(err, errlen, "header: block_size %u, outside %u..%u (%s)", h->block_size, COPY_BLOCK_MIN, bmax,
 			 bmax == COPY_BLOCK_MAX ? "the largest copy block" : "the drive's READ BLOCK LIMITS");
+	else if (want->block_size && h->block_size != want->block_size)
+		snprintf(err, errlen, "header: block_size %u, the catalog says %u", h->block_size, want->block_size);
 	else if (h->stream_bytes != want->stream_bytes)
 		snprintf(err, errlen, "header: stream_bytes %llu, the catalog says %llu", (unsigned long long)h->stream_bytes,
 			 (unsigned long long)want->stream_bytes);
@@ -715,6 +814,7 @@ static int read_copy_into(struct phys_lib *l, unsigned d, uint64_t block, const 
 		}
 	}
 	res->data_blocks = nblocks;
+	res->block_size = h.block_size;
 	res->stream_bytes = h.stream_bytes;
 	res->objects = h.objects;
 	res->filemarks = dp.walk.filemarks;

@@ -48,6 +48,7 @@ struct copy_result {
 	uint64_t data_blocks, trailer_blocks;
 	uint64_t stream_bytes, objects, filemarks;
 	uint64_t tape_bytes;          /* header, stream and trailer: what the copy takes on the tape */
+	uint32_t block_size;          /* B, as written or as the header says (0: a native copy) */
 	char digest[COPY_DIGEST_MAX]; /* "crc32c-blocks:XXXXXXXX", the catalog's digest */
 	struct stream_counters counters;
 };
@@ -90,6 +91,7 @@ struct copy_expect {
 	const char *barcode;   /* the cartridge it is a copy of; NULL: any */
 	const char *digest;    /* the catalog's digest; NULL: not compared */
 	uint64_t stream_bytes; /* the catalog's length of the copy: its record stream's bytes */
+	uint32_t block_size;   /* the catalog's block size of the copy; 0: not known, not compared */
 };
 
 /*
@@ -102,6 +104,26 @@ struct copy_expect {
  */
 int copy_verify(struct phys_lib *l, unsigned d, uint64_t block, const struct copy_expect *want,
 		struct copy_result *res, char *err, size_t errlen);
+
+/*
+ * The digests stacked copies of cartridge c with data blocks of
+ * block_size[i] bytes (COPY_BLOCK_MIN..COPY_BLOCK_MAX) would have, as
+ * copy_write computes them, from one read of c's record stream; digest[i]
+ * gets each. c must not be written meanwhile. VTL_E_MEDIUM when c is
+ * damaged (its stream cannot be read whole), VTL_E_INVAL for a size out of
+ * bounds or n of 0 or above COPY_DIGEST_SIZES_MAX, or the read's error.
+ */
+#define COPY_DIGEST_SIZES_MAX 8
+int copy_stream_digests(struct vtl_cart *c, const uint32_t *block_size, size_t n, char (*digest)[COPY_DIGEST_MAX]);
+
+/*
+ * Walks cartridge c's record stream as reading a copy back does (each
+ * record's header, objects in order from 0 to its end of data, each
+ * payload's CRC): VTL_OK when every record is sound; VTL_E_MEDIUM when one
+ * is not, or c is damaged (*bad_at: the stream byte near which); or the
+ * read's error. c must not be written meanwhile.
+ */
+int copy_stream_check(struct vtl_cart *c, uint64_t *bad_at);
 
 #define COPY_NATIVE_PREFIX "native-crc32c:" /* the digest of a native copy */
 

@@ -444,15 +444,16 @@ static void physical(struct migd *m, char *out, size_t cap)
 	jo_printf(out, cap, &at, "]}");
 }
 
-/* "policy" and "release BARCODE", answered by the cache policy. */
-static void policy_request(struct migd *m, const char *word, int args, const char *barcode, char *out, size_t cap)
+/* "policy" and "release BARCODE [force]", answered by the cache policy. */
+static void policy_request(struct migd *m, const char *word, int args, const char *barcode, const char *opt,
+			   char *out, size_t cap)
 {
 	if (!strcmp(word, "policy"))
 		policyd_answer_status(m->policy, out, cap);
-	else if (args == 1)
-		policyd_answer_release(m->policy, barcode, out, cap);
+	else if (args == 1 || (args == 2 && !strcmp(opt, "force")))
+		policyd_answer_release(m->policy, barcode, args == 2, out, cap);
 	else
-		jo_answer(out, cap, VTL_E_INVAL, "give the barcode of the premigrated cartridge to release", NULL);
+		jo_answer(out, cap, VTL_E_INVAL, "give the barcode of the premigrated cartridge to release (and force)", NULL);
 }
 
 void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
@@ -500,7 +501,7 @@ void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 	} else if (!strcmp(word, "physical")) {
 		physical(m, out, cap);
 	} else if (!strcmp(word, "policy") || !strcmp(word, "release")) {
-		policy_request(m, word, n - 1, a[0], out, cap);
+		policy_request(m, word, n - 1, a[0], a[1], out, cap);
 	} else {
 		size_t at = 0;
 		jo_printf(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '");

@@ -253,7 +253,7 @@ static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptap
 		rep->verified = true;
 	}
 	struct cat_copy k = {.file = t->files, .block = rep->copy.block, .length = rep->copy.stream_bytes,
-			     .verified_at = verified_at};
+			     .verified_at = verified_at, .block_size = rep->copy.block_size};
 	snprintf(k.barcode, sizeof k.barcode, "%s", vtl_cart_barcode(c));
 	snprintf(k.tape, sizeof k.tape, "%s", t->barcode);
 	snprintf(k.digest, sizeof k.digest, "%s", rep->copy.digest);
@@ -478,16 +478,21 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 		} else if (rc == VTL_OK) {
 			/* What the catalog recorded with the copy is what its header must say. */
 			struct copy_expect want = {.barcode = barcode, .digest = cs.k[i].digest,
-						   .stream_bytes = cs.k[i].length};
+						   .stream_bytes = cs.k[i].length, .block_size = cs.k[i].block_size};
 			rc = copy_verify(m->lib, d, cs.k[i].block, &want, &v, why, sizeof why);
 		}
 		char what[512];
 		int cr = VTL_OK;
-		if (rc == VTL_OK && (cr = catalog_copy_verified(m->cat, cs.k[i].id, (int64_t)time(NULL))) == VTL_OK) {
+		/* A copy recorded before its block size was: the verify proved the header's, which the digest chains. */
+		bool size_learnt = rc == VTL_OK && !cs.k[i].block_size && v.block_size;
+		if (size_learnt)
+			cr = catalog_copy_set_block_size(m->cat, cs.k[i].id, v.block_size);
+		if (rc == VTL_OK && cr == VTL_OK &&
+		    (cr = catalog_copy_verified(m->cat, cs.k[i].id, (int64_t)time(NULL))) == VTL_OK) {
 			(*verified)++;
 			*bytes += v.stream_bytes;
-			snprintf(what, sizeof what, "verified the copy of %s on %s file %u", barcode, cs.k[i].tape,
-				 cs.k[i].file);
+			snprintf(what, sizeof what, "verified the copy of %s on %s file %u%s", barcode, cs.k[i].tape,
+				 cs.k[i].file, size_learnt ? " and recorded its block size" : "");
 		} else if (rc == VTL_OK) {
 			/* Verified, but not recorded: the job does not count it. */
 			rc = cr;
@@ -609,11 +614,20 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 		free(cs.k);
 		return rc;
 	}
-	/* Records an interrupted stage brought back stay: every good copy holds the same, the stage goes on after them. */
-	bool positioned = (rc = vtl_cart_space_eod(c)) == VTL_OK;
-	if (!positioned) {
+	/*
+	 * Records an interrupted stage brought back stay: every good copy holds the same, the stage goes on after
+	 * them. A damaged disk copy (a forced release that stopped before its files were gone) is no such prefix:
+	 * it goes first.
+	 */
+	bool positioned = vtl_cart_damage(c, NULL, 0) == 0 || ((rc = vtl_cart_rewind(c)) == VTL_OK &&
+							   (rc = vtl_cart_erase(c)) == VTL_OK);
+	if (!positioned)
+		snprintf(err, errlen, "emptying the damaged disk copy of %s: %s", barcode, vtl_strerror(rc));
+	else
+		positioned = (rc = vtl_cart_space_eod(c)) == VTL_OK;
+	if (!positioned && !err[0]) {
 		snprintf(err, errlen, "positioning %s at its end: %s", barcode, vtl_strerror(rc));
-	} else {
+	} else if (positioned) {
 		rc = VTL_E_NOTFOUND;
 		snprintf(err, errlen, "%s has no good stacked copy on a tape of %s", barcode, m->phys_name);
 	}
@@ -629,7 +643,8 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 		unsigned d;
 		char why[256] = "";
 		struct copy_result r;
-		struct copy_expect want = {.barcode = barcode, .digest = k->digest, .stream_bytes = k->length};
+		struct copy_expect want = {.barcode = barcode, .digest = k->digest, .stream_bytes = k->length,
+					   .block_size = k->block_size};
 		if ((rc = migrate_mount(m, k->tape, &d, why, sizeof why)) == VTL_OK)
 			rc = copy_stage(m->lib, d, k->block, &want, c, &o, &r, why, sizeof why);
 		if (rc == VTL_OK && (rc = vtl_cart_sync(c)) != VTL_OK)

@@ -54,12 +54,13 @@ void policyd_destroy(struct policyd *pd)
 static void log_pass(const struct policy_report *r)
 {
 	unsigned queued = r->full.n + r->ejected.n + r->idle.n + r->pressure.n + r->pools.n;
-	if (!queued && !r->released.n && !r->busy.n)
+	if (!queued && !r->released.n && !r->busy.n && !r->refused.n && !r->verify.n)
 		return;
 	log_info("policy: pool %.1f%% -> %.1f%%; copies queued: %u full, %u ejected, %u idle, %u for pool pressure, "
-		 "%u for a copy pool; %u disk copies released (%llu bytes); %u busy, skipped",
-		 r->before.percent, r->after.percent, r->full.n, r->ejected.n, r->idle.n, r->pressure.n, r->pools.n,
-		 r->released.n, (unsigned long long)r->released_bytes, r->busy.n);
+		 "%u for a copy pool; %u disk copies released (%llu bytes); %u busy, skipped; %u refused; %u verifies "
+		 "queued for a block size", r->before.percent, r->after.percent, r->full.n, r->ejected.n, r->idle.n,
+		 r->pressure.n, r->pools.n, r->released.n, (unsigned long long)r->released_bytes, r->busy.n, r->refused.n,
+		 r->verify.n);
 }
 
 void policyd_tick(struct policyd *pd)
@@ -146,6 +147,8 @@ void policyd_answer_status(struct policyd *pd, char *out, size_t cap)
 	json_list(out, cap, &at, "queued_pools", &r->pools);
 	json_list(out, cap, &at, "released", &r->released);
 	json_list(out, cap, &at, "busy", &r->busy);
+	json_list(out, cap, &at, "refused", &r->refused);
+	json_list(out, cap, &at, "queued_verify", &r->verify);
 	jo_printf(out, cap, &at, ",\"released_bytes\":%llu,\"total_queued\":%lu,\"total_released\":%lu,"
 		  "\"total_released_bytes\":%llu,\"last_error\":\"", (unsigned long long)r->released_bytes, pd->queued,
 		  pd->released, (unsigned long long)pd->released_bytes);
@@ -154,22 +157,29 @@ void policyd_answer_status(struct policyd *pd, char *out, size_t cap)
 	pthread_mutex_unlock(&pd->mu);
 }
 
-void policyd_answer_release(struct policyd *pd, const char *barcode, char *out, size_t cap)
+void policyd_answer_release(struct policyd *pd, const char *barcode, bool force, char *out, size_t cap)
 {
-	char err[ERR_MAX] = "", msg[128];
+	char err[ERR_MAX * 2] = "", msg[ERR_MAX] = "";
 	uint64_t freed = 0;
 	pthread_mutex_lock(&pd->mu);
-	int rc = policy_release(pd->cat, pd->pool, &pd->cfg->policy, barcode, "asked by the operator", &freed, err, sizeof err);
+	int rc = force ? policy_release_forced(pd->cat, pd->pool, &pd->cfg->policy, barcode, "asked by the operator",
+					       &freed, msg, sizeof msg, err, sizeof err)
+		       : policy_release(pd->cat, pd->pool, &pd->cfg->policy, barcode, "asked by the operator", &freed, err,
+					sizeof err);
 	pthread_mutex_unlock(&pd->mu);
 	if (rc == VTL_OK) {
-		log_info("policy: released the disk copy of %s (%llu bytes), asked by the operator", barcode,
-			 (unsigned long long)freed);
+		log_info("policy: released the disk copy of %s (%llu bytes), asked by the operator%s", barcode,
+			 (unsigned long long)freed, force ? " (forced)" : "");
 		pthread_mutex_lock(&pd->mu);
 		pd->released++;
 		pd->released_bytes += freed;
 		pthread_mutex_unlock(&pd->mu);
+	} else {
+		log_warn("policy: %s", err);
 	}
-	snprintf(msg, sizeof msg, "released the disk copy of %s (%llu bytes); it is migrated", barcode,
-		 (unsigned long long)freed);
+	/* A forced release that found the disk copy sound released it as a plain one does: the same answer. */
+	if (!msg[0])
+		snprintf(msg, sizeof msg, "released the disk copy of %s (%llu bytes); it is migrated", barcode,
+			 (unsigned long long)freed);
 	jo_answer(out, cap, rc, err, msg);
 }

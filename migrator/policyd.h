@@ -8,6 +8,7 @@
 #ifndef VTL_MIGRATOR_POLICYD_H
 #define VTL_MIGRATOR_POLICYD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "backend/pool.h"
@@ -29,7 +30,10 @@ void policyd_tick(struct policyd *pd);
 /* Answers "policy": the pool's fill now, the marks and rules, and what the last pass did (JSON into out). */
 void policyd_answer_status(struct policyd *pd, char *out, size_t cap);
 
-/* Answers "release BARCODE": releases the disk copy of a premigrated cartridge, or says why not. */
-void policyd_answer_release(struct policyd *pd, const char *barcode, char *out, size_t cap);
+/*
+ * Answers "release BARCODE" (force: "release BARCODE force"): releases the
+ * disk copy of a premigrated cartridge (policy_release, policy_release_forced), or says why not.
+ */
+void policyd_answer_release(struct policyd *pd, const char *barcode, bool force, char *out, size_t cap);
 
 #endif

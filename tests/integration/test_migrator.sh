@@ -10,7 +10,9 @@
 #     tape), verify reads it back, jobs shows it all, a restart of the
 #     migrator keeps the catalog;
 #     with [policy] copy_pools = default, vault a premigrated cartridge gets a
-#     second copy on a tape an operator put in pool vault;
+#     second copy on a tape an operator put in pool vault; copies recorded
+#     without their block size (as before catalog schema 5) make a release
+#     refuse until a verify records it;
 #   - to a second vtld playing the physical library over iSCSI ([physical]
 #     type = iscsi): the same cartridge copied and verified there.
 #
@@ -144,6 +146,31 @@ ctl physical list
 grep -q "PHY003L8 *simlib *vault" "$tmp/out" || fail "physical list does not show PHY003L8 in pool vault"
 grep -q "copied I00002L8 to PHY003L8 file [0-9]*, pool vault" "$tmp/out" 2>/dev/null || ctl events
 grep -q "copied I00002L8 to PHY003L8 file [0-9]*, pool vault" "$tmp/out" || fail "no event for the copy in pool vault"
+
+step "copies recorded before the catalog kept their block size: release refuses until a verify records it"
+# What the version 4 program left: the same rows without block_size (schema 5 reads them as 0).
+python3 - "$tmp/var/catalog.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+db.execute("UPDATE copy SET block_size = 0 WHERE cartridge_id = (SELECT id FROM cartridge WHERE barcode = 'I00002L8')")
+db.commit()
+PY
+if "$VTLCTL" -c "$conf" release I00002L8 >"$tmp/out" 2>&1; then cat "$tmp/out" >&2; fail "a release without block sizes went ahead"; fi
+sed 's/^/   | /' "$tmp/out"
+grep -q "I00002L8: its copy on PHY001L8 file 0 was recorded without its block size, so its digest cannot be compared with the disk copy's: not released; vtlctl verify I00002L8 reads the copy back and records it" \
+	"$tmp/out" || fail "the refusal does not say to run a verify"
+[ "$(cache_of I00002L8)" = premigrated ] || fail "the refused release changed I00002L8"
+ctl verify I00002L8
+job_ends "$(job_id)" done
+ctl events
+grep -q "verified the copy of I00002L8 on PHY001L8 file 0 and recorded its block size" "$tmp/out" ||
+	fail "the verify did not record the copy's block size"
+ctl release I00002L8
+grep -q "released the disk copy of I00002L8" "$tmp/out" || fail "the release after the verify did not go ahead"
+[ "$(cache_of I00002L8)" = migrated ] || fail "I00002L8 is not migrated after its release"
+ctl recall I00002L8
+job_ends "$(job_id)" done
+[ "$(cache_of I00002L8)" = premigrated ] || fail "I00002L8 is not premigrated after its recall"
 migrator_stop
 
 step "a second vtld plays the physical library over iSCSI: the cartridge is copied there and verified"

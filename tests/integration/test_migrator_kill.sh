@@ -83,9 +83,10 @@ CONF
 BLOCKS=16   # 4 MiB
 DRIVE=257   # LUN 1
 # The kill moments (s) are drawn from 0 to a little more than each step takes here (a copy and its
-# read-back about 0.75 s from vtlctl migrate, a release about 5 ms from vtlctl release, a recall about
-# 0.33 s from the host's start), so that most land inside it and some just after.
-KILL_BY=0.85,0.012,0.4
+# read-back about 0.75 s from vtlctl migrate, a release about 20 ms from vtlctl release, most of it
+# reading the disk copy for its digest before the catalog change, a recall about 0.33 s from the
+# host's start), so that most land inside it and some just after.
+KILL_BY=0.85,0.03,0.4
 
 step "vtld up; $trials trials of SIGKILL of vtl-migrator during a copy, a release, a recall (seed $seed)"
 vtld_start

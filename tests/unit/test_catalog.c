@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "catalog/catalog.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
@@ -1546,10 +1548,60 @@ static void test_upgrade_from_v3_pools(void **state)
 	EXPECT_RC(catalog_ptape_set_pool(v3, "P00003L9", "vault"), VTL_E_IO);
 	catalog_close(v3);
 	struct vtl_catalog *cat = tl_cat_open(path, false);
-	assert_int_equal(catalog_schema_version(cat), 4);
+	assert_int_equal(catalog_schema_version(cat), CAT_SCHEMA_VERSION);
 	EXPECT_RC(catalog_ptape_add(cat, &t), 0);
 	EXPECT_RC(catalog_ptape_get(cat, "P00003L9", &g), 0);
 	assert_string_equal(g.pool, CAT_POOL_DEFAULT);
+	catalog_close(cat);
+}
+
+/*
+ * A version 4 catalog's copies have no block size: upgraded, they read as 0
+ * (not known) until a verify records it; new copies keep theirs.
+ */
+static void test_upgrade_from_v4_block_size(void **state)
+{
+	struct cfx *c = *state;
+	char path[TL_PATH_LEN + 32], err[256] = "";
+	snprintf(path, sizeof(path), "%.500s/v4.db", c->fx->dir);
+	struct vtl_catalog *v4 = NULL;
+	EXPECT_RC(catalog_open_at_version(path, 4, &v4, err, sizeof(err)), 0);
+	struct cat_library l;
+	std_library(&l, "OLD4");
+	EXPECT_RC(catalog_library_create(v4, &l), 0);
+	add_cart(v4, "V00001L8", l.id, SLOT0);
+	struct cat_ptape t;
+	ptape_init(&t, "P00001L9", 1);
+	EXPECT_RC(catalog_ptape_add(v4, &t), 0);
+	struct cat_copy k;
+	copy_init(&k, "V00001L8", "P00001L9", 0);
+	k.block_size = 262144;
+	EXPECT_RC(catalog_copy_add(v4, &k), VTL_E_IO); /* the block_size column is not there yet */
+	catalog_close(v4);
+	/* A row as the version 4 program wrote it (this one no longer can). */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO copy (cartridge_id, ptape_id, file, block, length, digest,"
+				      " verified_at, state) SELECT c.id, t.id, 0, 0, 4096, 'crc32c-blocks:00000001', 5,"
+				      " 'good' FROM cartridge c, ptape t", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	struct vtl_catalog *cat = tl_cat_open(path, false);
+	assert_int_equal(catalog_schema_version(cat), 5);
+	struct rec *r = new_rec();
+	EXPECT_RC(catalog_copy_list(cat, "V00001L8", rec_co, r), 0);
+	assert_int_equal(r->n, 1);
+	assert_int_equal(r->co[0].block_size, 0);
+	EXPECT_RC(catalog_copy_set_block_size(cat, r->co[0].id, 262144), 0);
+	EXPECT_RC(catalog_copy_set_block_size(cat, r->co[0].id + 100, 262144), VTL_E_NOTFOUND);
+	copy_init(&k, "V00001L8", "P00001L9", 1);
+	k.block_size = 1u << 20;
+	EXPECT_RC(catalog_copy_add(cat, &k), 0);
+	r = new_rec();
+	EXPECT_RC(catalog_copy_list(cat, "V00001L8", rec_co, r), 0);
+	assert_int_equal(r->n, 2);
+	assert_int_equal(r->co[0].block_size, 262144);
+	assert_int_equal(r->co[1].block_size, 1u << 20);
+	assert_check_ok(cat);
 	catalog_close(cat);
 }
 
@@ -2220,6 +2272,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cartridge_modified, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_ptape_pools, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v3_pools, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_v4_block_size, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_check_and_errors_text, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_processes, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_threads, setup_lib, teardown),

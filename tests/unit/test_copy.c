@@ -160,27 +160,72 @@ static void stacked_copies_verify(void **state)
 	assert_int_equal(st.file, 2);
 
 	char err[256];
-	struct copy_expect w1 = {"S00001L8", r1.digest, r1.stream_bytes}, w2 = {"S00002L8", r2.digest, r2.stream_bytes};
+	struct copy_expect w1 = {"S00001L8", r1.digest, r1.stream_bytes, r1.block_size},
+			   w2 = {"S00002L8", r2.digest, r2.stream_bytes, 0};
 	EXPECT_RC(copy_verify(lib, 0, r1.block, &w1, &v, err, sizeof err), 0);
 	assert_string_equal(v.digest, r1.digest);
 	assert_int_equal(v.objects, r1.objects);
 	EXPECT_RC(copy_verify(lib, 0, r2.block, &w2, &v, err, sizeof err), 0);
 	/* The wrong cartridge, length or digest, or a block that is no header, is told apart. */
-	struct copy_expect wrong = {"S00001L8", NULL, r2.stream_bytes};
+	struct copy_expect wrong = {"S00001L8", NULL, r2.stream_bytes, 0};
 	assert_int_equal(copy_verify(lib, 0, r2.block, &wrong, &v, err, sizeof err), VTL_E_MEDIUM);
 	assert_string_equal(err, "header: barcode S00002L8, the catalog says S00001L8");
-	wrong = (struct copy_expect){"S00001L8", NULL, r1.stream_bytes + 1};
+	wrong = (struct copy_expect){"S00001L8", NULL, r1.stream_bytes + 1, 0};
 	assert_int_equal(copy_verify(lib, 0, r1.block, &wrong, &v, err, sizeof err), VTL_E_MEDIUM);
 	char want_err[256];
 	snprintf(want_err, sizeof want_err, "header: stream_bytes %llu, the catalog says %llu",
 		 (unsigned long long)r1.stream_bytes, (unsigned long long)r1.stream_bytes + 1);
 	assert_string_equal(err, want_err);
-	wrong = (struct copy_expect){"S00001L8", r2.digest, r1.stream_bytes};
+	wrong = (struct copy_expect){"S00001L8", r2.digest, r1.stream_bytes, 0};
 	assert_int_equal(copy_verify(lib, 0, r1.block, &wrong, &v, err, sizeof err), VTL_E_MEDIUM);
 	assert_non_null(strstr(err, "digest"));
-	struct copy_expect any = {NULL, NULL, 0};
+	wrong = (struct copy_expect){"S00001L8", NULL, r1.stream_bytes, r1.block_size * 2};
+	assert_int_equal(copy_verify(lib, 0, r1.block, &wrong, &v, err, sizeof err), VTL_E_MEDIUM);
+	snprintf(want_err, sizeof want_err, "header: block_size %u, the catalog says %u", r1.block_size,
+		 r1.block_size * 2);
+	assert_string_equal(err, want_err);
+	struct copy_expect any = {NULL, NULL, 0, 0};
 	assert_int_equal(copy_verify(lib, 0, 1, &any, &v, err, sizeof err), VTL_E_MEDIUM);
 	assert_non_null(strstr(err, "header block: too long"));
+}
+
+/*
+ * The digest a release recomputes from the disk copy is the one the copy
+ * recorded, for its block size and no other; one pass serves several sizes.
+ */
+static void disk_digest_is_the_copys(void **state)
+{
+	struct fx *f = *state;
+	fill_cart(f, "S00001L8", 30, 2);
+	struct copy_job j = job();
+	struct copy_result r, v;
+	struct vtl_cart *c = open_ro(f, "S00001L8", 0);
+	EXPECT_RC(copy_write(lib, 0, c, &j, &r), 0);
+	assert_int_equal(r.block_size, 256u << 10);
+	char err[256];
+	struct copy_expect want = {"S00001L8", r.digest, r.stream_bytes, 0};
+	EXPECT_RC(copy_verify(lib, 0, r.block, &want, &v, err, sizeof err), 0);
+	assert_int_equal(v.block_size, r.block_size); /* what a verify records for a copy from before schema 5 */
+	uint32_t sizes[] = {COPY_BLOCK_MIN, r.block_size, 1u << 20};
+	char dg[3][COPY_DIGEST_MAX];
+	EXPECT_RC(copy_stream_digests(c, sizes, 3, dg), 0);
+	assert_string_equal(dg[1], r.digest);
+	assert_string_not_equal(dg[0], r.digest);
+	assert_string_not_equal(dg[2], r.digest);
+	uint32_t one = r.block_size;
+	char alone[1][COPY_DIGEST_MAX];
+	EXPECT_RC(copy_stream_digests(c, &one, 1, alone), 0);
+	assert_string_equal(alone[0], r.digest);
+	uint32_t tiny = COPY_BLOCK_MIN - 1;
+	assert_int_equal(copy_stream_digests(c, &tiny, 1, alone), VTL_E_INVAL);
+	uint64_t bad_at = 1;
+	EXPECT_RC(copy_stream_check(c, &bad_at), 0);
+	/* An empty cartridge's digest is an empty copy's. */
+	EXPECT_RC(vtl_cart_create(f->pool, "S00002L8"), 0);
+	c = open_ro(f, "S00002L8", 1);
+	EXPECT_RC(copy_write(lib, 0, c, &j, &r), 0);
+	EXPECT_RC(copy_stream_digests(c, &one, 1, alone), 0);
+	assert_string_equal(alone[0], r.digest);
 }
 
 /* One byte of a data block changed on the tape: the verify says which check failed. */
@@ -202,7 +247,7 @@ static void damaged_tape_fails_verify(void **state)
 	assert_int_equal(pwrite(fd, &b, 1, at), 1);
 	close(fd);
 	char err[256];
-	struct copy_expect want = {"S00001L8", r.digest, r.stream_bytes};
+	struct copy_expect want = {"S00001L8", r.digest, r.stream_bytes, 0};
 	assert_int_equal(copy_verify(lib, 0, r.block, &want, &v, err, sizeof err), VTL_E_MEDIUM);
 	assert_true(strstr(err, "damaged record") || strstr(err, "trailer"));
 }
@@ -283,7 +328,7 @@ static void forged_header_sizes_are_refused(void **state)
 	struct fx *f = *state;
 	const uint64_t huge = (1ull << 62) + 2;
 	forge(1, huge, 64, 1);
-	struct copy_expect want = {"S00001L8", NULL, huge};
+	struct copy_expect want = {"S00001L8", NULL, huge, 0};
 	expect_refusal(&want, "header: block_size 1, outside 4096..8388608 (the drive's READ BLOCK LIMITS)");
 	EXPECT_RC(vtl_cart_create(f->pool, "S00009L8"), 0);
 	struct vtl_cart_params wp = {0};
@@ -308,7 +353,7 @@ static void forged_stream_length_is_refused(void **state)
 {
 	(void)state;
 	forge(4096, (1ull << 62) + 2, 3, 4096);
-	struct copy_expect want = {"S00001L8", NULL, 8192};
+	struct copy_expect want = {"S00001L8", NULL, 8192, 0};
 	expect_refusal(&want, "header: stream_bytes 4611686018427387906, the catalog says 8192");
 	want.stream_bytes = (1ull << 62) + 2;
 	expect_refusal(&want, "header: stream_bytes 4611686018427387906, more than a copy may hold (35184372088832)");
@@ -327,7 +372,7 @@ static void endless_trailer_is_refused(void **state)
 	EXPECT_RC(lib->ops->write_block(lib, 0, junk, 60), 0); /* an empty stream's trailer is 60 bytes */
 	for (int i = 0; i < 100; i++)
 		EXPECT_RC(lib->ops->write_block(lib, 0, junk, sizeof junk), 0);
-	struct copy_expect want = {"S00001L8", NULL, 0};
+	struct copy_expect want = {"S00001L8", NULL, 0, 0};
 	expect_refusal(&want, "trailer: another block where the filemark should be (the header implies 60 trailer bytes)");
 	/* Its first block longer than the header implies. */
 	EXPECT_RC(lib->ops->locate(lib, 0, 1), 0);
@@ -341,7 +386,8 @@ static void endless_trailer_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(stream_reads_agree), T(stacked_copies_verify), T(damaged_tape_fails_verify),
+		T(stream_reads_agree), T(stacked_copies_verify), T(disk_digest_is_the_copys),
+		T(damaged_tape_fails_verify),
 		T(damaged_cartridge_is_refused), T(write_error_fails_copy), T(forged_header_sizes_are_refused),
 		T(forged_stream_length_is_refused), T(endless_trailer_is_refused),
 	};

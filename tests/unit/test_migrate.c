@@ -659,6 +659,35 @@ static void unrecorded_recall_steps(void **state)
 	assert_int_equal(j.state, CAT_JOB_FAILED);
 }
 
+/*
+ * A migrated cartridge whose damaged disk copy is still there (a forced
+ * release that stopped before its files were gone): the recall empties it
+ * rather than take its records for a stage already under way, and the
+ * cartridge reads back whole.
+ */
+static void recall_empties_a_damaged_disk_copy(void **state)
+{
+	struct host *h = *state;
+	cart_with(h, "M00040L8", 25, 40);
+	struct migrate_report r;
+	char err[512];
+	EXPECT_RC(migrate_copy(&mig, "M00040L8", 0, &r, err, sizeof err), 0);
+	char path[sizeof h->fx->mpath[0] + 64];
+	snprintf(path, sizeof path, "%s/M00040L8/00000001.seg", h->fx->mpath[0]);
+	assert_int_equal(truncate(path, 4096), 0);
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(h->fx->pool, "M00040L8", &info), 0);
+	assert_true(info.damaged > 0);
+	EXPECT_RC(catalog_cartridge_set_cache(h->cat, "M00040L8", CAT_CACHE_MIGRATED), 0);
+	EXPECT_RC(migrate_recall(&mig, "M00040L8", 0, err, sizeof err), 0);
+	EXPECT_RC(vtl_cart_info(h->fx->pool, "M00040L8", &info), 0);
+	assert_int_equal(info.damaged, 0);
+	expect_cart_content(h, "M00040L8", 25, 40);
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "M00040L8", &cc), 0);
+	assert_int_equal(cc.cache, CAT_CACHE_PREMIGRATED);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -669,7 +698,7 @@ int main(void)
 		T(end_of_tape_moves_to_another_tape), T(offline_drive_fails_job_not_tapes),
 		T(read_error_in_verify_marks_copy_bad), T(recall_falls_back_to_the_older_copy), T(cancelled_recall_resumes),
 		T(copies_go_to_each_pool), T(forged_header_fails_recall), T(unrecorded_premigration_fails_the_job),
-		T(unrecorded_job_end_is_no_success), T(unrecorded_recall_steps),
+		T(unrecorded_job_end_is_no_success), T(unrecorded_recall_steps), T(recall_empties_a_damaged_disk_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,11 +16,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "backend/cartridge.h"
+#include "backend/format.h"
 #include "common/vtl_error.h"
+#include "migrator/copy.h"
 #include "migrator/policy.h"
 #include "tests/unit/scsi_host.h"
 
@@ -28,6 +31,7 @@
 #define BIG_QUOTA (1ull << 30)   /* a pool nothing here comes near filling */
 #define SMALL_QUOTA (10u << 20)  /* four cartridges of CART_DATA fill it to about 80 % */
 #define BLOCK (256u << 10)
+#define COPY_B (256u << 10)      /* the block size of the copies on tape */
 #define CART_BLOCKS 8            /* CART_DATA = 2 MiB a cartridge */
 #define IE0 10
 #define SLOT0 1000
@@ -72,11 +76,16 @@ static void good_copy(struct host *h, const char *bc, const char *tape, const ch
 	EXPECT_RC(catalog_ptape_get(h->cat, tape, &g), 0);
 	struct vtl_cart_params rp = {.readonly = true};
 	struct vtl_cart *c = tl_cart_open(h->fx->pool, bc, &rp);
-	struct cat_copy k = {.file = g.files, .length = vtl_cart_stream_size(c)}; /* what a copy of it holds */
+	/* What a verified copy of it in blocks of COPY_B records: its length, block size and digest. */
+	struct cat_copy k = {.file = g.files, .length = vtl_cart_stream_size(c), .block_size = COPY_B,
+			     .verified_at = time(NULL)};
+	uint32_t b = COPY_B;
+	char dg[1][COPY_DIGEST_MAX];
+	EXPECT_RC(copy_stream_digests(c, &b, 1, dg), 0);
 	EXPECT_RC(vtl_cart_close(c), 0);
 	snprintf(k.barcode, sizeof k.barcode, "%s", bc);
 	snprintf(k.tape, sizeof k.tape, "%s", tape);
-	snprintf(k.digest, sizeof k.digest, "crc32c-blocks:00000000");
+	snprintf(k.digest, sizeof k.digest, "%s", dg[0]);
 	snprintf(k.state, sizeof k.state, CAT_COPY_GOOD);
 	EXPECT_RC(catalog_copy_commit(h->cat, &k, 1, NULL), 0);
 }
@@ -180,7 +189,6 @@ static enum cat_cache_state cache_of(struct host *h, const char *bc)
 static void candidates_per_rule(void **state)
 {
 	struct host *h = *state;
-	int64_t now = time(NULL);
 	cart(h, "F00001L8", SLOT0, 1, true, CAT_CACHE_RESIDENT);
 	EXPECT_RC(catalog_cartridge_usage(h->cat, "F00001L8", BLOCK, 15ull << 40, 1, false), 0); /* at its end */
 	cart(h, "E00001L8", IE0, 1, true, CAT_CACHE_RESIDENT);           /* in a mail slot */
@@ -193,6 +201,8 @@ static void candidates_per_rule(void **state)
 	EXPECT_RC(catalog_job_add(h->cat, CAT_JOB_MIGRATE, "Q00001L8", &id), 0);
 	cart(h, "P00001L8", SLOT0 + 4, 1, false, CAT_CACHE_PREMIGRATED); /* idle, but copied already */
 	cart(h, "N00001L8", SLOT0 + 5, 0, false, CAT_CACHE_RESIDENT);    /* idle, but blank */
+	/* After the mounts: a second that ticks while they are made must not make "an hour later" 3599 s. */
+	int64_t now = time(NULL);
 
 	struct policy_report r = pass(h, now);
 	assert_int_equal(r.full.n + r.ejected.n + r.idle.n + r.pressure.n + r.released.n, 0);
@@ -469,6 +479,216 @@ static void changed_disk_copy_kept(void **state)
 	EXPECT_RC(vtl_cart_close(c), 0);
 }
 
+/* The last event's text. */
+static struct cat_event last(struct host *h)
+{
+	struct cat_event ev = {0};
+	EXPECT_RC(catalog_event_list(h->cat, 0, 0, last_event, &ev), 0);
+	return ev;
+}
+
+/* The cartridge's objects on disk. */
+static uint64_t disk_eod(struct host *h, const char *bc)
+{
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(h->fx->pool, bc, &info), 0);
+	return info.eod;
+}
+
+/* bc's only good copy (the test's copies are one per cartridge). */
+static int first_copy(const struct cat_copy *k, void *arg)
+{
+	if (!strcmp(k->state, CAT_COPY_GOOD))
+		*(struct cat_copy *)arg = *k;
+	return 0;
+}
+
+/*
+ * The disk copy rewritten from BOT with other data of the same length (a
+ * host's rewrite whose catalog change was lost): the bytes agree with the
+ * copy, the digest does not, and the release refuses, forced or not,
+ * without saying which side is wrong or marking anything.
+ */
+static void same_length_other_data_kept(void **state)
+{
+	struct host *h = *state;
+	cart(h, "D00002L8", SLOT0, 2, false, CAT_CACHE_PREMIGRATED);
+	struct vtl_cart_params p = {0};
+	struct vtl_cart *c = tl_cart_open(h->fx->pool, "D00002L8", &p);
+	static uint8_t buf[BLOCK];
+	for (unsigned i = 0; i < 2; i++) {
+		gen_data(buf, sizeof buf, 500 + i, false);
+		EXPECT_RC(vtl_cart_write_block(c, buf, sizeof buf), 0);
+	}
+	EXPECT_RC(vtl_cart_close(c), 0);
+	char err[1024] = "", did[512];
+	uint64_t freed = 7;
+	assert_int_equal(policy_release(h->cat, h->fx->pool, &pcfg, "D00002L8", "test", &freed, err, sizeof err),
+			 VTL_E_CORRUPT);
+	assert_non_null(strstr(err, "D00002L8: its disk copy's digest is crc32c-blocks:"));
+	assert_non_null(strstr(err, "its copy on T00001L8 file 0 has crc32c-blocks:"));
+	assert_non_null(strstr(err, "its records are sound"));
+	assert_non_null(strstr(err, "which side is wrong is not known"));
+	assert_int_equal(freed, 0);
+	assert_non_null(strstr(last(h).what, "release D00002L8 refused: D00002L8: its disk copy's digest"));
+	assert_int_equal(policy_release_forced(h->cat, h->fx->pool, &pcfg, "D00002L8", "test", &freed, did, sizeof did,
+					       err, sizeof err), VTL_E_CORRUPT);
+	assert_non_null(strstr(err, "--force gives up only a damaged disk copy"));
+	assert_non_null(strstr(last(h).what, "release D00002L8 --force refused"));
+	assert_int_equal(cache_of(h, "D00002L8"), CAT_CACHE_PREMIGRATED);
+	struct cat_copy k = {0};
+	EXPECT_RC(catalog_copy_list(h->cat, "D00002L8", first_copy, &k), 0);
+	assert_string_equal(k.state, CAT_COPY_GOOD); /* nothing proves the copy wrong */
+	assert_int_equal(disk_eod(h, "D00002L8"), 2);
+}
+
+/*
+ * A copy recorded before copies had their block size (a catalog upgraded
+ * from schema 4): its digest cannot be recomputed, so the release refuses
+ * and says to verify; once a verify has recorded the size it goes ahead.
+ * A pass lists it as refused and releases the others.
+ */
+static void copy_without_block_size(void **state)
+{
+	struct host *h = *state;
+	cart(h, "O00001L8", SLOT0 + 5, 2, false, CAT_CACHE_PREMIGRATED);
+	struct cat_copy k = {0};
+	EXPECT_RC(catalog_copy_list(h->cat, "O00001L8", first_copy, &k), 0);
+	EXPECT_RC(catalog_copy_set_block_size(h->cat, k.id, 0), 0);
+	char err[1024] = "";
+	uint64_t freed = 0;
+	assert_int_equal(policy_release(h->cat, h->fx->pool, &pcfg, "O00001L8", "test", &freed, err, sizeof err),
+			 VTL_E_INVAL);
+	assert_string_equal(err, "O00001L8: its copy on T00001L8 file 0 was recorded without its block size, so its "
+			    "digest cannot be compared with the disk copy's: not released; vtlctl verify O00001L8 reads "
+			    "the copy back and records it");
+	assert_int_equal(cache_of(h, "O00001L8"), CAT_CACHE_PREMIGRATED);
+	/* Under pressure: a verify is queued for it (once), and the pass goes on to the next cartridge. */
+	fill_pool(h, CAT_CACHE_PREMIGRATED);
+	struct policy_report r = pass(h, time(NULL));
+	expect_list(&r.verify, (const char *const[]){"O00001L8"}, 1);
+	assert_int_equal(r.refused.n, 0);
+	assert_true(r.released.n >= 1);
+	assert_int_equal(queued_jobs(h), 1);
+	assert_int_equal(cache_of(h, "O00001L8"), CAT_CACHE_PREMIGRATED);
+	r = pass_draining(h, time(NULL), true);
+	assert_int_equal(r.verify.n, 0); /* its verify is still queued */
+	assert_int_equal(queued_jobs(h), 1);
+	/* The verify records the size; the next pass under pressure may release it. */
+	finish_jobs(h);
+	EXPECT_RC(catalog_copy_set_block_size(h->cat, k.id, COPY_B), 0);
+	EXPECT_RC(policy_release(h->cat, h->fx->pool, &pcfg, "O00001L8", "test", &freed, err, sizeof err), 0);
+	assert_int_equal(cache_of(h, "O00001L8"), CAT_CACHE_MIGRATED);
+}
+
+/* Cuts bc's segment file seq short, inside its first record: damage a later open finds and keeps. */
+static void cut_segment(struct host *h, const char *bc, uint32_t seq)
+{
+	char path[sizeof h->fx->mpath[0] + 64];
+	snprintf(path, sizeof path, "%s/%s/%08u.seg", h->fx->mpath[0], bc, seq);
+	assert_int_equal(truncate(path, SEG_HEADER_LEN + REC_HEADER_LEN + 1000), 0);
+}
+
+/*
+ * A damaged disk copy (a middle segment cut short): the plain release
+ * refuses and names --force; the forced one refuses, changing nothing,
+ * without a good copy, when the copy's bytes are not what the catalog
+ * recorded, or when no copy is verified; otherwise it gives the disk copy
+ * up, says so, logs it as forced, and a recall finds the cartridge blank.
+ */
+static void damaged_disk_copy_forced(void **state)
+{
+	struct host *h = *state;
+	cart(h, "X00001L8", SLOT0, CART_BLOCKS, false, CAT_CACHE_PREMIGRATED);
+	cut_segment(h, "X00001L8", 1);
+	char err[1024] = "", did[512] = "";
+	uint64_t freed = 0;
+	assert_int_equal(policy_release(h->cat, h->fx->pool, &pcfg, "X00001L8", "test", &freed, err, sizeof err),
+			 VTL_E_MEDIUM);
+	assert_non_null(strstr(err, "X00001L8: its disk copy is damaged: objects "));
+	assert_non_null(strstr(err, "(segment cut short, segment file 00000001.seg)"));
+	assert_non_null(strstr(err, "not released: vtlctl release --force X00001L8 gives it up"));
+	assert_non_null(strstr(last(h).what, "release X00001L8 refused: X00001L8: its disk copy is damaged"));
+
+	struct cat_copy k = {0};
+	EXPECT_RC(catalog_copy_list(h->cat, "X00001L8", first_copy, &k), 0);
+	/* Never verified: the copy must be read back first. */
+	EXPECT_RC(catalog_copy_verified(h->cat, k.id, 0), 0);
+	assert_int_equal(policy_release_forced(h->cat, h->fx->pool, &pcfg, "X00001L8", "test", &freed, did, sizeof did,
+					       err, sizeof err), VTL_E_INVAL);
+	assert_non_null(strstr(err, "none of its good copies has been verified with its block size recorded: run "
+			       "vtlctl verify X00001L8 first"));
+	EXPECT_RC(catalog_copy_verified(h->cat, k.id, time(NULL)), 0);
+	/* The catalog recorded other bytes for the cartridge than the copy holds: not the data the host wrote last. */
+	struct cat_cartridge cc;
+	EXPECT_RC(catalog_cartridge_get(h->cat, "X00001L8", &cc), 0);
+	EXPECT_RC(catalog_cartridge_usage(h->cat, "X00001L8", cc.bytes_written, cc.bytes_stored + BLOCK, cc.eod, false),
+		  0);
+	assert_int_equal(policy_release_forced(h->cat, h->fx->pool, &pcfg, "X00001L8", "test", &freed, did, sizeof did,
+					       err, sizeof err), VTL_E_CORRUPT);
+	assert_non_null(strstr(err, "that copy may not hold what the host wrote last; not released"));
+	EXPECT_RC(catalog_cartridge_usage(h->cat, "X00001L8", cc.bytes_written, cc.bytes_stored, cc.eod, false), 0);
+	/* No good copy at all. */
+	EXPECT_RC(catalog_copy_set_state(h->cat, k.id, CAT_COPY_BAD), 0);
+	assert_int_equal(policy_release_forced(h->cat, h->fx->pool, NULL, "X00001L8", "test", &freed, did, sizeof did,
+					       err, sizeof err), VTL_E_NOTFOUND);
+	assert_non_null(strstr(err, "X00001L8: no good copy on physical tape restores it: its disk copy stays"));
+	assert_int_equal(cache_of(h, "X00001L8"), CAT_CACHE_PREMIGRATED);
+	assert_int_equal(disk_eod(h, "X00001L8"), CART_BLOCKS); /* refusals changed nothing */
+	assert_int_equal(freed, 0);
+	assert_string_equal(did, "");
+	EXPECT_RC(catalog_copy_set_state(h->cat, k.id, CAT_COPY_GOOD), 0);
+
+	EXPECT_RC(policy_release_forced(h->cat, h->fx->pool, &pcfg, "X00001L8", "asked by the operator", &freed, did,
+					sizeof did, err, sizeof err), 0);
+	assert_non_null(strstr(did, "release X00001L8 forced: its damaged disk copy ("));
+	assert_non_null(strstr(did, "given up for its copy on T00001L8 file 0 ("));
+	assert_non_null(strstr(did, "verified); it is migrated, the next load or vtlctl recall restores it whole"));
+	assert_string_equal(last(h).what, did);
+	assert_true(freed > 0);
+	assert_int_equal(cache_of(h, "X00001L8"), CAT_CACHE_MIGRATED);
+	assert_int_equal(disk_eod(h, "X00001L8"), 0);
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(h->fx->pool, "X00001L8", &info), 0);
+	assert_int_equal(info.damaged, 0); /* the damaged files are gone */
+	EXPECT_RC(catalog_cartridge_get(h->cat, "X00001L8", &cc), 0);
+	assert_int_equal(cc.eod, CART_BLOCKS); /* the recall's target */
+}
+
+/*
+ * A byte changed inside a sealed record's payload, which no open reads: the
+ * digest differs, and the disk copy's own checks (the record's CRC) say it
+ * is the damaged side, so the forced release may give it up.
+ */
+static void silently_damaged_record_forced(void **state)
+{
+	struct host *h = *state;
+	cart(h, "X00002L8", SLOT0, CART_BLOCKS, false, CAT_CACHE_PREMIGRATED);
+	char path[sizeof h->fx->mpath[0] + 64];
+	snprintf(path, sizeof path, "%s/X00002L8/00000000.seg", h->fx->mpath[0]);
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, SEG_HEADER_LEN + REC_HEADER_LEN + 100, SEEK_SET), 0);
+	int b = fgetc(f);
+	assert_true(b != EOF);
+	assert_int_equal(fseek(f, SEG_HEADER_LEN + REC_HEADER_LEN + 100, SEEK_SET), 0);
+	assert_int_equal(fputc(b ^ 0xff, f), b ^ 0xff);
+	assert_int_equal(fclose(f), 0);
+	char err[1024] = "", did[512] = "";
+	uint64_t freed = 0;
+	assert_int_equal(policy_release(h->cat, h->fx->pool, &pcfg, "X00002L8", "test", &freed, err, sizeof err),
+			 VTL_E_MEDIUM);
+	assert_non_null(strstr(err, "X00002L8: its disk copy's digest is crc32c-blocks:"));
+	assert_non_null(strstr(err, "; its disk copy is damaged: its records fail their checks near stream byte "));
+	assert_non_null(strstr(err, "not released: vtlctl release --force X00002L8"));
+	assert_int_equal(cache_of(h, "X00002L8"), CAT_CACHE_PREMIGRATED);
+	EXPECT_RC(policy_release_forced(h->cat, h->fx->pool, &pcfg, "X00002L8", "asked by the operator", &freed, did,
+					sizeof did, err, sizeof err), 0);
+	assert_non_null(strstr(did, "release X00002L8 forced"));
+	assert_int_equal(cache_of(h, "X00002L8"), CAT_CACHE_MIGRATED);
+	assert_int_equal(disk_eod(h, "X00002L8"), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -477,6 +697,8 @@ int main(void)
 		T(candidates_per_rule), T(release_lru_down_to_low_water), T(releases_go_on_down_to_low_water),
 		T(busy_cartridge_skipped),
 		T(pressure_queues_copies), T(release_by_hand), T(copy_pools_gate_release), T(changed_disk_copy_kept),
+		T(same_length_other_data_kept), T(copy_without_block_size), T(damaged_disk_copy_forced),
+		T(silently_damaged_record_forced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

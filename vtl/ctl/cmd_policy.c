@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/pool.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
 
@@ -89,6 +90,7 @@ int cmd_policy(struct ctl *ctl, int argc, char **argv)
 		{"queued_idle", "copy queued: idle"},        {"queued_pressure", "copy queued: pool pressure"},
 		{"queued_pools", "copy queued: copy pool"},
 		{"released", "disk copy released"},          {"busy", "skipped: open elsewhere"},
+		{"refused", "release refused (events)"},    {"queued_verify", "verify queued: block size"},
 	};
 	struct table t;
 	table_init(&t, 3, head, "LRL");
@@ -106,12 +108,18 @@ int cmd_policy(struct ctl *ctl, int argc, char **argv)
 
 int cmd_release(struct ctl *ctl, int argc, char **argv)
 {
+	struct ctl_opt opts[] = {{"force", 'f', false, NULL, false}};
 	const char *barcode;
-	int rc = ctl_parse_barcode(ctl, argc, argv, &barcode);
-	if (rc || (rc = migrator_needed(ctl)))
+	int rc = ctl_parse_barcode_opts(ctl, argc, argv, opts, 1, &barcode);
+	if (rc)
 		return rc;
-	char msg[512];
-	if ((rc = ctl_migrator(ctl, msg, sizeof msg, "release %s", barcode)))
+	/* One word of the migrator's request: "A00001L8 force" given as the barcode must not force. */
+	if (strlen(barcode) > CAT_BARCODE_MAX || vtl_barcode_check(barcode))
+		return ctl_usage(ctl, "'%.40s' is not a barcode", barcode);
+	if ((rc = migrator_needed(ctl)))
+		return rc;
+	char msg[1024];
+	if ((rc = ctl_migrator(ctl, msg, sizeof msg, "release %s%s", barcode, opts[0].set ? " force" : "")))
 		return rc;
 	printf("%s\n", msg);
 	return 0;

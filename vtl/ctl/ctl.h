@@ -201,6 +201,9 @@ int ctl_parse(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size
 int ctl_parse_bare(struct ctl *ctl, int argc, char **argv);
 /* ctl_parse for a command that takes one cartridge barcode and no options (*barcode); then loads the configuration. */
 int ctl_parse_barcode(struct ctl *ctl, int argc, char **argv, const char **barcode);
+/* Like ctl_parse_barcode, with the options opts (nopts of them; ctl_parse fills them) too. */
+int ctl_parse_barcode_opts(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size_t nopts,
+			   const char **barcode);
 
 struct ctl_cmd {
 	const char *name;    /* "cartridge add" */

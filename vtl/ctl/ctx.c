@@ -545,9 +545,15 @@ int ctl_parse(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size
 
 int ctl_parse_barcode(struct ctl *ctl, int argc, char **argv, const char **barcode)
 {
+	return ctl_parse_barcode_opts(ctl, argc, argv, NULL, 0, barcode);
+}
+
+int ctl_parse_barcode_opts(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size_t nopts,
+			   const char **barcode)
+{
 	char **pos;
 	int npos;
-	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
+	int rc = ctl_parse(ctl, argc, argv, opts, nopts, &pos, &npos);
 	if (rc)
 		return rc;
 	if (npos != 1)

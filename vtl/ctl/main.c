@@ -183,12 +183,21 @@ static const struct ctl_cmd commands[] = {
 	{"policy", "policy", "the cache policy: pool fill, water marks, what the last pass did (vtl-migrator must run)",
 	 "The disk pool's fill now, the high- and low-water marks and the throttle of [policy], the rules that\n"
 	 "make a cartridge a candidate for a copy, and what the last policy pass did: copies queued by each\n"
-	 "rule or for pool pressure, disk copies released, cartridges skipped because they were open elsewhere.",
+	 "rule or for pool pressure, disk copies released, cartridges skipped because they were open elsewhere,\n"
+	 "releases refused because a disk copy did not match its tape copies (vtlctl events says why), and\n"
+	 "verifies queued to record the block size of copies made before schema 5.",
 	 cmd_policy},
-	{"release", "release BARCODE", "give up a premigrated cartridge's disk copy (vtl-migrator must run)",
+	{"release", "release BARCODE [--force]", "give up a premigrated cartridge's disk copy (vtl-migrator must run)",
 	 "Releases the disk copy of a premigrated cartridge (one with a verified copy on physical tape): it\n"
 	 "becomes migrated and its space in the pool is freed; a host that loads it later waits for a recall.\n"
-	 "A cartridge that is not premigrated, is loaded in a drive or has a job is refused.",
+	 "A cartridge that is not premigrated, is loaded in a drive or has a job is refused. So is one whose\n"
+	 "disk copy is not what its good tape copies hold (bytes to end of data, digest), or is damaged; a\n"
+	 "copy recorded without its block size (before schema 5) needs a vtlctl verify first.\n"
+	 "\n"
+	 "  --force   give up a damaged disk copy too, so that a recall restores the cartridge whole: only when\n"
+	 "            every good tape copy holds the bytes the catalog recorded before the damage, one of them\n"
+	 "            is verified, and the disk copy holds nothing more; logged as forced in the event log. A\n"
+	 "            disk copy whose records are sound is never forced.",
 	 cmd_release},
 	{"cancel", "cancel JOB", "cancel a queued or running job (vtl-migrator must run)",
 	 "A queued job fails at once; a running one stops after the block it is writing. Nothing partial is\n"

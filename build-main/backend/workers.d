@@ -1,2 +1,0 @@
-build-main/backend/workers.o: backend/workers.c backend/workers.h
-backend/workers.h:

@@ -1,2 +1,0 @@
-build-main/common/meter.o: common/meter.c common/meter.h
-common/meter.h:

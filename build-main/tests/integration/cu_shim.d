@@ -1,1 +1,0 @@
-build-main/tests/integration/cu_shim.so: tests/integration/cu_shim.c

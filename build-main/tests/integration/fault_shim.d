@@ -1,2 +1,0 @@
-build-main/tests/integration/fault_shim.so: \
- tests/integration/fault_shim.c

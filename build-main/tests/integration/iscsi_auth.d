@@ -1,1 +1,0 @@
-build-main/tests/integration/iscsi_auth: tests/integration/iscsi_auth.c

@@ -1,3 +1,0 @@
-build-main/tests/integration/iscsi_faults: \
- tests/integration/iscsi_faults.c tests/integration/hostlib.h
-tests/integration/hostlib.h:

@@ -1,2 +1,0 @@
-build-main/tests/integration/nosync_shim.so: \
- tests/integration/nosync_shim.c

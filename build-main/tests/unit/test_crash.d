@@ -1,8 +1,0 @@
-build-main/tests/unit/test_crash: tests/unit/test_crash.c \
- backend/cartridge.h common/vtl_error.h backend/pool.h backend/format.h \
- tests/unit/testlib.h
-backend/cartridge.h:
-common/vtl_error.h:
-backend/pool.h:
-backend/format.h:
-tests/unit/testlib.h:

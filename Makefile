@@ -4,21 +4,65 @@
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
-CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -g $(OPT) -D_GNU_SOURCE -I. -pthread
+CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -g $(OPT) -D_GNU_SOURCE -I. -pthread
 CFLAGS_EXTRA ?=
 CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
-LDLIBS  := -lsqlite3 -llz4 -liscsi -lsgutils2 -lm -lpthread
-TEST_LDLIBS := -lcmocka $(LDLIBS)
 
-COMMON_SRC  := $(wildcard common/*.c)
-BACKEND_SRC := $(wildcard backend/*.c)
-CATALOG_SRC := $(wildcard catalog/*.c)
-VTL_SRC     := $(wildcard vtl/*.c vtl/scsi/*.c vtl/iscsi/*.c vtl/tcmu/*.c)
-# The migrator's modules (physical tape access, streaming engine, copies); main.c is the daemon.
-MIGRATOR_SRC := $(filter-out migrator/main.c,$(wildcard migrator/*.c))
-LIB_SRC     := $(COMMON_SRC) $(BACKEND_SRC) $(CATALOG_SRC) $(VTL_SRC) $(MIGRATOR_SRC)
-LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
-LIB         := $(BUILD)/libvtl.a
+# Libraries come from pkg-config where their Debian packages ship a .pc file (sg3_utils ships none).
+# Looked up when a program is linked, not when make starts, so that `make deps` can install them first.
+PKG_CONFIG ?= pkg-config
+pkg_libs = $(if $(shell command -v $(PKG_CONFIG)),,$(error $(PKG_CONFIG) not found: run `make deps` (scripts/install-deps installs it)))$(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo yes),,$(error $(PKG_CONFIG) finds no $(p).pc: install its -dev package (`make deps`))))$(shell $(PKG_CONFIG) --libs $(1))
+LDFLAGS_EXTRA ?=
+LDLIBS   = $(LDFLAGS_EXTRA) $(call pkg_libs,sqlite3 liblz4 libiscsi) -lsgutils2 -lm -lpthread
+TEST_LDLIBS = $(call pkg_libs,cmocka) $(LDLIBS)
+
+# The layers, lowest first (docs/testing.md, "Layers"). Each is an archive, $(BUILD)/lib<layer>.a, whose
+# objects may use only their own layer and the ones in <layer>_USES (written highest first, the link
+# order): scripts/check-layers fails the build otherwise, and each program links only what it may use.
+LAYERS := common backend catalog config scsi devices front migrator
+common_SRC    := $(wildcard common/*.c)
+common_USES   :=
+backend_SRC   := $(wildcard backend/*.c)
+backend_USES  := common
+catalog_SRC   := $(wildcard catalog/*.c)
+catalog_USES  := common
+# The configuration file and the LTO media rules it checks drives against: read by all three programs.
+config_SRC    := vtl/config.c vtl/media.c
+config_USES   := catalog backend common
+# The transport-independent SCSI core (its vocabulary and sense data are common/scsi_*): dispatch, SPC and its log and mode pages, reservations,
+# unit attentions, the device base every emulated device is built on.
+scsi_SRC      := $(addprefix vtl/scsi/,spc.c spc_log.c spc_mode.c dispatch.c reserve.c ua.c device.c)
+scsi_USES     := common
+# The emulated devices over the pool and the catalog: the drive (ssc*), the library model, the changer
+# (smc*, above the library model) and the write throttle.
+devices_SRC   := $(wildcard vtl/scsi/ssc*.c) vtl/library.c $(wildcard vtl/scsi/smc*.c) vtl/throttle.c
+devices_USES  := scsi config catalog backend common
+# The front ends: the iSCSI target, TCMU, and the per-LU worker they both hand commands to. They reach
+# the devices only through the callbacks vtld gives them.
+front_SRC     := $(wildcard vtl/iscsi/*.c vtl/tcmu/*.c) vtl/lu_worker.c
+front_USES    := scsi common
+# The migrator's modules (physical tape access, streaming engine, copies, policy); main.c is the daemon.
+migrator_SRC  := $(filter-out migrator/main.c,$(wildcard migrator/*.c))
+migrator_USES := config catalog backend common
+# The programs, above every layer: what each may link (vtld and vtlctl never the migrator, vtl-migrator
+# no SCSI emulation; vtlctl the devices for the library model's offline moves, vtl/library.h).
+vtld_USES     := front devices scsi config catalog backend common
+vtlctl_USES   := devices scsi config catalog backend common
+vtl-migrator_USES := migrator config catalog backend common
+
+reverse  = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+# $(call archives,TREE,LAYERS): the archives of LAYERS in TREE.
+archives = $(foreach l,$(2),$(1)/lib$(l).a)
+LIB_SRC  := $(foreach l,$(LAYERS),$($(l)_SRC))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# Every library layer, highest first: what the tests link.
+LIBS     := $(call archives,$(BUILD),$(call reverse,$(LAYERS)))
+# A source under the library's folders that no layer names would be left out of every program.
+UNLAYERED := $(filter-out $(LIB_SRC) migrator/main.c,$(wildcard common/*.c backend/*.c catalog/*.c \
+	vtl/*.c vtl/scsi/*.c vtl/iscsi/*.c vtl/tcmu/*.c migrator/*.c))
+ifneq ($(UNLAYERED),)
+$(error $(UNLAYERED): in no layer: add each to one of the LAYERS in the Makefile)
+endif
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -50,9 +94,9 @@ KERNEL_CHECK := $(KERNEL_CHECK_SRC:tests/kernel/%.c=$(BUILD)/tests/kernel/%)
 BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
-.PHONY: all deps check unit integration kernel fuzz asan bench soak run clean
+.PHONY: all deps check layers unit integration kernel fuzz asan bench soak run clean
 PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD)) $(if $(MIGRATOR_MAIN),$(MIGRATOR))
-all: $(LIB) $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN) $(KERNEL_CHECK)
+all: $(LIBS) $(BUILD)/layers.ok $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN) $(KERNEL_CHECK)
 
 deps:
 	@scripts/install-deps
@@ -61,45 +105,77 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(LIB): $(LIB_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
+# $(call archive_rule,TREE,LAYER): TREE/libLAYER.a from the layer's objects in TREE.
+define archive_rule
+$(1)/lib$(2).a: $$($(2)_SRC:%.c=$(1)/%.o)
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call archive_rule,$(BUILD),$(l))))
+
+# The layering check (scripts/check-layers): every layer's objects and the programs', each with what
+# it may use; the stamp makes it run again only when an object changed.
+PROGRAM_OBJ := $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(VTLD_SRC:%.c=$(BUILD)/%.o) $(MIGRATOR_MAIN:%.c=$(BUILD)/%.o)
+comma := ,
+empty :=
+space := $(empty) $(empty)
+commas = $(subst $(space),$(comma),$(strip $(1)))
+LAYER_SPECS := $(foreach l,$(LAYERS),$(l):$(call commas,$($(l)_USES)):$(call commas,$($(l)_SRC:%.c=$(BUILD)/%.o))) \
+	vtld:$(call commas,$(vtld_USES)):$(call commas,$(VTLD_SRC:%.c=$(BUILD)/%.o)) \
+	vtlctl:$(call commas,$(vtlctl_USES)):$(call commas,$(VTLCTL_SRC:%.c=$(BUILD)/%.o)) \
+	vtl-migrator:$(call commas,$(vtl-migrator_USES)):$(call commas,$(MIGRATOR_MAIN:%.c=$(BUILD)/%.o))
+$(BUILD)/layers.ok: $(LIB_OBJ) $(PROGRAM_OBJ) scripts/check-layers
+	@scripts/check-layers $(BUILD) $(LAYER_SPECS)
+	@touch $@
+
+layers: $(BUILD)/layers.ok
 
 # Every unit test program is linked with the shared test helpers (tests/unit/testlib.h).
-$(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIB)
+$(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(TESTLIB_OBJ) $(LIB) $(TEST_LDLIBS)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(TESTLIB_OBJ) $(LIBS) $(TEST_LDLIBS)
 
-$(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(LIB)
+# Each program links only the archives it may use, highest first, so a call into another links no more.
+$(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtlctl_USES))
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
-$(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(LIB)
+$(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtld_USES))
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
-$(MIGRATOR): $(MIGRATOR_MAIN:%.c=$(BUILD)/%.o) $(LIB)
+$(MIGRATOR): $(MIGRATOR_MAIN:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtl-migrator_USES))
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
-# libFuzzer needs clang; each target is built with all the library sources under ASan + UBSan.
-FUZZ_LIB_SRC := $(LIB_SRC)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard tests/fuzz/*.h)
+# libFuzzer needs clang. One tree of objects instrumented for it (ASan + UBSan, coverage), with their
+# dependency files, and its archives, which every target links.
+FUZZ_TREE   := $(BUILD)/fuzz/obj
+FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_LIBS   := $(call archives,$(FUZZ_TREE),$(call reverse,$(LAYERS)))
+FUZZ_OBJ    := $(LIB_SRC:%.c=$(FUZZ_TREE)/%.o) $(FUZZ_SRC:%.c=$(FUZZ_TREE)/%.o)
+$(FUZZ_TREE)/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$< $(FUZZ_LIB_SRC) -o $@ $(LDLIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(foreach l,$(LAYERS),$(eval $(call archive_rule,$(FUZZ_TREE),$(l))))
+
+$(FUZZ_BIN): $(BUILD)/fuzz/%: $(FUZZ_TREE)/tests/fuzz/%.o $(FUZZ_LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS)
+
+-include $(FUZZ_OBJ:.o=.d)
 
 fuzz: $(FUZZ_BIN)
 	@tests/run-fuzz $(BUILD) $(FUZZ_SECONDS) $(FUZZ_BIN)
 
-$(BUILD)/tests/bench/%: tests/bench/%.c $(LIB)
+$(BUILD)/tests/bench/%: tests/bench/%.c $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIBS) $(LDLIBS)
 
 # The iSCSI benchmark is a host: it uses libiscsi, not the library (bench_iscsi.sh starts vtld for it).
 $(BUILD)/tests/bench/bench_iscsi: tests/bench/bench_iscsi.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ -liscsi -llz4
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(call pkg_libs,libiscsi liblz4)
 
-# Every tier this machine can run: unit (cmocka), integration (the programs, end to end), kernel
-# and a short fuzz run (libFuzzer, FUZZ_CHECK_SECONDS per target).
+# Every tier this machine can run: the build (with the layering check), unit (cmocka), integration
+# (the programs, end to end), kernel and a short fuzz run (libFuzzer, FUZZ_CHECK_SECONDS per target).
 check: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit
@@ -113,26 +189,27 @@ integration: $(PROGRAMS) $(INTEG_BIN)
 # Integration clients are hosts: they use libiscsi, not the library.
 $(BUILD)/tests/integration/%: tests/integration/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ -liscsi
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(call pkg_libs,libiscsi)
 
-# A library-side client (e.g. the migrator's iSCSI physical library against vtld) links libvtl.
+# A library-side client (e.g. the migrator's iSCSI physical library against vtld) links the library.
 ifneq ($(INTEG_VTL),)
-$(INTEG_VTL): $(BUILD)/tests/integration/%: tests/integration/%.c $(LIB)
+$(INTEG_VTL): $(BUILD)/tests/integration/%: tests/integration/%.c $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIBS) $(LDLIBS)
 endif
 
 # A shim is preloaded into a libiscsi program (see its header comment). It is built without
-# CFLAGS_EXTRA: a sanitizer runtime cannot be preloaded into a program built without it.
+# CFLAGS_EXTRA: a sanitizer runtime cannot be preloaded into a program built without it. Its
+# dependency file is named like every other program's (X.so.d), which the include below reads.
 $(BUILD)/tests/integration/%_shim.so: tests/integration/%_shim.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -shared -fPIC -MMD -MP $< -o $@ -ldl
+	$(CC) $(CFLAGS_BASE) -shared -fPIC -MMD -MP -MF $@.d $< -o $@ -ldl
 
 -include $(INTEG_BIN:=.d)
 
-$(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIB)
+$(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(LIBS) $(LDLIBS)
 
 -include $(KERNEL_CHECK:=.d)
 
@@ -162,7 +239,7 @@ unit: $(UNIT_BIN)
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
 		CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDLIBS="-fsanitize=address,undefined -lsqlite3 -llz4 -liscsi -lsgutils2 -lm -lpthread" unit integration
+		LDFLAGS_EXTRA="-fsanitize=address,undefined" unit integration
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PROGRAMS)
@@ -174,6 +251,6 @@ run: deps all
 	@scripts/vtl-run $(BUILD)
 
 clean:
-	rm -rf build build-asan
+	rm -rf $(BUILD) build-asan
 
 -include $(VTLCTL_SRC:%.c=$(BUILD)/%.d) $(VTLD_SRC:%.c=$(BUILD)/%.d) $(MIGRATOR_MAIN:%.c=$(BUILD)/%.d) $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)

@@ -1009,8 +1009,8 @@ static int validate_chap(struct parser *ps, enum section sec, const char *secret
 		if (!hmu != !hms)
 			return perr(ps, max_u(hmu, hms), "[initiator %s] mutual_user and mutual_secret go together; "
 				    "without both the host gets the [iscsi] ones", h->name);
-		const char *msecret = hms ? h->mutual_secret : c->iscsi.mutual_secret;
-		if (*msecret && strcmp(msecret, h->chap_secret) == 0)
+		const char *host_msecret = hms ? h->mutual_secret : c->iscsi.mutual_secret;
+		if (*host_msecret && strcmp(host_msecret, h->chap_secret) == 0)
 			return perr(ps, max_u(hs, hms ? hms : l_msecret), "[initiator %s] chap_secret is the same as %s; "
 				    "they must differ (RFC 7143 12.1.3), or anyone who knows one could pose as the other side",
 				    h->name, hms ? "its mutual_secret" : "[iscsi] mutual_secret");

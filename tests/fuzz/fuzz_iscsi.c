@@ -22,6 +22,7 @@
 #include "vtl/iscsi/login.h"
 #include "vtl/iscsi/pdu.h"
 #include "vtl/iscsi/text.h"
+#include "tests/fuzz/entry.h"
 
 #define FUZZ_MAX_DATA 8192 /* the login phase's MaxRecvDataSegmentLength (RFC 7143 13.12 default) */
 #define FUZZ_LOGIN_TEXT_MAX 8192

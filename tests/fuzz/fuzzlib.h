@@ -2,8 +2,8 @@
 /*
  * What the fuzz targets share: a pool in a temporary directory for the
  * whole run, and reading an input as a little program, a few bytes at a time.
- * Each target is one program built from its .c and the library sources, so
- * these are static functions.
+ * Each target is one program built from its .c and the library's archives,
+ * so these are static functions.
  */
 #ifndef VTL_TESTS_FUZZ_FUZZLIB_H
 #define VTL_TESTS_FUZZ_FUZZLIB_H
@@ -23,6 +23,7 @@
 #include "common/scsi_sense.h"
 #include "vtl/scsi/spc.h"
 #include "common/crc32c.h"
+#include "tests/fuzz/entry.h"
 
 struct fuzz_input {
 	const uint8_t *p;

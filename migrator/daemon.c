@@ -461,7 +461,7 @@ void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 	char word[32] = "", a[4][64] = {"", "", "", ""};
 	int n = sscanf(request, "%31s %63s %63s %63s %63s", word, a[0], a[1], a[2], a[3]);
 	if (!strcmp(word, "migrate") || !strcmp(word, "verify") || !strcmp(word, "recall")) {
-		if (n < 2) {
+		if (n < 2 || vtl_barcode_check(a[0]) != VTL_OK) {
 			jo_answer(out, cap, VTL_E_INVAL, "give the cartridge's barcode", NULL);
 			return;
 		}

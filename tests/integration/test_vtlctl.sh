@@ -215,6 +215,10 @@ refused 1 "the library has no element 5000" move 1029 5000
 refused 1 "is the robot" move 1029 1
 refused 2 "FROM and TO are the same" move A00005L8 1029
 refused 1 "there is no cartridge Z00001L8" move Z00001L8 1030
+# A barcode is one word of a daemon's request: one that carries options is refused before anything is sent.
+refused 2 "'A00005L8 drive 1' is not a barcode" migrate "A00005L8 drive 1"
+refused 2 "'A00005L8 force' is not a barcode" release "A00005L8 force"
+refused 2 "is not a barcode" verify "A00005L8 rate 1"
 
 step "offline moves obey the library model's rules: a drive takes only media it reads"
 ok import --new C00001L6

@@ -222,6 +222,8 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		return rc;
 	if (npos != 1)
 		return ctl_usage(ctl, "give one cartridge barcode");
+	if (strlen(pos[0]) > CAT_BARCODE_MAX || vtl_barcode_check(pos[0]))
+		return ctl_usage(ctl, "'%.40s' is not a barcode", pos[0]);
 	uint64_t drive = 0, rate = 0;
 	if (opts[1].set && vtl_parse_uint(opts[1].val, 15, &drive))
 		return ctl_usage(ctl, "--drive %s: give a drive number of the physical library, from 0", opts[1].val);

@@ -113,9 +113,6 @@ int cmd_release(struct ctl *ctl, int argc, char **argv)
 	int rc = ctl_parse_barcode_opts(ctl, argc, argv, opts, 1, &barcode);
 	if (rc)
 		return rc;
-	/* One word of the migrator's request: "A00001L8 force" given as the barcode must not force. */
-	if (strlen(barcode) > CAT_BARCODE_MAX || vtl_barcode_check(barcode))
-		return ctl_usage(ctl, "'%.40s' is not a barcode", barcode);
 	if ((rc = migrator_needed(ctl)))
 		return rc;
 	char msg[1024];

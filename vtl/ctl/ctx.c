@@ -558,6 +558,9 @@ int ctl_parse_barcode_opts(struct ctl *ctl, int argc, char **argv, struct ctl_op
 		return rc;
 	if (npos != 1)
 		return ctl_usage(ctl, "give one cartridge barcode");
+	/* One word of a daemon's request: "A00001L8 force" or "X drive 1" given as the barcode must not add options. */
+	if (strlen(pos[0]) > CAT_BARCODE_MAX || vtl_barcode_check(pos[0]))
+		return ctl_usage(ctl, "'%.40s' is not a barcode", pos[0]);
 	*barcode = pos[0];
 	return ctl_load_config(ctl);
 }

@@ -17,6 +17,9 @@
 #   VTL_BUILD  the build tree (vtld, vtlctl)
 #   VTL_NOSYNC 1: the vtld that serves VTL_NEXT runs with nosync_shim.so preloaded (fsync and
 #              fdatasync do nothing): the control that shows the test sees a loss
+#   VTL_CACHE  the host's disk cache mode (test_powercut.sh's VTL_POWERCUT_CACHE); volatile: the
+#              trials' boots write dirty pages back within a second (eager_writeback), so that at the
+#              cut the disk's cache, not only the page cache, holds what vtld had not synced yet
 #   VTL_NOBARRIER 1: before vtld serves VTL_NEXT, the disk is remounted with ext4's nobarrier (no
 #              cache FLUSH reaches the disk: vtld's fdatasync stops at the disk's write cache): the
 #              control that shows a volatile disk cache (test_powercut.sh's volatile mode) loses it
@@ -74,6 +77,18 @@ vtld_down() {
 	[ "$rc" -eq 0 ] || bail "vtld exited $rc on SIGTERM"
 }
 
+# eager_writeback: the flusher writes a dirty page back once it is EXPIRE_CS old, looking every
+# WRITEBACK_CS (the defaults, 30 s and 5 s, keep a trial's unsynced pages in the page cache until
+# vtld's fdatasync, which flushes them at once): unsynced pages then reach the disk's volatile cache
+# and are in the cut's subset. The controls keep the defaults: what they prove must not rest on it.
+EXPIRE_CS=50
+WRITEBACK_CS=20
+eager_writeback() {
+	echo $EXPIRE_CS >/proc/sys/vm/dirty_expire_centisecs &&
+		echo $WRITEBACK_CS >/proc/sys/vm/dirty_writeback_centisecs || fail "eager writeback"
+	echo "-- dirty pages written back after $EXPIRE_CS cs, looked at every $WRITEBACK_CS cs"
+}
+
 # nobarrier: the control's disk from now on gets no FLUSH from ext4 (journal commits, fsync, fdatasync);
 # what came before (the fresh cartridge in the catalog) is flushed first, so only vtld's data is at risk.
 nobarrier() {
@@ -100,6 +115,9 @@ dmesg | grep -i "EXT4-fs (vda)" | sed 's/^/  kernel| /'
 # The durability under test rests on the guest knowing the disk caches writes (virtio-blk WCE), so that
 # ext4 and the block layer send a FLUSH where a sync needs one; without it a volatile cache loses synced data.
 [ "$(cat /sys/block/vda/queue/write_cache)" = "write back" ] || fail "the disk shows no write cache"
+if [ "${VTL_CACHE:-}" = volatile ] && [ "${VTL_NOSYNC:-0}" != 1 ] && [ "${VTL_NOBARRIER:-0}" != 1 ]; then
+	eager_writeback
+fi
 
 if [ ! -e "$conf" ]; then
 	step "first boot: a library on the disk"

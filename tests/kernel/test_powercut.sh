@@ -27,7 +27,8 @@
 # acknowledged data lost: the test can see a missing sync.
 # VTL_POWERCUT_CACHE=volatile gives the guest a disk with a volatile write cache (volatile_nbd.py,
 # served over NBD to qemu): at each cut a random subset (from the trial's seed) of the writes since
-# the guest's last FLUSH lands on the image, in a random order; the rest is lost. Its control (with
+# the guest's last FLUSH lands on the image, in a random order; the rest is lost (the trials' guests
+# write dirty pages back within a second, so that the disk's cache holds unsynced data). Its control (with
 # VTL_POWERCUT_CONTROL=1, or alone with VTL_POWERCUT_CONTROL=nobarrier) remounts the guest's ext4
 # nobarrier before vtld serves, so no sync reaches the disk past its cache; the cut drops every
 # unflushed write, and the verify must find acknowledged data lost. Under writeback or none the same
@@ -97,7 +98,7 @@ boot() {
 	mkdir -p "$out"
 	port=$(free_port)
 	python3 "$here/run_vm.py" "$build" "$here/guest_powercut.sh" "$out" "VTL_BUILD=$build" "VTL_CHECK=$2" \
-		"VTL_ACKED=$3" "VTL_NEXT=$4" ${5:+"$5"} --disk "$img:$cache" --cut-seed "$(cut_seed "$1")" \
+		"VTL_ACKED=$3" "VTL_NEXT=$4" "VTL_CACHE=$cache" ${5:+"$5"} --disk "$img:$cache" --cut-seed "$(cut_seed "$1")" \
 		${cut_keep:+--cut-keep "$cut_keep"} --hostfwd "$port:$GUEST_PORT" --pidfile "$tmp/qemu.pid" \
 		--timeout "$BOOT_LIMIT" >"$out/run_vm.out" 2>&1 &
 	vm=$!
@@ -311,8 +312,8 @@ while [ "$n" -lt "$trials" ]; do
 	up=$(since "$booted")
 	cut "$n"
 	written_t=$written acked_t=$acked
-	what="$what$(cut_note)"
 	what="$what (boot to served $up s)"
+	what="$what$(cut_note)"
 	next=none
 	[ "$n" -lt "$trials" ] && next=$(barcode $((n + 1)))
 	boot $((n + 1)) "$(barcode "$n")" "$acked" "$next"

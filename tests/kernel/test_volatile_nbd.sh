@@ -29,11 +29,12 @@ MIB=1048576
 CACHE_MIN=33554432   # volatile_nbd.py's smallest --cache-max (one request of its 32 MiB maximum)
 passed=0 failed=0
 
-# start SEED [SERVER-OPTION...]: a fresh 64 MiB image of 0x11 bytes, served on $tmp/s.
+# start SEED [SERVER-OPTION...]: a fresh 64 MiB image of zeroes (sparse), served on $tmp/s.
 start() {
 	seed=$1
 	shift
-	python3 -c "import sys; open(sys.argv[1], 'wb').write(b'\x11' * (64 << 20))" "$tmp/img"
+	rm -f "$tmp/img"
+	truncate -s 64M "$tmp/img"
 	rm -f "$tmp/s" "$tmp/out" "$tmp/io"  # io: a stale one would look like the next run's results
 	python3 "$here/volatile_nbd.py" "$tmp/img" "$tmp/s" --seed "$seed" "$@" >"$tmp/out" 2>"$tmp/log" &
 	spid=$!
@@ -84,8 +85,8 @@ start 1 --keep 0
 io "write -P 0xaa 0 64k" "flush" "write -P 0xbb 0 8k" "read -P 0xbb 0 8k" "write -P 0xcc 1M 128k" "sleep 600000"
 power_cut 4
 check flushed "$(byte 0)" aa "the flushed 0xaa at 0 after a cut that keeps nothing"
-check unflushed "$(grep -c 'read 8192/8192' "$tmp/io")$(byte 8191)$(byte 1048576)" 1aa11 \
-	"0xbb read back before the cut, then the flushed 0xaa at 8191 and the old 0x11 at 1 MiB"
+check unflushed "$(grep -c 'read 8192/8192' "$tmp/io")$(byte 8191)$(byte 1048576)" 1aa00 \
+	"0xbb read back before the cut, then the flushed 0xaa at 8191 and the old zero at 1 MiB"
 check cut-line "$src$(grep -c '^cut: seed 1, keep 0.00: 0 of 34 pieces' "$tmp/out")" 01 "exit 0 and the cut's line: $(cat "$tmp/out" | tail -1)"
 
 start 2 --keep 1
@@ -96,7 +97,7 @@ check keep1 "$(byte 0)$(byte 8191)$(byte 8192)$(byte 1048576)" bbbbaacc "every p
 start 3 --keep 0
 io "write -P 0xaa 0 64k" "write -f -P 0xdd 1M 64k" "sleep 600000"
 power_cut 2
-check fua "$(byte 0)$(byte 1048576)" 11dd "the FUA write's 0xdd survives, the plain write before it does not"
+check fua "$(byte 0)$(byte 1048576)" 00dd "the FUA write's 0xdd survives, the plain write before it does not"
 
 start 4 --keep 0
 io "write -P 0xaa 0 64k" "write -P 0xbb 2M 4k"
@@ -113,7 +114,7 @@ i=0
 while [ "$i" -lt 48 ]; do set -- "$@" "write -P 0xaa $((i * MIB)) 1M"; i=$((i + 1)); done
 io "$@" "sleep 600000"
 power_cut 48
-check full "$(byte 0)$(byte $((47 * MIB)))" aa11 "the oldest MiB reached the image when the cache filled, the last is lost"
+check full "$(byte 0)$(byte $((47 * MIB)))" aa00 "the oldest MiB reached the image when the cache filled, the last is lost"
 
 for run in 1 2; do
 	start 6

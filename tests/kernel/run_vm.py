@@ -133,8 +133,12 @@ def build_initramfs(version, out):
         os.chmod(os.path.join(work, "init"), 0o755)
         files = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=work, capture_output=True,
                                check=True).stdout
-        with gzip.open(out, "wb") as f:
+        # Through a file of its own and a rename: runs that start together each rebuild it (run_vm.py
+        # changed), and none may boot another's half-written one.
+        part = "%s.%d" % (out, os.getpid())
+        with gzip.open(part, "wb") as f:
             f.write(files)
+        os.replace(part, out)
     finally:
         shutil.rmtree(work)
 

@@ -214,16 +214,19 @@ $(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIBS)
 -include $(KERNEL_CHECK:=.d)
 
 # The kernel tier: a real Linux (the host's Debian kernel in qemu) as an iSCSI host (tests/kernel/).
-# The power cuts of the kernel tier (tests/kernel/test_powercut.sh): POWERCUT_TRIALS in make kernel.
+# The power cuts of the kernel tier (tests/kernel/test_powercut.sh): POWERCUT_TRIALS in make kernel, on a
+# disk whose cache mode is POWERCUT_CACHE (volatile: a write cache that loses unflushed writes at the cut).
 POWERCUT_TRIALS ?= 10
+POWERCUT_CACHE ?= volatile
 POWERCUT_HOST := $(BUILD)/tests/integration/iscsi_crashwrite
 kernel: $(PROGRAMS) $(KERNEL_CHECK) $(POWERCUT_HOST)
-	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) sh tests/kernel/test_kernel.sh $(BUILD)
+	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) VTL_POWERCUT_CACHE=$(POWERCUT_CACHE) sh tests/kernel/test_kernel.sh $(BUILD)
 
 # The long runs, not part of make check: the kill -9 test of vtld (20 trials in make integration) with
 # SOAK_TRIALS, the kill -9 test of vtl-migrator (10 trials in make integration) with MIGKILL_SOAK_TRIALS,
-# then the power cuts (POWERCUT_TRIALS in make kernel) with SOAK_POWERCUT_TRIALS and their control (a vtld
-# without syncs must lose acknowledged data); all run, any failing fails it.
+# then the check of the volatile disk's model (test_volatile_nbd.sh), the power cuts (POWERCUT_TRIALS in
+# make kernel) with SOAK_POWERCUT_TRIALS and their controls (a vtld without syncs, and with the volatile
+# cache an ext4 mounted nobarrier, must lose acknowledged data); all run, any failing fails it.
 SOAK_TRIALS ?= 200
 MIGKILL_SOAK_TRIALS ?= 100
 SOAK_POWERCUT_TRIALS ?= 40
@@ -231,7 +234,9 @@ soak: deps
 	@$(MAKE) --no-print-directory $(PROGRAMS) $(INTEG_BIN)
 	@rc=0; sh tests/integration/test_crash_kill.sh $(BUILD) $(SOAK_TRIALS) || rc=1; \
 		sh tests/integration/test_migrator_kill.sh $(BUILD) $(MIGKILL_SOAK_TRIALS) || rc=1; \
-		VTL_POWERCUT_CONTROL=1 sh tests/kernel/test_powercut.sh $(BUILD) $(SOAK_POWERCUT_TRIALS) || rc=1; exit $$rc
+		sh tests/kernel/test_volatile_nbd.sh || rc=1; \
+		VTL_POWERCUT_CONTROL=1 VTL_POWERCUT_CACHE=$(POWERCUT_CACHE) sh tests/kernel/test_powercut.sh $(BUILD) \
+		$(SOAK_POWERCUT_TRIALS) || rc=1; exit $$rc
 
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)

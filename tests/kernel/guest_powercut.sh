@@ -17,6 +17,12 @@
 #   VTL_BUILD  the build tree (vtld, vtlctl)
 #   VTL_NOSYNC 1: the vtld that serves VTL_NEXT runs with nosync_shim.so preloaded (fsync and
 #              fdatasync do nothing): the control that shows the test sees a loss
+#   VTL_CACHE  the host's disk cache mode (test_powercut.sh's VTL_POWERCUT_CACHE); volatile: the
+#              trials' boots write dirty pages back within a second (eager_writeback), so that at the
+#              cut the disk's cache, not only the page cache, holds what vtld had not synced yet
+#   VTL_NOBARRIER 1: before vtld serves VTL_NEXT, the disk is remounted with ext4's nobarrier (no
+#              cache FLUSH reaches the disk: vtld's fdatasync stops at the disk's write cache): the
+#              control that shows a volatile disk cache (test_powercut.sh's volatile mode) loses it
 # Talks to the host through files in /results (a 9p share): it writes
 # vtld-up (vtld serves VTL_CHECK), check.out and write-ready (vtld serves
 # VTL_NEXT); the host writes verified once its read-back is done.
@@ -71,6 +77,27 @@ vtld_down() {
 	[ "$rc" -eq 0 ] || bail "vtld exited $rc on SIGTERM"
 }
 
+# eager_writeback: the flusher writes a dirty page back once it is EXPIRE_CS old, looking every
+# WRITEBACK_CS (the defaults, 30 s and 5 s, keep a trial's unsynced pages in the page cache until
+# vtld's fdatasync, which flushes them at once): unsynced pages then reach the disk's volatile cache
+# and are in the cut's subset. The controls keep the defaults: what they prove must not rest on it.
+EXPIRE_CS=50
+WRITEBACK_CS=20
+eager_writeback() {
+	echo $EXPIRE_CS >/proc/sys/vm/dirty_expire_centisecs &&
+		echo $WRITEBACK_CS >/proc/sys/vm/dirty_writeback_centisecs || fail "eager writeback"
+	echo "-- dirty pages written back after $EXPIRE_CS cs, looked at every $WRITEBACK_CS cs"
+}
+
+# nobarrier: the control's disk from now on gets no FLUSH from ext4 (journal commits, fsync, fdatasync);
+# what came before (the fresh cartridge in the catalog) is flushed first, so only vtld's data is at risk.
+nobarrier() {
+	sync
+	run mount -o remount,nobarrier "$mnt" || bail "remount nobarrier"
+	grep " $mnt " /proc/mounts | grep -q nobarrier || bail "no nobarrier in /proc/mounts"
+	echo "-- control: $mnt remounted nobarrier: syncs stop at the disk's write cache"
+}
+
 step "the disk"
 # virtio_blk and ext4 come from the initramfs (run_vm.py); modprobe, seconds through 9p, only if not.
 for m in virtio_blk ext4; do
@@ -85,6 +112,12 @@ t0=$(date +%s.%N)
 run mount -t ext4 /dev/vda "$mnt" || fail "mount /dev/vda"
 echo "-- mounted in $(since "$t0") s; the disk's write cache: $(cat /sys/block/vda/queue/write_cache)"
 dmesg | grep -i "EXT4-fs (vda)" | sed 's/^/  kernel| /'
+# The durability under test rests on the guest knowing the disk caches writes (virtio-blk WCE), so that
+# ext4 and the block layer send a FLUSH where a sync needs one; without it a volatile cache loses synced data.
+[ "$(cat /sys/block/vda/queue/write_cache)" = "write back" ] || fail "the disk shows no write cache"
+if [ "${VTL_CACHE:-}" = volatile ] && [ "${VTL_NOSYNC:-0}" != 1 ] && [ "${VTL_NOBARRIER:-0}" != 1 ]; then
+	eager_writeback
+fi
 
 if [ ! -e "$conf" ]; then
 	step "first boot: a library on the disk"
@@ -151,6 +184,7 @@ if [ "${VTL_NEXT:-none}" != none ]; then
 		[ -r "$preload" ] || bail "no $preload"
 		echo "-- control: vtld's fsync and fdatasync do nothing ($preload)"
 	fi
+	[ "${VTL_NOBARRIER:-0}" != 1 ] || nobarrier
 	vtld_up "$preload"
 	note write-ready "$VTL_NEXT"
 	# The host cuts the power while it writes: this sleep is where the guest ends.

@@ -6,11 +6,18 @@ exit status and the files it writes to /results.
 
     run_vm.py BUILD-DIR GUEST-SCRIPT RESULTS-DIR [NAME=VALUE ...] [--timeout S]
               [--disk IMAGE[:CACHE]] [--hostfwd HOSTPORT:GUESTPORT] [--pidfile FILE]
+              [--cut-seed N] [--cut-keep FRACTION]
 
 --disk gives the guest a virtio disk (/dev/vda) backed by the raw image file
 IMAGE, with qemu's cache mode CACHE (writeback, the default, or none: both
 pass the guest's flushes on to the image file; unsafe, which drops them, is
-refused). --hostfwd forwards the host's 127.0.0.1:HOSTPORT to the guest's
+refused; volatile: the image is served by volatile_nbd.py, a disk whose
+write cache loses what was not flushed when the power goes: qemu reaches it
+over NBD on a unix socket in RESULTS-DIR, with cache=writeback). When qemu is
+killed (SIGKILL, the power cut), the volatile disk's server is told to cut
+(--cut-seed N draws which unflushed writes land, --cut-keep FRACTION fixes
+the share instead) and its "cut:" line lands in RESULTS-DIR/cut.out.
+--hostfwd forwards the host's 127.0.0.1:HOSTPORT to the guest's
 GUESTPORT (qemu's user network). --pidfile has qemu write its PID there, for
 a test that kills it as a power cut would (tests/kernel/test_powercut.sh).
 
@@ -24,6 +31,7 @@ import glob
 import gzip
 import lzma
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -125,13 +133,66 @@ def build_initramfs(version, out):
         os.chmod(os.path.join(work, "init"), 0o755)
         files = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=work, capture_output=True,
                                check=True).stdout
-        with gzip.open(out, "wb") as f:
+        # Through a file of its own and a rename: runs that start together each rebuild it (run_vm.py
+        # changed), and none may boot another's half-written one.
+        part = "%s.%d" % (out, os.getpid())
+        with gzip.open(part, "wb") as f:
             f.write(files)
+        os.replace(part, out)
     finally:
         shutil.rmtree(work)
 
 
-DISK_CACHES = ("writeback", "none")  # the modes that honour a guest's flush; see the docstring
+DISK_CACHES = ("writeback", "none", "volatile")  # the modes that honour a guest's flush; see the docstring
+VOLATILE_SERVER = os.path.join(HERE, "volatile_nbd.py")
+VOLATILE_READY_LIMIT = 30  # seconds the volatile disk's server may take to listen (python under a loaded machine)
+VOLATILE_END_LIMIT = 120   # seconds it may take to write back or cut after qemu ended
+SUN_PATH_MAX = 107         # a unix socket's path, without its NUL (sockaddr_un.sun_path, unix(7))
+
+
+def volatile_disk_start(image, results, seed, keep):
+    """Starts volatile_nbd.py on IMAGE; returns (process, its socket's path) once it listens."""
+    sock = os.path.join(results, "nbd.sock")
+    if len(sock) > SUN_PATH_MAX:
+        sys.exit("run_vm: %s is too long for a unix socket (%d bytes at most)" % (sock, SUN_PATH_MAX))
+    if os.path.exists(sock):
+        os.unlink(sock)
+    cmd = [sys.executable, VOLATILE_SERVER, image, sock, "--seed", str(seed)]
+    if keep is not None:
+        cmd += ["--keep", keep]
+    log = open(os.path.join(results, "nbd.log"), "w")
+    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+    log.close()
+    ready, _, _ = select.select([server.stdout], [], [], VOLATILE_READY_LIMIT)
+    if not ready or server.stdout.readline().strip() != "ready":
+        server.kill()
+        server.wait()
+        sys.exit("run_vm: the volatile disk's server did not start (%s)" % os.path.join(results, "nbd.log"))
+    return server, sock
+
+
+def volatile_disk_end(server, results, killed):
+    """After qemu: the power cut (SIGTERM) if qemu was killed, else the server's own write-back at
+    NBD_CMD_DISC; the server's "cut:" line goes to RESULTS/cut.out. True if the server ended well."""
+    if killed:
+        server.send_signal(signal.SIGTERM)
+    try:
+        out, _ = server.communicate(timeout=VOLATILE_END_LIMIT)
+    except subprocess.TimeoutExpired:
+        if killed:
+            server.kill()
+            server.communicate()
+            print("run_vm: the volatile disk's server did not end its cut within %d s" % VOLATILE_END_LIMIT)
+            return False
+        # qemu ended without a clean disconnect (its timeout): that is a power cut too.
+        server.send_signal(signal.SIGTERM)
+        out, _ = server.communicate()
+    with open(os.path.join(results, "cut.out"), "w") as f:
+        f.write(out)
+    if server.returncode != 0:
+        print("run_vm: the volatile disk's server exited %d (%s)" % (server.returncode, os.path.join(results, "nbd.log")))
+        return False
+    return True
 
 
 def take_option(args, name):
@@ -150,8 +211,11 @@ def main():
     args = [a for a in sys.argv[1:]]
     timeout = int(take_option(args, "--timeout") or 600)
     disk = take_option(args, "--disk")
+    volatile = None
     hostfwd = take_option(args, "--hostfwd")
     pidfile = take_option(args, "--pidfile")
+    cut_seed = take_option(args, "--cut-seed")
+    cut_keep = take_option(args, "--cut-keep")
     if len(args) < 3:
         sys.exit(__doc__)
     build, script, results = args[0], os.path.abspath(args[1]), os.path.abspath(args[2])
@@ -187,11 +251,26 @@ def main():
             sys.exit("run_vm: disk cache mode %s: only %s pass the guest's flushes on" % (cache, ", ".join(DISK_CACHES)))
         if "," in image:
             sys.exit("run_vm: a disk image's path may not contain a comma (qemu's option separator)")
-        qemu += ["-drive", "file=%s,if=virtio,format=raw,cache=%s" % (os.path.abspath(image), cache)]
+        if cache == "volatile":
+            if cut_seed is None or not cut_seed.isdigit():
+                sys.exit("run_vm: a volatile disk needs --cut-seed N")
+            volatile, sock = volatile_disk_start(os.path.abspath(image), results, cut_seed, cut_keep)
+            # cache=writeback: the guest sees a write cache (virtio-blk WCE) and its flushes reach the server.
+            qemu += ["-drive", "if=virtio,format=raw,cache=writeback,file.driver=nbd,file.server.type=unix,"
+                     "file.server.path=%s" % sock]
+        else:
+            qemu += ["-drive", "file=%s,if=virtio,format=raw,cache=%s" % (os.path.abspath(image), cache)]
     if pidfile:
         qemu += ["-pidfile", os.path.abspath(pidfile)]
-    with open(os.path.join(results, "console.log"), "w") as log:
-        rc = subprocess.run(qemu, stdout=log, stderr=subprocess.STDOUT).returncode
+    try:
+        with open(os.path.join(results, "console.log"), "w") as log:
+            rc = subprocess.run(qemu, stdout=log, stderr=subprocess.STDOUT).returncode
+    finally:
+        if volatile and volatile.poll() is None and sys.exc_info()[0] is not None:
+            volatile.kill()  # run_vm itself failed: no cut to model
+            volatile.wait()
+    if volatile and not volatile_disk_end(volatile, results, rc in (-signal.SIGKILL, 128 + signal.SIGKILL)):
+        return 1
     status_file = os.path.join(results, "exit-status")
     if rc in (-signal.SIGKILL, 128 + signal.SIGKILL):
         # timeout passes a signal on (dying of it, or as 128 + its number): someone cut the power.

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 
 /* ------------------------------------------------------------------ schema */
@@ -144,7 +145,7 @@ static const char schema_v5[] =
 	"PRAGMA user_version = 5;";
 
 static const char *const migrations[] = {NULL, schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
-_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == CAT_SCHEMA_VERSION + 1,
+_Static_assert(VTL_ARRAY_SIZE(migrations) == CAT_SCHEMA_VERSION + 1,
 	       "one migration per schema version");
 
 /* ----------------------------------------------------------------- helpers */

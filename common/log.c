@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "common/grow.h"
 #include "common/log.h"
 
 #include <pthread.h>
@@ -28,7 +29,7 @@ void log_setup(enum log_level level, bool syslog_too, const char *ident)
 
 int log_level_parse(const char *name)
 {
-	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+	for (int i = 0; i < (int)(VTL_ARRAY_SIZE(names)); i++)
 		if (strcmp(name, names[i]) == 0)
 			return i;
 	return -1;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/bytes.h"
+#include "common/grow.h"
 #include "common/scsi_proto.h"
 #include "common/vtl_error.h"
 
@@ -58,7 +59,7 @@ static const struct {
 void phys_sense_text(uint8_t key, uint8_t asc, uint8_t ascq, char *out, size_t cap)
 {
 	const char *what = NULL;
-	for (size_t i = 0; i < sizeof ascs / sizeof ascs[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(ascs); i++)
 		if (ascs[i].asc == asc && ascs[i].ascq == ascq)
 			what = ascs[i].what;
 	if (what)
@@ -275,7 +276,7 @@ int phys_inventory(struct phys_lib *l, const struct phys_changer *c, struct phys
 	static const enum phys_elem_type types[] = {PHYS_ELEM_TRANSPORT, PHYS_ELEM_SLOT, PHYS_ELEM_IE, PHYS_ELEM_DRIVE};
 	struct inventory_arg a = {out, cap, 0};
 	*n = 0;
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(types); i++) {
 		int rc = phys_read_elements(l, c, types[i], false, add_element, &a);
 		if (rc != VTL_OK)
 			return rc;

@@ -36,7 +36,7 @@ static const struct {
 
 double phys_sim_native_rate(unsigned gen)
 {
-	for (size_t i = 0; i < sizeof lto / sizeof lto[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(lto); i++)
 		if (lto[i].gen == gen)
 			return lto[i].rate;
 	return 0;
@@ -44,7 +44,7 @@ double phys_sim_native_rate(unsigned gen)
 
 uint64_t phys_sim_native_capacity(unsigned gen)
 {
-	for (size_t i = 0; i < sizeof lto / sizeof lto[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(lto); i++)
 		if (lto[i].gen == gen)
 			return lto[i].capacity_gb * 1000000000ull;
 	return 0;
@@ -450,7 +450,7 @@ static int sim_inventory(struct phys_lib *l, struct phys_element *out, unsigned 
 		{PHYS_ELEM_IE, PHYS_SIM_IE0, s->cfg.mail_slots, s->ie},
 		{PHYS_ELEM_SLOT, PHYS_SIM_SLOT0, s->cfg.slots, s->slot},
 	};
-	for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
+	for (size_t g = 0; g < VTL_ARRAY_SIZE(groups); g++)
 		for (unsigned i = 0; i < groups[g].count; i++, k++) {
 			if (k >= cap)
 				continue;

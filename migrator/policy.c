@@ -369,7 +369,7 @@ static int release_check(struct vtl_catalog *cat, const struct vtl_policy_config
 	if (cc->cache != CAT_CACHE_PREMIGRATED) {
 		snprintf(err, errlen, "%s is %s, not premigrated: only a cartridge whose data has a verified copy on "
 			 "physical tape can give up its disk copy", barcode,
-			 (unsigned)cc->cache < sizeof cache_names / sizeof cache_names[0] ? cache_names[cc->cache] : "?");
+			 (unsigned)cc->cache < VTL_ARRAY_SIZE(cache_names)? cache_names[cc->cache] : "?");
 		return VTL_E_INVAL;
 	}
 	if (!strcmp(cc->state, "loaded") || job) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/grow.h"
 #include "common/jsonout.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
@@ -110,7 +111,7 @@ static void rules_text(unsigned bits, char *buf, size_t cap)
 	} rules[] = {{VTL_POLICY_FULL, "full"}, {VTL_POLICY_EJECTED, "ejected"}, {VTL_POLICY_IDLE, "idle"}};
 	size_t at = 0;
 	buf[0] = 0;
-	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(rules); i++)
 		if (bits & rules[i].bit)
 			jo_printf(buf, cap, &at, "%s%s", at ? "," : "", rules[i].name);
 	if (!at)

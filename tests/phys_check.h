@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "migrator/phys.h"
 
@@ -107,7 +108,7 @@ static void expect_position(unsigned d, uint64_t block, uint64_t file, const cha
 
 /* The file written: blocks of these sizes (block i filled with seed i), a filemark after blocks 2 and 4. */
 static const size_t sizes[] = {1000, 65536, 1, 262144, 4096};
-#define NBLOCKS (sizeof sizes / sizeof sizes[0])
+#define NBLOCKS (VTL_ARRAY_SIZE(sizes))
 static const uint64_t object_of[NBLOCKS] = {0, 1, 2, 4, 5}; /* logical objects: A B C FM D E FM */
 
 /* Reads the next block of drive d with a buffer of cap bytes and fails unless it is block i. */

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/media.h"
 
@@ -59,7 +60,7 @@ int vtl_parse_duration(const char *s, uint64_t max, uint64_t *out)
 	size_t n = strlen(s);
 	uint64_t mul = 1;
 	char num[32];
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(units); i++)
 		if (tolower((unsigned char)s[n - 1]) == units[i].unit) {
 			mul = units[i].seconds;
 			n--;
@@ -358,7 +359,7 @@ static const struct keydef keys[] = {
 	{SEC_POLICY, "throttle", K_UINT, CF(policy.throttle), 0, 0, 100},
 	{SEC_POLICY, "throttle_rate", K_UINT, CF(policy.throttle_rate), 0, 1, 100000},
 };
-#define NKEYS (sizeof keys / sizeof keys[0])
+#define NKEYS (VTL_ARRAY_SIZE(keys))
 
 struct parser {
 	const char *name; /* file name for messages */
@@ -510,9 +511,9 @@ static int parse_rules(struct parser *ps, const char *sec, const char *key, cons
 	while (*p) {
 		size_t n = strcspn(p, ", \t");
 		size_t i = 0;
-		while (i < sizeof rules / sizeof rules[0] && (strlen(rules[i].name) != n || strncasecmp(p, rules[i].name, n)))
+		while (i < VTL_ARRAY_SIZE(rules)&& (strlen(rules[i].name) != n || strncasecmp(p, rules[i].name, n)))
 			i++;
-		if (n == 0 || i == sizeof rules / sizeof rules[0])
+		if (n == 0 || i == VTL_ARRAY_SIZE(rules))
 			return perr(ps, ps->line, "[%s] %s = %s: give a list of full, ejected and idle (e.g. full, ejected), "
 				    "or none", sec, key, v);
 		out |= rules[i].bit;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -101,7 +102,7 @@ int vtl_label_parse(const char *barcode, struct vtl_label *out, char *err, size_
 		l.type_m = true;
 		l.media = CAT_MEDIA_LTO7;
 	} else {
-		for (size_t i = 0; i < sizeof old_media / sizeof old_media[0]; i++)
+		for (size_t i = 0; i < VTL_ARRAY_SIZE(old_media); i++)
 			if (strcmp(l.suffix, old_media[i].suffix) == 0)
 				return fail(err, errlen, "barcode '%s' is %s media (%s), older than this library emulates; "
 					    "use L5..L9, M8 or LV..LZ", barcode, old_media[i].what, l.suffix);
@@ -175,7 +176,7 @@ int vtl_media_parse(const char *name, enum cat_media *media, bool *type_m)
 	} else if (strcasecmp(name, "CLEANING") == 0) {
 		found = true;
 	} else {
-		for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		for (size_t i = 0; i < VTL_ARRAY_SIZE(all); i++)
 			if (strcasecmp(name, vtl_media_name(all[i], false)) == 0) {
 				v = all[i];
 				found = true;

@@ -44,6 +44,7 @@
 #include "backend/format.h" /* REC_HEADER_LEN, SEG_HEADER_LEN, SEG_SYNCMARK_*: header sizes, the sync mark */
 #include "backend/pool.h"
 #include "common/crc32c.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 
 #define BLK ((size_t)256 << 10)  /* block size of the throughput runs */
@@ -97,7 +98,7 @@ static unsigned g_nkv;
 
 static void kv(const char *key, const char *fmt, ...)
 {
-	if (g_nkv >= sizeof g_kv / sizeof g_kv[0])
+	if (g_nkv >= VTL_ARRAY_SIZE(g_kv))
 		return;
 	struct kv *e = &g_kv[g_nkv++];
 	snprintf(e->key, sizeof e->key, "%s", key);
@@ -1641,7 +1642,7 @@ static int section_filemarks(const struct cfg *cf, const unsigned char *rnd)
 	       "cartridge/", "ratio", "ms/sync", "ms/sync", "ms/sync");
 	printf("   %-6s %9s %11s %10s %11s %12s %9s %11s %10s\n", "blocks", "MB/s", "MB/s", "MB/s", "plain", "range",
 	       "plain", "plain+mark", "cartridge");
-	for (size_t e = 0; e < sizeof fm_every / sizeof fm_every[0]; e++) {
+	for (size_t e = 0; e < VTL_ARRAY_SIZE(fm_every); e++) {
 		unsigned every = fm_every[e];
 		struct fmres res[FM_KINDS][ROUNDS_MAX];
 		for (unsigned r = 0; r < R; r++)

@@ -37,6 +37,7 @@
 
 #include "backend/cartridge.h"
 #include "backend/pool.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "migrator/copy.h"
 #include "tests/bench/bench_util.h"
@@ -420,13 +421,13 @@ int main(void)
 		printf("\n== Ring sweep: a %llu MiB cartridge, %u us added per pool read as in (c), warm cache;\n"
 		       "   each cell: MB/s as a share of the drive's rate / back-hitches / writer waits\n\n  %8s",
 		       (unsigned long long)sweep_mb, delay_us, "M \\ B");
-		for (size_t j = 0; j < sizeof bs / sizeof bs[0]; j++)
+		for (size_t j = 0; j < VTL_ARRAY_SIZE(bs); j++)
 			printf("  %22zu KiB", bs[j] >> 10);
 		printf("\n");
 		atomic_store(&delay_on, true);
-		for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+		for (size_t i = 0; i < VTL_ARRAY_SIZE(ms); i++) {
 			printf("  %8u", ms[i]);
-			for (size_t j = 0; j < sizeof bs / sizeof bs[0]; j++) {
+			for (size_t j = 0; j < VTL_ARRAY_SIZE(bs); j++) {
 				struct result r;
 				copy_run(l, pool, "SWP001L9", ms[i], bs[j], &r);
 				printf("  %12.3f / %2llu / %4llu", r.mbs / base, (unsigned long long)r.st.backhitches,

@@ -35,6 +35,7 @@
 #include "backend/pool.h"
 #include "catalog/catalog.h"
 #include "common/crc32c.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "migrator/migrate.h"
 #include "migrator/phys_sim.h"
@@ -387,11 +388,11 @@ static void unmount(struct phys_lib *l, unsigned d)
 {
 	struct phys_element e[SIM_SLOTS + PHYS_MAX_DRIVES];
 	unsigned n;
-	int rc = l->ops->inventory(l, e, sizeof e / sizeof e[0], &n);
+	int rc = l->ops->inventory(l, e, VTL_ARRAY_SIZE(e), &n);
 	if (rc)
 		die_msg("inventory", phys_error(l));
 	int slot = -1;
-	for (unsigned i = 0; i < n && i < sizeof e / sizeof e[0] && slot < 0; i++)
+	for (unsigned i = 0; i < n && i < VTL_ARRAY_SIZE(e)&& slot < 0; i++)
 		if (e[i].type == PHYS_ELEM_SLOT && !e[i].full)
 			slot = (int)i;
 	if (slot < 0)

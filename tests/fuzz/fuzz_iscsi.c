@@ -24,6 +24,8 @@
 #include "vtl/iscsi/text.h"
 #include "tests/fuzz/entry.h"
 
+#include "common/grow.h"
+
 #define FUZZ_MAX_DATA 8192 /* the login phase's MaxRecvDataSegmentLength (RFC 7143 13.12 default) */
 #define FUZZ_LOGIN_TEXT_MAX 8192
 
@@ -70,8 +72,8 @@ static size_t build_request(const uint8_t **p, size_t *n, const struct iscsi_log
 	req.bhs[BHS_FLAGS] = take(p, n);
 	unsigned nk = take(p, n) % 10;
 	for (unsigned i = 0; i < nk; i++) {
-		const char *k = fkeys[take(p, n) % (sizeof fkeys / sizeof fkeys[0])];
-		unsigned vi = take(p, n) % (sizeof fvalues / sizeof fvalues[0]);
+		const char *k = fkeys[take(p, n) % (VTL_ARRAY_SIZE(fkeys))];
+		unsigned vi = take(p, n) % (VTL_ARRAY_SIZE(fvalues));
 		char v[CHAP_HEX_LEN(CHAP_RESPONSE_LEN)];
 		if (vi == RIGHT_RESPONSE) {
 			uint8_t r[CHAP_RESPONSE_LEN];

@@ -29,6 +29,8 @@
 #include "vtl/iscsi/pdu.h"
 #include "vtl/iscsi/session.h"
 
+#include "common/grow.h"
+
 #define F_LUNS 3
 #define F_MAX_TASKS 64          /* commands the program keeps track of */
 #define F_EDTL_MAX (256u << 10) /* largest transfer: keeps the pattern checks quick */
@@ -197,7 +199,7 @@ static void f_submit(void *arg, struct session_task *t)
 	struct host_task *h = task_of(t->itt);
 	check(h || t->itt >= F_ITT_FOREIGN);
 	if (!h) {
-		check(st.n_pending < sizeof st.pending / sizeof st.pending[0]);
+		check(st.n_pending < VTL_ARRAY_SIZE(st.pending));
 		st.pending[st.n_pending++] = t;
 		return;
 	}
@@ -213,7 +215,7 @@ static void f_submit(void *arg, struct session_task *t)
 		for (uint32_t i = 0; i < h->edtl; i++)
 			check(p[i] == pattern(h->itt, i));
 	}
-	check(st.n_pending < sizeof st.pending / sizeof st.pending[0]);
+	check(st.n_pending < VTL_ARRAY_SIZE(st.pending));
 	st.pending[st.n_pending++] = t;
 }
 
@@ -255,7 +257,7 @@ static uint32_t pick_len(struct fuzz_input *in)
 	static const uint32_t lens[] = {0, 1, 512, 4096, 8192, 65536, 65537, 131072, F_EDTL_MAX};
 	uint8_t k = (uint8_t)fuzz_take(in, 1);
 	if (k < 200)
-		return lens[k % (sizeof lens / sizeof lens[0])];
+		return lens[k % (VTL_ARRAY_SIZE(lens))];
 	return fuzz_take(in, 3) % (F_EDTL_MAX + 1);
 }
 

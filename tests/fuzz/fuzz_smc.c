@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "catalog/catalog.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/fuzz/fuzzlib.h"
 #include "vtl/library.h"
@@ -39,7 +40,7 @@
 
 static const char *const carts[] = {"FZ0001L8", "FZ0002L9", "FZ0003L7", "CLN001L1"};
 static const enum cat_media media[] = {CAT_MEDIA_LTO8, CAT_MEDIA_LTO9, CAT_MEDIA_LTO7, CAT_MEDIA_CLEANING};
-#define N_CARTS (sizeof carts / sizeof carts[0])
+#define N_CARTS (VTL_ARRAY_SIZE(carts))
 
 static struct fuzz_op smc_ops[FUZZ_MAX_OPS], ssc_ops[FUZZ_MAX_OPS];
 static unsigned n_smc_ops, n_ssc_ops;

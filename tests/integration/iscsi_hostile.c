@@ -46,6 +46,8 @@
 
 #include "tests/integration/attack.h"
 
+#include "common/grow.h"
+
 #define fail raw_fail
 #define DRIVE 1
 #define DRIVE2 2
@@ -1113,7 +1115,7 @@ int main(int argc, char **argv)
 		{"nop", case_nop, true},          {"logins", case_logins, false},  {"emfile", case_emfile, true},
 		{"identity", case_identity, false}, {"stream", case_stream, true},
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(cases); i++)
 		if (!strcmp(argv[1], cases[i].name)) {
 			if (cases[i].pid && vtld_pid <= 0)
 				fail("case %s needs vtld's PID", argv[1]);

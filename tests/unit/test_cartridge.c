@@ -25,6 +25,7 @@
 
 #include "backend/cartridge.h"
 #include "backend/pool.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
 
@@ -374,7 +375,7 @@ static void test_write_read_basic(void **state)
 	fx_pool(f);
 	struct vtl_cart *c = fx_cart(f, "BASIC1", true);
 	static const uint32_t sizes[] = { 1, 100, 65536, 100000, 2, 65535, 70000, 4096, 3 };
-	const unsigned n = sizeof(sizes) / sizeof(sizes[0]);
+	const unsigned n = VTL_ARRAY_SIZE(sizes);
 	for (unsigned i = 0; i < n; i++) {
 		WR(c, 10 + i, sizes[i], false);
 		POS(c, i + 1, 0, i + 1);
@@ -1421,7 +1422,7 @@ static void test_compression_pieces(void **state)
 	fx_pool(f);
 	static const uint32_t lens[] = { 1, 100, 4096, 65535, 65536, 65537, 131071, 131072, 131073,
 					 200000, (1u << 20) + 7 };
-	const unsigned nl = sizeof(lens) / sizeof(lens[0]);
+	const unsigned nl = VTL_ARRAY_SIZE(lens);
 	EXPECT_RC(vtl_cart_create(f->pool, "PIECE1"), 0);
 	struct vtl_cart *c = f->cart[0] = open_p(f, "PIECE1", params(true));
 	uint8_t *buf = talloc((1u << 20) + 64), *got = talloc((1u << 20) + 64);

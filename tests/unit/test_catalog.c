@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "catalog/catalog.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
 
@@ -615,7 +616,7 @@ static void test_elements(void **state)
 		int first, n;
 	} want[] = {{CAT_ELEM_TRANSPORT, 0, 1}, {CAT_ELEM_SLOT, SLOT0, NSLOTS}, {CAT_ELEM_IE, IE0, NIES},
 		    {CAT_ELEM_DRIVE, DRIVE0, NDRIVES}};
-	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+	for (size_t w = 0; w < VTL_ARRAY_SIZE(want); w++) {
 		r->n = 0;
 		EXPECT_RC(catalog_element_list(c->cat, lib, want[w].t, rec_el, r), 0);
 		assert_int_equal(r->n, want[w].n);
@@ -808,7 +809,7 @@ static void test_cartridge_add_get(void **state)
 	const enum cat_media media[] = {CAT_MEDIA_LTO5,	 CAT_MEDIA_LTO6,  CAT_MEDIA_LTO7,  CAT_MEDIA_LTO8,
 					CAT_MEDIA_LTO9,	 CAT_MEDIA_LTO5W, CAT_MEDIA_LTO6W, CAT_MEDIA_LTO7W,
 					CAT_MEDIA_LTO8W, CAT_MEDIA_LTO9W, CAT_MEDIA_CLEANING};
-	for (size_t i = 0; i < sizeof(media) / sizeof(media[0]); i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(media); i++) {
 		char b[32];
 		snprintf(b, sizeof(b), "M%05zuL8", i);
 		cart_init(&k, b, 0, CAT_NO_ELEMENT);
@@ -851,7 +852,7 @@ static void test_cartridge_add_errors(void **state)
 
 	/* Bad values. */
 	const int bad_media[] = {0, 4, 10, 14, 20, 29, 31, -1};
-	for (size_t i = 0; i < sizeof(bad_media) / sizeof(bad_media[0]); i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(bad_media); i++) {
 		cart_init(&k, "A00004L8", lib, CAT_NO_ELEMENT);
 		k.media = (enum cat_media)bad_media[i];
 		EXPECT_RC(catalog_cartridge_add(c->cat, &k), VTL_E_INVAL);

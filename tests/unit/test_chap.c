@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/md5.h"
 #include "tests/unit/testlib.h"
 #include "vtl/iscsi/chap.h"
@@ -28,7 +29,7 @@ static void md5_rfc1321_suite(void **state)
 		{"12345678901234567890123456789012345678901234567890123456789012345678901234567890",
 		 "57edf4a22be3c955ac49da2e2107b67a"},
 	};
-	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(v); i++) {
 		uint8_t d[MD5_DIGEST_LEN];
 		char h[2 * MD5_DIGEST_LEN + 1];
 		md5(v[i].in, strlen(v[i].in), d);

@@ -14,6 +14,8 @@
 #include "backend/format.h"
 #include "backend/workers.h"
 
+#include "common/grow.h"
+
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)
 {
@@ -65,7 +67,7 @@ static void text_blocks_shrink_and_come_back(void **state)
 {
 	(void)state;
 	size_t sizes[] = {1000, LZ4_PIECE - 1, LZ4_PIECE, LZ4_PIECE + 1, 256 << 10, 1 << 20, (16 << 20)};
-	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(sizes); i++)
 		round_trip(NULL, sizes[i], 0, true);
 }
 

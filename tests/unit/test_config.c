@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
 #include "vtl/config.h"
@@ -761,7 +762,7 @@ static void exposure(void **state)
 		"listen = 0.0.0.0\ninitiator = iqn.1993-08.org.debian:01:host1\n",
 		"listen = ::\n" HOST1 "chap_user = u\nchap_secret = 0123456789ab\n",
 	};
-	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(ok); i++) {
 		char text[512];
 		snprintf(text, sizeof text, ISCSI_HDR "%s", ok[i]);
 		c = parse_ok(text);
@@ -1043,7 +1044,7 @@ static void policy_section(void **state)
 		{"copy_pools = vault, vault\n", "pool 'vault' is named twice"},
 		{"copy_pools = on/site\n", "[policy] copy_pools: pool 'on/site': use letters"},
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(bad); i++) {
 		char t[512];
 		snprintf(t, sizeof t, "[library]\nslots = 4\n" POOL "[policy]\n%s", bad[i].lines);
 		expect_error(t, bad[i].want);

@@ -49,6 +49,7 @@
 #include "backend/cartridge.h"
 #include "backend/format.h"
 #include "backend/pool.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
 
@@ -1026,7 +1027,7 @@ static void test_truncate_after_clean_close(void **state)
 	unsigned nl = 0;
 	const uint64_t fixed[] = { 0, 1, 127, 128, 129, s2.size - 1, s2.size - 48, s2.size - 49,
 				   s2.size / 2 };
-	for (unsigned i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+	for (unsigned i = 0; i < VTL_ARRAY_SIZE(fixed); i++)
 		if (fixed[i] <= s2.size)
 			lens[nl++] = fixed[i];
 	if (s1.seq == s2.seq && s1.size <= s2.size) {
@@ -1220,7 +1221,7 @@ static void test_corrupt_payload_medium(void **state)
 	/* First segment, middle, right after a filemark, last block (in the last segment). */
 	const unsigned targets[] = { 3, 40, 45, 88 };
 	uint64_t rng = g_seed ^ 0xbad;
-	for (unsigned ti = 0; ti < 2 * sizeof(targets) / sizeof(targets[0]); ti++) {
+	for (unsigned ti = 0; ti < 2 * VTL_ARRAY_SIZE(targets); ti++) {
 		unsigned k = targets[ti % 4];
 		bool header = ti >= 4; /* second round: the record header instead */
 		assert_false(corr_is_fm(k));

@@ -11,6 +11,8 @@
 #include "vtl/scsi/dispatch.h"
 #include "vtl/scsi/reserve.h"
 
+#include "common/grow.h"
+
 static int calls;
 static const char *last;
 
@@ -25,7 +27,7 @@ static const struct scsi_op table[] = {
 	{0x5E, 0x00, 10, 0, "PERSISTENT RESERVE IN / READ KEYS", h_pr_keys, {0x5E, 0x00}, 0},
 	{0x5E, 0x01, 10, 0, "PERSISTENT RESERVE IN / READ RESERVATION", h_pr_res, {0x5E, 0x01}, 0},
 };
-#define N (sizeof table / sizeof table[0])
+#define N (VTL_ARRAY_SIZE(table))
 
 static struct scsi_cmd cmd_of(const uint8_t *cdb, uint8_t len)
 {

@@ -11,6 +11,7 @@
 
 #include "backend/format.h"
 #include "common/crc32c.h"
+#include "common/grow.h"
 
 static void crc32c_known_vectors(void **state)
 {
@@ -108,7 +109,7 @@ static void record_header_round_trip_and_damage(void **state)
 		{.type = 9},
 		{.type = REC_DATA, .stored_len = (16u << 20) + 1, .length = (16u << 20) + 1},
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(bad); i++) {
 		rec_header_encode(&bad[i], b);
 		assert_int_equal(rec_header_decode(b, &d), -1);
 	}

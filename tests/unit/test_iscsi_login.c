@@ -12,6 +12,8 @@
 #include "tests/unit/testlib.h"
 #include "vtl/iscsi/login.h"
 
+#include "common/grow.h"
+
 #define IQN "iqn.2026-01.org.vtl:vtl1"
 #define INI "iqn.1994-05.com.redhat:client"
 #define TSIH 0x1234
@@ -547,7 +549,7 @@ static void status_table(void **state)
 		{"bad MaxRecvDataSegmentLength", ISCSI_OP_LOGIN_REQ, F_OP_TO_FFP, 0, 0,
 		 TXT("InitiatorName=" INI "\0TargetName=" IQN "\0MaxRecvDataSegmentLength=100"), LOGIN_INITIATOR_ERROR},
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(cases); i++) {
 		const struct bad_case *c = &cases[i];
 		iscsi_login_free(&login);
 		iscsi_login_init(&login, &cfg, TSIH, STATSN);

@@ -13,6 +13,8 @@
 
 #include "vtl/iscsi/session.h"
 
+#include "common/grow.h"
+
 #define MAX_SENT 256
 
 struct sent {
@@ -670,7 +672,7 @@ static void data_out_out_of_sequence(void **state)
 		{1, 1, HALF, HALF, 0x4B, 0x01},      /* another TTT */
 		{0, 3, HALF, HALF, 0x4B, 0x00},      /* DataSN skipped */
 	};
-	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++, itt++) {
+	for (unsigned i = 0; i < VTL_ARRAY_SIZE(cases); i++, itt++) {
 		session_destroy(sess); /* each case in a session of its own: a session that breaks the data phase ends */
 		assert_int_equal(session_new(h), 0);
 		/* InitialR2T=No, no immediate data: the unsolicited burst is FirstBurstLength (64 KiB). */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
 #include "vtl/media.h"
@@ -110,7 +111,7 @@ static void media_names(void **state)
 		{"LTO7W", CAT_MEDIA_LTO7W, false, VTL_CAP_LTO7}, {"LTO8W", CAT_MEDIA_LTO8W, false, VTL_CAP_LTO8},
 		{"LTO9W", CAT_MEDIA_LTO9W, false, VTL_CAP_LTO9}, {"CLN", CAT_MEDIA_CLEANING, false, 0},
 	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(t); i++) {
 		enum cat_media m;
 		bool tm;
 		EXPECT_RC(vtl_media_parse(t[i].name, &m, &tm), VTL_OK);

@@ -25,6 +25,7 @@
 
 #include "backend/cartridge.h"
 #include "backend/pool.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
 
@@ -301,7 +302,7 @@ static uint32_t pick_len(struct ctx *x)
 		static const uint32_t edge[] = { 65536, 65536 - 128 - 32, 65504, 131072, 65535,
 						 65537, 262144 - 32, 131071, 131073, 196608, 196609,
 						 262144 };
-		return edge[below(x, sizeof(edge) / sizeof(edge[0]))];
+		return edge[below(x, VTL_ARRAY_SIZE(edge))];
 	}
 	if (r < 650)
 		return 1 + (uint32_t)below(x, 512);

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "common/grow.h"
 #include "common/scsi_sense.h"
 #include "migrator/phys_scsi.h"
 
@@ -189,7 +190,7 @@ static void sense_to_errors(void **state)
 	uint8_t mv[PHYS_MOVE_CDB_LEN];
 	char name[48];
 	phys_move_cdb(mv, 0, 1025, 257, name, sizeof name);
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(cases); i++)
 		for (int desc = 0; desc < 2; desc++) {
 			f->n = f->next = 0;
 			answer_sense(f, sense_of(cases[i].key, cases[i].asc), desc);

@@ -27,6 +27,7 @@
 
 #include "backend/cartridge.h"
 #include "backend/pool.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
 
@@ -250,11 +251,11 @@ static const char *const good_barcodes[] = {
 static void test_barcode_check(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad_barcodes) / sizeof(bad_barcodes[0]); i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(bad_barcodes); i++)
 		if (vtl_barcode_check(bad_barcodes[i]) >= 0)
 			fail_msg("vtl_barcode_check accepted bad barcode #%zu \"%s\"", i,
 				 bad_barcodes[i]);
-	for (size_t i = 0; i < sizeof(good_barcodes) / sizeof(good_barcodes[0]); i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(good_barcodes); i++)
 		if (vtl_barcode_check(good_barcodes[i]) != 0)
 			fail_msg("vtl_barcode_check rejected good barcode \"%s\"", good_barcodes[i]);
 	/* Exactly at the limit and one past it. */
@@ -286,7 +287,7 @@ static void test_cart_create_rejects_bad_barcodes(void **state)
 	fx_pool_open(f, 2, VTL_SEGMENT_SIZE_MIN, 0);
 	unsigned before[2] = { count_entries(f->mpath[0]), count_entries(f->mpath[1]) };
 	unsigned top_before = count_entries(f->dir);
-	for (size_t i = 0; i < sizeof(bad_barcodes) / sizeof(bad_barcodes[0]); i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(bad_barcodes); i++) {
 		const char *bc = bad_barcodes[i];
 		int rc = vtl_cart_create(f->pool, bc);
 		if (rc != VTL_E_INVAL)
@@ -313,7 +314,7 @@ static void test_cart_create_rejects_bad_barcodes(void **state)
 	assert_int_equal(count_entries(f->mpath[1]), before[1]);
 	assert_int_equal(count_entries(f->dir), top_before);
 
-	for (size_t i = 0; i < sizeof(good_barcodes) / sizeof(good_barcodes[0]); i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(good_barcodes); i++) {
 		const char *bc = good_barcodes[i];
 		assert_int_equal(vtl_cart_exists(f->pool, bc), 0);
 		int rc = vtl_cart_create(f->pool, bc);
@@ -325,7 +326,7 @@ static void test_cart_create_rejects_bad_barcodes(void **state)
 		close_cart(f, 0);
 	}
 	/* Each is its own cartridge. */
-	for (size_t i = 0; i < sizeof(good_barcodes) / sizeof(good_barcodes[0]); i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(good_barcodes); i++) {
 		f->cart[0] = open_cart(f, good_barcodes[i], NULL);
 		struct vtl_position pos;
 		get_pos(f->cart[0], &pos);
@@ -369,10 +370,10 @@ static void test_member_for_round_robin(void **state)
 	struct fx *f = *state;
 	static const unsigned ns[] = { 1, 2, 3, 4 };
 	static const char *const bcs[] = { "ABC123L8", "VOL000L8", "X", "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ" };
-	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+	for (size_t k = 0; k < VTL_ARRAY_SIZE(ns); k++) {
 		unsigned n = ns[k];
 		fx_pool_open(f, n, VTL_SEGMENT_SIZE_MIN, 0);
-		for (size_t b = 0; b < sizeof(bcs) / sizeof(bcs[0]); b++) {
+		for (size_t b = 0; b < VTL_ARRAY_SIZE(bcs); b++) {
 			unsigned start = vtl_pool_member_for(f->pool, bcs[b], 0);
 			assert_true(start < n);
 			for (uint32_t seq = 0; seq < 50; seq++) {

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 #define A HOST_NEXUS /* holds reservations in most tests */
 #define B 0x200
 #define C 0x300
@@ -203,7 +205,7 @@ static const struct probe probes[] = {
 	{"PREVENT ALLOW (prevent)", {0x1E, 0, 0, 0, 1, 0}, 6, SCSI_DIR_NONE, 0, WRITES, false},
 	{"PREVENT ALLOW (allow)", {0x1E, 0, 0, 0, 0, 0}, 6, SCSI_DIR_NONE, 0, ALWAYS, true},
 };
-#define N_PROBES (sizeof probes / sizeof probes[0])
+#define N_PROBES (VTL_ARRAY_SIZE(probes))
 
 /* Who asks: the holder, a registered non-holder, an unregistered nexus. */
 enum who { HOLDER, REGISTERED, STRANGER, N_WHO };
@@ -297,7 +299,7 @@ static void spc2_refused_fields(void **state)
 		{0x16, 0x10, 4}, {0x16, 0x01, 0}, {0x56, 0x10, 4}, {0x56, 0x02, 1}, {0x56, 0x01, 0},
 		{0x17, 0x10, 4}, {0x17, 0x01, 0}, {0x57, 0x10, 4}, {0x57, 0x02, 1}, {0x57, 0x01, 0},
 	};
-	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+	for (unsigned i = 0; i < VTL_ARRAY_SIZE(cases); i++) {
 		rr(h, cases[i].opcode, cases[i].byte1);
 		expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, cases[i].bit);
 	}
@@ -844,7 +846,7 @@ static void drive_commands_under_each_type(void **state)
 	join(h, B, K2);
 	join(h, A, K1);
 	char under[32];
-	for (unsigned t = 0; t < sizeof expected / sizeof expected[0]; t++) {
+	for (unsigned t = 0; t < VTL_ARRAY_SIZE(expected); t++) {
 		on(h, A);
 		pr_out(h, RSV, expected[t].type, K1, 0);
 		expect_good(h);

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "common/grow.h"
+
 static void expect_cdb_field(struct host *h, uint16_t byte, int bit)
 {
 	expect_sense(h, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
@@ -48,7 +50,7 @@ static void luns_list(void **state)
 {
 	struct host *h = *state;
 	const uint16_t luns[] = {0, 1, 7, 255, 256, 0x3FFF, 0x4000};
-	ssc_set_luns(h->d, luns, sizeof luns / sizeof luns[0]);
+	ssc_set_luns(h->d, luns, VTL_ARRAY_SIZE(luns));
 	uint8_t b[128];
 	/* Peripheral device addressing below 256, flat space above; 0x4000 is not a single-level LUN. */
 	const uint8_t want[6][2] = {{0x00, 0x00}, {0x00, 0x01}, {0x00, 0x07}, {0x00, 0xFF}, {0x41, 0x00}, {0x7F, 0xFF}};
@@ -89,7 +91,7 @@ static void luns_refused(void **state)
 		expect_cdb_field(h, 2, -1);
 	}
 	const uint32_t bad_alloc[] = {0, 1, 8, 15};
-	for (unsigned i = 0; i < sizeof bad_alloc / sizeof bad_alloc[0]; i++) {
+	for (unsigned i = 0; i < VTL_ARRAY_SIZE(bad_alloc); i++) {
 		report_luns(h, 0, bad_alloc[i], b, sizeof b);
 		expect_cdb_field(h, 6, -1);
 	}
@@ -134,8 +136,8 @@ static void all_commands(void **state)
 	assert_int_equal(h->c.data_len, 4 + len);
 	assert_int_equal(len % 8, 0);
 	size_t n = len / 8;
-	assert_true(n >= sizeof must / sizeof must[0]);
-	bool found[sizeof must / sizeof must[0]] = {false};
+	assert_true(n >= VTL_ARRAY_SIZE(must));
+	bool found[VTL_ARRAY_SIZE(must)] = {false};
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *d = big + 4 + 8 * i;
 		uint8_t opcode = d[0];
@@ -152,13 +154,13 @@ static void all_commands(void **state)
 			const uint8_t *e = big + 4 + 8 * j;
 			assert_false(e[0] == opcode && be_get(e + 2, 2) == sa && (e[5] & 1) == servactv);
 		}
-		for (unsigned k = 0; k < sizeof must / sizeof must[0]; k++)
+		for (unsigned k = 0; k < VTL_ARRAY_SIZE(must); k++)
 			if (must[k].opcode == opcode && (must[k].sa < 0 ? !servactv : servactv && must[k].sa == sa)) {
 				assert_int_equal(be_get(d + 6, 2), must[k].len);
 				found[k] = true;
 			}
 	}
-	for (unsigned k = 0; k < sizeof must / sizeof must[0]; k++)
+	for (unsigned k = 0; k < VTL_ARRAY_SIZE(must); k++)
 		if (!found[k])
 			fail_msg("opcode %02Xh/%d not listed", must[k].opcode, must[k].sa);
 	/* A short allocation length: the first bytes, with the full COMMAND DATA LENGTH. */

@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/library.h"
 #include "vtl/scsi/smc.h"
@@ -233,7 +234,7 @@ static void allocation_lengths(void **state)
 	size_t total = res(0, true, 0, 0xFFFF, true, sizeof buf);
 	memcpy(full, buf, total);
 	const uint32_t allocs[] = {0, 1, 7, 8, 9, 15, 16, 17, 63, 101, (uint32_t)total - 1, (uint32_t)total + 100};
-	for (unsigned i = 0; i < sizeof allocs / sizeof allocs[0]; i++) {
+	for (unsigned i = 0; i < VTL_ARRAY_SIZE(allocs); i++) {
 		size_t n = res(0, true, 0, 0xFFFF, true, allocs[i]);
 		expect(SCSI_GOOD, 0, 0);
 		size_t want = allocs[i] < total ? allocs[i] : total;

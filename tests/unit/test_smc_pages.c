@@ -15,6 +15,8 @@
 #include "vtl/scsi/smc.h"
 #include "vtl/scsi/smc_internal.h"
 
+#include "common/grow.h"
+
 #define NEXUS 7
 #define OTHER 8
 #define BUF 1024
@@ -236,7 +238,7 @@ static void mode_allocation_lengths(void **state)
 	assert_int_equal(buf[0], 0xEE);
 	/* Short and odd: the data are cut, never changed; the length field still gives the whole. */
 	static const uint16_t cuts[] = {1, 3, 7, 25, 47};
-	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(cuts); i++) {
 		assert_int_equal(mode_sense(true, 0, 0x3F, 0, cuts[i]), cuts[i]);
 		chg_good();
 		assert_int_equal(buf[0], n6 - 1);
@@ -247,7 +249,7 @@ static void mode_allocation_lengths(void **state)
 	assert_int_equal(n10, 8 + ALL_PAGES_LEN);
 	memcpy(whole, buf, n10);
 	static const uint16_t cuts10[] = {0, 1, 2, 9, 51};
-	for (size_t i = 0; i < sizeof cuts10 / sizeof cuts10[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(cuts10); i++) {
 		assert_int_equal(mode_sense(false, 0, 0x3F, 0, cuts10[i]), cuts10[i]);
 		chg_good();
 		assert_memory_equal(buf, whole, cuts10[i]);
@@ -347,7 +349,7 @@ static void mode_select_refusals(void **state)
 	} bad[] = {{true, 3, 8, 12, 3, 7}, {false, 7, 8, 16, 6, 7}, {true, 2, 0x10, 4, 2, 7},
 		   {false, 3, 0x80, 8, 3, 7}, {false, 4, 0x01, 8, 4, 0}};
 	uint8_t h[16];
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(bad); i++) {
 		memset(h, 0, sizeof h);
 		h[bad[i].at] = bad[i].value;
 		mode_select(bad[i].six, 0x10, h, bad[i].len);

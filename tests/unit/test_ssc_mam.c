@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/scsi/ssc_internal.h"
 
@@ -372,7 +373,7 @@ static void write_attribute_refusals(void **state)
 	uint8_t eight[8] = {0};
 	/* Read-only device and medium attributes; an unsupported one: pointer at its identifier (byte 4). */
 	static const uint16_t ro[] = {0x0000, 0x0003, 0x0007, 0x020A, 0x0220, 0x0400, 0x0408};
-	for (unsigned i = 0; i < sizeof ro / sizeof ro[0]; i++) {
+	for (unsigned i = 0; i < VTL_ARRAY_SIZE(ro); i++) {
 		write_one(h, ro[i], 0x00, eight, 8);
 		expect_param_pointer(h, 4);
 	}

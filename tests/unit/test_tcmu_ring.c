@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/scsi_host.h"
 #include "vtl/scsi/ssc.h"
@@ -376,7 +377,7 @@ static void uio_names(void **state)
 		"tcm-user/1/tape0/vtlx/lib1/0", "tcm-user/1/lun/vtl/lib1/", "tcm-user/1/lun/vtl/lib1/x",
 		"tcm-user/1/lun/vtl/0", "uio_pci_generic", "tcm-user/1", "tcm-user/1/lun/vtl/lib1/70000",
 	};
-	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(others); i++)
 		assert_int_equal(tcmu_parse_uio_name(others[i], &lib, &len, &lun), VTL_E_NOTFOUND);
 }
 

@@ -629,7 +629,7 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 		   info.damaged_objects);
 	if (!irc && info.damaged)
 		KV("", "the rest reads; recall it from a good tape copy, or export what reads (docs/operations.md)");
-	for (size_t i = 0; i < cr->n && n < sizeof kv / sizeof kv[0]; i++)
+	for (size_t i = 0; i < cr->n && n < VTL_ARRAY_SIZE(kv); i++)
 		KV(i ? "" : "copies", "%s file %u, %" PRIu64 " bytes, %s", cr->k[i].tape, cr->k[i].file, cr->k[i].length,
 		   cr->k[i].state);
 #undef KV

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "backend/cartridge.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
 
@@ -49,7 +50,7 @@ static int count_cart(const char *barcode, void *arg)
 static void remove_catalog(const char *path)
 {
 	static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
-	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(sfx); i++) {
 		char p[PATH_MAX];
 		if (snprintf(p, sizeof p, "%s%s", path, sfx[i]) < (int)sizeof p)
 			unlink(p);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/pool.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
 
@@ -94,7 +95,7 @@ int cmd_policy(struct ctl *ctl, int argc, char **argv)
 	};
 	struct table t;
 	table_init(&t, 3, head, "LRL");
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(rows); i++) {
 		char key[48], count[24], list[LIST_TEXT_MAX];
 		snprintf(key, sizeof key, "%s_count", rows[i].key);
 		snprintf(count, sizeof count, "%llu", ans_u64(answer, key));

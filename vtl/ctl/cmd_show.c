@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
 #include "vtl/media.h"
@@ -335,7 +336,7 @@ int cmd_slot_list(struct ctl *ctl, int argc, char **argv)
 			{"robot", CAT_ELEM_TRANSPORT},
 		};
 		bool found = false;
-		for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		for (size_t i = 0; i < VTL_ARRAY_SIZE(types); i++)
 			if (strcmp(opts[0].val, types[i].name) == 0) {
 				type = types[i].t;
 				found = true;

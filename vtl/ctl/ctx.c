@@ -9,6 +9,7 @@
 
 #include "backend/cartridge.h"
 #include "common/ctlsock.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
 
@@ -372,7 +373,7 @@ void ctl_elem_ranges(const struct cat_library *lib, char *buf, size_t len)
 		{"drives", lib->drive_first, lib->drives},
 		{"robot", lib->transport_first, lib->transports},
 	};
-	for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(r); i++) {
 		if (!r[i].count)
 			continue;
 		int w = r[i].count == 1 ? snprintf(buf + n, len - n, "%s%s %u", n ? ", " : "", r[i].what, r[i].first)
@@ -494,7 +495,7 @@ int ctl_parse(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size
 			for (size_t k = 0; k < nopts && !o; k++)
 				if (strlen(opts[k].lng) == nl && strncmp(opts[k].lng, name, nl) == 0)
 					o = &opts[k];
-			for (size_t k = 0; k < sizeof global / sizeof global[0] && !o; k++)
+			for (size_t k = 0; k < VTL_ARRAY_SIZE(global)&& !o; k++)
 				if (strlen(global[k].lng) == nl && strncmp(global[k].lng, name, nl) == 0)
 					o = &global[k];
 		} else {
@@ -502,7 +503,7 @@ int ctl_parse(struct ctl *ctl, int argc, char **argv, struct ctl_opt *opts, size
 			for (size_t k = 0; k < nopts && !o; k++)
 				if (opts[k].shrt == a[1])
 					o = &opts[k];
-			for (size_t k = 0; k < sizeof global / sizeof global[0] && !o; k++)
+			for (size_t k = 0; k < VTL_ARRAY_SIZE(global)&& !o; k++)
 				if (global[k].shrt == a[1])
 					o = &global[k];
 			if (o && a[2])

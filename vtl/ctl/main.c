@@ -13,6 +13,8 @@
 
 #include "vtl/ctl/ctl.h"
 
+#include "common/grow.h"
+
 static const struct ctl_cmd commands[] = {
 	{"init", "init [--catalog-only]", "create the catalog and the pool's folders from the configuration file",
 	 "Reads the configuration file, creates the pool's member folders that are missing, checks that the pool\n"
@@ -204,7 +206,7 @@ static const struct ctl_cmd commands[] = {
 	 "recorded as a copy.",
 	 cmd_cancel},
 };
-#define NCMDS (sizeof commands / sizeof commands[0])
+#define NCMDS (VTL_ARRAY_SIZE(commands))
 
 static void print_usage(FILE *f)
 {

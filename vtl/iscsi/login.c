@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/grow.h"
+
 #define DEFAULT_TPGT 1
 #define DEFAULT_CMD_WINDOW 32
 #define LOGIN_PENDING_MAX (4 * ISCSI_LARGE_VALUE_MAX) /* text a login may send in pieces (C bit) */
@@ -90,7 +92,7 @@ static const struct keydef keys[] = {
 	{"TargetPortalGroupTag", K_TARGET, 0, 0, 0, false, NONE_OFF},
 	{"SendTargets", K_FFP, 0, 0, 0, false, NONE_OFF},
 };
-#define NKEYS (sizeof keys / sizeof keys[0])
+#define NKEYS (VTL_ARRAY_SIZE(keys))
 _Static_assert(NKEYS <= 64, "one bit of iscsi_login.negotiated per key");
 
 static const struct keydef *key_find(const char *name, size_t *idx)

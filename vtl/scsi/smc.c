@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 
 static void smc_tur(struct scsi_dev *dev, struct scsi_cmd *c);
@@ -77,7 +78,7 @@ static const struct scsi_op smc_ops[] = {
 
 const struct scsi_op *smc_command_table(size_t *n)
 {
-	*n = sizeof smc_ops / sizeof smc_ops[0];
+	*n = VTL_ARRAY_SIZE(smc_ops);
 	return smc_ops;
 }
 
@@ -103,7 +104,7 @@ int smc_create(struct vtl_library *lib, struct smc_changer **out)
 	memcpy(id.serial, li->serial, sizeof id.serial);
 	id.vendor[sizeof id.vendor - 1] = id.product[sizeof id.product - 1] = 0;
 	id.revision[sizeof id.revision - 1] = id.serial[sizeof id.serial - 1] = 0;
-	scsi_dev_init(&ch->dev, &id, smc_ops, sizeof smc_ops / sizeof smc_ops[0]);
+	scsi_dev_init(&ch->dev, &id, smc_ops, VTL_ARRAY_SIZE(smc_ops));
 	pthread_mutex_init(&ch->mu, NULL);
 	ch->lib = lib;
 	library_on_ie_change(lib, smc_ie_accessed, ch);

@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "common/grow.h"
+
 /* IBM 3573 firmware build information VPD page (C0h): offsets in the page data after its 4-byte header. */
 #define IBM_VPD_FIRMWARE 0xC0
 #define IBM_FW_LEN 0x3C       /* page length */
@@ -37,7 +39,7 @@ static const struct spc_vpd_page ibm_pages[] = {
 void smc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	if (strcmp(dev->ident.vendor, "IBM") == 0)
-		spc_inquiry_vpd(&dev->ident, ibm_pages, sizeof ibm_pages / sizeof ibm_pages[0], NULL, c);
+		spc_inquiry_vpd(&dev->ident, ibm_pages, VTL_ARRAY_SIZE(ibm_pages), NULL, c);
 	else
 		spc_inquiry(&dev->ident, c);
 }

@@ -9,6 +9,8 @@
 
 #include "vtl/scsi/spc_log.h"
 
+#include "common/grow.h"
+
 static void render_tapealert(const void *src, struct spc_log_out *o)
 {
 	const struct smc_changer *ch = src;
@@ -21,7 +23,7 @@ static const struct spc_log_page log_pages[] = {
 	{SPC_LOG_SUPPORTED, SPC_LOG_SUBPAGE_ALL, 0, -1, NULL},
 	{SPC_LOG_TAPEALERT, 0, SPC_TAPEALERT_FLAGS, -1, render_tapealert},
 };
-#define N_PAGES (sizeof log_pages / sizeof log_pages[0])
+#define N_PAGES (VTL_ARRAY_SIZE(log_pages))
 
 void smc_log_sense(struct scsi_dev *dev, struct scsi_cmd *c)
 {

@@ -13,6 +13,8 @@
 
 #include "vtl/scsi/spc_mode.h"
 
+#include "common/grow.h"
+
 /* Mode parameter header of a changer (SMC-3 7.3.1): medium type and device-specific parameter reserved. */
 #define MEDIUM_TYPE_NONE 0x00
 #define DSP_NONE 0x00
@@ -108,7 +110,7 @@ static const struct smc_page smc_pages[] = {
 	{PG_TGP, render_tgp},
 	{PG_CAP, render_cap},
 };
-#define N_PAGES (sizeof smc_pages / sizeof smc_pages[0])
+#define N_PAGES (VTL_ARRAY_SIZE(smc_pages))
 
 static const struct smc_page *page_find(uint8_t code)
 {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 
@@ -118,7 +119,7 @@ static const struct scsi_op ssc_ops[] = {
 
 const struct scsi_op *ssc_command_table(size_t *n)
 {
-	*n = sizeof ssc_ops / sizeof ssc_ops[0];
+	*n = VTL_ARRAY_SIZE(ssc_ops);
 	return ssc_ops;
 }
 
@@ -194,7 +195,7 @@ int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out)
 		return VTL_E_NOMEM;
 	struct scsi_ident id = cfg->ident;
 	id.type = SCSI_TYPE_TAPE;
-	scsi_dev_init(&d->dev, &id, ssc_ops, sizeof ssc_ops / sizeof ssc_ops[0]);
+	scsi_dev_init(&d->dev, &id, ssc_ops, VTL_ARRAY_SIZE(ssc_ops));
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->snap_mu, NULL);
 	d->cfg = *cfg;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 
 /* REPORT DENSITY SUPPORT CDB (SSC-4 table 30). */
@@ -58,7 +59,7 @@ static const struct density densities[] = {
 	{DENSITY_LTO8, 8, false, 20669, 6656, 12000000, 960, "U-832", "Ultrium 8/32T"},
 	{DENSITY_LTO9, 9, false, 23031, 8960, 18000000, 1035, "U-932", "Ultrium 9/32T"},
 };
-#define N_DENSITIES (sizeof densities / sizeof densities[0])
+#define N_DENSITIES (VTL_ARRAY_SIZE(densities))
 
 /* IBM's medium type codes for LTO: generation in the high nibble, 8h data, Ch WORM. */
 #define MEDIUM_TYPE_OF(gen, worm) ((uint8_t)((gen) << 4 | ((worm) ? 0x0C : 0x08)))

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 /* Sequential-access device capabilities VPD page (SSC-4 table 118). */
 #define VPD_SA_CAPABILITIES 0xB0
 #define SA_CAP_LEN 2
@@ -123,7 +125,7 @@ void ssc_inquiry(struct scsi_dev *dev, struct scsi_cmd *c)
 	/* vtl_drive_generation accepted only IBM's and HP's names: anything not IBM is HP's. */
 	bool ibm = strcmp(dev->ident.vendor, "IBM") == 0;
 	if (ibm)
-		spc_inquiry_vpd(&dev->ident, ibm_pages, sizeof ibm_pages / sizeof ibm_pages[0], d, c);
+		spc_inquiry_vpd(&dev->ident, ibm_pages, VTL_ARRAY_SIZE(ibm_pages), d, c);
 	else
-		spc_inquiry_vpd(&dev->ident, hp_pages, sizeof hp_pages / sizeof hp_pages[0], d, c);
+		spc_inquiry_vpd(&dev->ident, hp_pages, VTL_ARRAY_SIZE(hp_pages), d, c);
 }

@@ -12,6 +12,8 @@
 
 #include "vtl/scsi/spc_log.h"
 
+#include "common/grow.h"
+
 /* Pages (SPC-4 table 373, SSC-4 table 51, IBM/HP LTO references). */
 #define LP_WRITE_ERRORS 0x02
 #define LP_READ_ERRORS 0x03
@@ -92,7 +94,7 @@ static void error_counters(struct spc_log_out *o, uint64_t bytes, uint64_t uncor
 	/* The disk below corrects nothing by retrying: corrected counts are truly zero. */
 	static const uint16_t zero[] = {EC_CORRECTED_NO_DELAY, EC_CORRECTED_DELAY, EC_RETRIES, EC_TOTAL_CORRECTED,
 					EC_ALGORITHM_RUNS};
-	for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(zero); i++)
 		spc_log_param(o, zero[i], SPC_LOG_COUNTER, 4, 0);
 	spc_log_param(o, EC_BYTES, SPC_LOG_COUNTER, 8, bytes);
 	spc_log_param(o, EC_UNCORRECTED, SPC_LOG_COUNTER, 4, uncorrected);
@@ -198,7 +200,7 @@ static const struct spc_log_page log_pages[] = {
 	{LP_TAPE_USAGE, 0, TU_FATAL_SUSP_READS, -1, render_usage},
 	{LP_TAPE_CAPACITY, 0, TC_ALT_MAXIMUM, -1, render_capacity},
 };
-#define N_PAGES (sizeof log_pages / sizeof log_pages[0])
+#define N_PAGES (VTL_ARRAY_SIZE(log_pages))
 
 static void counters_since(const struct ssc_drive *d, int base, struct ssc_counters *c)
 {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/grow.h"
 #include "common/vtl_error.h"
 
 /* READ ATTRIBUTE / WRITE ATTRIBUTE CDB (SPC-4 tables 170 and 211). */
@@ -116,7 +117,7 @@ static const struct mam_def mam_defs[] = {
 	{0x080B, MAM_ASCII, 16, false, K_HOST},   /* application format version */
 	{A_VOLUME_COHERENCY, MAM_BINARY, 256, true, K_HOST},
 };
-#define N_DEFS (sizeof mam_defs / sizeof mam_defs[0])
+#define N_DEFS (VTL_ARRAY_SIZE(mam_defs))
 
 /* Volume coherency information (SPC-4 table 343): VCR length, VCR, count (8), set id (8), info length (2), info. */
 #define VCI_FIXED 19 /* every byte but the VCR value and the information */

@@ -16,6 +16,8 @@
 
 #include "vtl/scsi/spc_mode.h"
 
+#include "common/grow.h"
+
 /* The device-specific parameter of the mode parameter header for SSC (SSC-4 8.3.1). */
 #define DSP_WP 0x80          /* write protect */
 #define DSP_BUFMODE_SHIFT 4  /* BUFFERED MODE, bits 6..4 */
@@ -289,7 +291,7 @@ static const struct mode_page mode_pages[] = {
 	{PG_PARTITION, 0, PARTITION_LEN, partition_mask, partition_render, NULL, NULL},
 	{PG_IE, 0, IE_LEN, ie_mask, ie_render, ie_check, ie_apply},
 };
-#define N_PAGES (sizeof mode_pages / sizeof mode_pages[0])
+#define N_PAGES (VTL_ARRAY_SIZE(mode_pages))
 
 static const struct mode_page *page_find(uint8_t code, uint8_t subpage)
 {
@@ -463,7 +465,7 @@ static bool density_writable(const struct ssc_drive *d, uint8_t density)
 		unsigned gen;
 	} by_density[] = {{DENSITY_LTO5, 5}, {DENSITY_LTO6, 6}, {DENSITY_LTO7, 7},
 			  {DENSITY_LTO7M, 8}, {DENSITY_LTO8, 8}, {DENSITY_LTO9, 9}};
-	for (size_t i = 0; i < sizeof by_density / sizeof by_density[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(by_density); i++)
 		if (by_density[i].density == density)
 			return by_density[i].gen == d->gen ||
 			       (by_density[i].gen + 1 == d->gen && density != DENSITY_LTO7M);

@@ -3,13 +3,15 @@
 
 #include <string.h>
 
+#include "common/grow.h"
+
 /* The sense each condition is reported with, in the bit order of enum scsi_ua. */
 static const enum scsi_asc ua_asc[] = {
 	ASC_POWER_ON_RESET, ASC_RESERVATIONS_PREEMPTED, ASC_RESERVATIONS_RELEASED, ASC_REGISTRATIONS_PREEMPTED,
 	ASC_NOT_READY_TO_READY, ASC_IE_ELEMENT_ACCESSED, ASC_MODE_PARAMETERS_CHANGED, ASC_LOG_PARAMETERS_CHANGED,
 	ASC_FAILURE_PREDICTION, ASC_FAILURE_PREDICTION_TEST,
 };
-#define UA_COUNT (sizeof ua_asc / sizeof ua_asc[0])
+#define UA_COUNT (VTL_ARRAY_SIZE(ua_asc))
 
 void ua_init(struct scsi_ua_set *u)
 {

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/grow.h"
 #include "common/ctlsock.h"
 #include "common/jsonout.h"
 #include "common/log.h"
@@ -173,7 +174,7 @@ void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
 		return;
 	}
 	static const char *const ops[] = {"move", "load", "unload", "import", "export"};
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+	for (size_t i = 0; i < VTL_ARRAY_SIZE(ops); i++)
 		if (strcmp(word, ops[i]) == 0) {
 			operator_request(v, word, n > 0 ? n - 1 : 0, args, out, cap);
 			return;

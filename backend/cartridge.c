@@ -21,6 +21,7 @@
 #include "backend/internal.h"
 #include "backend/workers.h"
 #include "common/clock.h"
+#include "common/grow.h"
 #include "common/crc32c.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
@@ -84,24 +85,9 @@ static bool errno_is_full(void)
 	return errno == ENOSPC || errno == EDQUOT || errno == EFBIG;
 }
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return VTL_OK;
-	size_t ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*buf, ncap * elem);
-	if (!n)
-		return VTL_E_NOMEM;
-	*buf = n;
-	*cap = ncap;
-	return VTL_OK;
-}
-
 static int scratch_need(unsigned char **buf, size_t *cap, size_t need)
 {
-	return grow((void **)buf, cap, need, 1);
+	return vtl_grow_to((void **)buf, cap, need, 1);
 }
 
 static int fsync_path(const char *path)
@@ -249,7 +235,7 @@ static int dmg_add(struct vtl_cart *c, uint64_t first, uint64_t count, uint32_t 
 			return VTL_OK;
 		}
 	}
-	int rc = grow((void **)&c->dmg, &c->dmgcap, c->ndmg + 1, sizeof *c->dmg);
+	int rc = vtl_grow_to((void **)&c->dmg, &c->dmgcap, c->ndmg + 1, sizeof *c->dmg);
 	if (rc)
 		return rc;
 	c->dmg[c->ndmg++] = (struct vtl_damage){.first = first, .count = count, .seq = seq, .seq_last = seq_last,
@@ -603,7 +589,7 @@ static int seg_file_create(struct vtl_pool *pool, const char *barcode, uint32_t 
 /* Appends a new empty open segment after the last one (which must be sealed). */
 static int seg_append_new(struct vtl_cart *c)
 {
-	int rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
+	int rc = vtl_grow_to((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
 	if (rc)
 		return rc;
 	uint32_t seq = c->nseg ? last_seg(c)->seq + 1 : 0;
@@ -879,7 +865,7 @@ static int seg_unseal(struct vtl_cart *c, size_t si)
 	int rc = seg_load_fm(c, si);
 	if (rc)
 		return rc;
-	if ((rc = grow((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)))
+	if ((rc = vtl_grow_to((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)))
 		return rc;
 	rc = s->mem_off ? VTL_OK : seg_read_index(c, si);
 	if (rc == VTL_E_CORRUPT)
@@ -1027,11 +1013,11 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 			if (crc32c(0, payload, h.stored_len) != h.payload_crc)
 				goto bad;
 		}
-		if ((rc = grow((void **)offs, cap, n_obj + 1, sizeof **offs)))
+		if ((rc = vtl_grow_to((void **)offs, cap, n_obj + 1, sizeof **offs)))
 			break;
 		if (h.type == REC_FILEMARK) {
 			size_t fcap = s->fm_cap;
-			if ((rc = grow((void **)&s->fm, &fcap, n_fm + 1, sizeof *s->fm)))
+			if ((rc = vtl_grow_to((void **)&s->fm, &fcap, n_fm + 1, sizeof *s->fm)))
 				break;
 			s->fm_cap = (uint32_t)fcap;
 			s->fm[n_fm++] = n_obj;
@@ -1056,7 +1042,7 @@ static int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool c
 		if (!found || next_obj - s->first_obj > UINT32_MAX)
 			break;
 		uint32_t lost = (uint32_t)(next_obj - expect);
-		if ((rc = grow((void **)offs, cap, n_obj + lost, sizeof **offs)) ||
+		if ((rc = vtl_grow_to((void **)offs, cap, n_obj + lost, sizeof **offs)) ||
 		    (rc = dmg_add(c, expect, lost, s->seq, s->seq, VTL_DAMAGE_RECORDS)))
 			break;
 		memset(*offs + n_obj, 0, 4ull * lost);
@@ -1400,7 +1386,7 @@ static bool lost_gap_ok(uint64_t eod, uint64_t fm, const struct seg_header *h)
 static int cart_add_lost(struct vtl_cart *c, const struct seg_header *h, uint32_t seq, uint32_t seq_last,
 			 enum vtl_damage_kind kind)
 {
-	int rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
+	int rc = vtl_grow_to((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
 	if (rc || (rc = dmg_add(c, c->eod, h->first_object - c->eod, seq, seq_last, kind)))
 		return rc;
 	struct seg *s = &c->segs[c->nseg++];
@@ -1676,7 +1662,7 @@ static int cart_load_from(struct vtl_cart *c, uint32_t first)
 		}
 		struct stat st;
 		struct seg_header h;
-		int rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
+		int rc = vtl_grow_to((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
 		if (rc || fstat(fd, &st) != 0) {
 			close(fd);
 			return rc ? rc : VTL_E_IO;
@@ -1691,7 +1677,7 @@ static int cart_load_from(struct vtl_cart *c, uint32_t first)
 				close(fd);
 				return rc;
 			}
-			if ((rc = grow((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs))) {
+			if ((rc = vtl_grow_to((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs))) {
 				close(fd);
 				return rc;
 			}
@@ -2500,8 +2486,8 @@ static int append_record(struct vtl_cart *c, struct rec_header *h, const void *p
 	if (rc)
 		return rc;
 	size_t fmcap = s->fm_cap;
-	if ((rc = grow((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)) ||
-	    (h->type == REC_FILEMARK && (rc = grow((void **)&s->fm, &fmcap, s->n_fm + 1, sizeof *s->fm)))) {
+	if ((rc = vtl_grow_to((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)) ||
+	    (h->type == REC_FILEMARK && (rc = vtl_grow_to((void **)&s->fm, &fmcap, s->n_fm + 1, sizeof *s->fm)))) {
 		pool_space_give(c->pool, s->member, take);
 		return rc;
 	}
@@ -2747,7 +2733,7 @@ int vtl_pool_list_cartridges(struct vtl_pool *pool, int (*fn)(const char *barcod
 			if (vtl_barcode_check(e->d_name) || vtl_pool_member_for(pool, e->d_name, 0) != m ||
 			    vtl_cart_exists(pool, e->d_name) != 1)
 				continue;
-			if ((rc = grow((void **)&names, &cap, n + 1, sizeof *names)))
+			if ((rc = vtl_grow_to((void **)&names, &cap, n + 1, sizeof *names)))
 				break;
 			if (!(names[n] = strdup(e->d_name)))
 				rc = VTL_E_NOMEM;

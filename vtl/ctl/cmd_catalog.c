@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend/cartridge.h"
+#include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
 #include "vtl/media.h"
@@ -19,14 +20,8 @@ struct names {
 
 static int names_add(struct names *s, const char *name)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		char **v = realloc(s->v, cap * sizeof *v);
-		if (!v)
-			return s->err = VTL_E_NOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (vtl_grow((void **)&s->v, &s->cap, s->n, sizeof *s->v))
+		return s->err = VTL_E_NOMEM;
 	if (!(s->v[s->n] = strdup(name)))
 		return s->err = VTL_E_NOMEM;
 	s->n++;

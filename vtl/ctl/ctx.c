@@ -413,14 +413,8 @@ static int collect_empty(const struct cat_element *e, void *arg)
 	struct ctl_empty *w = arg;
 	if (e->full)
 		return 0;
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		uint16_t *a = realloc(w->addr, cap * sizeof *a);
-		if (!a)
-			return w->err = VTL_E_NOMEM;
-		w->addr = a;
-		w->cap = cap;
-	}
+	if (vtl_grow((void **)&w->addr, &w->cap, w->n, sizeof *w->addr))
+		return w->err = VTL_E_NOMEM;
 	w->addr[w->n++] = e->address;
 	return 0;
 }

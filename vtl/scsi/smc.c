@@ -438,15 +438,9 @@ static int collect(const struct library_element *le, void *arg)
 	struct elem_set *s = arg;
 	if (le->e.address < s->start)
 		return 0;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct library_element *p = realloc(s->e, cap * sizeof *p);
-		if (!p) {
-			s->rc = VTL_E_NOMEM;
-			return 1;
-		}
-		s->e = p;
-		s->cap = cap;
+	if (vtl_grow((void **)&s->e, &s->cap, s->n, sizeof *s->e)) {
+		s->rc = VTL_E_NOMEM;
+		return 1;
 	}
 	s->e[s->n++] = *le;
 	return 0;

@@ -15,6 +15,7 @@
 
 #include "backend/internal.h"
 #include "backend/workers.h"
+#include "common/lockorder.h"
 #include "common/clock.h"
 #include "common/vtl_error.h"
 
@@ -116,13 +117,13 @@ int pool_space_take(struct vtl_pool *pool, unsigned m, uint64_t bytes)
 {
 	struct pool_member *pm = &pool->m[m];
 	int rc = VTL_OK;
-	pthread_mutex_lock(&pm->lock);
+	vtl_lock(&pm->lock, VTL_LOCK_POOL);
 	if (pool->quota) {
 		if (pm->used + bytes + pool->reserve > pool->quota && rescan_due(pm)) {
 			/* Before refusing: another process may have released space since we last looked. */
-			pthread_mutex_unlock(&pm->lock);
+			vtl_unlock(&pm->lock, VTL_LOCK_POOL);
 			member_rescan(pm, true);
-			pthread_mutex_lock(&pm->lock);
+			vtl_lock(&pm->lock, VTL_LOCK_POOL);
 		}
 		if (pm->used + bytes + pool->reserve > pool->quota)
 			rc = VTL_E_POOL_FULL;
@@ -145,18 +146,18 @@ int pool_space_take(struct vtl_pool *pool, unsigned m, uint64_t bytes)
 		pm->used += bytes;
 		pm->taken_total += bytes;
 	}
-	pthread_mutex_unlock(&pm->lock);
+	vtl_unlock(&pm->lock, VTL_LOCK_POOL);
 	return rc;
 }
 
 void pool_space_give(struct vtl_pool *pool, unsigned m, uint64_t bytes)
 {
 	struct pool_member *pm = &pool->m[m];
-	pthread_mutex_lock(&pm->lock);
+	vtl_lock(&pm->lock, VTL_LOCK_POOL);
 	pm->used = pm->used > bytes ? pm->used - bytes : 0;
 	if (!pool->quota)
 		pm->free_cache += bytes;
-	pthread_mutex_unlock(&pm->lock);
+	vtl_unlock(&pm->lock, VTL_LOCK_POOL);
 }
 
 int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_space *out)
@@ -168,7 +169,7 @@ int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_s
 	int rc = member_statfs(pm, &fs_free);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&pm->lock);
+	vtl_lock(&pm->lock, VTL_LOCK_POOL);
 	out->path = pm->path;
 	out->used_bytes = pm->used;
 	if (pool->quota)
@@ -177,7 +178,7 @@ int vtl_pool_member_space(struct vtl_pool *pool, unsigned i, struct vtl_member_s
 		out->free_bytes = fs_free > pool->reserve ? fs_free - pool->reserve : 0;
 	if (pool->quota && out->free_bytes > fs_free)
 		out->free_bytes = fs_free; /* a quota larger than the disk promises nothing */
-	pthread_mutex_unlock(&pm->lock);
+	vtl_unlock(&pm->lock, VTL_LOCK_POOL);
 	return VTL_OK;
 }
 
@@ -223,18 +224,18 @@ static int member_scan_used(const char *path, uint64_t *out)
  */
 static int member_rescan(struct pool_member *pm, bool lower_only)
 {
-	pthread_mutex_lock(&pm->lock);
+	vtl_lock(&pm->lock, VTL_LOCK_POOL);
 	uint64_t taken_before = pm->taken_total;
-	pthread_mutex_unlock(&pm->lock);
+	vtl_unlock(&pm->lock, VTL_LOCK_POOL);
 	uint64_t disk;
 	int rc = member_scan_used(pm->path, &disk);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&pm->lock);
+	vtl_lock(&pm->lock, VTL_LOCK_POOL);
 	uint64_t seen = disk + (pm->taken_total - taken_before);
 	if (!lower_only || seen < pm->used)
 		pm->used = seen;
-	pthread_mutex_unlock(&pm->lock);
+	vtl_unlock(&pm->lock, VTL_LOCK_POOL);
 	return VTL_OK;
 }
 

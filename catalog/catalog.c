@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "common/lockorder.h"
 #include "common/grow.h"
 #include "common/vtl_error.h"
 
@@ -174,7 +175,7 @@ static const char *errmsg_of(const struct vtl_catalog *cat)
 
 void cat_lock(struct vtl_catalog *cat)
 {
-	pthread_mutex_lock(&cat->mu);
+	vtl_lock(&cat->mu, VTL_LOCK_CATALOG);
 }
 
 int cat_unlock(struct vtl_catalog *cat, int rc)
@@ -182,7 +183,7 @@ int cat_unlock(struct vtl_catalog *cat, int rc)
 	for (sqlite3_stmt *st = sqlite3_next_stmt(cat->db, NULL); st; st = sqlite3_next_stmt(cat->db, st))
 		if (sqlite3_stmt_busy(st))
 			sqlite3_reset(st);
-	pthread_mutex_unlock(&cat->mu);
+	vtl_unlock(&cat->mu, VTL_LOCK_CATALOG);
 	return rc;
 }
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "common/lockorder.h"
 #include "common/grow.h"
 #include "common/log.h"
 
@@ -107,10 +108,10 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	struct tm tm;
 	gmtime_r(&ts.tv_sec, &tm);
-	pthread_mutex_lock(&mu);
+	vtl_lock(&mu, VTL_LOCK_LOG);
 	fprintf(stderr, "%04d-%02d-%02d %02d:%02d:%02d.%03ldZ %-5s %s\n", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
 		tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, names[level], line);
 	if (to_syslog)
 		syslog(priorities[level], "%s", line);
-	pthread_mutex_unlock(&mu);
+	vtl_unlock(&mu, VTL_LOCK_LOG);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend/cartridge.h"
+#include "common/lockorder.h"
 #include "common/ctlsock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
@@ -399,18 +400,18 @@ static int elem_one(const struct cat_element *e, void *arg)
 int library_elements(struct vtl_library *lib, enum cat_elem_type type,
 		     int (*fn)(const struct library_element *le, void *arg), void *arg)
 {
-	pthread_mutex_lock(&lib->mu);
+	vtl_lock(&lib->mu, VTL_LOCK_LIBRARY);
 	struct elem_walk w = {lib, lib->ie_open, fn, arg};
-	pthread_mutex_unlock(&lib->mu);
+	vtl_unlock(&lib->mu, VTL_LOCK_LIBRARY);
 	return catalog_element_list(lib->cat, lib->info.id, type, elem_one, &w);
 }
 
 void library_on_ie_change(struct vtl_library *lib, void (*fn)(void *arg), void *arg)
 {
-	pthread_mutex_lock(&lib->mu);
+	vtl_lock(&lib->mu, VTL_LOCK_LIBRARY);
 	lib->ie_fn = fn;
 	lib->ie_arg = arg;
-	pthread_mutex_unlock(&lib->mu);
+	vtl_unlock(&lib->mu, VTL_LOCK_LIBRARY);
 }
 
 /* Fetches element a; VTL_E_INVAL with err unless it is a slot, mail slot or drive of the library. */
@@ -614,7 +615,7 @@ static int move_locked(struct vtl_library *lib, uint16_t from, uint16_t to, cons
 /* Begins an action: one at a time, as one robot makes them. */
 static void begin(struct vtl_library *lib, char *err)
 {
-	pthread_mutex_lock(&lib->mu);
+	vtl_lock(&lib->mu, VTL_LOCK_LIBRARY);
 	err[0] = 0;
 }
 
@@ -623,7 +624,7 @@ static int finish(struct vtl_library *lib, int rc, bool operator_touched_ie)
 {
 	void (*fn)(void *) = rc == VTL_OK && operator_touched_ie ? lib->ie_fn : NULL;
 	void *arg = lib->ie_arg;
-	pthread_mutex_unlock(&lib->mu);
+	vtl_unlock(&lib->mu, VTL_LOCK_LIBRARY);
 	if (fn)
 		fn(arg);
 	return rc;
@@ -916,9 +917,9 @@ int library_unload(struct vtl_library *lib, uint16_t drive, uint16_t slot, const
 
 void library_set_prevent(struct vtl_library *lib, bool prevent)
 {
-	pthread_mutex_lock(&lib->mu);
+	vtl_lock(&lib->mu, VTL_LOCK_LIBRARY);
 	lib->prevented = prevent;
-	pthread_mutex_unlock(&lib->mu);
+	vtl_unlock(&lib->mu, VTL_LOCK_LIBRARY);
 }
 
 /* Sets *arg once an element holds a cartridge. */
@@ -958,8 +959,8 @@ int library_ie_set_open(struct vtl_library *lib, uint16_t ie, bool open, const c
 
 bool library_ie_is_open(struct vtl_library *lib)
 {
-	pthread_mutex_lock(&lib->mu);
+	vtl_lock(&lib->mu, VTL_LOCK_LIBRARY);
 	bool open = lib->ie_open;
-	pthread_mutex_unlock(&lib->mu);
+	vtl_unlock(&lib->mu, VTL_LOCK_LIBRARY);
 	return open;
 }

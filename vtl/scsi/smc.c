@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/lockorder.h"
 #include "common/grow.h"
 #include "common/vtl_error.h"
 
@@ -86,9 +87,9 @@ const struct scsi_op *smc_command_table(size_t *n)
 static void smc_ie_accessed(void *arg)
 {
 	struct smc_changer *ch = arg;
-	pthread_mutex_lock(&ch->mu);
+	vtl_lock(&ch->mu, VTL_LOCK_CHANGER);
 	ua_raise_all(&ch->dev.ua, UA_IE_ACCESSED, UA_NO_NEXUS);
-	pthread_mutex_unlock(&ch->mu);
+	vtl_unlock(&ch->mu, VTL_LOCK_CHANGER);
 }
 
 int smc_create(struct vtl_library *lib, struct smc_changer **out)
@@ -124,32 +125,32 @@ void smc_destroy(struct smc_changer *ch)
 
 void smc_execute(struct smc_changer *ch, struct scsi_cmd *c)
 {
-	pthread_mutex_lock(&ch->mu);
+	vtl_lock(&ch->mu, VTL_LOCK_CHANGER);
 	scsi_dev_execute(&ch->dev, NULL, c); /* the robot is always ready */
-	pthread_mutex_unlock(&ch->mu);
+	vtl_unlock(&ch->mu, VTL_LOCK_CHANGER);
 }
 
 void smc_reset(struct smc_changer *ch)
 {
-	pthread_mutex_lock(&ch->mu);
+	vtl_lock(&ch->mu, VTL_LOCK_CHANGER);
 	scsi_dev_reset(&ch->dev);
 	library_set_prevent(ch->lib, false);
-	pthread_mutex_unlock(&ch->mu);
+	vtl_unlock(&ch->mu, VTL_LOCK_CHANGER);
 }
 
 void smc_nexus_lost(struct smc_changer *ch, uint64_t nexus)
 {
-	pthread_mutex_lock(&ch->mu);
+	vtl_lock(&ch->mu, VTL_LOCK_CHANGER);
 	scsi_dev_nexus_lost(&ch->dev, nexus);
 	library_set_prevent(ch->lib, ch->dev.n_prevent > 0); /* the mail slots stay locked while any host prevents */
-	pthread_mutex_unlock(&ch->mu);
+	vtl_unlock(&ch->mu, VTL_LOCK_CHANGER);
 }
 
 void smc_set_luns(struct smc_changer *ch, const uint16_t *luns, unsigned n)
 {
-	pthread_mutex_lock(&ch->mu);
+	vtl_lock(&ch->mu, VTL_LOCK_CHANGER);
 	scsi_dev_set_luns(&ch->dev, luns, n);
-	pthread_mutex_unlock(&ch->mu);
+	vtl_unlock(&ch->mu, VTL_LOCK_CHANGER);
 }
 
 /* ------------------------------------------------------------ simple commands */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/lockorder.h"
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/log.h"
@@ -407,7 +408,7 @@ static void snap_update(struct ssc_drive *d)
 
 void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	d->stage_wait_until_ms = 0; /* each command waits on a stage for its own SSC_STAGE_WAIT_MS */
 	d->stage_timed_out = false;
 	struct scsi_sense nr;
@@ -418,7 +419,7 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 		d->deferred_pending = false;
 		c->sense_desc = d->dev.d_sense;
 		scsi_fail(c, d->deferred);
-		pthread_mutex_unlock(&d->mu);
+		vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 		return;
 	}
 	/* What the command moved to and from the medium, for the log pages' medium counters. */
@@ -442,7 +443,7 @@ void ssc_execute(struct ssc_drive *d, struct scsi_cmd *c)
 		d->cnt.medium_read += after.read_stored - before.read_stored;
 	}
 	snap_update(d);
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 }
 
 /*
@@ -599,7 +600,7 @@ static void opening_tick(struct ssc_drive *d)
 
 int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_t errlen)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	ssc_tick(d);
 	int rc = VTL_OK;
 	struct vtl_label label;
@@ -650,13 +651,13 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 			ua_raise_all(&d->dev.ua, UA_MEDIUM_CHANGED, UA_NO_NEXUS);
 	}
 	snap_update(d);
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 	return rc;
 }
 
 int ssc_eject(struct ssc_drive *d)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	ssc_tick(d);
 	int rc = VTL_OK;
 	if (d->state == SSC_EMPTY)
@@ -672,13 +673,13 @@ int ssc_eject(struct ssc_drive *d)
 	if (rc == VTL_OK)
 		d->held = false;
 	snap_update(d);
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 	return rc;
 }
 
 int ssc_remove(struct ssc_drive *d, char *barcode)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	ssc_tick(d);
 	int rc = VTL_OK;
 	if (d->state == SSC_EMPTY) {
@@ -692,37 +693,37 @@ int ssc_remove(struct ssc_drive *d, char *barcode)
 		d->tapealert &= ~(1ull << (TA_CLEANING_MEDIA - 1));
 	}
 	snap_update(d);
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 	return rc;
 }
 
 bool ssc_removable(struct ssc_drive *d)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	ssc_tick(d);
 	bool r = d->state == SSC_EJECTED && !d->held;
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 	return r;
 }
 
 
 void ssc_status(struct ssc_drive *d, struct ssc_status *st)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	status_locked(d, st);
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 }
 
 void ssc_status_now(struct ssc_drive *d, struct ssc_status *st)
 {
-	if (pthread_mutex_trylock(&d->mu) == 0) {
+	if (vtl_trylock(&d->mu, VTL_LOCK_DRIVE)) {
 		status_locked(d, st);
-		pthread_mutex_unlock(&d->mu);
+		vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 		return;
 	}
-	pthread_mutex_lock(&d->snap_mu);
+	vtl_lock(&d->snap_mu, VTL_LOCK_SNAPSHOT);
 	*st = d->snap;
-	pthread_mutex_unlock(&d->snap_mu);
+	vtl_unlock(&d->snap_mu, VTL_LOCK_SNAPSHOT);
 	st->busy = true;
 }
 
@@ -745,30 +746,30 @@ static void status_locked(struct ssc_drive *d, struct ssc_status *st)
 		st->read_bytes = d->last.read_bytes;
 	}
 	st->removable = d->state == SSC_EJECTED && !d->held;
-	pthread_mutex_lock(&d->snap_mu);
+	vtl_lock(&d->snap_mu, VTL_LOCK_SNAPSHOT);
 	d->snap = *st;
-	pthread_mutex_unlock(&d->snap_mu);
+	vtl_unlock(&d->snap_mu, VTL_LOCK_SNAPSHOT);
 }
 
 void ssc_reset(struct ssc_drive *d)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	scsi_dev_reset(&d->dev);
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 }
 
 void ssc_nexus_lost(struct ssc_drive *d, uint64_t nexus)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	scsi_dev_nexus_lost(&d->dev, nexus); /* a prevent ends with the nexus that set it (SPC-4 6.13) */
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 }
 
 void ssc_set_luns(struct ssc_drive *d, const uint16_t *luns, unsigned n)
 {
-	pthread_mutex_lock(&d->mu);
+	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	scsi_dev_set_luns(&d->dev, luns, n);
-	pthread_mutex_unlock(&d->mu);
+	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 }
 
 /* ------------------------------------------------------------------ commands */

@@ -139,7 +139,7 @@ $(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIB)
 # The kernel tier: a real Linux (the host's Debian kernel in qemu) as an iSCSI host (tests/kernel/).
 # The power cuts of the kernel tier (tests/kernel/test_powercut.sh): POWERCUT_TRIALS in make kernel.
 POWERCUT_TRIALS ?= 10
-POWERCUT_HOST := $(BUILD)/tests/integration/iscsi_crashwrite
+POWERCUT_HOST := $(BUILD)/tests/integration/iscsi_crashwrite $(BUILD)/tests/integration/iscsi_recall
 kernel: $(PROGRAMS) $(KERNEL_CHECK) $(POWERCUT_HOST)
 	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) sh tests/kernel/test_kernel.sh $(BUILD)
 

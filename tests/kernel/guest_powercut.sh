@@ -17,6 +17,9 @@
 #   VTL_BUILD  the build tree (vtld, vtlctl)
 #   VTL_NOSYNC 1: the vtld that serves VTL_NEXT runs with nosync_shim.so preloaded (fsync and
 #              fdatasync do nothing): the control that shows the test sees a loss
+#   VTL_MIG    CHECK,NEXT[,tapenosync]: when VTL_CHECK's or VTL_NEXT's trial is one of the
+#              migrator kinds (copy, release, recall), guest_powercut_mig.sh checks or serves
+#              it instead of the steps below (vtl-migrator beside vtld, tapes on the same disk)
 # Talks to the host through files in /results (a 9p share): it writes
 # vtld-up (vtld serves VTL_CHECK), check.out and write-ready (vtld serves
 # VTL_NEXT); the host writes verified once its read-back is done.
@@ -70,6 +73,7 @@ vtld_down() {
 	vpid=""
 	[ "$rc" -eq 0 ] || bail "vtld exited $rc on SIGTERM"
 }
+. "$(dirname "$0")/guest_powercut_mig.sh"
 
 step "the disk"
 # virtio_blk and ext4 come from the initramfs (run_vm.py); modprobe, seconds through 9p, only if not.
@@ -114,6 +118,7 @@ CONF
 	sync
 fi
 
+mig_check_hook
 if [ "${VTL_CHECK:-none}" != none ]; then
 	step "vtld repairs $VTL_CHECK after the power cut; the host reads it back"
 	vtld_up
@@ -141,6 +146,7 @@ if [ "${VTL_CHECK:-none}" != none ]; then
 	run ctl cartridge remove --force "$VTL_CHECK" >/dev/null || bail "vtlctl cartridge remove $VTL_CHECK"
 fi
 
+mig_serve_hook
 if [ "${VTL_NEXT:-none}" != none ]; then
 	step "a fresh $VTL_NEXT for the host to write"
 	run ctl cartridge add --barcode "$VTL_NEXT" --slot "$SLOT" --capacity "$CAPACITY" >/dev/null ||

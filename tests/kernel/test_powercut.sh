@@ -55,6 +55,7 @@ BOOT_LIMIT=900      # seconds one VM may live (run_vm's timeout); the guest's ow
 UP_LIMIT=300        # seconds a boot may take to serve vtld
 HOST_LIMIT=300      # seconds one run of the host program may take
 POLL=0.05           # seconds between two looks at a file (the limits above count 20 looks a second)
+. "$here/powercut_mig.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vtl-powercut.XXXXXX")
 vm=""
@@ -227,21 +228,24 @@ passed=0
 failed=0
 t00=$(date +%s)
 [ "$control" = 0 ] || control
+[ "$control" = 0 ] || mig_control
 img=$tmp/disk.img
 new_image "$img"
-boot 1 none 0 "$(barcode 1)"
+boot 1 none 0 "$(barcode 1)" "$(mig_word 0)"
 n=0
 while [ "$n" -lt "$trials" ]; do
 	n=$((n + 1))
 	tstart=$(date +%s)
 	seed=$((seed0 + n))
-	case $((n % 3)) in 1) kind=early ;; 2) kind=random ;; 0) kind=ack ;; esac
+	kind=$(kind_of "$n")
 	# Every choice of a trial comes from its seed (awk's srand takes up to 2^31 - 1).
 	set -- $(awk -v s="$((seed % 2147483647))" 'BEGIN { srand(s); printf "%.2f %.2f %d\n", 0.05 + rand() * 0.95, 1 + rand() * 4,
 		1 + int(rand() * 8) }')
 	case $kind in early) delay=$1 ;; random) delay=$2 ;; ack) delay=0 ;; esac
 	acks=$3
+	! mig_is "$kind" || mig_choose "$n"
 	case $kind in ack) what="power cut at acknowledgement $acks" ;; *) what="power cut $delay s into the writing" ;; esac
+	! mig_is "$kind" || what=$mig_what
 	wwhy="" vwhy="" cwhy="" verified="" why=""
 	if ! await write-ready; then
 		wwhy="boot $n: $why"
@@ -252,15 +256,15 @@ while [ "$n" -lt "$trials" ]; do
 		break
 	fi
 	up=$(since "$booted")
-	cut "$n"
+	if mig_is "$kind"; then mig_cut "$n"; else cut "$n"; fi
 	written_t=$written acked_t=$acked
 	what="$what (boot to served $up s)"
 	next=none
 	[ "$n" -lt "$trials" ] && next=$(barcode $((n + 1)))
-	boot $((n + 1)) "$(barcode "$n")" "$acked" "$next"
+	boot $((n + 1)) "$(barcode "$n")" "$acked" "$next" "$(mig_word "$n")"
 	if await vtld-up; then
 		what="$what; vtld up after the cut in $(since "$booted") s"
-		verify "$n"
+		if mig_is "$kind"; then mig_verify "$n"; else verify "$n"; fi
 	else
 		vwhy="boot $((n + 1)): $why"
 	fi

@@ -20,6 +20,16 @@
 # Each trial prints where the cut landed (the job then running, the cache state,
 # the good copies, the objects still on disk).
 #
+# What this models: the power of the machine running both daemons lost during a
+# copy, a release or a recall, with the catalog's commits, the pool's syncs and
+# the simulated tape's (an fdatasync of its file at each filemark) the only
+# things that make data durable. What it does not: a real physical library (the
+# tape files share the ext4 journal with the catalog and the pool; no drive or
+# robot loses power mid-operation), native copies, two copy pools, the policy's
+# own passes, and the gaps of the host-write kinds (test_powercut.sh's header,
+# docs/testing.md). The windows are wall time: some cuts land before the step's
+# first write or after its end, and the trial's line says so.
+#
 # Environment: VTL_POWERCUT_KINDS (a list of kinds the trials rotate through
 # instead of the default, e.g. "copy release recall"), VTL_POWERCUT_MIG_BY
 # (C,R,R: the three upper bounds, in seconds).
@@ -110,10 +120,9 @@ mig_cut() {
 	[ -z "$vm" ] || { wait "$vm"; rc=$?; }
 	vm=""
 	[ "$rc" -eq 137 ] || wwhy="${wwhy:-qemu had ended with status $rc before the power cut}"
-	if [ -n "$rpid" ]; then
-		kill "$rpid" 2>/dev/null
-		wait "$rpid"
-	fi
+	# The host's read lost its target with the power: stopped by its PID (quietly: the shell would say
+	# "Terminated").
+	[ -z "$rpid" ] || { kill "$rpid"; wait "$rpid"; } 2>/dev/null
 }
 
 # mig_verify N [CUT_BOOT_DIR]: after the boot that follows trial N's cut: the host reads the cartridge

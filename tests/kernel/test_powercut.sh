@@ -17,19 +17,33 @@
 # (vtlctl catalog check: SQLite's integrity, the elements, every cartridge's
 # end of data and bytes against the pool; and the catalog's end of data is
 # not before the acknowledged position). That boot then serves a fresh
-# cartridge for the next trial, so N trials take N + 1 boots. The kinds, in turn:
+# cartridge for the next trial, so N trials take N + 1 boots. The kinds, in turn
+# (trial N's from N % 3):
 #   early   the power goes 0.05..1 s after the host's first WRITE
 #   random  1..5 s after it
 #   ack     the moment the host has recorded its 1st..8th acknowledgement
+# except that trials 4, 8 and 10 of every ten are vtl-migrator's (powercut_mig.sh):
+#   copy, release, recall  vtl-migrator runs in the guest beside vtld, with a
+#           simulated library whose tapes are on the same image, and the power
+#           goes while it copies, releases or recalls a cartridge the host
+#           wrote; after the reboot every good copy must verify against the
+#           tape, the host must read the cartridge back bit-exact (a released
+#           one recalled by that load), no cartridge may have lost its only
+#           good copy, and vtlctl catalog check must pass.
 # With VTL_POWERCUT_CONTROL=1 (make soak) a control comes first, on an image
 # of its own: vtld runs with nosync_shim.so (fsync and fdatasync do nothing),
 # the power goes at the 8th acknowledgement, and the verify must find
-# acknowledged data lost: the test can see a missing sync.
+# acknowledged data lost: the test can see a missing sync. A second control
+# (powercut_mig.sh) runs vtl-migrator with nosync_shim.so on its tape files
+# only and cuts the power once a copy is recorded: a copy called good that is
+# not must fail the checks.
 #
 # Usage: sh test_powercut.sh <build-dir> [TRIALS]   (default $POWERCUT_TRIALS or 10)
 # Environment: VTL_POWERCUT_CONTROL (1: the control first), VTL_POWERCUT_SEED (the first trial's seed, printed, to repeat the
 # choices), VTL_POWERCUT_CACHE (qemu's cache mode for the image: writeback, the
-# default, or none), VTL_POWERCUT_KEEP=DIR (keeps every boot's logs and the image).
+# default, or none), VTL_POWERCUT_KEEP=DIR (keeps every boot's logs and the image),
+# VTL_POWERCUT_KINDS (the kinds the trials rotate through instead, e.g. "copy release recall"),
+# VTL_POWERCUT_MIG_BY (the migrator kinds' windows: powercut_mig.sh).
 # Prints a line per trial, then exactly "N passed, M failed"; exits 1 if M > 0.
 set -u
 build=$(cd "${1:?usage: test_powercut.sh <build-dir> [TRIALS]}" && pwd)

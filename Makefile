@@ -214,19 +214,22 @@ $(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIBS)
 -include $(KERNEL_CHECK:=.d)
 
 # The kernel tier: a real Linux (the host's Debian kernel in qemu) as an iSCSI host (tests/kernel/).
-# The power cuts of the kernel tier (tests/kernel/test_powercut.sh): POWERCUT_TRIALS in make kernel, on a
-# disk whose cache mode is POWERCUT_CACHE (volatile: a write cache that loses unflushed writes at the cut).
+# The power cuts of the kernel tier (tests/kernel/test_powercut.sh): POWERCUT_TRIALS in make kernel,
+# 3 of every 10 during vtl-migrator's copy, release and recall (iscsi_recall is their host), on a disk
+# whose cache mode is POWERCUT_CACHE (volatile: a write cache that loses unflushed writes at the cut).
 POWERCUT_TRIALS ?= 10
 POWERCUT_CACHE ?= volatile
-POWERCUT_HOST := $(BUILD)/tests/integration/iscsi_crashwrite
+POWERCUT_HOST := $(BUILD)/tests/integration/iscsi_crashwrite $(BUILD)/tests/integration/iscsi_recall
 kernel: $(PROGRAMS) $(KERNEL_CHECK) $(POWERCUT_HOST)
 	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) VTL_POWERCUT_CACHE=$(POWERCUT_CACHE) sh tests/kernel/test_kernel.sh $(BUILD)
 
 # The long runs, not part of make check: the kill -9 test of vtld (20 trials in make integration) with
 # SOAK_TRIALS, the kill -9 test of vtl-migrator (10 trials in make integration) with MIGKILL_SOAK_TRIALS,
 # then the check of the volatile disk's model (test_volatile_nbd.sh), the power cuts (POWERCUT_TRIALS in
-# make kernel) with SOAK_POWERCUT_TRIALS and their controls (a vtld without syncs, and with the volatile
-# cache an ext4 mounted nobarrier, must lose acknowledged data); all run, any failing fails it.
+# make kernel, the migrator's among them) with SOAK_POWERCUT_TRIALS and their controls (a vtld without
+# syncs, and with the volatile cache an ext4 mounted nobarrier, must lose acknowledged data; a
+# vtl-migrator whose tape files are never synced must leave a copy called good that is not); all run,
+# any failing fails it.
 SOAK_TRIALS ?= 200
 MIGKILL_SOAK_TRIALS ?= 100
 SOAK_POWERCUT_TRIALS ?= 40

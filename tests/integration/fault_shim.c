@@ -55,6 +55,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "tests/integration/shim_path.h"
+
 #define DEFAULT_MATCH ".seg"
 /* Descriptors this far are tracked for their last good sync; vtld opens far fewer. */
 #define MAX_TRACKED_FD 4096
@@ -112,14 +114,7 @@ static bool matches(int fd)
 	const char *m = getenv("VTL_FAULT_MATCH");
 	if (!m || !*m)
 		m = DEFAULT_MATCH;
-	char link[64], path[PATH_MAX];
-	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(link, path, sizeof path - 1);
-	if (n <= 0)
-		return false;
-	path[n] = '\0';
-	size_t pl = (size_t)n, ml = strlen(m);
-	return pl >= ml && strcmp(path + pl - ml, m) == 0;
+	return shim_path_ends_with(fd, m);
 }
 
 /* The byte budget from VTL_FAULT_SPACE's file; false when there is none (no limit). */

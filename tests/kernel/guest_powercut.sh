@@ -23,6 +23,9 @@
 #   VTL_NOBARRIER 1: before vtld serves VTL_NEXT, the disk is remounted with ext4's nobarrier (no
 #              cache FLUSH reaches the disk: vtld's fdatasync stops at the disk's write cache): the
 #              control that shows a volatile disk cache (test_powercut.sh's volatile mode) loses it
+#   VTL_MIG    CHECK,NEXT[,tapenosync]: when VTL_CHECK's or VTL_NEXT's trial is one of the
+#              migrator kinds (copy, release, recall), guest_powercut_mig.sh checks or serves
+#              it instead of the steps below (vtl-migrator beside vtld, tapes on the same disk)
 # Talks to the host through files in /results (a 9p share): it writes
 # vtld-up (vtld serves VTL_CHECK), check.out and write-ready (vtld serves
 # VTL_NEXT); the host writes verified once its read-back is done.
@@ -76,6 +79,7 @@ vtld_down() {
 	vpid=""
 	[ "$rc" -eq 0 ] || bail "vtld exited $rc on SIGTERM"
 }
+. "$(dirname "$0")/guest_powercut_mig.sh"
 
 # eager_writeback: the flusher writes a dirty page back once it is EXPIRE_CS old, looking every
 # WRITEBACK_CS (the defaults, 30 s and 5 s, keep a trial's unsynced pages in the page cache until
@@ -147,6 +151,7 @@ CONF
 	sync
 fi
 
+mig_check_hook
 if [ "${VTL_CHECK:-none}" != none ]; then
 	step "vtld repairs $VTL_CHECK after the power cut; the host reads it back"
 	vtld_up
@@ -174,6 +179,7 @@ if [ "${VTL_CHECK:-none}" != none ]; then
 	run ctl cartridge remove --force "$VTL_CHECK" >/dev/null || bail "vtlctl cartridge remove $VTL_CHECK"
 fi
 
+mig_serve_hook
 if [ "${VTL_NEXT:-none}" != none ]; then
 	step "a fresh $VTL_NEXT for the host to write"
 	run ctl cartridge add --barcode "$VTL_NEXT" --slot "$SLOT" --capacity "$CAPACITY" >/dev/null ||

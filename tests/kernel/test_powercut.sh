@@ -17,14 +17,26 @@
 # (vtlctl catalog check: SQLite's integrity, the elements, every cartridge's
 # end of data and bytes against the pool; and the catalog's end of data is
 # not before the acknowledged position). That boot then serves a fresh
-# cartridge for the next trial, so N trials take N + 1 boots. The kinds, in turn:
+# cartridge for the next trial, so N trials take N + 1 boots. The kinds, in turn
+# (trial N's from N % 3):
 #   early   the power goes 0.05..1 s after the host's first WRITE
 #   random  1..5 s after it
 #   ack     the moment the host has recorded its 1st..8th acknowledgement
+# except that trials 4, 8 and 10 of every ten are vtl-migrator's (powercut_mig.sh):
+#   copy, release, recall  vtl-migrator runs in the guest beside vtld, with a
+#           simulated library whose tapes are on the same image, and the power
+#           goes while it copies, releases or recalls a cartridge the host
+#           wrote; after the reboot every good copy must verify against the
+#           tape, the host must read the cartridge back bit-exact (a released
+#           one recalled by that load), no cartridge may have lost its only
+#           good copy, and vtlctl catalog check must pass.
 # With VTL_POWERCUT_CONTROL=1 (make soak) a control comes first, on an image
 # of its own: vtld runs with nosync_shim.so (fsync and fdatasync do nothing),
 # the power goes at the 8th acknowledgement, and the verify must find
-# acknowledged data lost: the test can see a missing sync.
+# acknowledged data lost: the test can see a missing sync. A second control
+# (powercut_mig.sh) runs vtl-migrator with nosync_shim.so on its tape files
+# only and cuts the power once a copy is recorded: a copy called good that is
+# not must fail the checks.
 # VTL_POWERCUT_CACHE=volatile gives the guest a disk with a volatile write cache (volatile_nbd.py,
 # served over NBD to qemu): at each cut a random subset (from the trial's seed) of the writes since
 # the guest's last FLUSH lands on the image, in a random order; the rest is lost (the trials' guests
@@ -37,7 +49,9 @@
 # Usage: sh test_powercut.sh <build-dir> [TRIALS]   (default $POWERCUT_TRIALS or 10)
 # Environment: VTL_POWERCUT_CONTROL (1: the control first), VTL_POWERCUT_SEED (the first trial's seed, printed, to repeat the
 # choices), VTL_POWERCUT_CACHE (qemu's cache mode for the image: writeback, the
-# default, none, or volatile), VTL_POWERCUT_KEEP=DIR (keeps every boot's logs and the image).
+# default, none, or volatile), VTL_POWERCUT_KEEP=DIR (keeps every boot's logs and the image),
+# VTL_POWERCUT_KINDS (the kinds the trials rotate through instead, e.g. "copy release recall"),
+# VTL_POWERCUT_MIG_BY (the migrator kinds' windows: powercut_mig.sh).
 # Prints a line per trial, then exactly "N passed, M failed"; exits 1 if M > 0.
 set -u
 build=$(cd "${1:?usage: test_powercut.sh <build-dir> [TRIALS]}" && pwd)
@@ -63,6 +77,7 @@ BOOT_LIMIT=900      # seconds one VM may live (run_vm's timeout); the guest's ow
 UP_LIMIT=300        # seconds a boot may take to serve vtld
 HOST_LIMIT=300      # seconds one run of the host program may take
 POLL=0.05           # seconds between two looks at a file (the limits above count 20 looks a second)
+. "$here/powercut_mig.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vtl-powercut.XXXXXX")
 vm=""
@@ -283,23 +298,25 @@ t00=$(date +%s)
 case $control in
 0) ;;
 nobarrier) nobarrier_control ;;
-*) control; [ "$cache" != volatile ] || nobarrier_control ;;
+*) control; mig_control; [ "$cache" != volatile ] || nobarrier_control ;;
 esac
 img=$tmp/disk.img
 new_image "$img"
-boot 1 none 0 "$(barcode 1)"
+boot 1 none 0 "$(barcode 1)" "$(mig_word 0)"
 n=0
 while [ "$n" -lt "$trials" ]; do
 	n=$((n + 1))
 	tstart=$(date +%s)
 	seed=$((seed0 + n))
-	case $((n % 3)) in 1) kind=early ;; 2) kind=random ;; 0) kind=ack ;; esac
+	kind=$(kind_of "$n")
 	# Every choice of a trial comes from its seed (awk's srand takes up to 2^31 - 1).
 	set -- $(awk -v s="$((seed % 2147483647))" 'BEGIN { srand(s); printf "%.2f %.2f %d\n", 0.05 + rand() * 0.95, 1 + rand() * 4,
 		1 + int(rand() * 8) }')
 	case $kind in early) delay=$1 ;; random) delay=$2 ;; ack) delay=0 ;; esac
 	acks=$3
+	! mig_is "$kind" || mig_choose "$n"
 	case $kind in ack) what="power cut at acknowledgement $acks" ;; *) what="power cut $delay s into the writing" ;; esac
+	! mig_is "$kind" || what=$mig_what
 	wwhy="" vwhy="" cwhy="" verified="" why=""
 	if ! await write-ready; then
 		wwhy="boot $n: $why"
@@ -310,16 +327,16 @@ while [ "$n" -lt "$trials" ]; do
 		break
 	fi
 	up=$(since "$booted")
-	cut "$n"
+	if mig_is "$kind"; then mig_cut "$n"; else cut "$n"; fi
 	written_t=$written acked_t=$acked
 	what="$what (boot to served $up s)"
 	what="$what$(cut_note)"
 	next=none
 	[ "$n" -lt "$trials" ] && next=$(barcode $((n + 1)))
-	boot $((n + 1)) "$(barcode "$n")" "$acked" "$next"
+	boot $((n + 1)) "$(barcode "$n")" "$acked" "$next" "$(mig_word "$n")"
 	if await vtld-up; then
 		what="$what; vtld up after the cut in $(since "$booted") s"
-		verify "$n"
+		if mig_is "$kind"; then mig_verify "$n"; else verify "$n"; fi
 	else
 		vwhy="boot $((n + 1)): $why"
 	fi

@@ -20,7 +20,7 @@
 #include "common/vtl_error.h"
 #include "migrator/phys.h"
 
-#define SMALL_TAPE "S00001L8"     /* the small cartridge (2 MB) both scripts put in a slot */
+#define SMALL_TAPE "S00001L8"     /* the small cartridge (12 MB: its early warning comes 8 MiB before its end) both scripts put in a slot */
 #define ELEMENTS 13               /* 1 robot, 8 slots, 2 mail slots, 2 drives */
 #define MAX_ELEMENTS 64
 #define BIG (1u << 20)            /* larger than every block written */

@@ -4,7 +4,7 @@
  * vtld playing the physical library: every phys_ops call, with the answers
  * checked. test_phys_iscsi.sh makes the library (2 drives, 8 slots, 2 mail
  * slots) with cartridges P00001L8 and P00002L8 in slots, M00001L8 in a mail
- * slot and S00001L8, a small one (2 MB), in a slot.
+ * slot and S00001L8, a small one (12 MB), in a slot.
  *
  * Another initiator resets a drive LUN on the way, as a second host or a
  * bridge would: after that the library must refuse to write until the drive

@@ -4,7 +4,7 @@
 # The migrator's iSCSI physical library (migrator/phys_iscsi.c) against vtld
 # playing the physical library: vtld on a free loopback port in a temporary
 # folder, with two cartridges in slots, one in a mail slot and a small one
-# (2 MB) in a slot; phys_iscsi_vtl then drives every phys_ops call and checks
+# (12 MB) in a slot; phys_iscsi_vtl then drives every phys_ops call and checks
 # what comes back (see its header comment); then again with vtld asking for
 # CHAP and offering mutual CHAP, where a wrong expected target secret must
 # make the migrator's library refuse the target.
@@ -32,13 +32,13 @@ trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$pid" ] || kill 
 	EXIT INT TERM
 iqn=iqn.2026-01.org.vtl:physlib
 vtld_library $iqn PHYS0001
-step "a library of 2 drives, 8 slots, 2 mail slots: P00001L8 P00002L8, M00001L8 in a mail slot, S00001L8 of 2 MB"
+step "a library of 2 drives, 8 slots, 2 mail slots: P00001L8 P00002L8, M00001L8 in a mail slot, S00001L8 of 12 MB"
 "$VTLCTL" -c "$conf" cartridge add --barcode P00001L8 --count 2 >/dev/null || fail "cartridge add P00001L8"
 mail=$("$VTLCTL" -c "$conf" --json library show |
 	python3 -c 'import json, sys; print(json.load(sys.stdin)["elements"]["mail_slots"]["first"])') ||
 	fail "vtlctl library show: no mail slot address"
 "$VTLCTL" -c "$conf" cartridge add --barcode M00001L8 --slot "$mail" >/dev/null || fail "cartridge add M00001L8 --slot $mail"
-"$VTLCTL" -c "$conf" cartridge add --barcode S00001L8 --capacity 2M >/dev/null || fail "cartridge add S00001L8"
+"$VTLCTL" -c "$conf" cartridge add --barcode S00001L8 --capacity 12M >/dev/null || fail "cartridge add S00001L8"
 
 step "vtld listens on 127.0.0.1:$port"
 vtld_start

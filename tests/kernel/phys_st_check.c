@@ -5,7 +5,7 @@
  * over iSCSI, and the guest's st and sg drivers give /dev/nst0, /dev/nst1
  * and the changer's /dev/sgN. Every phys_ops call, with the answers checked.
  * test_kernel.sh makes the library: 2 drives, 8 slots, 2 mail slots, with
- * K00004L8 in a slot and S00001L8, a small one (2 MB), in another; both
+ * K00004L8 in a slot and S00001L8, a small one (12 MB), in another; both
  * drives are empty when this starts, and are left so.
  *
  * Usage: phys_st_check CHANGER-SG NST0 NST1 SG0 SG1

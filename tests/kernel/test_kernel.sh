@@ -88,8 +88,8 @@ vtlctl init
 # seconds; it must hold more than the 10000 records of 32 KiB fill reads back.
 vtlctl cartridge add --barcode K00001L8 --capacity 400M
 vtlctl cartridge add --barcode K00002L8 --count 3
-# Slot 5: a 2 MB cartridge the st guest writes to its end (early warning, then end of medium).
-vtlctl cartridge add --barcode S00001L8 --capacity 2M
+# Slot 5: a 12 MB cartridge (past the drive's 8 MiB early-warning minimum) the st guest writes to its end (early warning, then end of medium).
+vtlctl cartridge add --barcode S00001L8 --capacity 12M
 # Slot 8 (address 1032; the tape guest moves cartridges through slot 6): the recall guest's cartridge.
 vtlctl cartridge add --barcode R00001L8 --slot 1032
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/scsi_sense.h"
+#include "tests/fuzz/entry.h"
 
 static void same_or_abort(const struct scsi_sense *a, const struct scsi_sense *b)
 {

@@ -26,6 +26,9 @@ struct pool_member {
 	uint64_t free_cache;  /* statvfs mode: free bytes as last measured, minus what was taken since */
 	uint64_t taken_since; /* statvfs mode: bytes taken since the last measurement */
 	uint64_t taken_total; /* bytes ever taken: what a rescan adds for takes during its scan */
+	uint64_t given_total; /* bytes ever given back */
+	uint64_t scan_disk;   /* the segment files' bytes the last scan counted */
+	uint64_t scan_given;  /* given_total when that scan began */
 	uint64_t rescan_ms;   /* monotonic time of the last rescan by a take that hit the quota */
 };
 

@@ -155,6 +155,7 @@ void pool_space_give(struct vtl_pool *pool, unsigned m, uint64_t bytes)
 	struct pool_member *pm = &pool->m[m];
 	vtl_lock(&pm->lock, VTL_LOCK_POOL);
 	pm->used = pm->used > bytes ? pm->used - bytes : 0;
+	pm->given_total += bytes;
 	if (!pool->quota)
 		pm->free_cache += bytes;
 	vtl_unlock(&pm->lock, VTL_LOCK_POOL);
@@ -217,15 +218,20 @@ static int member_scan_used(const char *path, uint64_t *out)
 }
 
 /*
- * Re-reads a member's used bytes from disk; takes during the scan are added
- * (see vtl_pool_rescan). The scan may count some of them twice; lower_only
- * (the take path, which looks for space freed elsewhere) keeps the smaller of
- * the two counts, so that it never refuses a write it would have accepted.
+ * Re-reads a member's used bytes from disk (see vtl_pool_rescan). The files
+ * do not show everything this pool accounts: bytes taken but not written yet
+ * and the footer space an open segment holds for its index. So the account
+ * is lowered only by what was provably freed elsewhere (another process
+ * deleted or emptied files): the drop of the files' bytes since the last
+ * scan beyond every byte this pool gave back since that scan began (its own
+ * deletions and truncations, counted as if all were on disk, which only
+ * lowers the estimate). Without lower_only (a full rescan) it may also rise
+ * to the files' bytes plus what was taken during the scan.
  */
 static int member_rescan(struct pool_member *pm, bool lower_only)
 {
 	vtl_lock(&pm->lock, VTL_LOCK_POOL);
-	uint64_t taken_before = pm->taken_total;
+	uint64_t taken_before = pm->taken_total, given_before = pm->given_total;
 	vtl_unlock(&pm->lock, VTL_LOCK_POOL);
 	uint64_t disk;
 	int rc = member_scan_used(pm->path, &disk);
@@ -233,8 +239,14 @@ static int member_rescan(struct pool_member *pm, bool lower_only)
 		return rc;
 	vtl_lock(&pm->lock, VTL_LOCK_POOL);
 	uint64_t seen = disk + (pm->taken_total - taken_before);
-	if (!lower_only || seen < pm->used)
+	uint64_t given = pm->given_total - pm->scan_given; /* gives since the last scan began, up to now */
+	uint64_t freed = pm->scan_disk > disk + given ? pm->scan_disk - disk - given : 0;
+	if (!lower_only && seen > pm->used)
 		pm->used = seen;
+	else
+		pm->used = pm->used > freed ? pm->used - freed : 0;
+	pm->scan_disk = disk;
+	pm->scan_given = given_before; /* a give during this scan counts again at the next: never too little */
 	vtl_unlock(&pm->lock, VTL_LOCK_POOL);
 	return VTL_OK;
 }
@@ -334,6 +346,7 @@ int vtl_pool_open(const struct vtl_pool_config *cfg, struct vtl_pool **out, char
 			return fail(err, errlen, VTL_E_CONFIG, "pool member %s: cannot measure it: %s", cfg->members[i],
 				    strerror(errno));
 		}
+		pm->scan_disk = pm->used; /* the baseline of the next rescan */
 	}
 	pool->workers = workers_start(cfg->io_threads ? cfg->io_threads : IO_THREADS_DEFAULT);
 	if (!pool->workers) {

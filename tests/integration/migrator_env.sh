@@ -2,7 +2,10 @@
 #
 # Sourced after vtld_env.sh by the integration tests that run vtl-migrator
 # beside vtld: starting and stopping it by its PID, vtlctl with its output
-# kept, and waiting for jobs. Set MIGRATOR and mlog (its log) first.
+# kept, and waiting for jobs. Set MIGRATOR and mlog (its log) first. The
+# simulated library's configuration is migrator_conf in daemon_env.sh, which
+# the kernel tier's power-cut guest sources too (this file's ctl is not the
+# guest's).
 
 mpid=""
 

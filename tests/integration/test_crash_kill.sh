@@ -47,6 +47,7 @@ seed0=${VTL_CRASH_SEED:-$(date +%s)}
 case $seed0 in '' | *[!0-9]*) echo "FAIL: VTL_CRASH_SEED must be a number" >&2; exit 1 ;; esac
 
 . "$(dirname "$0")/vtld_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-crash
 wpid=""
 trap '[ -z "$wpid" ] || kill "$wpid" 2>/dev/null || true; [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true
@@ -56,7 +57,8 @@ SLOT=1025
 TIMEOUT=120     # seconds any one host run may take
 POLL=0.02       # seconds between two looks at vtld's log or the host's record
 
-# library: a fresh library in $dir (the trial's folder) with one cartridge in slot 1025.
+# library: a fresh library in $dir (the trial's folder) with one cartridge in slot 1025 (daemon_env.sh:
+# the library of the kernel tier's power cuts too).
 library() {
 	dir=$tmp/trial
 	rm -rf "$dir"
@@ -65,28 +67,8 @@ library() {
 	log=$dir/vtld.log
 	rec=$dir/record
 	vtld_starts=0
-	cat >"$conf" <<CONF
-[library]
-name = crash
-serial = CRSH0001
-slots = 4
-mail_slots = 1
-drives = 1
-
-[pool]
-member = ../pool/m0
-member = ../pool/m1
-segment_size = 4M
-
-[catalog]
-path = ../var/catalog.db
-
-[iscsi]
-listen = 127.0.0.1
-port = $port
-target_iqn = $iqn
-advertise = local
-CONF
+	crash_library_conf crash CRSH0001 "$port" $iqn library.mail_slots=1 >"$conf" ||
+		{ why="the library's configuration"; return 1; }
 	"$VTLCTL" -c "$conf" init >"$dir/vtlctl.out" 2>&1 &&
 		"$VTLCTL" -c "$conf" cartridge add --barcode C00001L8 >>"$dir/vtlctl.out" 2>&1 ||
 		{ why="vtlctl: $(tail -1 "$dir/vtlctl.out")"; return 1; }

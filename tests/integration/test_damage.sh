@@ -27,6 +27,7 @@ VTLD=$build/vtld VTLCTL=$build/vtlctl CLIENT=$build/tests/integration/iscsi_tape
 MIGRATOR=$build/vtl-migrator HOST=$build/tests/integration/iscsi_recall
 need_built "$VTLD" "$VTLCTL" "$CLIENT" "$MIGRATOR" "$HOST"
 . "$(dirname "$0")/migrator_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-damage
 # The exit trap of vtld_env stops vtld; this one stops the migrator too, by PID.
 trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
@@ -38,30 +39,7 @@ mlog=$tmp/migrator.log
 # One block per segment file: segment N holds object N until the first filemark.
 sed -i 's|^member = ../pool/m0$|member = ../pool/m0\nsegment_size = 64K|' "$conf"
 grep -q '^segment_size = 64K$' "$conf" || fail "could not set segment_size"
-cat >>"$conf" <<CONF
-
-[physical]
-type = sim
-name = simlib
-generation = 8
-drives = 1
-slots = 4
-tapes = 2
-tape_capacity = 1G
-backhitch_ms = 0
-load_ms = 0
-locate_ms = 0
-data_dir = ../physical
-
-[migrator]
-buffers = 4
-buffer_size = 256K
-readers = 2
-verify = yes
-
-[policy]
-premigrate = none
-CONF
+migrator_conf >>"$conf" || fail "the simulated library's configuration"
 "$VTLCTL" -c "$conf" cartridge add --barcode I00001L8 --count 3 >/dev/null
 
 step "a host writes the cartridge (iscsi_tape)"

@@ -45,6 +45,7 @@ seed=${VTL_MIGKILL_SEED:-$(date +%s)}
 case $seed in '' | *[!0-9]*) echo "FAIL: VTL_MIGKILL_SEED must be a number" >&2; exit 1 ;; esac
 
 . "$(dirname "$0")/vtld_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-migkill
 # The driver stops the migrator it started; this trap stops vtld by its PID.
 trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
@@ -53,32 +54,9 @@ vtld_library $iqn MKIL0001
 mlog=$tmp/migrator.log
 # Small segments: a release deletes about 17 files, so a kill can fall between them.
 sed -i 's|^member = ../pool/m0$|member = ../pool/m0\nsegment_size = 256K|' "$conf"
-cat >>"$conf" <<CONF
-
-[physical]
-type = sim
-name = simlib
-generation = 8
-drives = 1
-slots = 4
-tapes = 3
-tape_capacity = 2G
-rate = 16
-load_ms = 100
-locate_ms = 50
-backhitch_ms = 0
-drive_buffer = 1M
-data_dir = ../physical
-
-[migrator]
-buffers = 4
-buffer_size = 256K
-readers = 2
-verify = yes
-
-[policy]
-premigrate = none
-CONF
+# A tape for each cartridge; the drive slowed to 16 MB/s behind a 1 MiB buffer, with load and locate times.
+migrator_conf physical.tapes=3 physical.tape_capacity=2G physical.rate=16 physical.load_ms=100 physical.locate_ms=50 \
+	physical.drive_buffer=1M >>"$conf" || fail "the simulated library's configuration"
 "$VTLCTL" -c "$conf" cartridge add --barcode K00001L8 --count 3 >/dev/null
 BLOCKS=16   # 4 MiB
 DRIVE=257   # LUN 1

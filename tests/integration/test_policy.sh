@@ -29,6 +29,7 @@ for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$FILL"; do
 done
 
 . "$(dirname "$0")/vtld_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-policy
 mpid=""
 # The exit trap of vtld_env stops vtld; this one stops the migrator too, by PID.
@@ -39,36 +40,11 @@ vtld_library $iqn POLICY0001
 mlog=$tmp/migrator.log
 # A small pool: 24 MiB, in segments of 1 MiB.
 sed -i 's|^member = ../pool/m0$|member = ../pool/m0\nmember_quota = 24M\nsegment_size = 1M|' "$conf"
-cat >>"$conf" <<CONF
-
-[physical]
-type = sim
-name = simlib
-generation = 8
-drives = 1
-slots = 4
-tapes = 2
-tape_capacity = 256M
-backhitch_ms = 0
-load_ms = 0
-locate_ms = 0
-data_dir = ../physical
-
-[migrator]
-buffers = 4
-buffer_size = 256K
-readers = 2
-verify = yes
-
-[policy]
-interval = 1s
-premigrate = idle
-idle = 1s
-high_water = 60
-low_water = 30
-throttle = 70
-throttle_rate = 4
-CONF
+# The policy under test: a pass a second copies what stayed unmounted for a second, releases from 60 %
+# of the pool down to 30 %, and vtld throttles hosts to 4 MB/s from 70 %.
+migrator_conf physical.tape_capacity=256M policy.interval=1s policy.premigrate=idle policy.idle=1s \
+	policy.high_water=60 policy.low_water=30 policy.throttle=70 policy.throttle_rate=4 >>"$conf" ||
+	fail "the simulated library's configuration"
 "$VTLCTL" -c "$conf" cartridge add --barcode P00001L8 --count 6 >/dev/null
 
 ctl() {

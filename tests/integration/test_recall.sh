@@ -34,6 +34,7 @@ done
 
 . "$(dirname "$0")/vtld_env.sh"
 . "$(dirname "$0")/migrator_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-recall
 hpid=""
 trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$hpid" ] || kill "$hpid" 2>/dev/null || true
@@ -41,30 +42,10 @@ trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$hpid" ] || kill
 iqn=iqn.2026-01.org.vtl:recalltest
 vtld_library $iqn RECL0001
 mlog=$tmp/migrator.log
-cat >>"$conf" <<CONF
-
-[physical]
-type = sim
-name = simlib
-generation = 8
-drives = 1
-slots = 4
-tapes = 2
-tape_capacity = 1G
-rate = 8
-load_ms = 400
-locate_ms = 200
-data_dir = ../physical
-
-[migrator]
-buffers = 8
-buffer_size = 256K
-readers = 2
-verify = no
-
-[policy]
-premigrate = none
-CONF
+# The slow drive: 8 MB/s with load and locate times, and the simulated drive's own back-hitch (3 s) after a
+# flush or a stop; 8 buffers; no read-back of a copy.
+migrator_conf physical.rate=8 physical.load_ms=400 physical.locate_ms=200 physical.backhitch_ms= \
+	migrator.buffers=8 migrator.verify=no >>"$conf" || fail "the simulated library's configuration"
 "$VTLCTL" -c "$conf" cartridge add --barcode R00001L8 --count 3 >/dev/null
 BLOCKS=96     # 24 MiB of pseudo-random blocks: about 3 s at 8 MB/s
 DRIVE=257     # LUN 1

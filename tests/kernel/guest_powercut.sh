@@ -31,6 +31,8 @@
 # VTL_NEXT); the host writes verified once its read-back is done.
 set -u
 . "$(dirname "$0")/guest_lib.sh"
+# The library's configuration, shared with the integration tests.
+. "$(dirname "$0")/../integration/daemon_env.sh"
 # Each step with the guest's uptime: where a boot's time goes.
 step() { echo "-- [$(cut -d' ' -f1 /proc/uptime) s] $*"; }
 build=${VTL_BUILD:?}
@@ -126,27 +128,9 @@ fi
 if [ ! -e "$conf" ]; then
 	step "first boot: a library on the disk"
 	mkdir -p "$mnt/etc"
-	# Two pool members and 4 MiB segments: a trial seals several segments and spans both members.
-	cat >"$conf" <<CONF
-[library]
-name = powercut
-serial = PWRCUT0001
-slots = 4
-drives = 1
-[pool]
-member = ../pool/m0
-member = ../pool/m1
-segment_size = 4M
-[catalog]
-path = ../var/catalog.db
-[iscsi]
-# The guest's port is reachable only through qemu's forward, which the host binds to its 127.0.0.1.
-listen = 0.0.0.0
-allow_anonymous = yes
-port = $GUEST_PORT
-target_iqn = iqn.2026-01.org.vtl:powercut
-advertise = none
-CONF
+	# The guest's port is reachable only through qemu's forward, which the host binds to its 127.0.0.1.
+	crash_library_conf powercut PWRCUT0001 $GUEST_PORT iqn.2026-01.org.vtl:powercut iscsi.listen=0.0.0.0 \
+		iscsi.allow_anonymous=yes iscsi.advertise=none >"$conf" || fail "the library's configuration"
 	run ctl init >/dev/null || fail "vtlctl init"
 	sync
 fi

@@ -35,33 +35,13 @@ mpid=""
 
 mig_kind() { echo "${VTL_MIG:-} " | cut -d, -f"$1" | tr -d ' '; }
 
-# mig_conf: the simulated library, once, on the disk: 4 MB/s, so that a copy, its read-back and a recall
-# of 2 MiB take a moment; no copies but those this script asks for.
+# mig_conf: the simulated library (daemon_env.sh, as the integration tests'), once, on the disk: 4 MB/s
+# behind a 1 MiB buffer, with load and locate times, so that a copy, its read-back and a recall of 2 MiB
+# take a moment.
 mig_conf() {
 	grep -q '^\[physical\]' "$conf" && return
-	cat >>"$conf" <<CONF
-[physical]
-type = sim
-name = simlib
-generation = 8
-drives = 1
-slots = 4
-tapes = 2
-tape_capacity = 1G
-rate = 4
-load_ms = 100
-locate_ms = 50
-backhitch_ms = 0
-drive_buffer = 1M
-data_dir = ../physical
-[migrator]
-buffers = 4
-buffer_size = 256K
-readers = 2
-verify = yes
-[policy]
-premigrate = none
-CONF
+	migrator_conf physical.rate=4 physical.load_ms=100 physical.locate_ms=50 physical.drive_buffer=1M >>"$conf" ||
+		bail "the simulated library's configuration"
 	sync
 }
 

@@ -3,9 +3,11 @@
 # Sourced by the integration tests and by the kernel tier's power-cut guest
 # (tests/kernel/guest_powercut.sh sees this tree read-only, as the host's
 # root): what both need to run vtld and vtl-migrator. The configuration
-# blocks the tests share, printed with each test's own values. It defines only
-# these functions, and the variables they set begin conf_, so it sits beside a
-# guest's own fail, step and ctl.
+# blocks the tests share, printed with each test's own values, a wait for a
+# daemon's ready line, and a stop that wants exit status 0. It defines only
+# these functions, and of the variables they set a caller reads only why (the
+# reason one returned 1; the others begin conf_, ready_ or stop_), so it sits
+# beside a guest's own fail, step and ctl.
 
 # conf_print [SECTION.KEY=VALUE...] <CONF: prints the configuration on stdin, its sections one blank line
 # apart, with every line of KEY in SECTION set to VALUE (added at the section's end when it has none,
@@ -123,4 +125,36 @@ port = $conf_port
 target_iqn = $conf_iqn
 advertise = local
 CONF
+}
+
+# daemon_ready PIDVAR LOG PATTERN BEFORE SECONDS: waits until LOG holds more than BEFORE lines matching
+# PATTERN (this start's ready line: the log is kept across starts); returns 1 with the reason in why
+# when the daemon whose PID the variable named PIDVAR holds exits first (it is reaped and PIDVAR
+# emptied) or SECONDS pass (it is left running).
+daemon_ready() {
+	eval "ready_pid=\$$1"
+	ready_i=0
+	until ready_lines=$(grep -c "$3" "$2" 2>/dev/null); [ "${ready_lines:-0}" -gt "$4" ]; do
+		ready_i=$((ready_i + 1))
+		[ "$ready_i" -le $(($5 * 10)) ] || { why="did not start within $5 s"; return 1; }
+		if ! kill -0 "$ready_pid" 2>/dev/null; then
+			ready_status=0
+			wait "$ready_pid" || ready_status=$?
+			eval "$1=''"
+			why="exited with status $ready_status at start"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# daemon_stop PIDVAR: sends SIGTERM to the daemon whose PID the variable named PIDVAR holds, waits for
+# it and empties PIDVAR; returns 1 with the reason in why unless it exited 0.
+daemon_stop() {
+	eval "stop_pid=\$$1"
+	eval "$1=''"
+	kill -TERM "$stop_pid"
+	stop_status=0
+	wait "$stop_pid" || stop_status=$?
+	[ "$stop_status" -eq 0 ] || { why="exited $stop_status on SIGTERM"; return 1; }
 }

@@ -136,11 +136,7 @@ verify() {
 
 # down: SIGTERM, and vtld must exit 0.
 down() {
-	kill -TERM "$pid"
-	wait "$pid"
-	rc=$?
-	pid=""
-	[ "$rc" -eq 0 ] || { why="vtld exited $rc on SIGTERM after the verify"; return 1; }
+	daemon_stop pid || { why="vtld $why after the verify"; return 1; }
 }
 
 # trial: one trial of kind $kind with the numbers drawn for it.

@@ -31,7 +31,7 @@
 # VTL_NEXT); the host writes verified once its read-back is done.
 set -u
 . "$(dirname "$0")/guest_lib.sh"
-# The library's configuration, shared with the integration tests.
+# The library's configuration and the daemons' start and stop, shared with the integration tests.
 . "$(dirname "$0")/../integration/daemon_env.sh"
 # Each step with the guest's uptime: where a boot's time goes.
 step() { echo "-- [$(cut -d' ' -f1 /proc/uptime) s] $*"; }
@@ -65,21 +65,37 @@ vtld_up() {
 	t0=$(date +%s.%N)
 	LD_PRELOAD=${1:-} "$build/vtld" -c "$conf" 2>>"$vlog" &
 	vpid=$!
-	i=0
-	until [ "$(grep -c "ready:" "$vlog")" -gt "${before:-0}" ]; do
-		i=$((i + 1))
-		[ "$i" -le 600 ] || bail "vtld did not start within 60 s"
-		kill -0 "$vpid" 2>/dev/null || { vpid=""; bail "vtld exited at start"; }
-		sleep 0.1
-	done
+	daemon_ready vpid "$vlog" "ready:" "${before:-0}" 60 || bail "vtld $why"
 	echo "-- vtld $vpid ready in $(since "$t0") s"
 }
-vtld_down() {
-	kill -TERM "$vpid"
-	wait "$vpid"
-	rc=$?
-	vpid=""
-	[ "$rc" -eq 0 ] || bail "vtld exited $rc on SIGTERM"
+vtld_down() { daemon_stop vpid || bail "vtld $why"; }
+
+# host_done NAME: waits (HOST_WAIT s at most) until the host has written /results/NAME; 1 if it has not.
+host_done() {
+	i=0
+	until [ -e "/results/$1" ]; do
+		i=$((i + 1))
+		[ "$i" -le $((HOST_WAIT * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
+# catalog_check: vtlctl catalog check (both daemons stopped), its output shown; sets problems to what
+# it found, or to nothing when the catalog and the pool agree.
+catalog_check() {
+	step "the catalog against the pool"
+	problems=""
+	ctl catalog check >/tmp/check.out 2>&1 ||
+		problems="vtlctl catalog check failed: $(tail -3 /tmp/check.out | tr '\n' ' ')"
+	cat /tmp/check.out
+}
+
+# trial_done BARCODE VERDICT: tells the host the checks' verdict (problems, or VERDICT when there are
+# none) and removes the cartridge: the next trial gets a fresh one (a rewrite from BOT could
+# legitimately show the old stream).
+trial_done() {
+	note check.out "${problems:-$2}"
+	run ctl cartridge remove --force "$1" >/dev/null || bail "vtlctl cartridge remove $1"
 }
 . "$(dirname "$0")/guest_powercut_mig.sh"
 
@@ -140,17 +156,10 @@ if [ "${VTL_CHECK:-none}" != none ]; then
 	step "vtld repairs $VTL_CHECK after the power cut; the host reads it back"
 	vtld_up
 	note vtld-up "$VTL_CHECK"
-	i=0
-	until [ -e /results/verified ]; do
-		i=$((i + 1)); [ "$i" -le $((HOST_WAIT * 10)) ] || bail "the host did not read back within $HOST_WAIT s"
-		sleep 0.1
-	done
+	host_done verified || bail "the host did not read back within $HOST_WAIT s"
 	echo "-- the host's read-back: $(cat /results/verified)"
 	vtld_down
-	step "the catalog against the pool"
-	problems=""
-	ctl catalog check >/tmp/check.out 2>&1 || problems="vtlctl catalog check failed"
-	cat /tmp/check.out
+	catalog_check
 	ctl --json cartridge show "$VTL_CHECK" >/tmp/show.json || problems="$problems; vtlctl cartridge show failed"
 	# vtlctl's JSON has one key a line; python would take seconds to start under emulation.
 	eod=$(sed -n 's/^ *"eod": \([0-9]*\),*$/\1/p' /tmp/show.json | head -1)
@@ -158,9 +167,7 @@ if [ "${VTL_CHECK:-none}" != none ]; then
 	if [ -z "$eod" ] || [ "$eod" -lt "${VTL_ACKED:?}" ]; then
 		problems="$problems; the catalog's end of data (${eod:-none}) is before the acknowledged position $VTL_ACKED"
 	fi
-	note check.out "${problems:-ok: the catalog and the pool agree; end of data $eod >= acknowledged $VTL_ACKED}"
-	# The next trial gets a fresh cartridge: a rewrite from BOT could legitimately show the old stream.
-	run ctl cartridge remove --force "$VTL_CHECK" >/dev/null || bail "vtlctl cartridge remove $VTL_CHECK"
+	trial_done "$VTL_CHECK" "ok: the catalog and the pool agree; end of data $eod >= acknowledged $VTL_ACKED"
 fi
 
 mig_serve_hook

@@ -59,22 +59,10 @@ mig_start() {
 	mpid=$!
 }
 mig_wait() {
-	i=0
-	until [ "$(grep -c "ready: copies go to" "$mlog")" -gt "${mbefore:-0}" ]; do
-		i=$((i + 1))
-		[ "$i" -le 600 ] || mig_bail "vtl-migrator did not start within 60 s"
-		kill -0 "$mpid" 2>/dev/null || { mpid=""; mig_bail "vtl-migrator exited at start"; }
-		sleep 0.1
-	done
+	daemon_ready mpid "$mlog" "ready: copies go to" "${mbefore:-0}" 60 || mig_bail "vtl-migrator $why"
 	echo "-- vtl-migrator $mpid ready in $(since "$mt0") s"
 }
-mig_down() {
-	kill -TERM "$mpid"
-	wait "$mpid"
-	rc=$?
-	mpid=""
-	[ "$rc" -eq 0 ] || mig_bail "vtl-migrator exited $rc on SIGTERM"
-}
+mig_down() { daemon_stop mpid || mig_bail "vtl-migrator $why"; }
 mig_bail() {
 	echo "-- vtl-migrator's log (last 20 lines):"
 	tail -20 "$mlog" 2>/dev/null | sed 's/^/  migrator| /'
@@ -137,11 +125,7 @@ mig_serve() {
 	vtld_up
 	mig_wait
 	note write-ready "$bc"
-	i=0
-	until [ -e /results/written ]; do
-		i=$((i + 1)); [ "$i" -le $((HOST_WAIT * 10)) ] || mig_bail "the host did not write within $HOST_WAIT s"
-		sleep 0.1
-	done
+	host_done written || mig_bail "the host did not write within $HOST_WAIT s"
 	mig_show written "$bc" || mig_bail "vtlctl cartridge show $bc"
 	echo "-- the host wrote $bc: $(jfield objects /results/written.json) objects, $(jfield stored_bytes /results/written.json) bytes stored"
 	if [ "$1" != copy ]; then
@@ -207,23 +191,15 @@ mig_check() {
 	note verify.out "$end"
 	note vtld-up "$bc"
 	step "the host reads $bc back"
-	i=0
-	until [ -e /results/verified ]; do
-		i=$((i + 1)); [ "$i" -le $((HOST_WAIT * 10)) ] || mig_bail "the host did not read back within $HOST_WAIT s"
-		sleep 0.1
-	done
+	host_done verified || mig_bail "the host did not read back within $HOST_WAIT s"
 	echo "-- the host's read-back: $(cat /results/verified)"
 	mig_settle
 	cp /tmp/jobs.json /results/final-jobs.json
 	mig_show final "$bc" || mig_bail "vtlctl cartridge show $bc"
 	mig_down
 	vtld_down
-	step "the catalog against the pool"
-	problems=""
-	ctl catalog check >/tmp/check.out 2>&1 || problems="vtlctl catalog check failed: $(tail -3 /tmp/check.out | tr '\n' ' ')"
-	cat /tmp/check.out
-	note check.out "${problems:-ok: the catalog and the pool agree}"
-	run ctl cartridge remove --force "$bc" >/dev/null || bail "vtlctl cartridge remove $bc"
+	catalog_check
+	trial_done "$bc" "ok: the catalog and the pool agree"
 }
 
 # The hooks guest_powercut.sh calls: before its own check and before its own serving.

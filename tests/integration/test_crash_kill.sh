@@ -34,20 +34,18 @@
 # Prints a line per trial, then exactly "N passed, M failed"; exits 1 if M > 0.
 set -u
 
+. "$(dirname "$0")/vtld_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 build=$(cd "${1:?usage: test_crash_kill.sh <build-dir> [TRIALS]}" && pwd)
 trials=${2:-${VTL_CRASH_TRIALS:-20}}
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 HOST=$build/tests/integration/iscsi_crashwrite
-for x in "$VTLD" "$VTLCTL" "$HOST"; do
-	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
-done
+need_built "$VTLD" "$VTLCTL" "$HOST"
 case $trials in '' | *[!0-9]*) echo "FAIL: TRIALS must be a number, not '$trials'" >&2; exit 1 ;; esac
 seed0=${VTL_CRASH_SEED:-$(date +%s)}
 case $seed0 in '' | *[!0-9]*) echo "FAIL: VTL_CRASH_SEED must be a number" >&2; exit 1 ;; esac
 
-. "$(dirname "$0")/vtld_env.sh"
-. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-crash
 wpid=""
 trap '[ -z "$wpid" ] || kill "$wpid" 2>/dev/null || true; [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true

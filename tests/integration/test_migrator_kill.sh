@@ -31,21 +31,19 @@
 # Prints a line per trial, then exactly "N passed, M failed"; exits 1 if M > 0.
 set -eu
 
+. "$(dirname "$0")/vtld_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 build=$(cd "${1:?usage: test_migrator_kill.sh <build-dir> [TRIALS]}" && pwd)
 trials=${2:-${VTL_MIGKILL_TRIALS:-10}}
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 MIGRATOR=$build/vtl-migrator
 HOST=$build/tests/integration/iscsi_recall
-for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$HOST"; do
-	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
-done
+need_built "$VTLD" "$VTLCTL" "$MIGRATOR" "$HOST"
 case $trials in '' | *[!0-9]*) echo "FAIL: TRIALS must be a number, not '$trials'" >&2; exit 1 ;; esac
 seed=${VTL_MIGKILL_SEED:-$(date +%s)}
 case $seed in '' | *[!0-9]*) echo "FAIL: VTL_MIGKILL_SEED must be a number" >&2; exit 1 ;; esac
 
-. "$(dirname "$0")/vtld_env.sh"
-. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-migkill
 # The driver stops the migrator it started; this trap stops vtld by its PID.
 trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM

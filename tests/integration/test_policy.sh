@@ -19,17 +19,15 @@
 # Usage: sh test_policy.sh <build-dir>   (needs vtld, vtlctl, vtl-migrator, tests/integration/iscsi_fill)
 set -eu
 
+. "$(dirname "$0")/vtld_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 build=$(cd "${1:?usage: test_policy.sh <build-dir>}" && pwd)
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 MIGRATOR=$build/vtl-migrator
 FILL=$build/tests/integration/iscsi_fill
-for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$FILL"; do
-	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
-done
+need_built "$VTLD" "$VTLCTL" "$MIGRATOR" "$FILL"
 
-. "$(dirname "$0")/vtld_env.sh"
-. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-policy
 mpid=""
 # The exit trap of vtld_env stops vtld; this one stops the migrator too, by PID.

@@ -23,18 +23,16 @@
 # Usage: sh test_recall.sh <build-dir>   (needs vtld, vtlctl, vtl-migrator, tests/integration/iscsi_recall)
 set -eu
 
+. "$(dirname "$0")/vtld_env.sh"
+. "$(dirname "$0")/migrator_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
 build=$(cd "${1:?usage: test_recall.sh <build-dir>}" && pwd)
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 MIGRATOR=$build/vtl-migrator
 HOST=$build/tests/integration/iscsi_recall
-for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$HOST"; do
-	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
-done
+need_built "$VTLD" "$VTLCTL" "$MIGRATOR" "$HOST"
 
-. "$(dirname "$0")/vtld_env.sh"
-. "$(dirname "$0")/migrator_env.sh"
-. "$(dirname "$0")/daemon_env.sh"
 vtld_env vtl-recall
 hpid=""
 trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$hpid" ] || kill "$hpid" 2>/dev/null || true

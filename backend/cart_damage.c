@@ -27,17 +27,17 @@ int dmg_add(struct vtl_cart *c, uint64_t first, uint64_t count, uint32_t seq, ui
 {
 	if (!count)
 		return VTL_OK;
-	if (c->ndmg) {
-		struct vtl_damage *d = &c->dmg[c->ndmg - 1];
+	if (c->dmg.n) {
+		struct vtl_damage *d = &c->dmg.list[c->dmg.n - 1];
 		if (d->kind == kind && d->seq == seq && d->first + d->count == first) {
 			d->count += count;
 			return VTL_OK;
 		}
 	}
-	int rc = vtl_grow_to((void **)&c->dmg, &c->dmgcap, c->ndmg + 1, sizeof *c->dmg);
+	int rc = vtl_grow_to((void **)&c->dmg.list, &c->dmg.cap, c->dmg.n + 1, sizeof *c->dmg.list);
 	if (rc)
 		return rc;
-	c->dmg[c->ndmg++] = (struct vtl_damage){.first = first, .count = count, .seq = seq, .seq_last = seq_last,
+	c->dmg.list[c->dmg.n++] = (struct vtl_damage){.first = first, .count = count, .seq = seq, .seq_last = seq_last,
 						.kind = kind};
 	return VTL_OK;
 }
@@ -45,18 +45,18 @@ int dmg_add(struct vtl_cart *c, uint64_t first, uint64_t count, uint32_t seq, ui
 /* The first damaged object at or after from; UINT64_MAX when there is none. */
 uint64_t dmg_next(const struct vtl_cart *c, uint64_t from)
 {
-	for (size_t i = 0; i < c->ndmg; i++)
-		if (c->dmg[i].first + c->dmg[i].count > from)
-			return c->dmg[i].first > from ? c->dmg[i].first : from;
+	for (size_t i = 0; i < c->dmg.n; i++)
+		if (c->dmg.list[i].first + c->dmg.list[i].count > from)
+			return c->dmg.list[i].first > from ? c->dmg.list[i].first : from;
 	return UINT64_MAX;
 }
 
 /* The last damaged object before before; UINT64_MAX when there is none. */
 uint64_t dmg_prev(const struct vtl_cart *c, uint64_t before)
 {
-	for (size_t i = c->ndmg; i-- > 0;)
-		if (c->dmg[i].first < before) {
-			uint64_t end = c->dmg[i].first + c->dmg[i].count;
+	for (size_t i = c->dmg.n; i-- > 0;)
+		if (c->dmg.list[i].first < before) {
+			uint64_t end = c->dmg.list[i].first + c->dmg.list[i].count;
 			return (end < before ? end : before) - 1;
 		}
 	return UINT64_MAX;
@@ -65,10 +65,10 @@ uint64_t dmg_prev(const struct vtl_cart *c, uint64_t before)
 /* Forgets the damage from object obj on (a cut removed it from the tape). */
 void dmg_cut(struct vtl_cart *c, uint64_t obj)
 {
-	while (c->ndmg && c->dmg[c->ndmg - 1].first >= obj)
-		c->ndmg--;
-	if (c->ndmg && c->dmg[c->ndmg - 1].first + c->dmg[c->ndmg - 1].count > obj)
-		c->dmg[c->ndmg - 1].count = obj - c->dmg[c->ndmg - 1].first;
+	while (c->dmg.n && c->dmg.list[c->dmg.n - 1].first >= obj)
+		c->dmg.n--;
+	if (c->dmg.n && c->dmg.list[c->dmg.n - 1].first + c->dmg.list[c->dmg.n - 1].count > obj)
+		c->dmg.list[c->dmg.n - 1].count = obj - c->dmg.list[c->dmg.n - 1].first;
 }
 
 const char *vtl_damage_kind_name(enum vtl_damage_kind kind)
@@ -88,9 +88,9 @@ const char *vtl_damage_kind_name(enum vtl_damage_kind kind)
 
 size_t vtl_cart_damage(const struct vtl_cart *c, struct vtl_damage *out, size_t max)
 {
-	for (size_t i = 0; i < c->ndmg && i < max; i++)
-		out[i] = c->dmg[i];
-	return c->ndmg;
+	for (size_t i = 0; i < c->dmg.n && i < max; i++)
+		out[i] = c->dmg.list[i];
+	return c->dmg.n;
 }
 
 size_t vtl_damage_describe(const char *barcode, const struct vtl_damage *d, char *buf, size_t len)
@@ -111,8 +111,8 @@ size_t vtl_damage_describe(const char *barcode, const struct vtl_damage *d, char
 void dmg_log(const struct vtl_cart *c)
 {
 	char line[256];
-	for (size_t i = 0; i < c->ndmg; i++) {
-		vtl_damage_describe(c->barcode, &c->dmg[i], line, sizeof line);
+	for (size_t i = 0; i < c->dmg.n; i++) {
+		vtl_damage_describe(c->barcode, &c->dmg.list[i], line, sizeof line);
 		log_msg(LOG_LEVEL_WARN, "%s (what follows stays readable)", line);
 	}
 }
@@ -135,11 +135,11 @@ void cut_marker_load(struct vtl_cart *c)
 		return;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
 	close(fd);
-	c->cut_marker = true;
+	c->dmg.cut_marker = true;
 	/* Unreadable content: the marker alone says a cut was under way; trust nothing from segment 0. */
 	char *end;
 	unsigned long v = n > 0 ? strtoul(buf, &end, 10) : 0;
-	c->cut_seq = n > 0 && end != buf && v <= UINT32_MAX ? (uint32_t)v : 0;
+	c->dmg.cut_seq = n > 0 && end != buf && v <= UINT32_MAX ? (uint32_t)v : 0;
 }
 
 /*
@@ -149,7 +149,7 @@ void cut_marker_load(struct vtl_cart *c)
  */
 int cut_marker_set(struct vtl_cart *c, uint32_t seq)
 {
-	if (c->cut_marker && c->cut_seq <= seq)
+	if (c->dmg.cut_marker && c->dmg.cut_seq <= seq)
 		return VTL_OK;
 	char path[PATH_MAX], buf[16];
 	if (cut_marker_path(c->pool, c->barcode, path, sizeof path))
@@ -168,8 +168,8 @@ int cut_marker_set(struct vtl_cart *c, uint32_t seq)
 	if (!rc && (pool_cart_dir(c->pool, m, c->barcode, dir, sizeof dir) || fsync_path(dir)))
 		rc = VTL_E_IO;
 	if (!rc) {
-		c->cut_marker = true;
-		c->cut_seq = seq;
+		c->dmg.cut_marker = true;
+		c->dmg.cut_seq = seq;
 	}
 	return rc;
 }
@@ -177,7 +177,7 @@ int cut_marker_set(struct vtl_cart *c, uint32_t seq)
 /* Removes the cut marker once the cut and everything before it are durable. */
 int cut_marker_clear(struct vtl_cart *c)
 {
-	if (!c->cut_marker)
+	if (!c->dmg.cut_marker)
 		return VTL_OK;
 	char path[PATH_MAX];
 	if (cut_marker_path(c->pool, c->barcode, path, sizeof path))
@@ -188,12 +188,12 @@ int cut_marker_clear(struct vtl_cart *c)
 	char dir[PATH_MAX];
 	if (pool_cart_dir(c->pool, m, c->barcode, dir, sizeof dir) || fsync_path(dir))
 		return VTL_E_IO;
-	c->cut_marker = false;
+	c->dmg.cut_marker = false;
 	return VTL_OK;
 }
 
 /* True when what the open finds from segment seq on may be a crash's leftovers rather than damage. */
 bool crash_may(const struct vtl_cart *c, uint32_t seq)
 {
-	return c->p.follow || (c->cut_marker && seq >= c->cut_seq);
+	return c->p.follow || (c->dmg.cut_marker && seq >= c->dmg.cut_seq);
 }

@@ -81,23 +81,23 @@ void seg_close_fd(struct vtl_cart *c, struct seg *s)
 	if (s->fd) {
 		fdref_drop(s->fd);
 		s->fd = NULL;
-		c->nfd--;
+		c->tape.nfd--;
 	}
 }
 
 /* Keeps at most FD_CACHE_MAX segment files open: the cursor's and the last stay. */
 void fd_trim(struct vtl_cart *c, size_t keep)
 {
-	if (c->nfd < FD_CACHE_MAX)
+	if (c->tape.nfd < FD_CACHE_MAX)
 		return;
-	for (size_t i = 0; i + 1 < c->nseg && c->nfd >= FD_CACHE_MAX / 2; i++)
-		if (i != keep && !(c->cur_valid && i == c->cur_seg))
-			seg_close_fd(c, &c->segs[i]);
+	for (size_t i = 0; i + 1 < c->tape.nseg && c->tape.nfd >= FD_CACHE_MAX / 2; i++)
+		if (i != keep && !(c->cur.valid && i == c->cur.seg))
+			seg_close_fd(c, &c->tape.segs[i]);
 }
 
 struct fdref *cart_seg_fd(struct vtl_cart *c, size_t si)
 {
-	struct seg *s = &c->segs[si];
+	struct seg *s = &c->tape.segs[si];
 	if (s->fd)
 		return s->fd;
 	fd_trim(c, si);
@@ -114,7 +114,7 @@ struct fdref *cart_seg_fd(struct vtl_cart *c, size_t si)
 	}
 	f->fd = fd;
 	s->fd = f;
-	c->nfd++;
+	c->tape.nfd++;
 	return f;
 }
 

@@ -15,29 +15,29 @@
 
 size_t cart_seg_of(const struct vtl_cart *c, uint64_t obj)
 {
-	size_t lo = 0, hi = c->nseg - 1;
+	size_t lo = 0, hi = c->tape.nseg - 1;
 	while (lo < hi) {
 		size_t mid = (lo + hi + 1) / 2;
-		if (c->segs[mid].first_obj <= obj)
+		if (c->tape.segs[mid].first_obj <= obj)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
 	/* Empty segments share first_obj with the next; the object is in the last one that starts before it. */
-	while (lo > 0 && c->segs[lo].n_obj == 0 && c->segs[lo].first_obj > obj)
+	while (lo > 0 && c->tape.segs[lo].n_obj == 0 && c->tape.segs[lo].first_obj > obj)
 		lo--;
 	return lo;
 }
 
 int cart_offsets(struct vtl_cart *c, size_t si, uint32_t rel, uint32_t n, uint32_t *out)
 {
-	struct seg *s = &c->segs[si];
+	struct seg *s = &c->tape.segs[si];
 	if ((uint64_t)rel + n > s->n_obj)
 		return VTL_E_INVAL;
 	if (s->lost)
 		return VTL_E_CORRUPT; /* no file holds these objects */
 	if (!s->sealed || s->mem_off) {
-		memcpy(out, (s->sealed ? s->mem_off : c->off) + rel, 4ull * n);
+		memcpy(out, (s->sealed ? s->mem_off : c->tape.off) + rel, 4ull * n);
 		return VTL_OK;
 	}
 	int fd = seg_fd(c, si);
@@ -54,7 +54,7 @@ int cart_offsets(struct vtl_cart *c, size_t si, uint32_t rel, uint32_t n, uint32
 
 int obj_offset(struct vtl_cart *c, size_t si, uint64_t obj, uint64_t *off)
 {
-	struct seg *s = &c->segs[si];
+	struct seg *s = &c->tape.segs[si];
 	if (obj == s->first_obj + s->n_obj) {
 		*off = s->data_end;
 		return VTL_OK;
@@ -72,7 +72,7 @@ int obj_offset(struct vtl_cart *c, size_t si, uint64_t obj, uint64_t *off)
 /* Loads the filemark list of a sealed segment from its footer (a small record, checked whole). */
 static int seg_load_fm_footer(struct vtl_cart *c, size_t si)
 {
-	struct seg *s = &c->segs[si];
+	struct seg *s = &c->tape.segs[si];
 	if (s->lost && s->n_fm)
 		return VTL_E_MEDIUM; /* where its filemarks were is lost with it */
 	if (s->fm || s->n_fm == 0)
@@ -118,18 +118,18 @@ int seg_load_fm(struct vtl_cart *c, size_t si)
 	int rc = seg_load_fm_footer(c, si);
 	if (rc == VTL_E_CORRUPT)
 		rc = seg_rebuild(c, si);
-	return rc == VTL_E_CORRUPT && c->segs[si].lost ? VTL_E_MEDIUM : rc;
+	return rc == VTL_E_CORRUPT && c->tape.segs[si].lost ? VTL_E_MEDIUM : rc;
 }
 
 /* Filemarks before object obj (0..eod). */
 int fm_before(struct vtl_cart *c, uint64_t obj, uint64_t *count)
 {
-	if (obj >= c->eod) {
-		*count = c->total_fm;
+	if (obj >= c->tape.eod) {
+		*count = c->tape.total_fm;
 		return VTL_OK;
 	}
 	size_t si = cart_seg_of(c, obj);
-	struct seg *s = &c->segs[si];
+	struct seg *s = &c->tape.segs[si];
 	if (s->lost && obj == s->first_obj) {
 		*count = s->first_fm;
 		return VTL_OK;
@@ -153,15 +153,15 @@ int fm_before(struct vtl_cart *c, uint64_t obj, uint64_t *count)
 /* Object number of the k-th filemark on the tape (k < total_fm). */
 int fm_object(struct vtl_cart *c, uint64_t k, uint64_t *obj)
 {
-	size_t lo = 0, hi = c->nseg - 1;
+	size_t lo = 0, hi = c->tape.nseg - 1;
 	while (lo < hi) { /* first segment whose filemarks reach past k */
 		size_t mid = (lo + hi) / 2;
-		if (c->segs[mid].first_fm + c->segs[mid].n_fm > k)
+		if (c->tape.segs[mid].first_fm + c->tape.segs[mid].n_fm > k)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	struct seg *s = &c->segs[lo];
+	struct seg *s = &c->tape.segs[lo];
 	if (k < s->first_fm || k >= s->first_fm + s->n_fm)
 		return VTL_E_CORRUPT;
 	int rc = seg_load_fm(c, lo);
@@ -174,18 +174,18 @@ int fm_object(struct vtl_cart *c, uint64_t k, uint64_t *obj)
 /* Record bytes on the tape before object obj. */
 int stored_before(struct vtl_cart *c, uint64_t obj, uint64_t *bytes)
 {
-	if (obj >= c->eod) {
-		*bytes = c->stored;
+	if (obj >= c->tape.eod) {
+		*bytes = c->tape.stored;
 		return VTL_OK;
 	}
 	size_t si = cart_seg_of(c, obj);
 	uint64_t off = SEG_HEADER_LEN, sum = 0;
 	/* A lost range holds no bytes: what is before it is what the files before it hold. */
-	int rc = c->segs[si].lost ? VTL_OK : obj_offset(c, si, obj, &off);
+	int rc = c->tape.segs[si].lost ? VTL_OK : obj_offset(c, si, obj, &off);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < si; i++)
-		sum += c->segs[i].data_end - SEG_HEADER_LEN;
+		sum += c->tape.segs[i].data_end - SEG_HEADER_LEN;
 	*bytes = sum + off - SEG_HEADER_LEN;
 	return VTL_OK;
 }

@@ -60,13 +60,13 @@ int vtl_cart_info(struct vtl_pool *pool, const char *barcode, struct vtl_cart_in
 	if (rc)
 		return rc;
 	memset(out, 0, sizeof *out);
-	out->eod = c->eod;
-	out->filemarks = c->total_fm;
-	out->stored_bytes = c->stored;
-	for (size_t i = 0; i < c->nseg; i++)
-		out->segments += !c->segs[i].lost;
+	out->eod = c->tape.eod;
+	out->filemarks = c->tape.total_fm;
+	out->stored_bytes = c->tape.stored;
+	for (size_t i = 0; i < c->tape.nseg; i++)
+		out->segments += !c->tape.segs[i].lost;
 	out->damaged = (uint32_t)vtl_cart_damage(c, out->damage, VTL_DAMAGE_INFO_MAX);
-	for (size_t i = 0; i < c->ndmg; i++)
-		out->damaged_objects += c->dmg[i].count;
+	for (size_t i = 0; i < c->dmg.n; i++)
+		out->damaged_objects += c->dmg.list[i].count;
 	return vtl_cart_close(c);
 }

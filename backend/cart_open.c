@@ -24,13 +24,13 @@ static void cart_free(struct vtl_cart *c)
 	(void)seal_wait(c); /* an error here was already lost with the session */
 	if (c->ra)
 		ra_destroy(c->ra);
-	for (size_t i = 0; i < c->nseg; i++)
-		seg_forget(c, &c->segs[i]);
-	free(c->segs);
-	free(c->off);
-	free(c->scratch);
-	free(c->scratch2);
-	free(c->dmg);
+	for (size_t i = 0; i < c->tape.nseg; i++)
+		seg_forget(c, &c->tape.segs[i]);
+	free(c->tape.segs);
+	free(c->tape.off);
+	free(c->scratch.stored);
+	free(c->scratch.plain);
+	free(c->dmg.list);
 	if (c->lockfd >= 0)
 		close(c->lockfd);
 	free(c);
@@ -183,7 +183,7 @@ int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_c
 	c->p = *p;
 	if (p->follow)
 		c->p.readonly = true;
-	c->compress = p->compression;
+	c->wr.compress = p->compression;
 	c->lockfd = -1;
 	/* A follower reads beside the writer that holds the lock; it trusts only whole, checked records. */
 	int rc = p->follow ? VTL_OK : cart_lock(pool, barcode, !c->p.readonly, &c->lockfd);
@@ -191,7 +191,7 @@ int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_c
 		rc = cart_load(c);
 	if (!rc && !(c->ra = ra_create(c)))
 		rc = VTL_E_NOMEM;
-	if (!rc && (c->dir_dirty || c->cut_marker) && !c->p.readonly)
+	if (!rc && (c->wr.dir_dirty || c->dmg.cut_marker) && !c->p.readonly)
 		rc = vtl_cart_sync(c);
 	if (rc) {
 		cart_free(c);
@@ -206,13 +206,13 @@ int vtl_cart_close(struct vtl_cart *c)
 	if (!c)
 		return VTL_E_INVAL;
 	int rc = VTL_OK;
-	if (c->fault) {
+	if (c->wr.fault) {
 		/* Nothing more is written over what may be lost: the next open's repair finds the end. */
-		rc = c->fault;
+		rc = c->wr.fault;
 		(void)seal_wait(c); /* its error is the fault's, already returned */
 	} else if (!c->p.readonly) {
 		ra_reset(c->ra);
-		if (c->dirty && c->nseg && !last_seg(c)->sealed)
+		if (c->wr.dirty && c->tape.nseg && !last_seg(c)->sealed)
 			rc = seg_seal_last(c, true, false);
 		int rc2 = vtl_cart_sync(c);
 		if (!rc)
@@ -225,7 +225,7 @@ int vtl_cart_close(struct vtl_cart *c)
 void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
 {
 	*st = c->st;
-	st->unsynced_bytes = c->unsynced;
+	st->unsynced_bytes = c->wr.unsynced;
 	st->readahead_ready = st->readahead_limit = 0;
 	if (c->ra && ra_active(c->ra))
 		ra_buffered(c->ra, &st->readahead_ready, &st->readahead_limit);
@@ -238,5 +238,5 @@ const char *vtl_cart_barcode(const struct vtl_cart *c)
 
 uint64_t vtl_cart_filemarks(const struct vtl_cart *c)
 {
-	return c->total_fm;
+	return c->tape.total_fm;
 }

@@ -12,37 +12,37 @@
 
 static void pos_set(struct vtl_cart *c, uint64_t obj)
 {
-	c->pos = obj;
-	c->cur_valid = false;
-	c->seq_run = 0;
+	c->cur.pos = obj;
+	c->cur.valid = false;
+	c->cur.seq_run = 0;
 	ra_reset(c->ra);
 }
 
-/* Makes (cur_seg, cur_off) point at pos (< eod). */
+/* Makes the cursor (cur.seg, cur.off) point at cur.pos (< eod). */
 int cursor_find(struct vtl_cart *c)
 {
-	if (c->cur_valid)
+	if (c->cur.valid)
 		return VTL_OK;
-	size_t si = cart_seg_of(c, c->pos);
+	size_t si = cart_seg_of(c, c->cur.pos);
 	uint64_t off;
-	int rc = obj_offset(c, si, c->pos, &off);
+	int rc = obj_offset(c, si, c->cur.pos, &off);
 	if (rc)
 		return rc;
-	c->cur_seg = si;
-	c->cur_off = off;
-	c->cur_valid = true;
+	c->cur.seg = si;
+	c->cur.off = off;
+	c->cur.valid = true;
 	return VTL_OK;
 }
 
 /* Moves the cursor past a record of rec_len bytes that ended at object pos. */
 void cursor_advance(struct vtl_cart *c, uint64_t rec_len)
 {
-	c->cur_off += rec_len;
-	while (c->cur_seg + 1 < c->nseg && c->cur_off >= c->segs[c->cur_seg].data_end) {
-		c->cur_seg++;
-		c->cur_off = SEG_HEADER_LEN;
-		if (c->segs[c->cur_seg].lost) {
-			c->cur_valid = false; /* no record to point at: the next read reports the damage */
+	c->cur.off += rec_len;
+	while (c->cur.seg + 1 < c->tape.nseg && c->cur.off >= c->tape.segs[c->cur.seg].data_end) {
+		c->cur.seg++;
+		c->cur.off = SEG_HEADER_LEN;
+		if (c->tape.segs[c->cur.seg].lost) {
+			c->cur.valid = false; /* no record to point at: the next read reports the damage */
 			return;
 		}
 	}
@@ -51,22 +51,22 @@ void cursor_advance(struct vtl_cart *c, uint64_t rec_len)
 void vtl_cart_position(struct vtl_cart *c, struct vtl_position *pos)
 {
 	memset(pos, 0, sizeof *pos);
-	pos->object = c->pos;
-	pos->eod = c->eod;
-	pos->bot = c->pos == 0;
-	pos->at_eod = c->pos == c->eod;
-	pos->stored_bytes = c->stored;
-	if (fm_before(c, c->pos, &pos->file))
+	pos->object = c->cur.pos;
+	pos->eod = c->tape.eod;
+	pos->bot = c->cur.pos == 0;
+	pos->at_eod = c->cur.pos == c->tape.eod;
+	pos->stored_bytes = c->tape.stored;
+	if (fm_before(c, c->cur.pos, &pos->file))
 		pos->file = 0; /* unreadable filemark list: a later read reports the medium error */
-	pos->early_warning = c->p.capacity && c->stored >= c->p.capacity - c->p.early_warning;
+	pos->early_warning = c->p.capacity && c->tape.stored >= c->p.capacity - c->p.early_warning;
 }
 
 int vtl_cart_locate(struct vtl_cart *c, uint64_t obj)
 {
-	if (obj > c->eod)
+	if (obj > c->tape.eod)
 		follow_until(c, obj - 1);
-	if (obj > c->eod) {
-		pos_set(c, c->eod);
+	if (obj > c->tape.eod) {
+		pos_set(c, c->tape.eod);
 		return VTL_E_EOD;
 	}
 	pos_set(c, obj);
@@ -82,7 +82,7 @@ int vtl_cart_rewind(struct vtl_cart *c)
 int vtl_cart_space_eod(struct vtl_cart *c)
 {
 	follow_until(c, UINT64_MAX);
-	pos_set(c, c->eod);
+	pos_set(c, c->tape.eod);
 	return VTL_OK;
 }
 
@@ -106,25 +106,25 @@ static int space_blocks_once(struct vtl_cart *c, int64_t count, struct vtl_space
 	if (count == 0)
 		return VTL_OK;
 	uint64_t k;
-	int rc = fm_before(c, c->pos, &k);
+	int rc = fm_before(c, c->cur.pos, &k);
 	if (rc)
 		return rc;
 	if (count > 0) {
-		uint64_t n = (uint64_t)count, limit = c->eod, fm = UINT64_MAX;
-		uint64_t bad = dmg_next(c, c->pos);
-		if (k < c->total_fm) {
+		uint64_t n = (uint64_t)count, limit = c->tape.eod, fm = UINT64_MAX;
+		uint64_t bad = dmg_next(c, c->cur.pos);
+		if (k < c->tape.total_fm) {
 			rc = fm_object(c, k, &fm);
 			if (rc == VTL_E_MEDIUM && bad != UINT64_MAX)
 				fm = UINT64_MAX; /* the next filemark is in the damage: the space stops there first */
 			else if (rc)
 				return rc;
-			limit = fm == UINT64_MAX ? c->eod : fm;
+			limit = fm == UINT64_MAX ? c->tape.eod : fm;
 		}
-		if (bad < limit && bad - c->pos < n)
-			return space_damaged(c, bad, n - (bad - c->pos), r);
-		uint64_t avail = limit - c->pos;
+		if (bad < limit && bad - c->cur.pos < n)
+			return space_damaged(c, bad, n - (bad - c->cur.pos), r);
+		uint64_t avail = limit - c->cur.pos;
 		if (n <= avail) {
-			pos_set(c, c->pos + n);
+			pos_set(c, c->cur.pos + n);
 			return VTL_OK;
 		}
 		r->residual = n - avail;
@@ -133,12 +133,12 @@ static int space_blocks_once(struct vtl_cart *c, int64_t count, struct vtl_space
 			pos_set(c, fm + 1);
 		} else {
 			r->stop = VTL_SPACE_EOD;
-			pos_set(c, c->eod);
+			pos_set(c, c->tape.eod);
 		}
 		return VTL_OK;
 	}
 	uint64_t n = (uint64_t)(-(count + 1)) + 1, floor = 0, fm = UINT64_MAX;
-	uint64_t bad = dmg_prev(c, c->pos);
+	uint64_t bad = dmg_prev(c, c->cur.pos);
 	if (k > 0) {
 		rc = fm_object(c, k - 1, &fm);
 		if (rc == VTL_E_MEDIUM && bad != UINT64_MAX)
@@ -147,11 +147,11 @@ static int space_blocks_once(struct vtl_cart *c, int64_t count, struct vtl_space
 			return rc;
 		floor = fm == UINT64_MAX ? 0 : fm + 1;
 	}
-	if (bad != UINT64_MAX && bad >= floor && c->pos - bad <= n)
-		return space_damaged(c, bad + 1, n - (c->pos - bad - 1), r);
-	uint64_t avail = c->pos - floor;
+	if (bad != UINT64_MAX && bad >= floor && c->cur.pos - bad <= n)
+		return space_damaged(c, bad + 1, n - (c->cur.pos - bad - 1), r);
+	uint64_t avail = c->cur.pos - floor;
 	if (n <= avail) {
-		pos_set(c, c->pos - n);
+		pos_set(c, c->cur.pos - n);
 		return VTL_OK;
 	}
 	r->residual = n - avail;
@@ -172,15 +172,15 @@ static int space_filemarks_once(struct vtl_cart *c, int64_t count, struct vtl_sp
 	if (count == 0)
 		return VTL_OK;
 	uint64_t k, obj;
-	int rc = fm_before(c, c->pos, &k);
+	int rc = fm_before(c, c->cur.pos, &k);
 	if (rc)
 		return rc;
 	if (count > 0) {
-		uint64_t n = (uint64_t)count, bad = dmg_next(c, c->pos), before;
+		uint64_t n = (uint64_t)count, bad = dmg_next(c, c->cur.pos), before;
 		if (bad != UINT64_MAX) {
 			/* The filemarks passed before the damage count as spaced. */
-			rc = n <= c->total_fm - k ? fm_object(c, k + n - 1, &obj) : VTL_OK;
-			if (rc == VTL_E_MEDIUM || n > c->total_fm - k || obj >= bad) {
+			rc = n <= c->tape.total_fm - k ? fm_object(c, k + n - 1, &obj) : VTL_OK;
+			if (rc == VTL_E_MEDIUM || n > c->tape.total_fm - k || obj >= bad) {
 				if ((rc = fm_before(c, bad, &before)))
 					return rc;
 				return space_damaged(c, bad, n - (before - k), r);
@@ -188,18 +188,18 @@ static int space_filemarks_once(struct vtl_cart *c, int64_t count, struct vtl_sp
 			if (rc)
 				return rc;
 		}
-		if (n <= c->total_fm - k) {
+		if (n <= c->tape.total_fm - k) {
 			if ((rc = fm_object(c, k + n - 1, &obj)))
 				return rc;
 			pos_set(c, obj + 1);
 			return VTL_OK;
 		}
 		r->stop = VTL_SPACE_EOD;
-		r->residual = n - (c->total_fm - k);
-		pos_set(c, c->eod);
+		r->residual = n - (c->tape.total_fm - k);
+		pos_set(c, c->tape.eod);
 		return VTL_OK;
 	}
-	uint64_t n = (uint64_t)(-(count + 1)) + 1, bad = dmg_prev(c, c->pos), after;
+	uint64_t n = (uint64_t)(-(count + 1)) + 1, bad = dmg_prev(c, c->cur.pos), after;
 	if (bad != UINT64_MAX) {
 		rc = n <= k ? fm_object(c, k - n, &obj) : VTL_OK;
 		if (rc == VTL_E_MEDIUM || n > k || obj < bad) {
@@ -226,10 +226,10 @@ static int space_filemarks_once(struct vtl_cart *c, int64_t count, struct vtl_sp
 static int space_following(struct vtl_cart *c, int64_t count, struct vtl_space_result *r,
 			   int (*once)(struct vtl_cart *, int64_t, struct vtl_space_result *))
 {
-	uint64_t from = c->pos;
+	uint64_t from = c->cur.pos;
 	for (;;) {
 		int rc = once(c, count, r);
-		if (rc || r->stop != VTL_SPACE_EOD || !follow_until(c, c->eod))
+		if (rc || r->stop != VTL_SPACE_EOD || !follow_until(c, c->tape.eod))
 			return rc;
 		pos_set(c, from);
 	}

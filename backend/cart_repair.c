@@ -156,24 +156,24 @@ static bool lost_gap_ok(uint64_t eod, uint64_t fm, const struct seg_header *h)
 static int cart_add_lost(struct vtl_cart *c, const struct seg_header *h, uint32_t seq, uint32_t seq_last,
 			 enum vtl_damage_kind kind)
 {
-	int rc = vtl_grow_to((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
-	if (rc || (rc = dmg_add(c, c->eod, h->first_object - c->eod, seq, seq_last, kind)))
+	int rc = vtl_grow_to((void **)&c->tape.segs, &c->tape.segcap, c->tape.nseg + 1, sizeof *c->tape.segs);
+	if (rc || (rc = dmg_add(c, c->tape.eod, h->first_object - c->tape.eod, seq, seq_last, kind)))
 		return rc;
-	struct seg *s = &c->segs[c->nseg++];
+	struct seg *s = &c->tape.segs[c->tape.nseg++];
 	memset(s, 0, sizeof *s);
 	s->seq = seq;
 	s->member = vtl_pool_member_for(c->pool, c->barcode, seq);
-	s->first_obj = c->eod;
-	s->n_obj = (uint32_t)(h->first_object - c->eod);
-	s->first_fm = c->total_fm;
-	s->n_fm = (uint32_t)(h->first_filemark - c->total_fm);
+	s->first_obj = c->tape.eod;
+	s->n_obj = (uint32_t)(h->first_object - c->tape.eod);
+	s->first_fm = c->tape.total_fm;
+	s->n_fm = (uint32_t)(h->first_filemark - c->tape.total_fm);
 	s->data_end = SEG_HEADER_LEN;
 	s->sealed = true;
 	s->lost = true;
 	s->lost_files = kind != VTL_DAMAGE_SHORT; /* a short one's file is the segment's before it */
 	s->lost_last = seq_last;
-	c->eod = h->first_object;
-	c->total_fm = h->first_filemark;
+	c->tape.eod = h->first_object;
+	c->tape.total_fm = h->first_filemark;
 	return VTL_OK;
 }
 
@@ -251,9 +251,9 @@ static int cart_drop_from(struct vtl_cart *c, uint32_t seq, bool torn_first)
 				"cartridge %s: segment file %08u.seg does not continue the tape (left by a crash "
 				"during an overwrite or a segment change, before anything after it was synced): "
 				"set aside as %08u.seg.orphan, the tape ends at object %llu",
-				c->barcode, n, n, (unsigned long long)c->eod);
+				c->barcode, n, n, (unsigned long long)c->tape.eod);
 		}
-		c->dir_dirty |= 1ull << m;
+		c->wr.dir_dirty |= 1ull << m;
 	}
 	return VTL_OK;
 }
@@ -266,12 +266,12 @@ static int cart_add_seg(struct vtl_cart *c, struct seg *s, int fd)
 		return VTL_E_NOMEM;
 	f->fd = fd;
 	s->fd = f;
-	c->segs[c->nseg++] = *s;
-	c->nfd++;
-	c->eod += s->n_obj;
-	c->total_fm += s->n_fm;
-	c->stored += s->data_end - SEG_HEADER_LEN;
-	fd_trim(c, c->nseg - 1);
+	c->tape.segs[c->tape.nseg++] = *s;
+	c->tape.nfd++;
+	c->tape.eod += s->n_obj;
+	c->tape.total_fm += s->n_fm;
+	c->tape.stored += s->data_end - SEG_HEADER_LEN;
+	fd_trim(c, c->tape.nseg - 1);
 	return VTL_OK;
 }
 
@@ -286,8 +286,8 @@ static int cart_add_seg(struct vtl_cart *c, struct seg *s, int fd)
 static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t size, bool *last,
 			 struct seg_header *lost_h, uint32_t *lost_next)
 {
-	size_t si = c->nseg; /* seg_scan works on the table entry */
-	c->segs[si] = *s;
+	size_t si = c->tape.nseg; /* seg_scan works on the table entry */
+	c->tape.segs[si] = *s;
 	uint32_t *offs = NULL;
 	size_t cap = 0;
 	/* Below the sync mark records were durable: a bad one there is damage (unless a cut was under way). */
@@ -300,13 +300,13 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 		mark = size;
 	}
 	int rc = seg_scan(c, si, fd, size, true, false, mark, &offs, &cap);
-	struct seg *t = &c->segs[si];
+	struct seg *t = &c->tape.segs[si];
 	*s = *t;
 	if (rc) {
 		free(offs);
 		return rc;
 	}
-	if (seg_continues(c, t->seq + 1, c->eod + t->n_obj, c->total_fm + t->n_fm)) {
+	if (seg_continues(c, t->seq + 1, c->tape.eod + t->n_obj, c->tape.total_fm + t->n_fm)) {
 		s->sealed = true;
 		s->mem_off = offs ? offs : malloc(sizeof *offs);
 		*last = false;
@@ -324,7 +324,7 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 	bool ntrailer = false;
 	if (!crash_may(c, t->seq) && (rc = seg_files_scan(c->pool, c->barcode, t->seq, &next, &top)) == VTL_OK &&
 	    next != UINT32_MAX && seg_peek(c, next, &nh, &ntrailer) &&
-	    lost_gap_ok(c->eod + t->n_obj, c->total_fm + t->n_fm, &nh) &&
+	    lost_gap_ok(c->tape.eod + t->n_obj, c->tape.total_fm + t->n_fm, &nh) &&
 	    (rc = seg_files_scan(c->pool, c->barcode, next, &next2, &top2)) == VTL_OK) {
 		bool seal_in_flight = next == t->seq + 1 && next2 == UINT32_MAX && !ntrailer && t->data_end >= mark;
 		if (!seal_in_flight) {
@@ -340,9 +340,9 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 		free(offs);
 		return rc;
 	}
-	free(c->off);
-	c->off = offs;
-	c->offcap = cap;
+	free(c->tape.off);
+	c->tape.off = offs;
+	c->tape.offcap = cap;
 	*last = true;
 	if (!c->p.readonly && s->data_end != size) {
 		if (ftruncate(fd, (off_t)s->data_end) != 0 || fdatasync(fd) != 0)
@@ -360,7 +360,7 @@ static int seg_load_open(struct vtl_cart *c, struct seg *s, int fd, uint64_t siz
 			return VTL_E_IO;
 		s->synced_end = s->data_end;
 	}
-	c->dirty = true; /* close must write the footer this segment lacks */
+	c->wr.dirty = true; /* close must write the footer this segment lacks */
 	return cart_drop_from(c, s->seq + 1, false);
 }
 
@@ -394,7 +394,7 @@ static int cart_lost_files(struct vtl_cart *c, uint32_t seq, enum vtl_damage_kin
 	bool ntrailer;
 	int rc = seg_files_scan(c->pool, c->barcode, seq, &next, &top);
 	if (rc || next == UINT32_MAX || crash_may(c, seq) || !seg_peek(c, next, &nh, &ntrailer) ||
-	    !lost_gap_ok(c->eod, c->total_fm, &nh))
+	    !lost_gap_ok(c->tape.eod, c->tape.total_fm, &nh))
 		return rc;
 	if ((rc = cart_add_lost(c, &nh, seq, next - 1, kind)))
 		return rc;
@@ -432,22 +432,22 @@ int cart_load_from(struct vtl_cart *c, uint32_t first)
 		}
 		struct stat st;
 		struct seg_header h;
-		int rc = vtl_grow_to((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
+		int rc = vtl_grow_to((void **)&c->tape.segs, &c->tape.segcap, c->tape.nseg + 1, sizeof *c->tape.segs);
 		if (rc || fstat(fd, &st) != 0) {
 			close(fd);
 			return rc ? rc : VTL_E_IO;
 		}
 		uint64_t size = (uint64_t)st.st_size;
-		enum seg_hdr hc = seg_header_check(c, fd, size, seq, c->eod, c->total_fm, &h);
+		enum seg_hdr hc = seg_header_check(c, fd, size, seq, c->tape.eod, c->tape.total_fm, &h);
 		bool more = seg_files_end(c->pool, c->barcode, seq + 1) > seq + 1;
-		if (hc == HDR_STALE && c->nseg && !crash_may(c, seq) && lost_gap_ok(c->eod, c->total_fm, &h)) {
+		if (hc == HDR_STALE && c->tape.nseg && !crash_may(c, seq) && lost_gap_ok(c->tape.eod, c->tape.total_fm, &h)) {
 			/* The segment before ends (with its footer) before this one starts: objects lost between. */
-			uint32_t prev = c->segs[c->nseg - 1].seq;
+			uint32_t prev = c->tape.segs[c->tape.nseg - 1].seq;
 			if ((rc = cart_add_lost(c, &h, prev, prev, VTL_DAMAGE_SHORT))) {
 				close(fd);
 				return rc;
 			}
-			if ((rc = vtl_grow_to((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs))) {
+			if ((rc = vtl_grow_to((void **)&c->tape.segs, &c->tape.segcap, c->tape.nseg + 1, sizeof *c->tape.segs))) {
 				close(fd);
 				return rc;
 			}

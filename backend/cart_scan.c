@@ -25,10 +25,10 @@ static bool rec_whole_at(struct vtl_cart *c, int fd, uint64_t size, uint64_t off
 	    h->object <= lo || h->object > hi || (h->type != REC_DATA && h->type != REC_FILEMARK) ||
 	    off + REC_HEADER_LEN + h->stored_len > size)
 		return false;
-	if (scratch_need(&c->scratch, &c->scratch_cap, h->stored_len ? h->stored_len : 1) ||
-	    read_full(fd, c->scratch, h->stored_len, off + REC_HEADER_LEN))
+	if (scratch_need(&c->scratch.stored, &c->scratch.stored_cap, h->stored_len ? h->stored_len : 1) ||
+	    read_full(fd, c->scratch.stored, h->stored_len, off + REC_HEADER_LEN))
 		return false;
-	return crc32c(0, c->scratch, h->stored_len) == h->payload_crc;
+	return crc32c(0, c->scratch.stored, h->stored_len) == h->payload_crc;
 }
 
 /*
@@ -88,7 +88,7 @@ static int scan_resync(struct vtl_cart *c, int fd, uint64_t size, uint64_t from,
 int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool check_payload, bool resume,
 	     uint64_t mark, uint32_t **offs, size_t *cap)
 {
-	struct seg *s = &c->segs[si];
+	struct seg *s = &c->tape.segs[si];
 	uint64_t win_size = size < SCAN_WINDOW ? (size ? size : 1) : SCAN_WINDOW;
 	unsigned char *win = malloc(win_size);
 	if (!win)
@@ -119,11 +119,11 @@ int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool check_pa
 			if (end <= wstart + wlen) {
 				payload = win + (at + REC_HEADER_LEN - wstart);
 			} else {
-				if ((rc = scratch_need(&c->scratch, &c->scratch_cap, h.stored_len)))
+				if ((rc = scratch_need(&c->scratch.stored, &c->scratch.stored_cap, h.stored_len)))
 					break;
-				if ((rc = read_full(fd, c->scratch, h.stored_len, at + REC_HEADER_LEN)))
+				if ((rc = read_full(fd, c->scratch.stored, h.stored_len, at + REC_HEADER_LEN)))
 					break;
-				payload = c->scratch;
+				payload = c->scratch.stored;
 			}
 			if (crc32c(0, payload, h.stored_len) != h.payload_crc)
 				goto bad;
@@ -186,7 +186,7 @@ int seg_scan(struct vtl_cart *c, size_t si, int fd, uint64_t size, bool check_pa
  */
 int seg_rebuild(struct vtl_cart *c, size_t si)
 {
-	struct seg *s = &c->segs[si];
+	struct seg *s = &c->tape.segs[si];
 	if (s->mem_off || !s->sealed || s->lost)
 		return VTL_E_CORRUPT; /* already rebuilt, or in memory anyway: the damage is elsewhere */
 	int fd = seg_fd(c, si);

@@ -66,12 +66,12 @@ int seg_file_create(struct vtl_pool *pool, const char *barcode, uint32_t seq, ui
 /* Appends a new empty open segment after the last one (which must be sealed). */
 int seg_append_new(struct vtl_cart *c)
 {
-	int rc = vtl_grow_to((void **)&c->segs, &c->segcap, c->nseg + 1, sizeof *c->segs);
+	int rc = vtl_grow_to((void **)&c->tape.segs, &c->tape.segcap, c->tape.nseg + 1, sizeof *c->tape.segs);
 	if (rc)
 		return rc;
-	uint32_t seq = c->nseg ? last_seg(c)->seq + 1 : 0;
+	uint32_t seq = c->tape.nseg ? last_seg(c)->seq + 1 : 0;
 	int fd;
-	rc = seg_file_create(c->pool, c->barcode, seq, c->eod, c->total_fm, &fd, &c->dir_dirty);
+	rc = seg_file_create(c->pool, c->barcode, seq, c->tape.eod, c->tape.total_fm, &fd, &c->wr.dir_dirty);
 	if (rc)
 		return rc;
 	struct fdref *f = calloc(1, sizeof *f);
@@ -80,17 +80,17 @@ int seg_append_new(struct vtl_cart *c)
 		return VTL_E_NOMEM;
 	}
 	f->fd = fd;
-	struct seg *s = &c->segs[c->nseg++];
+	struct seg *s = &c->tape.segs[c->tape.nseg++];
 	memset(s, 0, sizeof *s);
 	s->seq = seq;
 	s->member = vtl_pool_member_for(c->pool, c->barcode, seq);
-	s->first_obj = c->eod;
-	s->first_fm = c->total_fm;
+	s->first_obj = c->tape.eod;
+	s->first_fm = c->tape.total_fm;
 	s->data_end = SEG_HEADER_LEN;
 	s->acct = SEG_HEADER_LEN + FOOTER_FIXED;
 	s->fd = f;
-	c->nfd++;
-	fd_trim(c, c->nseg - 1);
+	c->tape.nfd++;
+	fd_trim(c, c->tape.nseg - 1);
 	return VTL_OK;
 }
 
@@ -110,7 +110,7 @@ static unsigned char *footer_build(struct vtl_cart *c, bool with_eod, size_t *le
 	struct rec_header h = {0};
 	if (with_eod) {
 		h.type = REC_EOD;
-		h.object = c->eod;
+		h.object = c->tape.eod;
 		h.payload_crc = crc32c(0, NULL, 0);
 		rec_header_encode(&h, p);
 		p += REC_HEADER_LEN;
@@ -120,18 +120,18 @@ static unsigned char *footer_build(struct vtl_cart *c, bool with_eod, size_t *le
 	for (uint32_t i = 0; i < s->n_fm; i++)
 		put_le32(fp + 4ull * i, s->fm[i]);
 	h = (struct rec_header){.type = REC_FMARKS, .stored_len = (uint32_t)fmb, .length = (uint32_t)fmb,
-				.object = c->eod, .payload_crc = crc32c(0, fp, fmb)};
+				.object = c->tape.eod, .payload_crc = crc32c(0, fp, fmb)};
 	rec_header_encode(&h, p);
 	p = fp + fmb;
 	*index_off = at + (uint64_t)(p - buf);
 	unsigned char *ip = p + REC_HEADER_LEN;
 	bool damaged = false;
 	for (uint32_t i = 0; i < s->n_obj; i++) {
-		put_le32(ip + 4ull * i, c->off[i]);
-		damaged |= c->off[i] == 0; /* a damaged object: the flag lets the next open list it */
+		put_le32(ip + 4ull * i, c->tape.off[i]);
+		damaged |= c->tape.off[i] == 0; /* a damaged object: the flag lets the next open list it */
 	}
 	h = (struct rec_header){.type = REC_INDEX, .stored_len = (uint32_t)ixb, .length = (uint32_t)ixb,
-				.object = c->eod, .payload_crc = crc32c(0, ip, ixb)};
+				.object = c->tape.eod, .payload_crc = crc32c(0, ip, ixb)};
 	rec_header_encode(&h, p);
 	p = ip + ixb;
 	struct seg_trailer t = {.data_end = s->data_end, .fm_off = *fm_off, .index_off = *index_off,
@@ -197,7 +197,7 @@ static void seal_job_run(struct job *j)
  */
 int seal_wait(struct vtl_cart *c)
 {
-	struct seal_job *sj = c->seal;
+	struct seal_job *sj = c->wr.seal;
 	if (!sj)
 		return VTL_OK;
 	pthread_mutex_lock(&sj->lock);
@@ -205,8 +205,8 @@ int seal_wait(struct vtl_cart *c)
 		pthread_cond_wait(&sj->cond, &sj->lock);
 	pthread_mutex_unlock(&sj->lock);
 	int rc = sj->rc;
-	for (size_t i = 0; !rc && i < c->nseg; i++) {
-		struct seg *s = &c->segs[i];
+	for (size_t i = 0; !rc && i < c->tape.nseg; i++) {
+		struct seg *s = &c->tape.segs[i];
 		if (s->seq == sj->seq && s->sealed && s->mem_off && s->index_off) {
 			free(s->mem_off);
 			s->mem_off = NULL;
@@ -216,7 +216,7 @@ int seal_wait(struct vtl_cart *c)
 	pthread_cond_destroy(&sj->cond);
 	free(sj->footer);
 	free(sj);
-	c->seal = NULL;
+	c->wr.seal = NULL;
 	return rc;
 }
 
@@ -232,7 +232,7 @@ int seg_seal_last(struct vtl_cart *c, bool with_eod, bool async)
 	if (rc)
 		return cart_fence(c, rc);
 	struct seg *s = last_seg(c);
-	struct fdref *f = cart_seg_fd(c, c->nseg - 1);
+	struct fdref *f = cart_seg_fd(c, c->tape.nseg - 1);
 	if (!f)
 		return VTL_E_IO;
 	size_t len;
@@ -260,7 +260,7 @@ int seg_seal_last(struct vtl_cart *c, bool with_eod, bool async)
 			return rc;
 		}
 	} else {
-		memcpy(copy, c->off, 4ull * s->n_obj);
+		memcpy(copy, c->tape.off, 4ull * s->n_obj);
 		s->mem_off = copy;
 		fdref_get(f);
 		sj->job.run = seal_job_run;
@@ -271,14 +271,14 @@ int seg_seal_last(struct vtl_cart *c, bool with_eod, bool async)
 		sj->seq = s->seq;
 		pthread_mutex_init(&sj->lock, NULL);
 		pthread_cond_init(&sj->cond, NULL);
-		c->seal = sj;
+		c->wr.seal = sj;
 		workers_submit(c->pool->workers, &sj->job);
 	}
 	s->sealed = true;
 	s->eod_rec = with_eod;
 	s->dmg_flag = false;
 	for (uint32_t i = 0; i < s->n_obj && !s->dmg_flag; i++)
-		s->dmg_flag = c->off[i] == 0;
+		s->dmg_flag = c->tape.off[i] == 0;
 	s->fm_off = fm_off;
 	s->index_off = index_off;
 	return VTL_OK;
@@ -316,25 +316,25 @@ int index_read(const struct seg *s, int fd, uint32_t *out)
 	return rc;
 }
 
-/* Reads the INDEX footer record of sealed segment si into c->off. */
+/* Reads the INDEX footer record of sealed segment si into c->tape.off. */
 static int seg_read_index(struct vtl_cart *c, size_t si)
 {
 	int fd = seg_fd(c, si);
 	if (fd < 0)
 		return VTL_E_IO;
-	return index_read(&c->segs[si], fd, c->off);
+	return index_read(&c->tape.segs[si], fd, c->tape.off);
 }
 
 /* Reopens the sealed segment si for appending: its index comes back into memory, its footer goes. */
 int seg_unseal(struct vtl_cart *c, size_t si)
 {
-	struct seg *s = &c->segs[si];
+	struct seg *s = &c->tape.segs[si];
 	if (s->lost)
 		return VTL_E_MEDIUM;
 	int rc = seg_load_fm(c, si);
 	if (rc)
 		return rc;
-	if ((rc = vtl_grow_to((void **)&c->off, &c->offcap, s->n_obj + 1, sizeof *c->off)))
+	if ((rc = vtl_grow_to((void **)&c->tape.off, &c->tape.offcap, s->n_obj + 1, sizeof *c->tape.off)))
 		return rc;
 	rc = s->mem_off ? VTL_OK : seg_read_index(c, si);
 	if (rc == VTL_E_CORRUPT)
@@ -342,7 +342,7 @@ int seg_unseal(struct vtl_cart *c, size_t si)
 	if (rc)
 		return rc;
 	if (s->mem_off) {
-		memcpy(c->off, s->mem_off, 4ull * s->n_obj);
+		memcpy(c->tape.off, s->mem_off, 4ull * s->n_obj);
 		free(s->mem_off);
 		s->mem_off = NULL;
 	}
@@ -354,7 +354,7 @@ int seg_unseal(struct vtl_cart *c, size_t si)
 	s->sealed = false;
 	s->eod_rec = false;
 	s->index_off = s->fm_off = 0;
-	c->need_sync = true;
+	c->wr.need_sync = true;
 	/* Its records were durable under the footer: the crash walk may tell damage among them from a tear. */
 	return s->synced_end == s->data_end ? VTL_OK : seg_mark_write(c, si, s->data_end);
 }

@@ -31,28 +31,28 @@ int seg_mark_write(struct vtl_cart *c, size_t si, uint64_t end)
 		return VTL_E_IO;
 	int rc = mark_pwrite(fd, end);
 	if (!rc)
-		c->segs[si].synced_end = end;
+		c->tape.segs[si].synced_end = end;
 	return rc;
 }
 
-/* Fences c after a failed write or sync (see struct vtl_cart's fault); returns rc. */
+/* Fences c after a failed write or sync (see struct cart_write's fault); returns rc. */
 int cart_fence(struct vtl_cart *c, int rc)
 {
-	if (rc < 0 && rc != VTL_E_POOL_FULL && rc != VTL_E_NOMEM && !c->fault)
-		c->fault = rc;
+	if (rc < 0 && rc != VTL_E_POOL_FULL && rc != VTL_E_NOMEM && !c->wr.fault)
+		c->wr.fault = rc;
 	return rc;
 }
 
 /* Makes segment files created, removed or renamed since the last sync durable in their folders. */
 int cart_sync_dirs(struct vtl_cart *c)
 {
-	for (unsigned m = 0; c->dir_dirty && m < c->pool->n; m++) {
-		if (!(c->dir_dirty & (1ull << m)))
+	for (unsigned m = 0; c->wr.dir_dirty && m < c->pool->n; m++) {
+		if (!(c->wr.dir_dirty & (1ull << m)))
 			continue;
 		char dir[PATH_MAX];
 		if (pool_cart_dir(c->pool, m, c->barcode, dir, sizeof dir) || fsync_path(dir))
 			return VTL_E_IO;
-		c->dir_dirty &= ~(1ull << m);
+		c->wr.dir_dirty &= ~(1ull << m);
 	}
 	return VTL_OK;
 }
@@ -61,16 +61,16 @@ int vtl_cart_sync(struct vtl_cart *c)
 {
 	if (c->p.readonly)
 		return VTL_OK;
-	if (c->fault)
-		return c->fault;
+	if (c->wr.fault)
+		return c->wr.fault;
 	int rc = seal_wait(c);
 	if (rc)
 		return cart_fence(c, rc);
-	if (c->need_sync && c->nseg) {
-		int fd = seg_fd(c, c->nseg - 1);
+	if (c->wr.need_sync && c->tape.nseg) {
+		int fd = seg_fd(c, c->tape.nseg - 1);
 		if (fd < 0 || fdatasync(fd) != 0)
 			return cart_fence(c, VTL_E_IO);
-		c->need_sync = false;
+		c->wr.need_sync = false;
 		/*
 		 * Say in the header, in place (the next fdatasync or the kernel's
 		 * writeback carries it), what an earlier sync made durable, so that
@@ -85,16 +85,16 @@ int vtl_cart_sync(struct vtl_cart *c)
 			 * costs nothing durable (the records are synced): the mark
 			 * stays lower, which only makes an open take more for a tail.
 			 */
-			if (s->mark_next > s->synced_end && (rc = seg_mark_write(c, c->nseg - 1, s->mark_next)) &&
+			if (s->mark_next > s->synced_end && (rc = seg_mark_write(c, c->tape.nseg - 1, s->mark_next)) &&
 			    !errno_is_full())
 				return cart_fence(c, rc);
 			s->mark_next = s->data_end;
 		}
 	}
-	c->unsynced = 0;
+	c->wr.unsynced = 0;
 	rc = cart_sync_dirs(c);
 	/* The cut is durable now, and so is the lowered sync mark it wrote: the marker may go. */
-	if (!rc && c->cut_marker && !c->need_sync)
+	if (!rc && c->dmg.cut_marker && !c->wr.need_sync)
 		rc = cut_marker_clear(c);
 	return cart_fence(c, rc);
 }

@@ -79,15 +79,23 @@ struct seg {
 	struct fdref *fd;   /* NULL when not open */
 };
 
-struct vtl_cart {
-	struct vtl_pool *pool;
-	char barcode[VTL_BARCODE_MAX + 1];
-	struct vtl_cart_params p;
-	int lockfd;
+/*
+ * A cartridge in use: one session of it. Its parts are grouped by the file
+ * that owns them (writes them and keeps their invariants); the other files
+ * read them, and change them only through that file's functions where it
+ * has any. One thread at a time calls into a cartridge.
+ */
 
+/*
+ * The tape as the segment table describes it: built by the open
+ * (cart_repair.c) and a follower's refresh (cart_follow.c), grown, sealed
+ * and reopened by cart_segment.c, cut and appended to by cart_write.c;
+ * every lookup (cart_index.c) reads it. The descriptors are cart_fd.c's.
+ */
+struct cart_tape {
 	struct seg *segs;
 	size_t nseg, segcap;
-	size_t nfd; /* segments with an open fd */
+	size_t nfd; /* segments with an open fd (cart_fd.c) */
 
 	uint32_t *off; /* offsets of the objects of the last segment when it is open */
 	size_t offcap;
@@ -95,28 +103,34 @@ struct vtl_cart {
 	uint64_t eod;
 	uint64_t total_fm;
 	uint64_t stored; /* record bytes on the tape (headers + payloads) */
+};
 
+/*
+ * Where the host is on the tape (cart_position.c): an object number, and a
+ * cursor into the segment that holds it, which reading (cart_read.c)
+ * advances record by record and any move invalidates.
+ */
+struct cart_cursor {
 	uint64_t pos;
-	bool cur_valid; /* (cur_seg, cur_off) is where pos starts */
-	size_t cur_seg;
-	uint64_t cur_off;
+	bool valid; /* (seg, off) is where pos starts */
+	size_t seg;
+	uint64_t off;
 	uint64_t seq_next; /* position after the last read, to detect sequential reading */
 	unsigned seq_run;
+};
 
+/*
+ * The write state and the sync accounting: what cart_write.c appended and
+ * cart_sync.c has not yet made durable, the seal in flight (cart_segment.c)
+ * and the write fence.
+ */
+struct cart_write {
 	bool dirty;     /* changed since open: close must write the footer */
 	bool need_sync; /* written since the last sync */
 	uint64_t unsynced; /* host bytes written since the last sync */
 	uint64_t dir_dirty; /* members whose directory entries need an fsync */
 	bool compress;
 	bool lz4_slow; /* the last block compressed slowly enough to use the workers */
-
-	unsigned char *scratch; /* compressed payloads and partial reads */
-	size_t scratch_cap;
-	unsigned char *scratch2;
-	size_t scratch2_cap;
-
-	struct vtl_cart_stats st;
-	struct ra *ra;
 	struct seal_job *seal; /* the seal of a full segment still in flight on a worker */
 	/*
 	 * The write fence: set by the first failed write or sync. Linux reports
@@ -126,9 +140,12 @@ struct vtl_cart {
 	 * again (the open's repair then finds what really is on disk).
 	 */
 	int fault;
+};
 
-	struct vtl_damage *dmg; /* damaged ranges, in tape order */
-	size_t ndmg, dmgcap;
+/* What the tape has lost, and whether a cut is under way (cart_damage.c). */
+struct cart_damage {
+	struct vtl_damage *list; /* damaged ranges, in tape order */
+	size_t n, cap;
 	/*
 	 * A cut (an overwrite or erase before EOD) is under way or not yet
 	 * synced: the marker file names its segment, and the open's repair
@@ -136,6 +153,34 @@ struct vtl_cart {
 	 */
 	bool cut_marker;
 	uint32_t cut_seq;
+};
+
+/*
+ * Buffers reused from one record to the next, grown as needed (scratch_need)
+ * and freed at close; whoever uses one is done with it before returning.
+ */
+struct cart_scratch {
+	unsigned char *stored; /* stored payloads: compressed output, records read to check or decompress */
+	size_t stored_cap;
+	unsigned char *plain; /* a compressed block decompressed whole for a read shorter than it */
+	size_t plain_cap;
+};
+
+struct vtl_cart {
+	/* Set at open (cart_open.c); p's capacity also by vtl_cart_set_capacity. */
+	struct vtl_pool *pool;
+	char barcode[VTL_BARCODE_MAX + 1];
+	struct vtl_cart_params p;
+	int lockfd;
+
+	struct cart_tape tape;
+	struct cart_cursor cur;
+	struct cart_write wr;
+	struct cart_damage dmg;
+	struct cart_scratch scratch;
+
+	struct vtl_cart_stats st; /* counted by reading, read-ahead and writing */
+	struct ra *ra;            /* the read-ahead (readahead.c) */
 };
 
 /* ---- pool.c ---- */
@@ -174,7 +219,7 @@ static inline uint64_t footer_size(uint32_t n_obj, uint32_t n_fm)
 /* The last segment of the table (there is always one). */
 static inline struct seg *last_seg(struct vtl_cart *c)
 {
-	return &c->segs[c->nseg - 1];
+	return &c->tape.segs[c->tape.nseg - 1];
 }
 
 /* Grows the scratch buffer *buf (capacity *cap) to at least need bytes: 0 or VTL_E_NOMEM. */
@@ -249,7 +294,7 @@ bool crash_may(const struct vtl_cart *c, uint32_t seq);
 int mark_pwrite(int fd, uint64_t end);
 /* Writes segment si's sync mark: its records below end are durable (the next fdatasync carries it). */
 int seg_mark_write(struct vtl_cart *c, size_t si, uint64_t end);
-/* Fences c after a failed write or sync (see struct vtl_cart's fault); returns rc. */
+/* Fences c after a failed write or sync (see struct cart_write's fault); returns rc. */
 int cart_fence(struct vtl_cart *c, int rc);
 /* Makes segment files created, removed or renamed since the last sync durable in their folders. */
 int cart_sync_dirs(struct vtl_cart *c);
@@ -300,7 +345,7 @@ bool follow_until(struct vtl_cart *c, uint64_t obj);
 
 /* cart_position.c */
 
-/* Makes (cur_seg, cur_off) point at pos (< eod). */
+/* Makes the cursor (cur.seg, cur.off) point at cur.pos (< eod). */
 int cursor_find(struct vtl_cart *c);
 /* Moves the cursor past a record of rec_len bytes that ended at object pos. */
 void cursor_advance(struct vtl_cart *c, uint64_t rec_len);

@@ -3,7 +3,8 @@
  * A cartridge's life in the pool: whether it exists, create, delete (highest
  * segment first, so that a crash leaves a shorter but consistent tape), open
  * (with its lock, the repair of cart_repair.c and its read-ahead) and close
- * (the footer written, everything synced). Owns the identity fields of struct
+ * (the footer written, everything synced), and what an open one says of
+ * itself (barcode, filemarks, statistics). Owns the identity fields of struct
  * vtl_cart and its one cleanup path, cart_free.
  */
 #include <dirent.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Durability: vtl_cart_sync, the sync mark and the write fence. A sync makes
- * the open segment's records and the folders' entries durable, then lowers the
- * cut marker; the sync mark in the segment header, one sync behind, tells the
- * next open which records were durable (damage there) from a torn tail (a
- * crash). The first failed write or sync fences the cartridge (struct
- * cart_write's fault) until it is closed.
+ * the open segment's records and the folders' entries durable, then removes
+ * the marker of a cut it made durable; the sync mark in the segment header,
+ * one sync behind, lets the next open tell a bad record below it (damage)
+ * from a torn tail (a crash). The first failed write or sync fences the
+ * cartridge (struct cart_write's fault) until it is closed.
  */
 #include <stdint.h>
 #include <sys/uio.h>

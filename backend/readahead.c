@@ -286,10 +286,10 @@ static bool win_off(struct ra *ra, const struct seg *s, uint32_t e, uint64_t *of
 static bool plan_chunk(struct ra *ra, struct slot *s)
 {
 	struct vtl_cart *c = ra->c;
-	if (ra->next_obj >= c->eod)
+	if (ra->next_obj >= c->tape.eod)
 		return false;
 	size_t si = cart_seg_of(c, ra->next_obj);
-	const struct seg *sg = &c->segs[si];
+	const struct seg *sg = &c->tape.segs[si];
 	uint32_t rel = (uint32_t)(ra->next_obj - sg->first_obj);
 	uint64_t start, end, next_end;
 	if (!ra->wvalid || ra->wsi != si || !win_off(ra, sg, rel, &start) || !win_off(ra, sg, rel + 1, &end)) {
@@ -415,14 +415,14 @@ int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_re
 			/* Past the slot's decompression budget: decompress it here. */
 			unsigned char *dst = buf;
 			if (buflen < rec->h.length) {
-				if (rec->h.length > c->scratch2_cap) {
-					unsigned char *p = realloc(c->scratch2, rec->h.length);
+				if (rec->h.length > c->scratch.plain_cap) {
+					unsigned char *p = realloc(c->scratch.plain, rec->h.length);
 					if (!p)
 						return 0;
-					c->scratch2 = p;
-					c->scratch2_cap = rec->h.length;
+					c->scratch.plain = p;
+					c->scratch.plain_cap = rec->h.length;
 				}
-				dst = c->scratch2;
+				dst = c->scratch.plain;
 			}
 			if (lz4_record_decompress(s->raw + rec->data_off, rec->h.stored_len, dst, rec->h.length))
 				return 0;

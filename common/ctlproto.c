@@ -315,7 +315,8 @@ int ctlproto_parse(const char *line, size_t len, enum ctlproto_daemon daemon, st
 		const struct ctlproto_arg *a = &ps.vi->args[i];
 		if (!positional(a))
 			continue;
-		if (at == n || named(ps.vi, text[at])) {
+		/* A required one takes the next word whatever it is: a cartridge may be called "force". */
+		if (at == n || (a->optional && named(ps.vi, text[at]))) {
 			if (a->optional)
 				break; /* only the last positionals are optional: none follows */
 			return refuse(&ps, "missing %s", a->name);

@@ -47,21 +47,6 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-int vtl_barcode_check(const char *barcode)
-{
-	if (!barcode)
-		return VTL_E_INVAL;
-	size_t n = strnlen(barcode, VTL_BARCODE_MAX + 1);
-	if (n == 0 || n > VTL_BARCODE_MAX || barcode[0] == '.')
-		return VTL_E_INVAL;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)barcode[i];
-		if (ch <= ' ' || ch > '~' || ch == '/' || ch == '\\')
-			return VTL_E_INVAL;
-	}
-	return VTL_OK;
-}
-
 /* FNV-1a: cheap, and spreads similar barcodes (ABC001, ABC002) over different members. */
 static uint32_t barcode_hash(const char *barcode)
 {

@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/barcode.h" /* vtl_barcode_check, VTL_BARCODE_MAX: the pool names files after barcodes */
 #include "common/vtl_error.h"
 
 #define VTL_POOL_MAX_MEMBERS 64
-#define VTL_BARCODE_MAX 32 /* SMC primary volume tag field is 32 bytes */
 
 #define VTL_SEGMENT_SIZE_DEFAULT (256ull << 20)
 #define VTL_SEGMENT_SIZE_MIN (64ull << 10)
@@ -78,9 +78,6 @@ struct vtl_pool_fill {
 
 /* Fills *out from vtl_pool_member_space of every member, after a vtl_pool_rescan when rescan is set. */
 VTL_MUST_CHECK int vtl_pool_fill(struct vtl_pool *pool, bool rescan, struct vtl_pool_fill *out);
-
-/* Returns 0 if barcode is acceptable: 1..32 of ASCII 0x21..0x7E, no / or \\, not starting with ".". */
-VTL_MUST_CHECK int vtl_barcode_check(const char *barcode);
 
 /* Member index that holds segment seq of the cartridge named barcode. */
 unsigned vtl_pool_member_for(const struct vtl_pool *pool, const char *barcode, uint32_t seq);

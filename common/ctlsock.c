@@ -246,9 +246,15 @@ static void client_send(struct client *c)
 static void client_answer(struct ctlsock *s, struct client *c, bool too_long, uint64_t now)
 {
 	size_t cap = sizeof s->answer - 1; /* room for the newline */
+	const char *nul = memchr(c->req, 0, c->have);
 	if (too_long) {
 		char why[128];
 		snprintf(why, sizeof why, "request longer than %d bytes", CTLSOCK_REQUEST_MAX - 1);
+		jo_answer(s->answer, cap, VTL_E_INVAL, why, NULL);
+	} else if (nul) {
+		/* The handler gets a C string: what follows a NUL would be dropped without a word. */
+		char why[128];
+		snprintf(why, sizeof why, "byte %zu of the request is NUL", (size_t)(nul - c->req));
 		jo_answer(s->answer, cap, VTL_E_INVAL, why, NULL);
 	} else {
 		s->handler(s->arg, c->req, s->answer, cap);

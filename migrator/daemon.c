@@ -11,6 +11,7 @@
 #include "backend/cartridge.h"
 #include "catalog/catalog.h"
 #include "common/clock.h"
+#include "common/ctlproto.h"
 #include "common/ctlsock.h"
 #include "common/grow.h"
 #include "common/jsonout.h"
@@ -22,6 +23,7 @@
 #include "migrator/policyd.h"
 
 _Static_assert(VTL_CFG_MAX_PHYS_DRIVES <= PHYS_MAX_DRIVES, "[physical] drive lines must fit a phys_st_config");
+_Static_assert(CTLPROTO_DRIVE_MAX + 1 >= PHYS_MAX_DRIVES, "a request can name every physical drive");
 #include "migrator/phys_sim.h"
 
 #define IDLE_WAIT_S 1          /* the worker looks for queued jobs at least this often */
@@ -456,58 +458,80 @@ static void policy_request(struct migd *m, const char *word, int args, const cha
 		jo_answer(out, cap, VTL_E_INVAL, "give the barcode of the premigrated cartridge to release (and force)", NULL);
 }
 
+/*
+ * The requests, parsed by common/ctlproto.c's table, each answered by the
+ * handler above it takes: these adapters only hand it the parsed values.
+ */
+typedef void (*request_fn)(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap);
+
+static void req_job(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	if (r->given[CTLPROTO_OPT_DRIVE] && r->option[CTLPROTO_OPT_DRIVE] >= m->lib->drives) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "%s has drives 0..%u", m->cfg->physical.name, m->lib->drives - 1);
+		jo_answer(out, cap, VTL_E_INVAL, msg, NULL);
+		return;
+	}
+	enum cat_job_kind kind = r->verb == CTLPROTO_VERIFY ? CAT_JOB_VERIFY
+				 : r->verb == CTLPROTO_RECALL ? CAT_JOB_RECALL
+							      : CAT_JOB_MIGRATE;
+	int drive = r->given[CTLPROTO_OPT_DRIVE] ? (int)r->option[CTLPROTO_OPT_DRIVE] : -1;
+	unsigned rate = r->given[CTLPROTO_OPT_RATE] ? (unsigned)r->option[CTLPROTO_OPT_RATE] : 0;
+	queue_job(m, kind, r->barcode, drive, rate, r->option[CTLPROTO_OPT_NATIVE] != 0, out, cap);
+}
+
+static void req_hint(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	host_hint(m, r->verb == CTLPROTO_WAKE, r->barcode, out, cap);
+}
+
+static void req_jobs(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	(void)r;
+	jobs_answer(m, out, cap);
+}
+
+static void req_cancel(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	cancel_job(m, r->job, out, cap);
+}
+
+static void req_scan(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	(void)r;
+	scan(m, out, cap);
+}
+
+static void req_physical(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	(void)r;
+	physical(m, out, cap);
+}
+
+static void req_policy(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	bool force = r->flags & CTLPROTO_FLAG_FORCE;
+	if (r->verb == CTLPROTO_POLICY)
+		policy_request(m, "policy", 0, "", "", out, cap);
+	else
+		policy_request(m, "release", force ? 2 : 1, r->barcode, force ? "force" : "", out, cap);
+}
+
+static const request_fn requests[CTLPROTO_VERBS] = {
+	[CTLPROTO_MIGRATE] = req_job,       [CTLPROTO_VERIFY] = req_job,   [CTLPROTO_RECALL] = req_job,
+	[CTLPROTO_WAKE] = req_hint,         [CTLPROTO_YIELD] = req_hint,   [CTLPROTO_JOBS] = req_jobs,
+	[CTLPROTO_CANCEL] = req_cancel,     [CTLPROTO_SCAN] = req_scan,    [CTLPROTO_PHYSICAL] = req_physical,
+	[CTLPROTO_POLICY] = req_policy,     [CTLPROTO_RELEASE] = req_policy,
+};
+
 void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 {
-	char word[32] = "", a[4][64] = {"", "", "", ""};
-	int n = sscanf(request, "%31s %63s %63s %63s %63s", word, a[0], a[1], a[2], a[3]);
-	if (!strcmp(word, "migrate") || !strcmp(word, "verify") || !strcmp(word, "recall")) {
-		if (n < 2 || vtl_barcode_check(a[0]) != VTL_OK) {
-			jo_answer(out, cap, VTL_E_INVAL, "give the cartridge's barcode", NULL);
-			return;
-		}
-		int drive = -1;
-		unsigned rate = 0;
-		bool native = false;
-		for (int i = 1; i + 1 < n; i += 2) {
-			char *end;
-			long v = strtol(a[i + 1], &end, 10);
-			if (*end || v < 0 || (strcmp(a[i], "drive") && strcmp(a[i], "rate") && strcmp(a[i], "native"))) {
-				jo_answer(out, cap, VTL_E_INVAL, "options: drive N, rate MB/s, native 1", NULL);
-				return;
-			}
-			if (!strcmp(a[i], "drive"))
-				drive = (int)v;
-			else if (!strcmp(a[i], "rate"))
-				rate = (unsigned)v;
-			else
-				native = v != 0;
-		}
-		if (drive >= (int)m->lib->drives) {
-			char msg[96];
-			snprintf(msg, sizeof msg, "%s has drives 0..%u", m->cfg->physical.name, m->lib->drives - 1);
-			jo_answer(out, cap, VTL_E_INVAL, msg, NULL);
-			return;
-		}
-		enum cat_job_kind kind = word[0] == 'v' ? CAT_JOB_VERIFY : word[0] == 'r' ? CAT_JOB_RECALL : CAT_JOB_MIGRATE;
-		queue_job(m, kind, a[0], drive, rate, native, out, cap);
-	} else if ((!strcmp(word, "wake") || !strcmp(word, "yield")) && n == 2) {
-		host_hint(m, word[0] == 'w', a[0], out, cap);
-	} else if (!strcmp(word, "jobs")) {
-		jobs_answer(m, out, cap);
-	} else if (!strcmp(word, "cancel") && n == 2) {
-		cancel_job(m, strtoll(a[0], NULL, 10), out, cap);
-	} else if (!strcmp(word, "scan")) {
-		scan(m, out, cap);
-	} else if (!strcmp(word, "physical")) {
-		physical(m, out, cap);
-	} else if (!strcmp(word, "policy") || !strcmp(word, "release")) {
-		policy_request(m, word, n - 1, a[0], a[1], out, cap);
-	} else {
-		size_t at = 0;
-		jo_printf(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '");
-		jo_str(out, cap, &at, word);
-		jo_printf(out, cap, &at, "'\"}");
-	}
+	struct ctlproto_request r;
+	char err[512];
+	if (ctlproto_parse(request, strlen(request), CTLPROTO_MIGRATOR, &r, err, sizeof err) != VTL_OK)
+		jo_answer(out, cap, VTL_E_INVAL, err, NULL);
+	else
+		requests[r.verb](m, &r, out, cap);
 }
 
 static void handle(void *arg, const char *request, char *out, size_t cap)

@@ -8,6 +8,7 @@
 
 #include "backend/cartridge.h"
 #include "common/lockorder.h"
+#include "common/ctlproto.h"
 #include "common/ctlsock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
@@ -95,12 +96,17 @@ static int recall_pending(struct vtl_library *lib, const char *barcode, bool *pe
 }
 
 /* Tells the migrator something now; it is only a hint: the catalog holds the work. */
-static void tell_migrator(struct vtl_library *lib, const char *verb, const char *barcode)
+static void tell_migrator(struct vtl_library *lib, enum ctlproto_verb verb, const char *barcode)
 {
 	if (!lib->opt.migrator)
 		return;
-	char req[64], ans[512];
-	snprintf(req, sizeof req, "%s %s", verb, barcode);
+	struct ctlproto_request r = {.verb = verb};
+	char req[CTLSOCK_REQUEST_MAX], ans[512], err[256];
+	snprintf(r.barcode, sizeof r.barcode, "%s", barcode);
+	if (ctlproto_format(&r, req, sizeof req, err, sizeof err) != VTL_OK) {
+		log_debug("cannot tell vtl-migrator about %s: %s", barcode, err);
+		return;
+	}
 	int rc = ctlsock_exchange(lib->opt.migrator, req, ans, sizeof ans, MIGRATOR_TIMEOUT_MS);
 	if (rc != VTL_OK)
 		log_debug("telling vtl-migrator \"%s\": %s", req, vtl_strerror(rc));
@@ -126,7 +132,7 @@ static void stage_request(void *arg, const char *barcode)
 		vtl_ignore(catalog_event(lib->cat, ACTOR, what));
 		log_info("%s", what);
 	}
-	tell_migrator(lib, "wake", barcode);
+	tell_migrator(lib, CTLPROTO_WAKE, barcode);
 }
 
 static enum ssc_stage stage_poll(void *arg, const char *barcode)
@@ -154,7 +160,7 @@ static enum ssc_stage stage_poll(void *arg, const char *barcode)
 
 static void stage_yield(void *arg, const char *barcode)
 {
-	tell_migrator(arg, "yield", barcode);
+	tell_migrator(arg, CTLPROTO_YIELD, barcode);
 }
 
 /* Before a host's first write: its copies stop being its data. A failure refuses the write (ssc.h). */

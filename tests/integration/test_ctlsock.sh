@@ -11,7 +11,9 @@
 #   - a client that connects and sends nothing does not delay another one's
 #     vtlctl status, and is closed by the 5 s deadline;
 #   - a folder every user can write into is refused at start, with the fix;
-#   - vtl-migrator's socket: the same modes and the same peer check.
+#   - vtl-migrator's socket: the same modes and the same peer check;
+#   - both daemons answer a malformed request (missing or repeated words, bad numbers, a NUL, the other
+#     daemon's verb) with an error that names what is wrong and the verb's usage.
 # The user switches need root (setpriv); without root those steps are skipped.
 #
 # Usage: sh test_ctlsock.sh <build-dir>   (needs <build-dir>/vtld, vtlctl and vtl-migrator; no network)
@@ -73,6 +75,25 @@ refused_with_extra_group() {
 	grep -q "warn  control: refused uid $NOBODY" "$2" || fail "$1 did not log the refused uid"
 	grep "control: refused uid" "$2" | tail -1 | sed 's/^/   log: /'
 }
+# ask_refused SOCKET REQUEST ERROR: sends REQUEST (with Python backslash escapes, e.g. \0) as one line; the answer must be
+# {"ok":false} with exactly ERROR.
+ask_refused() {
+	python3 - "$1" "$2" "$3" <<'PY' || fail "the answer to '$2' is not the refusal expected"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode().decode("unicode_escape").encode("latin-1") + b"\n")
+line = b""
+while not line.endswith(b"\n"):
+    got = s.recv(4096)
+    if not got:
+        break
+    line += got
+ans = json.loads(line)
+print("   %s -> %s" % (sys.argv[2], ans.get("error")))
+assert ans["ok"] is False and ans["error"] == sys.argv[3], ans
+PY
+}
 # vtld can be reached through $tmp by nobody (as it would under /run); the folders below decide.
 chmod 0711 "$tmp"
 
@@ -113,6 +134,12 @@ closed = time.monotonic() - t0
 assert 4.0 <= closed <= 8.0, "the idle client was closed after %.2f s, expected about 5" % closed
 print("   status answered in %.3f s; the idle client was closed after %.1f s" % (took, closed))
 PY
+
+step "a malformed request gets vtld's error naming the verb's usage; a NUL or another daemon's verb is refused"
+ask_refused "$sock" 'move 1025' 'move: missing TO; usage: move FROM TO'
+ask_refused "$sock" 'unload 99999' "unload: DRIVE '99999' is not an element address (0 to 65534); usage: unload DRIVE [SLOT]"
+ask_refused "$sock" 'migrate CTLS0001' "'migrate' is a request for vtl-migrator, not vtld"
+ask_refused "$sock" 'status\0move 1 2' 'byte 6 of the request is NUL'
 vtld_stop
 
 if [ $root = yes ]; then
@@ -157,6 +184,13 @@ under_umask_000 migrator_start
 [ "$(stat -c %a "$tmp/mrun/migrator.sock")" = 600 ] || fail "migrator socket mode $(stat -c %a "$tmp/mrun/migrator.sock")"
 echo "   folder $(stat -c %a "$tmp/mrun"), socket $(stat -c %a "$tmp/mrun/migrator.sock")"
 ctl jobs >/dev/null
+step "vtl-migrator refuses malformed requests the same way"
+msock=$tmp/mrun/migrator.sock
+ask_refused "$msock" 'cancel 0' "cancel: JOB '0' is not a job id (1 to 9223372036854775807); usage: cancel JOB"
+ask_refused "$msock" 'migrate CTLS0001 drive 1 drive 2' \
+	'migrate: drive is given twice; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1]'
+ask_refused "$msock" 'release CTLS0001 now' "release: 'now' is not an argument of release; usage: release BARCODE [force]"
+ask_refused "$msock" 'status' "'status' is a request for vtld, not vtl-migrator"
 migrator_stop
 
 if [ $root = yes ]; then

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/testlib.h"
+
 #include "vtl/scsi/dispatch.h"
 #include "vtl/scsi/smc.h"
 #include "vtl/scsi/ssc.h"
@@ -25,16 +27,8 @@ static char *doc;
 static int load_doc(void **state)
 {
 	(void)state;
-	const char *dir = getenv("VTL_SRCDIR");
-	char path[512];
-	snprintf(path, sizeof path, "%s/docs/scsi-conformance.md", dir ? dir : ".");
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	doc = calloc(1, 1 << 20);
-	size_t n = doc ? fread(doc, 1, (1 << 20) - 1, f) : 0;
-	fclose(f);
-	return n ? 0 : -1;
+	doc = tl_doc_read("scsi-conformance.md");
+	return doc ? 0 : -1;
 }
 
 static int free_doc(void **state)

@@ -5,9 +5,10 @@
  * the umask; a folder others could write into is refused with a message
  * that says what to change; a client that sends nothing neither delays
  * another nor stays past the deadline; one client too many is told "busy";
- * an over-long request gets an error line; and, when the tests run as
- * root, a peer that is neither root, the daemon's user nor a member of the
- * group is refused even when the file's mode lets it connect.
+ * an over-long request, or one holding a NUL, gets an error line; and,
+ * when the tests run as root, a peer that is neither root, the daemon's
+ * user nor a member of the group is refused even when the file's mode lets
+ * it connect.
  */
 #include <errno.h>
 #include <grp.h>
@@ -244,6 +245,21 @@ static void long_request_refused(void **state)
 	close(fd);
 }
 
+/* A NUL inside a request would cut it short for the handler: the whole request is refused instead. */
+static void request_with_nul_refused(void **state)
+{
+	struct sockfx *f = *state;
+	char err[512] = "";
+	if (start(f, NULL, 0, 0, err, sizeof err))
+		fail_msg("start: %s", err);
+	int fd = connect_idle(f->path);
+	assert_int_equal(write(fd, "status\0move 1 2\n", 16), 16);
+	char ans[256];
+	assert_true(ctlsock_read_line(fd, ans, sizeof ans, 2000) > 0);
+	assert_string_equal(ans, "{\"ok\":false,\"error\":\"byte 6 of the request is NUL\"}");
+	close(fd);
+}
+
 /*
  * As uid and gid nobody with extra_group among its process groups (which the
  * group database does not give nobody), sends "status": the answer line, or
@@ -311,6 +327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(idle_client_does_not_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_too_many_is_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(long_request_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(request_with_nul_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(peers_checked, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -247,3 +247,21 @@ double tl_env_scale(void)
 		return atof(sc);
 	return 1.0;
 }
+
+char *tl_doc_read(const char *name)
+{
+	const char *dir = getenv("VTL_SRCDIR");
+	char path[512];
+	snprintf(path, sizeof path, "%s/docs/%s", dir ? dir : ".", name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *doc = calloc(1, TL_DOC_MAX + 1);
+	size_t n = doc ? fread(doc, 1, TL_DOC_MAX + 1, f) : 0;
+	fclose(f);
+	if (n == 0 || n > TL_DOC_MAX) {
+		free(doc);
+		return NULL;
+	}
+	return doc;
+}

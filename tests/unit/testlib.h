@@ -126,4 +126,12 @@ uint64_t tl_env_seed(void);
 /* VTL_TEST_SCALE if it is a number above 0, else 1. */
 double tl_env_scale(void);
 
+/*
+ * The whole of docs/NAME under $VTL_SRCDIR (else the current folder), read
+ * into a NUL-terminated block the caller frees; NULL when it cannot be read,
+ * is empty or is larger than TL_DOC_MAX.
+ */
+#define TL_DOC_MAX (1 << 20)
+char *tl_doc_read(const char *name);
+
 #endif

@@ -112,7 +112,7 @@ int cmd_physical_add(struct ctl *ctl, int argc, char **argv)
 		if (!ctl_migrator_up(ctl))
 			return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: start it to add the tapes of the "
 				       "physical library, or name one with --barcode BC --capacity SIZE");
-		if ((rc = ctl_migrator(ctl, msg, sizeof msg, "scan")))
+		if ((rc = ctl_request(ctl, &(struct ctlproto_request){.verb = CTLPROTO_SCAN}, msg, sizeof msg)))
 			return rc;
 		printf("%s\n", msg);
 		return 0;
@@ -164,7 +164,7 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: it holds the physical library");
 	static char answer[ANSWER_MAX];
 	bool printed;
-	if ((rc = ctl_migrator_query(ctl, "physical", answer, sizeof answer, &printed)) || printed)
+	if ((rc = ctl_query(ctl, &(struct ctlproto_request){.verb = CTLPROTO_PHYSICAL}, answer, sizeof answer, &printed)) || printed)
 		return rc;
 	static const char *const head[] = {"ADDRESS", "TYPE", "BARCODE"};
 	struct table t;
@@ -183,28 +183,33 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 
 /* --------------------------------------------------------------- jobs */
 
-/* Queues a migrate or verify job: through vtl-migrator, or in the catalog when it is not running. */
-static int queue(struct ctl *ctl, const char *what, enum cat_job_kind kind, const char *barcode, const char *extra)
+/*
+ * Queues the job *r (migrate, verify, recall of r->barcode): through
+ * vtl-migrator, or in the catalog when it is not running.
+ */
+static int queue(struct ctl *ctl, const struct ctlproto_request *r, enum cat_job_kind kind)
 {
 	char msg[512];
+	const char *what = ctlproto_verb(r->verb)->word;
 	if (ctl_migrator_up(ctl)) {
-		int rc = ctl_migrator(ctl, msg, sizeof msg, "%s %s%s", what, barcode, extra);
+		int rc = ctl_request(ctl, r, msg, sizeof msg);
 		if (rc)
 			return rc;
 		printf("%s\n", msg);
 		return 0;
 	}
-	if (extra[0])
-		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: --native, --drive and --rate need it (a "
-			       "job queued in the catalog makes a stacked copy with the configured drive and rate)");
+	for (unsigned o = 0; o < CTLPROTO_OPTIONS; o++)
+		if (r->given[o])
+			return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: --native, --drive and --rate need it "
+				       "(a job queued in the catalog makes a stacked copy with the configured drive and rate)");
 	int rc = ctl_open_library(ctl);
 	if (rc)
 		return rc;
 	int64_t id;
-	if ((rc = catalog_job_add(ctl->cat, kind, barcode, &id)))
-		return ctl_cat_err(ctl, rc, "queueing a job for %s", barcode);
+	if ((rc = catalog_job_add(ctl->cat, kind, r->barcode, &id)))
+		return ctl_cat_err(ctl, rc, "queueing a job for %s", r->barcode);
 	printf("queued job %" PRId64 ": %s %s; vtl-migrator is not running: it runs the job when it starts\n", id, what,
-	       barcode);
+	       r->barcode);
 	return 0;
 }
 
@@ -224,40 +229,42 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "give one cartridge barcode");
 	if (strlen(pos[0]) > CAT_BARCODE_MAX || vtl_barcode_check(pos[0]))
 		return ctl_usage(ctl, "'%.40s' is not a barcode", pos[0]);
-	uint64_t drive = 0, rate = 0;
-	if (opts[1].set && vtl_parse_uint(opts[1].val, 15, &drive))
+	struct ctlproto_request r = {.verb = CTLPROTO_MIGRATE};
+	snprintf(r.barcode, sizeof r.barcode, "%s", pos[0]);
+	uint64_t *drive = &r.option[CTLPROTO_OPT_DRIVE], *rate = &r.option[CTLPROTO_OPT_RATE];
+	if (opts[1].set && vtl_parse_uint(opts[1].val, CTLPROTO_DRIVE_MAX, drive))
 		return ctl_usage(ctl, "--drive %s: give a drive number of the physical library, from 0", opts[1].val);
-	if (opts[2].set && (vtl_parse_uint(opts[2].val, 100000, &rate) || rate == 0))
-		return ctl_usage(ctl, "--rate %s: give MB/s, 1 to 100000", opts[2].val);
+	if (opts[2].set && (vtl_parse_uint(opts[2].val, CTLPROTO_RATE_MAX, rate) || *rate == 0))
+		return ctl_usage(ctl, "--rate %s: give MB/s, 1 to %u", opts[2].val, CTLPROTO_RATE_MAX);
 	if ((rc = ctl_load_config(ctl)))
 		return rc;
-	char extra[64] = "";
-	size_t at = 0;
-	if (opts[0].set)
-		at += (size_t)snprintf(extra + at, sizeof extra - at, " native 1");
-	if (opts[1].set)
-		at += (size_t)snprintf(extra + at, sizeof extra - at, " drive %" PRIu64, drive);
-	if (opts[2].set)
-		snprintf(extra + at, sizeof extra - at, " rate %" PRIu64, rate);
-	return queue(ctl, "migrate", CAT_JOB_MIGRATE, pos[0], extra);
+	r.given[CTLPROTO_OPT_NATIVE] = opts[0].set;
+	r.option[CTLPROTO_OPT_NATIVE] = opts[0].set;
+	r.given[CTLPROTO_OPT_DRIVE] = opts[1].set;
+	r.given[CTLPROTO_OPT_RATE] = opts[2].set;
+	return queue(ctl, &r, CAT_JOB_MIGRATE);
 }
 
 /* A job on one cartridge with no options: verify, recall. */
-static int barcode_job(struct ctl *ctl, int argc, char **argv, const char *what, enum cat_job_kind kind)
+static int barcode_job(struct ctl *ctl, int argc, char **argv, enum ctlproto_verb verb, enum cat_job_kind kind)
 {
 	const char *barcode;
 	int rc = ctl_parse_barcode(ctl, argc, argv, &barcode);
-	return rc ? rc : queue(ctl, what, kind, barcode, "");
+	if (rc)
+		return rc;
+	struct ctlproto_request r = {.verb = verb};
+	snprintf(r.barcode, sizeof r.barcode, "%s", barcode);
+	return queue(ctl, &r, kind);
 }
 
 int cmd_verify(struct ctl *ctl, int argc, char **argv)
 {
-	return barcode_job(ctl, argc, argv, "verify", CAT_JOB_VERIFY);
+	return barcode_job(ctl, argc, argv, CTLPROTO_VERIFY, CAT_JOB_VERIFY);
 }
 
 int cmd_recall(struct ctl *ctl, int argc, char **argv)
 {
-	return barcode_job(ctl, argc, argv, "recall", CAT_JOB_RECALL);
+	return barcode_job(ctl, argc, argv, CTLPROTO_RECALL, CAT_JOB_RECALL);
 }
 
 static const char *const kinds[] = {"", "migrate", "recall", "verify"};
@@ -299,7 +306,7 @@ static const char *const job_head[] = {"ID", "KIND", "BARCODE", "STATE", "DONE",
 static int jobs_live(struct ctl *ctl)
 {
 	static char answer[ANSWER_MAX];
-	int rc = ctl_migrator_raw(ctl, "jobs", answer, sizeof answer);
+	int rc = ctl_request_raw(ctl, &(struct ctlproto_request){.verb = CTLPROTO_JOBS}, answer, sizeof answer);
 	if (rc)
 		return rc;
 	if (strncmp(answer, "{\"ok\":true", 10) != 0) { /* refused (not this user's socket, busy): not an empty list */
@@ -377,14 +384,14 @@ int cmd_cancel(struct ctl *ctl, int argc, char **argv)
 	if (rc)
 		return rc;
 	uint64_t id;
-	if (npos != 1 || vtl_parse_uint(pos[0], INT64_MAX, &id))
+	if (npos != 1 || vtl_parse_uint(pos[0], CTLPROTO_JOB_MAX, &id) || id == 0)
 		return ctl_usage(ctl, "give one job id (see 'vtlctl jobs')");
 	if ((rc = ctl_load_config(ctl)))
 		return rc;
 	if (!ctl_migrator_up(ctl))
 		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running");
 	char msg[512];
-	if ((rc = ctl_migrator(ctl, msg, sizeof msg, "cancel %" PRIu64, id)))
+	if ((rc = ctl_request(ctl, &(struct ctlproto_request){.verb = CTLPROTO_CANCEL, .job = (int64_t)id}, msg, sizeof msg)))
 		return rc;
 	printf("%s\n", msg);
 	return 0;

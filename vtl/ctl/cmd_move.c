@@ -97,6 +97,22 @@ static int move_err(struct ctl *ctl, int rc, const char *barcode, uint16_t from,
 	return ctl_cat_err(ctl, rc, "moving %s", barcode ? barcode : "the cartridge");
 }
 
+/* vtld moves the cartridge in from to to (a drive loads what it receives; hosts are told). 0 or VTLCTL_FAIL. */
+static int daemon_move(struct ctl *ctl, uint16_t from, uint16_t to)
+{
+	struct ctlproto_request r = {.verb = CTLPROTO_MOVE, .item = {.is_address = true, .address = from},
+				     .element = {to}, .elements = 1};
+	return ctl_request(ctl, &r, NULL, 0);
+}
+
+/* vtld imports barcode into mail slot ie (creating a new one blank). 0 or VTLCTL_FAIL. */
+static int daemon_import(struct ctl *ctl, const char *barcode, uint16_t ie)
+{
+	struct ctlproto_request r = {.verb = CTLPROTO_IMPORT, .element = {ie}, .elements = 1};
+	snprintf(r.barcode, sizeof r.barcode, "%s", barcode);
+	return ctl_request(ctl, &r, NULL, 0);
+}
+
 /*
  * Moves the cartridge in from to to while vtld is stopped: through the library
  * model, which applies the rules vtld applies (a drive takes only media it
@@ -168,7 +184,7 @@ int cmd_move(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "%s is already in element %u: FROM and TO are the same", barcode, to);
 	if (online) {
 		/* vtld makes the move (a drive loads what it receives; hosts are told). */
-		if ((rc = ctl_daemon(ctl, NULL, 0, "move %u %u", from, to)))
+		if ((rc = daemon_move(ctl, from, to)))
 			return rc;
 	} else if ((rc = offline_move(ctl, barcode, from, to))) {
 		return rc;
@@ -243,7 +259,7 @@ int cmd_import(struct ctl *ctl, int argc, char **argv)
 			return ctl_err(ctl, VTLCTL_FAIL, "there is no cartridge %s; to import a new blank one, add --new", bc);
 		if (isnew && rc == VTL_OK)
 			return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s exists already; import it without --new", bc);
-		if ((rc = pick_mail_slot(ctl, opts[3].val, &ie)) || (rc = ctl_daemon(ctl, NULL, 0, "import %s %u", bc, ie)))
+		if ((rc = pick_mail_slot(ctl, opts[3].val, &ie)) || (rc = daemon_import(ctl, bc, ie)))
 			return rc;
 	} else if (isnew) {
 		if ((rc = ctl_check_new(ctl, bc)) || (rc = pick_mail_slot(ctl, opts[3].val, &ie)) ||
@@ -333,7 +349,7 @@ int cmd_export(struct ctl *ctl, int argc, char **argv)
 		if (online) {
 			if (from == CAT_NO_ELEMENT)
 				return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is in no element; stop vtld to place it", bc);
-			if ((rc = ctl_daemon(ctl, NULL, 0, "move %u %u", from, ie)))
+			if ((rc = daemon_move(ctl, from, ie)))
 				return rc;
 		} else {
 			if (from != CAT_NO_ELEMENT) {
@@ -346,7 +362,8 @@ int cmd_export(struct ctl *ctl, int argc, char **argv)
 		from = ie;
 	}
 	if (remove) {
-		rc = online ? ctl_daemon(ctl, NULL, 0, "export %u", from) : ctl_place(ctl, bc, CAT_NO_ELEMENT, "exported");
+		rc = online ? ctl_request(ctl, &(struct ctlproto_request){.verb = CTLPROTO_EXPORT, .element = {from}, .elements = 1}, NULL, 0)
+			    : ctl_place(ctl, bc, CAT_NO_ELEMENT, "exported");
 		if (rc && online)
 			return rc;
 		if (rc) {
@@ -390,8 +407,8 @@ int cmd_load(struct ctl *ctl, int argc, char **argv)
 	int rc = ctl_parse(ctl, argc, argv, NULL, 0, &pos, &npos);
 	if (rc)
 		return rc;
-	uint16_t drive;
-	if (npos != 2 || ctl_parse_address(pos[1], &drive))
+	struct ctlproto_request r = {.verb = CTLPROTO_LOAD, .elements = 1};
+	if (npos != 2 || ctl_parse_address(pos[1], &r.element[0]) || ctlproto_item_parse(pos[0], &r.item))
 		return ctl_usage(ctl, "give WHAT (a barcode or an element address) and the DRIVE's element address");
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
@@ -399,7 +416,7 @@ int cmd_load(struct ctl *ctl, int argc, char **argv)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld is not running: loading a drive needs the running library (or "
 			       "use 'vtlctl move', which only records where the cartridge is)");
 	char msg[256];
-	if ((rc = ctl_daemon(ctl, msg, sizeof msg, "load %s %u", pos[0], drive)))
+	if ((rc = ctl_request(ctl, &r, msg, sizeof msg)))
 		return rc;
 	printf("%s\n", msg);
 	return 0;
@@ -425,9 +442,9 @@ int cmd_unload(struct ctl *ctl, int argc, char **argv)
 	if (!ctl_daemon_up(ctl))
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld is not running: unloading a drive needs the running library");
 	char msg[256];
-	rc = slot == CAT_NO_ELEMENT ? ctl_daemon(ctl, msg, sizeof msg, "unload %u", drive)
-				    : ctl_daemon(ctl, msg, sizeof msg, "unload %u %u", drive, slot);
-	if (rc)
+	struct ctlproto_request r = {.verb = CTLPROTO_UNLOAD, .element = {drive, slot},
+				     .elements = slot == CAT_NO_ELEMENT ? 1 : 2};
+	if ((rc = ctl_request(ctl, &r, msg, sizeof msg)))
 		return rc;
 	printf("%s\n", msg);
 	return 0;
@@ -450,7 +467,7 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld is not running (nothing answers on %s)",
 			       ctl->cfg->daemon.control_socket);
 	static char answer[65536];
-	if ((rc = ctl_daemon_raw(ctl, "status", answer, sizeof answer)))
+	if ((rc = ctl_request_raw(ctl, &(struct ctlproto_request){.verb = CTLPROTO_STATUS}, answer, sizeof answer)))
 		return rc;
 	if (strncmp(answer, "{\"ok\":true", 10) != 0)
 		return ctl_err(ctl, VTLCTL_FAIL, "vtld answered: %s", answer);

@@ -58,7 +58,7 @@ int cmd_policy(struct ctl *ctl, int argc, char **argv)
 		return rc;
 	static char answer[ANSWER_MAX];
 	bool printed;
-	if ((rc = ctl_migrator_query(ctl, "policy", answer, sizeof answer, &printed)) || printed)
+	if ((rc = ctl_query(ctl, &(struct ctlproto_request){.verb = CTLPROTO_POLICY}, answer, sizeof answer, &printed)) || printed)
 		return rc;
 	char used[32], size[32], rules[64], err[512];
 	fmt_bytes(ans_u64(answer, "used_bytes"), used, sizeof used);
@@ -116,8 +116,10 @@ int cmd_release(struct ctl *ctl, int argc, char **argv)
 		return rc;
 	if ((rc = migrator_needed(ctl)))
 		return rc;
+	struct ctlproto_request r = {.verb = CTLPROTO_RELEASE, .flags = opts[0].set ? CTLPROTO_FLAG_FORCE : 0};
+	snprintf(r.barcode, sizeof r.barcode, "%s", barcode);
 	char msg[1024];
-	if ((rc = ctl_migrator(ctl, msg, sizeof msg, "release %s%s", barcode, opts[0].set ? " force" : "")))
+	if ((rc = ctl_request(ctl, &r, msg, sizeof msg)))
 		return rc;
 	printf("%s\n", msg);
 	return 0;

@@ -17,6 +17,7 @@
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
+#include "common/ctlproto.h"
 #include "vtl/config.h"
 #include "vtl/library.h"
 
@@ -67,24 +68,23 @@ int ctl_open_pool(struct ctl *ctl);
 int ctl_require_offline(struct ctl *ctl);
 /* Whether vtld answers on the control socket (the configuration is loaded first). */
 bool ctl_daemon_up(struct ctl *ctl);
-/*
- * Sends one request (printf format) to vtld and reads its answer: 0 when it
- * says ok (its message, if msg is not NULL, copied to msg, cap bytes);
- * VTLCTL_FAIL with vtld's error reported otherwise.
- */
-int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* Sends request to vtld and copies its whole one-line JSON answer to answer (cap bytes); 0 or VTLCTL_FAIL. */
-int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t cap);
-/* The same three for vtl-migrator's control socket ([migrator] control_socket). */
+/* Whether vtl-migrator answers on its control socket ([migrator] control_socket). */
 bool ctl_migrator_up(struct ctl *ctl);
-int ctl_migrator(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-int ctl_migrator_raw(struct ctl *ctl, const char *request, char *answer, size_t cap);
 /*
- * Sends request to vtl-migrator and checks that it answered ok (else reports
- * its error: VTLCTL_FAIL). With --json it prints the answer and sets *printed:
+ * Sends *req (its line built by common/ctlproto.h's formatter) to the daemon
+ * that answers its verb and reads the answer: 0 when it says ok (its message,
+ * if msg is not NULL, copied to msg, cap bytes); VTLCTL_FAIL with the
+ * daemon's error reported otherwise.
+ */
+int ctl_request(struct ctl *ctl, const struct ctlproto_request *req, char *msg, size_t cap);
+/* Sends *req to its daemon and copies its whole one-line JSON answer to answer (cap bytes); 0 or VTLCTL_FAIL. */
+int ctl_request_raw(struct ctl *ctl, const struct ctlproto_request *req, char *answer, size_t cap);
+/*
+ * Sends *req to its daemon and checks that it answered ok (else reports its
+ * error: VTLCTL_FAIL). With --json it prints the answer and sets *printed:
  * only a table is left for the caller to print.
  */
-int ctl_migrator_query(struct ctl *ctl, const char *request, char *answer, size_t cap, bool *printed);
+int ctl_query(struct ctl *ctl, const struct ctlproto_request *req, char *answer, size_t cap, bool *printed);
 /* Closes whatever is open. */
 void ctl_close(struct ctl *ctl);
 

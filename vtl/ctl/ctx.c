@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "backend/cartridge.h"
+#include "common/ctlproto.h"
 #include "common/ctlsock.h"
 #include "common/grow.h"
 #include "common/vtl_error.h"
@@ -196,42 +197,38 @@ static bool json_string(const char *answer, const char *key, char *out, size_t c
 	return true;
 }
 
-/* The daemons vtlctl talks to: their names and control sockets. */
-enum daemon_kind { VTLD, MIGRATOR };
-
-static const char *daemon_name(enum daemon_kind d)
+static const char *daemon_socket(const struct ctl *ctl, enum ctlproto_daemon d)
 {
-	return d == VTLD ? "vtld" : "vtl-migrator";
+	return d == CTLPROTO_VTLD ? ctl->cfg->daemon.control_socket : ctl->cfg->migrator.control_socket;
 }
 
-static const char *daemon_socket(const struct ctl *ctl, enum daemon_kind d)
+/*
+ * Builds the line of *req (common/ctlproto.c, the table the daemons parse
+ * with), sends it to the daemon that answers its verb and reads the one-line
+ * answer into answer; 0 or VTLCTL_FAIL (reported).
+ */
+static int daemon_exchange(struct ctl *ctl, const struct ctlproto_request *req, char *answer, size_t cap)
 {
-	return d == VTLD ? ctl->cfg->daemon.control_socket : ctl->cfg->migrator.control_socket;
-}
-
-/* Sends request (no newline) and reads the daemon's one-line answer into answer; 0 or VTLCTL_FAIL (reported). */
-static int daemon_exchange(struct ctl *ctl, enum daemon_kind d, const char *req, char *answer, size_t cap)
-{
-	int rc = ctlsock_exchange(daemon_socket(ctl, d), req, answer, cap, DAEMON_TIMEOUT_MS);
+	char line[CTLSOCK_REQUEST_MAX], err[512];
+	if (ctlproto_format(req, line, sizeof line, err, sizeof err) != VTL_OK)
+		return ctl_err(ctl, VTLCTL_FAIL, "cannot build the request: %s", err);
+	enum ctlproto_daemon d = ctlproto_verb(req->verb)->daemon;
+	const char *name = ctlproto_daemon_name(d);
+	int rc = ctlsock_exchange(daemon_socket(ctl, d), line, answer, cap, DAEMON_TIMEOUT_MS);
 	if (rc == -1)
-		return ctl_err(ctl, VTLCTL_FAIL, "%s does not answer on %s", daemon_name(d), daemon_socket(ctl, d));
+		return ctl_err(ctl, VTLCTL_FAIL, "%s does not answer on %s", name, daemon_socket(ctl, d));
 	if (rc == -3)
 		return ctl_err(ctl, VTLCTL_FAIL, "this user may not use %s's control socket %s (permission denied): run as "
-			       "root, as %s's user, or as a member of its control_group", daemon_name(d),
-			       daemon_socket(ctl, d), daemon_name(d));
+			       "root, as %s's user, or as a member of its control_group", name, daemon_socket(ctl, d), name);
 	if (rc)
-		return ctl_err(ctl, VTLCTL_FAIL, "%s did not answer the request", daemon_name(d));
+		return ctl_err(ctl, VTLCTL_FAIL, "%s did not answer the request", name);
 	return 0;
 }
 
-static int daemon_request(struct ctl *ctl, enum daemon_kind d, char *msg, size_t cap, const char *fmt, va_list ap)
+int ctl_request(struct ctl *ctl, const struct ctlproto_request *req, char *msg, size_t cap)
 {
-	char req[512];
-	int len = vsnprintf(req, sizeof req, fmt, ap);
-	if (len < 0 || (size_t)len >= sizeof req)
-		return ctl_err(ctl, VTLCTL_FAIL, "request too long");
 	char answer[4096];
-	int rc = daemon_exchange(ctl, d, req, answer, sizeof answer);
+	int rc = daemon_exchange(ctl, req, answer, sizeof answer);
 	if (rc)
 		return rc;
 	char text[1024];
@@ -242,18 +239,9 @@ static int daemon_request(struct ctl *ctl, enum daemon_kind d, char *msg, size_t
 	return 0;
 }
 
-int ctl_daemon_raw(struct ctl *ctl, const char *request, char *answer, size_t cap)
+int ctl_request_raw(struct ctl *ctl, const struct ctlproto_request *req, char *answer, size_t cap)
 {
-	return daemon_exchange(ctl, VTLD, request, answer, cap);
-}
-
-int ctl_daemon(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = daemon_request(ctl, VTLD, msg, cap, fmt, ap);
-	va_end(ap);
-	return rc;
+	return daemon_exchange(ctl, req, answer, cap);
 }
 
 bool ctl_migrator_up(struct ctl *ctl)
@@ -261,15 +249,10 @@ bool ctl_migrator_up(struct ctl *ctl)
 	return ctl_load_config(ctl) == 0 && ctlsock_answers(ctl->cfg->migrator.control_socket);
 }
 
-int ctl_migrator_raw(struct ctl *ctl, const char *request, char *answer, size_t cap)
-{
-	return daemon_exchange(ctl, MIGRATOR, request, answer, cap);
-}
-
-int ctl_migrator_query(struct ctl *ctl, const char *request, char *answer, size_t cap, bool *printed)
+int ctl_query(struct ctl *ctl, const struct ctlproto_request *req, char *answer, size_t cap, bool *printed)
 {
 	*printed = false;
-	int rc = ctl_migrator_raw(ctl, request, answer, cap);
+	int rc = ctl_request_raw(ctl, req, answer, cap);
 	if (rc)
 		return rc;
 	if (strncmp(answer, "{\"ok\":true", 10) != 0) {
@@ -282,15 +265,6 @@ int ctl_migrator_query(struct ctl *ctl, const char *request, char *answer, size_
 		*printed = true;
 	}
 	return 0;
-}
-
-int ctl_migrator(struct ctl *ctl, char *msg, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = daemon_request(ctl, MIGRATOR, msg, cap, fmt, ap);
-	va_end(ap);
-	return rc;
 }
 
 void ctl_close(struct ctl *ctl)

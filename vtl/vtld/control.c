@@ -2,12 +2,11 @@
 #include "vtl/vtld/control.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/clock.h"
-#include "common/grow.h"
+#include "common/ctlproto.h"
 #include "common/ctlsock.h"
 #include "common/jsonout.h"
 #include "common/log.h"
@@ -89,13 +88,7 @@ static void status(struct vtld *v, char *out, size_t cap)
 
 #define OPERATOR "operator" /* the actor the event log and the attentions name */
 
-/* A decimal element address, or -1. */
-static long address_of(const char *s)
-{
-	char *end;
-	long a = strtol(s, &end, 10);
-	return *s && !*end && a >= 0 && a < CAT_NO_ELEMENT ? a : -1;
-}
+_Static_assert(CTLPROTO_ELEMENT_MAX < CAT_NO_ELEMENT, "a request's element address is never the catalog's 'none'");
 
 /* The first empty element of type, or -1. */
 struct first_empty {
@@ -112,77 +105,101 @@ static int first_empty(const struct library_element *le, void *arg)
 }
 
 /*
- * The operator's requests (vtlctl sends them while vtld runs):
- *   move FROM TO          FROM an address or a barcode in the library
- *   load WHAT DRIVE       WHAT a barcode or an address
- *   unload DRIVE [SLOT]   back to its source slot unless SLOT
- *   import BARCODE [IE]   from outside into a mail slot (the first empty one unless IE)
- *   export IE             out of the library from a mail slot
- * They go through the library model as the changer's commands do.
+ * The operator's requests (vtlctl sends them while vtld runs; their grammar is
+ * common/ctlproto.c's table). They go through the library model as the
+ * changer's commands do; each writes what it did, or why not, into done or err.
  */
-static void operator_request(struct vtld *v, const char *word, int argc, char args[][64], char *out, size_t cap)
+typedef int (*operator_fn)(struct vtl_library *lib, struct vtl_catalog *cat, const struct ctlproto_request *r,
+			   char *done, size_t donelen, char *err, size_t errlen);
+
+static int op_move(struct vtl_library *lib, struct vtl_catalog *cat, const struct ctlproto_request *r, char *done,
+		   size_t donelen, char *err, size_t errlen)
 {
-	struct vtl_library *lib = vtld_library(v);
-	char err[512] = "", done[256] = "";
-	int rc = VTL_E_INVAL;
-	long a0 = argc > 0 ? address_of(args[0]) : -1, a1 = argc > 1 ? address_of(args[1]) : -1;
-	if (!strcmp(word, "move") && argc == 2 && a1 >= 0) {
-		long from = a0;
-		if (from < 0) {
-			struct cat_cartridge c;
-			if (catalog_cartridge_get(vtld_catalog(v), args[0], &c) != VTL_OK || c.element == CAT_NO_ELEMENT)
-				snprintf(err, sizeof err, "there is no cartridge %s in the library", args[0]);
-			else
-				from = c.element;
+	uint16_t from = r->item.address, to = r->element[0];
+	if (!r->item.is_address) {
+		struct cat_cartridge c;
+		if (catalog_cartridge_get(cat, r->item.barcode, &c) != VTL_OK || c.element == CAT_NO_ELEMENT) {
+			snprintf(err, errlen, "there is no cartridge %s in the library", r->item.barcode);
+			return VTL_E_INVAL;
 		}
-		if (from >= 0 && (rc = library_move(lib, (uint16_t)from, (uint16_t)a1, OPERATOR, err, sizeof err)) == VTL_OK)
-			snprintf(done, sizeof done, "moved from %ld to %ld", from, a1);
-	} else if (!strcmp(word, "load") && argc == 2 && a1 >= 0) {
-		if ((rc = library_load(lib, args[0], (uint16_t)a1, OPERATOR, err, sizeof err)) == VTL_OK)
-			snprintf(done, sizeof done, "loaded %s into drive %ld", args[0], a1);
-	} else if (!strcmp(word, "unload") && (argc == 1 || argc == 2) && a0 >= 0 && (argc == 1 || a1 >= 0)) {
-		uint16_t slot = argc == 2 ? (uint16_t)a1 : CAT_NO_ELEMENT;
-		if ((rc = library_unload(lib, (uint16_t)a0, slot, OPERATOR, err, sizeof err)) == VTL_OK)
-			snprintf(done, sizeof done, "unloaded drive %ld", a0);
-	} else if (!strcmp(word, "import") && (argc == 1 || argc == 2) && (argc == 1 || a1 >= 0)) {
-		struct first_empty f = {.address = a1};
-		if (argc == 1)
-			library_elements(lib, CAT_ELEM_IE, first_empty, &f);
-		if (f.address < 0) {
-			rc = VTL_E_DST_FULL;
-			snprintf(err, sizeof err, "all mail slots are full");
-		} else if ((rc = library_import(lib, args[0], (uint16_t)f.address, OPERATOR, err, sizeof err)) == VTL_OK) {
-			snprintf(done, sizeof done, "imported %s into mail slot %ld", args[0], f.address);
-		}
-	} else if (!strcmp(word, "export") && argc == 1 && a0 >= 0) {
-		if ((rc = library_export(lib, (uint16_t)a0, OPERATOR, err, sizeof err)) == VTL_OK)
-			snprintf(done, sizeof done, "took the cartridge in mail slot %ld out of the library", a0);
-	} else {
-		snprintf(err, sizeof err, "usage: move FROM TO | load WHAT DRIVE | unload DRIVE [SLOT] | import BARCODE "
-					  "[IE] | export IE");
+		from = c.element;
 	}
-	jo_answer(out, cap, rc, err, done);
+	int rc = library_move(lib, from, to, OPERATOR, err, errlen);
+	if (rc == VTL_OK)
+		snprintf(done, donelen, "moved from %u to %u", from, to);
+	return rc;
 }
+
+static int op_load(struct vtl_library *lib, struct vtl_catalog *cat, const struct ctlproto_request *r, char *done,
+		   size_t donelen, char *err, size_t errlen)
+{
+	(void)cat;
+	char what[VTL_BARCODE_MAX + 1];
+	if (r->item.is_address)
+		snprintf(what, sizeof what, "%u", r->item.address);
+	else
+		snprintf(what, sizeof what, "%s", r->item.barcode);
+	int rc = library_load(lib, what, r->element[0], OPERATOR, err, errlen);
+	if (rc == VTL_OK)
+		snprintf(done, donelen, "loaded %s into drive %u", what, r->element[0]);
+	return rc;
+}
+
+static int op_unload(struct vtl_library *lib, struct vtl_catalog *cat, const struct ctlproto_request *r, char *done,
+		     size_t donelen, char *err, size_t errlen)
+{
+	(void)cat;
+	uint16_t slot = r->elements == 2 ? r->element[1] : CAT_NO_ELEMENT; /* back to its source slot unless SLOT */
+	int rc = library_unload(lib, r->element[0], slot, OPERATOR, err, errlen);
+	if (rc == VTL_OK)
+		snprintf(done, donelen, "unloaded drive %u", r->element[0]);
+	return rc;
+}
+
+static int op_import(struct vtl_library *lib, struct vtl_catalog *cat, const struct ctlproto_request *r, char *done,
+		     size_t donelen, char *err, size_t errlen)
+{
+	(void)cat;
+	struct first_empty f = {.address = r->elements ? r->element[0] : -1};
+	if (!r->elements) /* the first empty mail slot unless IE */
+		library_elements(lib, CAT_ELEM_IE, first_empty, &f);
+	if (f.address < 0) {
+		snprintf(err, errlen, "all mail slots are full");
+		return VTL_E_DST_FULL;
+	}
+	int rc = library_import(lib, r->barcode, (uint16_t)f.address, OPERATOR, err, errlen);
+	if (rc == VTL_OK)
+		snprintf(done, donelen, "imported %s into mail slot %ld", r->barcode, f.address);
+	return rc;
+}
+
+static int op_export(struct vtl_library *lib, struct vtl_catalog *cat, const struct ctlproto_request *r, char *done,
+		     size_t donelen, char *err, size_t errlen)
+{
+	(void)cat;
+	int rc = library_export(lib, r->element[0], OPERATOR, err, errlen);
+	if (rc == VTL_OK)
+		snprintf(done, donelen, "took the cartridge in mail slot %u out of the library", r->element[0]);
+	return rc;
+}
+
+static const operator_fn operators[CTLPROTO_VERBS] = {
+	[CTLPROTO_MOVE] = op_move,     [CTLPROTO_LOAD] = op_load,     [CTLPROTO_UNLOAD] = op_unload,
+	[CTLPROTO_IMPORT] = op_import, [CTLPROTO_EXPORT] = op_export,
+};
 
 void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
 {
-	char word[32] = "";
-	char args[3][64];
-	int n = sscanf(request, "%31s %63s %63s %63s", word, args[0], args[1], args[2]);
-	if (strcmp(word, "status") == 0) {
+	struct ctlproto_request r;
+	char err[512] = "", done[256] = "";
+	int rc = ctlproto_parse(request, strlen(request), CTLPROTO_VTLD, &r, err, sizeof err);
+	if (rc == VTL_OK && r.verb == CTLPROTO_STATUS) {
 		status(v, out, cap);
 		return;
 	}
-	static const char *const ops[] = {"move", "load", "unload", "import", "export"};
-	for (size_t i = 0; i < VTL_ARRAY_SIZE(ops); i++)
-		if (strcmp(word, ops[i]) == 0) {
-			operator_request(v, word, n > 0 ? n - 1 : 0, args, out, cap);
-			return;
-		}
-	size_t at = 0;
-	jo_printf(out, cap, &at, "{\"ok\":false,\"error\":\"unknown request '");
-	jo_str(out, cap, &at, word);
-	jo_printf(out, cap, &at, "'\"}");
+	if (rc == VTL_OK)
+		rc = operators[r.verb](vtld_library(v), vtld_catalog(v), &r, done, sizeof done, err, sizeof err);
+	jo_answer(out, cap, rc, err, done);
 }
 
 static void handle(void *arg, const char *request, char *out, size_t cap)

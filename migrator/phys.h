@@ -10,8 +10,22 @@
  *
  * Every call returns VTL_OK, a positive warning or a negative vtl_err; on
  * an error, phys_error() says what the device said (sense key, ASC/ASCQ or
- * the system error) in the operator's words. Calls on one library are not
- * thread safe: the migrator gives each library to one thread at a time.
+ * the system error) in the operator's words, to the thread that made the
+ * call.
+ *
+ * Threads: calls for different drives may run at the same time on
+ * different threads. The implementation serializes the rest: calls for one
+ * drive (every call that takes a drive index) run one at a time, in the
+ * order they take its lock; the changer's calls (inventory, move) run one
+ * at a time, as one robot serves them. A move involving drive d (from it or
+ * into it) waits for d's running call before the robot touches the tape,
+ * and d's next call waits for the move, including its wait for the tape to
+ * become ready; the robot is free for other moves while that wait runs.
+ * Locks: the changer's, then one drive's (common/lockorder.h
+ * VTL_LOCK_PHYS_CHANGER, VTL_LOCK_PHYS_DRIVE; docs/architecture.md,
+ * "Locking"); a move between two drives holds the source's during the
+ * robot's move and the destination's after it, never both. open and close
+ * run alone: no other call on the library may run during them.
  */
 #ifndef VTL_MIGRATOR_PHYS_H
 #define VTL_MIGRATOR_PHYS_H
@@ -83,17 +97,14 @@ struct phys_ops {
 struct phys_lib {
 	const struct phys_ops *ops;
 	unsigned drives;                       /* drives 0 .. drives-1 */
-	uint16_t drive_addr[PHYS_MAX_DRIVES];  /* the changer's element address of each drive */
-	char err[PHYS_ERR_MAX];                /* the last failure, in words */
+	uint16_t drive_addr[PHYS_MAX_DRIVES];  /* the changer's element address of each drive (fixed once open) */
 };
 
-/* The last failure's description ("" when none). */
-static inline const char *phys_error(const struct phys_lib *l)
-{
-	return l->err;
-}
+/* The description of the calling thread's last failure on l ("" when its last failure was on another
+ * library, or none): each thread reads its own, so that concurrent calls on other drives never overwrite it. */
+const char *phys_error(const struct phys_lib *l);
 
-/* Sets the last failure's description (printf format) and returns rc. */
+/* Sets the calling thread's last failure on l (printf format) and returns rc. */
 VTL_MUST_CHECK int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Describes SCSI sense (key, ASC, ASCQ) as words, e.g. "MEDIUM ERROR, write error (0C/00h)". */

@@ -39,7 +39,7 @@
 #include "backend/pool.h"
 
 #define PHYS_MAX_DRIVES 16
-#define PHYS_ERR_MAX 256
+#define PHYS_ERR_MAX 512
 
 /* Element types, as SMC-3 table 25 codes them. */
 enum phys_elem_type { PHYS_ELEM_TRANSPORT = 1, PHYS_ELEM_SLOT = 2, PHYS_ELEM_IE = 3, PHYS_ELEM_DRIVE = 4 };

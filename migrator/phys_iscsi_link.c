@@ -52,8 +52,8 @@ static int login(struct phys_lib *pl, struct iscsi_context *ctx, const struct ph
 				 mutual ? " (mutual CHAP: the target must prove it knows the secret of " : "",
 				 mutual ? cfg->mutual_user : "", mutual ? ")" : "",
 				 /* The changer's session got in with the same credentials: what is left is a limit. */
-				 q ? "; the library needs one session for the changer and one per drive: a target that "
-				     "limits the sessions of one initiator must allow that many" : "");
+				 q ? "; the library needs one session for the changer and one per drive, which the "
+				     "target must allow one initiator" : "");
 	return VTL_OK;
 }
 

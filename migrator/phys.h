@@ -14,18 +14,19 @@
  * call.
  *
  * Threads: calls for different drives may run at the same time on
- * different threads. The implementation serializes the rest: calls for one
- * drive (every call that takes a drive index) run one at a time, in the
- * order they take its lock; the changer's calls (inventory, move) run one
- * at a time, as one robot serves them. A move involving drive d (from it or
- * into it) waits for d's running call before the robot touches the tape,
- * and d's next call waits for the move, including its wait for the tape to
- * become ready; the robot is free for other moves while that wait runs.
+ * different threads. The implementation serializes the rest: the calls for
+ * one drive (every call that takes a drive index) run one at a time; the
+ * changer's calls (inventory, move) run one at a time, as one robot serves
+ * them. A move from drive d, or into d from a slot or mail slot, waits for
+ * d's running call before the robot touches the tape, and d's next call
+ * waits for the whole move, the wait for a loaded tape to become ready
+ * included; the changer serves other moves during that wait. A move from
+ * drive s to drive t waits for s's running call, and t's calls wait for
+ * the move from the end of the robot's part on (t holds no tape before).
  * Locks: the changer's, then one drive's (common/lockorder.h
  * VTL_LOCK_PHYS_CHANGER, VTL_LOCK_PHYS_DRIVE; docs/architecture.md,
- * "Locking"); a move between two drives holds the source's during the
- * robot's move and the destination's after it, never both. open and close
- * run alone: no other call on the library may run during them.
+ * "Locking"), never two drives' at once. open and close run alone: no
+ * other call on the library may run during them.
  */
 #ifndef VTL_MIGRATOR_PHYS_H
 #define VTL_MIGRATOR_PHYS_H

@@ -8,17 +8,31 @@
 #include <time.h>
 
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "common/grow.h"
 #include "common/scsi_proto.h"
 #include "common/vtl_error.h"
+
+/* The calling thread's last failure: one per thread, because calls for different drives of one library run
+ * at the same time (phys.h) and a library-wide buffer would give one job the words of another's failure. */
+static _Thread_local struct {
+	const struct phys_lib *lib;
+	char err[PHYS_ERR_MAX];
+} last_failure;
 
 int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(l->err, sizeof l->err, fmt, ap);
+	vsnprintf(last_failure.err, sizeof last_failure.err, fmt, ap);
 	va_end(ap);
+	last_failure.lib = l;
 	return rc;
+}
+
+const char *phys_error(const struct phys_lib *l)
+{
+	return last_failure.lib == l ? last_failure.err : "";
 }
 
 /* Sense keys, SPC-5 table 52. */
@@ -82,23 +96,16 @@ void phys_sleep_ms(unsigned ms)
 		;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 void phys_wait_start(struct phys_wait *w, unsigned timeout_s, unsigned first_ms, unsigned max_ms)
 {
-	w->deadline_ms = now_ms() + (uint64_t)timeout_s * 1000u;
+	w->deadline_ms = vtl_mono_ms() + (uint64_t)timeout_s * 1000u;
 	w->pause_ms = first_ms;
 	w->max_ms = max_ms;
 }
 
 bool phys_wait_more(struct phys_wait *w)
 {
-	if (now_ms() >= w->deadline_ms)
+	if (vtl_mono_ms() >= w->deadline_ms)
 		return false;
 	phys_sleep_ms(w->pause_ms);
 	w->pause_ms = w->pause_ms * 2 < w->max_ms ? w->pause_ms * 2 : w->max_ms;

@@ -10,8 +10,23 @@
  *
  * Every call returns VTL_OK, a positive warning or a negative vtl_err; on
  * an error, phys_error() says what the device said (sense key, ASC/ASCQ or
- * the system error) in the operator's words. Calls on one library are not
- * thread safe: the migrator gives each library to one thread at a time.
+ * the system error) in the operator's words, to the thread that made the
+ * call.
+ *
+ * Threads: calls for different drives may run at the same time on
+ * different threads. The implementation serializes the rest: the calls for
+ * one drive (every call that takes a drive index) run one at a time; the
+ * changer's calls (inventory, move) run one at a time, as one robot serves
+ * them. A move from drive d, or into d from a slot or mail slot, waits for
+ * d's running call before the robot touches the tape, and d's next call
+ * waits for the whole move, the wait for a loaded tape to become ready
+ * included; the changer serves other moves during that wait. A move from
+ * drive s to drive t waits for s's running call, and t's calls wait for
+ * the move from the end of the robot's part on (t holds no tape before).
+ * Locks: the changer's, then one drive's (common/lockorder.h
+ * VTL_LOCK_PHYS_CHANGER, VTL_LOCK_PHYS_DRIVE; docs/architecture.md,
+ * "Locking"), never two drives' at once. open and close run alone: no
+ * other call on the library may run during them.
  */
 #ifndef VTL_MIGRATOR_PHYS_H
 #define VTL_MIGRATOR_PHYS_H
@@ -25,7 +40,7 @@
 #include "backend/pool.h"
 
 #define PHYS_MAX_DRIVES 16
-#define PHYS_ERR_MAX 256
+#define PHYS_ERR_MAX 512
 
 /* Element types, as SMC-3 table 25 codes them. */
 enum phys_elem_type { PHYS_ELEM_TRANSPORT = 1, PHYS_ELEM_SLOT = 2, PHYS_ELEM_IE = 3, PHYS_ELEM_DRIVE = 4 };
@@ -83,17 +98,14 @@ struct phys_ops {
 struct phys_lib {
 	const struct phys_ops *ops;
 	unsigned drives;                       /* drives 0 .. drives-1 */
-	uint16_t drive_addr[PHYS_MAX_DRIVES];  /* the changer's element address of each drive */
-	char err[PHYS_ERR_MAX];                /* the last failure, in words */
+	uint16_t drive_addr[PHYS_MAX_DRIVES];  /* the changer's element address of each drive (fixed once open) */
 };
 
-/* The last failure's description ("" when none). */
-static inline const char *phys_error(const struct phys_lib *l)
-{
-	return l->err;
-}
+/* The description of the calling thread's last failure on l ("" when its last failure was on another
+ * library, or none): each thread reads its own, so that concurrent calls on other drives never overwrite it. */
+const char *phys_error(const struct phys_lib *l);
 
-/* Sets the last failure's description (printf format) and returns rc. */
+/* Sets the calling thread's last failure on l (printf format) and returns rc. */
 VTL_MUST_CHECK int phys_fail(struct phys_lib *l, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Describes SCSI sense (key, ASC, ASCQ) as words, e.g. "MEDIUM ERROR, write error (0C/00h)". */

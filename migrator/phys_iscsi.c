@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The iSCSI physical library: every phys_ops call is one or a few SCSI
- * commands on one libiscsi session, sent with the synchronous API (the
- * migrator gives a library to one thread at a time, so blocking is what it
- * wants). The commands, their retries and their sense are the initiator's
+ * commands, sent with libiscsi's synchronous API on the session of the
+ * unit they are for. Each drive has a session of its own and the changer
+ * another, because a libiscsi context serves one thread at a time and a
+ * WRITE to one drive must not wait behind another drive's: the calls of
+ * different drives run at once on their threads (migrator/phys.h), each
+ * under its drive's lock, which also owns the drive's session. The changer's
+ * session also finds the units when the library is opened. The sessions
+ * share the initiator name and differ in the ISID's qualifier (0 the
+ * changer, d + 1 drive d): distinct I_T nexuses (RFC 7143 4.4.3), each with
+ * its own unit attentions. A target that refuses a drive's session (a limit
+ * on sessions per initiator) fails the open with that said.
+ *
+ * The commands, their retries and their sense are the initiator's
  * (migrator/phys_scsi.c); this file is the transport and the tape data
  * commands' answers.
  *
@@ -57,11 +67,16 @@
 #define BUSY_RETRIES 50
 #define READY_TIMEOUT_DEFAULT_S 300 /* an LTO load and thread takes 15-60 s; a busy robot more */
 
+/* The ISID qualifier of each session: the changer's, then drive d's is DRIVE_QUALIFIER(d). */
+#define CHANGER_QUALIFIER 0
+#define DRIVE_QUALIFIER(d) ((uint16_t)((d) + 1))
+
 struct iscsi_lib {
 	struct phys_scsi scsi; /* first: the migrator sees only its phys_lib */
-	struct iscsi_context *ctx;
+	struct iscsi_context *ctx; /* the changer's session (and discovery's); under the changer's lock */
 	unsigned ready_timeout_s;
 	unsigned command_timeout_s;
+	/* Drive d: its unit (channel: its own session), and what follows, all under its lock. */
 	struct phys_scsi_unit drive[PHYS_MAX_DRIVES];
 	uint64_t written[PHYS_MAX_DRIVES]; /* bytes since the tape was loaded */
 	bool short_position[PHYS_MAX_DRIVES]; /* the drive refused the long READ POSITION: use the short one */
@@ -74,12 +89,13 @@ static struct iscsi_lib *lib_of(struct phys_lib *l)
 
 /* ---------------------------------------------------------------- transport */
 
-/* phys_scsi_transport.execute: one task on the session, to LUN u->id. */
+/* phys_scsi_transport.execute: one task to LUN u->id, on u's own session (a drive's), else the changer's. */
 static int iscsi_execute(struct phys_scsi *s, struct phys_scsi_unit *u, const char *op, const uint8_t *cdb,
 			 unsigned cdb_len, enum phys_scsi_dir dir, void *buf, size_t len, struct phys_scsi_result *res)
 {
 	struct iscsi_lib *l = lib_of(&s->pub);
-	return phys_iscsi_link_execute(&s->pub, l->ctx, l->command_timeout_s, u->id, u->name, op, cdb, cdb_len, dir,
+	struct iscsi_context *ctx = u->channel ? u->channel : l->ctx;
+	return phys_iscsi_link_execute(&s->pub, ctx, l->command_timeout_s, u->id, u->name, op, cdb, cdb_len, dir,
 				       buf, len, res);
 }
 
@@ -87,36 +103,49 @@ static const struct phys_scsi_transport iscsi_transport = {.execute = iscsi_exec
 
 /* ---------------------------------------------------------------- the ops */
 
-static int iscsi_move(struct phys_lib *pl, uint16_t from, uint16_t to)
+static struct phys_scsi_unit *drive_unit(struct phys_scsi *s, unsigned d)
 {
-	struct iscsi_lib *l = lib_of(pl);
-	int rc = phys_scsi_move(&l->scsi, from, to);
-	if (rc != VTL_OK)
-		return rc;
-	int src = phys_drive_of(pl, from), dst = phys_drive_of(pl, to);
-	if (src >= 0)
-		l->written[src] = 0;
-	if (dst < 0)
-		return VTL_OK;
-	l->written[dst] = 0;
-	return phys_scsi_wait_ready(&l->scsi, &l->drive[dst], l->ready_timeout_s);
+	return &lib_of(&s->pub)->drive[d];
 }
 
-static int iscsi_rewind(struct phys_lib *pl, unsigned d)
+static int tape_left(struct phys_scsi *s, unsigned d)
 {
-	struct iscsi_lib *l = lib_of(pl);
-	int rc = phys_check_drive(pl, d);
-	if (rc != VTL_OK)
-		return rc;
+	lib_of(&s->pub)->written[d] = 0;
+	return VTL_OK;
+}
+
+static int tape_arrived(struct phys_scsi *s, unsigned d)
+{
+	struct iscsi_lib *l = lib_of(&s->pub);
+	l->written[d] = 0;
+	return phys_scsi_wait_ready(s, &l->drive[d], l->ready_timeout_s);
+}
+
+static const struct phys_scsi_move_ops move_ops = {drive_unit, tape_left, tape_arrived};
+
+static int iscsi_move(struct phys_lib *pl, uint16_t from, uint16_t to)
+{
+	return phys_scsi_move_medium(pl, &move_ops, from, to);
+}
+
+/* Each drive call below runs its body under the drive's lock (phys.h). */
+#define DRIVE_CALL(pl, d, call) PHYS_SCSI_DRIVE_CALL(pl, d, &lib_of(pl)->drive[d], call)
+
+static int rewind_locked(struct iscsi_lib *l, unsigned d)
+{
 	uint8_t cdb[6] = {SCSI_OP_REWIND}; /* IMMED = 0: done when the tape is at the beginning */
 	return phys_scsi_known_place(&l->drive[d], phys_scsi_run_nodata(&l->scsi, &l->drive[d], "REWIND", cdb,
 									  sizeof cdb, 0));
 }
 
-static int iscsi_unload(struct phys_lib *pl, unsigned d)
+static int iscsi_rewind(struct phys_lib *pl, unsigned d)
 {
-	struct iscsi_lib *l = lib_of(pl);
-	int rc = iscsi_rewind(pl, d);
+	DRIVE_CALL(pl, d, rewind_locked(lib_of(pl), d));
+}
+
+static int unload_locked(struct iscsi_lib *l, unsigned d)
+{
+	int rc = rewind_locked(l, d);
 	if (rc != VTL_OK)
 		return rc;
 	/* Byte 4 LOAD = 0: unload; IMMED = 0: done when the changer may take it. */
@@ -127,6 +156,11 @@ static int iscsi_unload(struct phys_lib *pl, unsigned d)
 	return rc;
 }
 
+static int iscsi_unload(struct phys_lib *pl, unsigned d)
+{
+	DRIVE_CALL(pl, d, unload_locked(lib_of(pl), d));
+}
+
 /* True when r reports early warning after a completed write (NO SENSE, EOM, 00/02, nothing left over). */
 static bool early_warning(const struct phys_scsi_reply *r)
 {
@@ -135,12 +169,10 @@ static bool early_warning(const struct phys_scsi_reply *r)
 	       (!r->s.info_valid || r->s.info == 0);
 }
 
-static int iscsi_write_block(struct phys_lib *pl, unsigned d, const void *buf, size_t len)
+static int write_block_locked(struct phys_lib *pl, unsigned d, const void *buf, size_t len)
 {
 	struct iscsi_lib *l = lib_of(pl);
-	int rc = phys_check_drive(pl, d);
-	if (rc != VTL_OK)
-		return rc;
+	int rc;
 	struct phys_scsi_unit *u = &l->drive[d];
 	if (len == 0 || len > XFER6_MAX)
 		return phys_fail(pl, VTL_E_INVAL, "%s: WRITE(6): a block of %zu bytes (1 to %u)", u->name, len, XFER6_MAX);
@@ -173,12 +205,15 @@ static int iscsi_write_block(struct phys_lib *pl, unsigned d, const void *buf, s
 	return phys_scsi_fail_reply(&l->scsi, u, "WRITE(6)", &r);
 }
 
-static int iscsi_write_filemarks(struct phys_lib *pl, unsigned d, unsigned n)
+static int iscsi_write_block(struct phys_lib *pl, unsigned d, const void *buf, size_t len)
+{
+	DRIVE_CALL(pl, d, write_block_locked(pl, d, buf, len));
+}
+
+static int write_filemarks_locked(struct phys_lib *pl, unsigned d, unsigned n)
 {
 	struct iscsi_lib *l = lib_of(pl);
-	int rc = phys_check_drive(pl, d);
-	if (rc != VTL_OK)
-		return rc;
+	int rc;
 	struct phys_scsi_unit *u = &l->drive[d];
 	if (n > XFER6_MAX)
 		return phys_fail(pl, VTL_E_INVAL, "%s: WRITE FILEMARKS(6): %u filemarks (at most %u)", u->name, n, XFER6_MAX);
@@ -197,13 +232,15 @@ static int iscsi_write_filemarks(struct phys_lib *pl, unsigned d, unsigned n)
 	return phys_scsi_fail_reply(&l->scsi, u, "WRITE FILEMARKS(6)", &r);
 }
 
-static int iscsi_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap, size_t *len)
+static int iscsi_write_filemarks(struct phys_lib *pl, unsigned d, unsigned n)
+{
+	DRIVE_CALL(pl, d, write_filemarks_locked(pl, d, n));
+}
+
+static int read_block_locked(struct phys_lib *pl, unsigned d, void *buf, size_t cap, size_t *len)
 {
 	struct iscsi_lib *l = lib_of(pl);
-	*len = 0;
-	int rc = phys_check_drive(pl, d);
-	if (rc != VTL_OK)
-		return rc;
+	int rc;
 	struct phys_scsi_unit *u = &l->drive[d];
 	if (cap == 0)
 		return phys_fail(pl, VTL_E_INVAL, "%s: READ(6): a buffer of 0 bytes", u->name);
@@ -241,12 +278,14 @@ static int iscsi_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t c
 	return phys_scsi_fail_reply(&l->scsi, u, "READ(6)", &r);
 }
 
-static int iscsi_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
+static int iscsi_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap, size_t *len)
 {
-	struct iscsi_lib *l = lib_of(pl);
-	int rc = phys_check_drive(pl, d);
-	if (rc != VTL_OK)
-		return rc;
+	*len = 0;
+	DRIVE_CALL(pl, d, read_block_locked(pl, d, buf, cap, len));
+}
+
+static int space_filemarks_locked(struct iscsi_lib *l, unsigned d, int64_t n)
+{
 	if (n == 0)
 		return VTL_OK;
 	if (n >= SPACE6_MIN && n <= SPACE6_MAX) {
@@ -261,12 +300,13 @@ static int iscsi_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
 				    PHYS_SCSI_POSITIONAL);
 }
 
-static int iscsi_locate(struct phys_lib *pl, unsigned d, uint64_t block)
+static int iscsi_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
 {
-	struct iscsi_lib *l = lib_of(pl);
-	int rc = phys_check_drive(pl, d);
-	if (rc != VTL_OK)
-		return rc;
+	DRIVE_CALL(pl, d, space_filemarks_locked(lib_of(pl), d, n));
+}
+
+static int locate_locked(struct iscsi_lib *l, unsigned d, uint64_t block)
+{
 	struct phys_scsi_unit *u = &l->drive[d];
 	/* BT = 0 (logical object identifiers), CP = 0 (this partition), IMMED = 0 (done when there). */
 	if (block <= UINT32_MAX) {
@@ -279,16 +319,17 @@ static int iscsi_locate(struct phys_lib *pl, unsigned d, uint64_t block)
 	return phys_scsi_known_place(u, phys_scsi_run_nodata(&l->scsi, u, "LOCATE(16)", cdb, sizeof cdb, 0));
 }
 
-static int iscsi_status(struct phys_lib *pl, unsigned d, struct phys_drive_status *st)
+static int iscsi_locate(struct phys_lib *pl, unsigned d, uint64_t block)
+{
+	DRIVE_CALL(pl, d, locate_locked(lib_of(pl), d, block));
+}
+
+static int status_locked(struct phys_lib *pl, unsigned d, struct phys_drive_status *st)
 {
 	struct iscsi_lib *l = lib_of(pl);
-	memset(st, 0, sizeof *st);
-	st->file = UINT64_MAX;
-	int rc = phys_check_drive(pl, d);
-	if (rc != VTL_OK)
-		return rc;
 	struct phys_scsi_unit *u = &l->drive[d];
 	struct phys_scsi_reply r;
+	int rc;
 	if ((rc = phys_scsi_test_unit_ready(&l->scsi, u, &r)) != VTL_OK)
 		return rc;
 	if (r.status != SCSI_GOOD && !(r.status == SCSI_CHECK_CONDITION && r.sense && r.s.key == SK_NOT_READY))
@@ -315,11 +356,22 @@ static int iscsi_status(struct phys_lib *pl, unsigned d, struct phys_drive_statu
 	return phys_scsi_read_position(&l->scsi, u, &l->short_position[d], st);
 }
 
+static int iscsi_status(struct phys_lib *pl, unsigned d, struct phys_drive_status *st)
+{
+	memset(st, 0, sizeof *st);
+	st->file = UINT64_MAX;
+	DRIVE_CALL(pl, d, status_locked(pl, d, st));
+}
+
 static void iscsi_close(struct phys_lib *pl)
 {
 	if (!pl)
 		return;
 	struct iscsi_lib *l = lib_of(pl);
+	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++) {
+		phys_iscsi_link_close(l->drive[d].channel);
+		phys_scsi_unit_destroy(&l->drive[d]);
+	}
 	phys_iscsi_link_close(l->ctx);
 	phys_scsi_release(&l->scsi);
 	free(l);
@@ -467,14 +519,14 @@ static int discover(struct iscsi_lib *l)
 		char serial[PHYS_ID_MAX];
 		if ((rc = identify(l, luns[i], &type, serial, sizeof serial)) != VTL_OK)
 			return rc;
-		struct phys_scsi_unit u = {.id = luns[i]};
-		snprintf(u.name, sizeof u.name, "LUN %d", luns[i]);
-		struct phys_scsi_reply r;
-		/* TEST UNIT READY takes the new session's attentions (exec retries them); not ready is fine here. */
-		if ((type == SCSI_PDT_CHANGER || type == SCSI_PDT_TAPE) &&
-		    (rc = phys_scsi_test_unit_ready(&l->scsi, &u, &r)) != VTL_OK)
-			return rc;
 		if (type == SCSI_PDT_CHANGER && !changer) {
+			struct phys_scsi_unit u = {.id = luns[i]};
+			snprintf(u.name, sizeof u.name, "LUN %d", luns[i]);
+			struct phys_scsi_reply r;
+			/* TEST UNIT READY takes this session's attentions (exec retries them); the drives take theirs
+			 * on their own sessions (open_drive_sessions). */
+			if ((rc = phys_scsi_test_unit_ready(&l->scsi, &u, &r)) != VTL_OK)
+				return rc;
 			changer = true;
 			l->scsi.changer.id = luns[i];
 			snprintf(l->scsi.changer.name, sizeof l->scsi.changer.name, "changer (LUN %d)", luns[i]);
@@ -493,6 +545,25 @@ static int discover(struct iscsi_lib *l)
 	if ((rc = phys_scsi_find_transport(&l->scsi)) != VTL_OK)
 		return rc;
 	return map_drives(l, dl, ndl);
+}
+
+/* Logs each mapped drive in on a session of its own and takes that session's attentions on its LUN. */
+static int open_drive_sessions(struct iscsi_lib *l, const struct phys_iscsi_config *cfg, uint32_t isid)
+{
+	for (unsigned d = 0; d < l->scsi.pub.drives; d++) {
+		struct phys_scsi_unit *u = &l->drive[d];
+		char who[PHYS_SCSI_NAME_MAX + 48];
+		snprintf(who, sizeof who, "%s, session %u of %u", u->name, d + 2, l->scsi.pub.drives + 1);
+		struct iscsi_context *ctx;
+		int rc = phys_iscsi_link_open(&l->scsi.pub, cfg, isid, DRIVE_QUALIFIER(d), who, &ctx);
+		if (rc != VTL_OK)
+			return rc;
+		u->channel = ctx;
+		struct phys_scsi_reply r;
+		if ((rc = phys_scsi_test_unit_ready(&l->scsi, u, &r)) != VTL_OK) /* not ready is fine here */
+			return rc;
+	}
+	return VTL_OK;
 }
 
 int phys_iscsi_open(const struct phys_iscsi_config *cfg, struct phys_lib **out, char *err, size_t errlen)
@@ -519,27 +590,31 @@ int phys_iscsi_open(const struct phys_iscsi_config *cfg, struct phys_lib **out, 
 		return VTL_E_CONFIG;
 	}
 	struct iscsi_lib *l = calloc(1, sizeof *l);
-	if (!l || phys_scsi_init(&l->scsi, &iscsi_ops, &iscsi_transport, BUSY_RETRIES, BUF_LEN) != VTL_OK) {
+	bool ok = l && phys_scsi_init(&l->scsi, &iscsi_ops, &iscsi_transport, BUSY_RETRIES, BUF_LEN) == VTL_OK;
+	for (unsigned d = 0; ok && d < PHYS_MAX_DRIVES; d++)
+		ok = phys_scsi_unit_init(&l->drive[d], VTL_LOCK_PHYS_DRIVE) == VTL_OK;
+	if (!ok) {
 		if (l)
-			phys_scsi_release(&l->scsi);
-		free(l);
+			iscsi_close(&l->scsi.pub);
 		snprintf(err, errlen, "iSCSI library: out of memory");
 		return VTL_E_NOMEM;
 	}
 	l->ready_timeout_s = cfg->ready_timeout_s ? cfg->ready_timeout_s : READY_TIMEOUT_DEFAULT_S;
 	l->command_timeout_s = cfg->command_timeout_s;
-	int rc = phys_iscsi_link_open(&l->scsi.pub, cfg, &l->ctx);
+	uint32_t isid = phys_iscsi_link_isid_random();
+	int rc = phys_iscsi_link_open(&l->scsi.pub, cfg, isid, CHANGER_QUALIFIER, NULL, &l->ctx);
 	if (rc == VTL_OK)
 		rc = discover(l);
+	if (rc == VTL_OK)
+		rc = open_drive_sessions(l, cfg, isid);
 	if (rc != VTL_OK) {
-		snprintf(err, errlen, "%s", l->scsi.pub.err);
+		snprintf(err, errlen, "%s", phys_error(&l->scsi.pub));
 		iscsi_close(&l->scsi.pub);
 		return rc;
 	}
-	/* The attentions of the new session say nothing about a position we relied on: there was none yet. */
+	/* The attentions of the new sessions say nothing about a position we relied on: there was none yet. */
 	for (unsigned d = 0; d < l->scsi.pub.drives; d++)
 		l->drive[d].position_lost = false;
-	l->scsi.pub.err[0] = 0;
 	*out = &l->scsi.pub;
 	return VTL_OK;
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A physical tape library reached over iSCSI, through libiscsi's synchronous
- * calls: one session to the target that exports the library's medium
- * changer and its tape drives as LUNs, as iSCSI-attached libraries and
- * bridges do. Opening it logs in, finds the changer and the drives among the
- * LUNs and learns which drive LUN sits behind which data transfer element;
- * everything else is struct phys_ops (migrator/phys.h).
+ * calls, on a target that exports the library's medium changer and its tape
+ * drives as LUNs, as iSCSI-attached libraries and bridges do. Opening it
+ * logs in, finds the changer and the drives among the LUNs, learns which
+ * drive LUN sits behind which data transfer element, and logs in once more
+ * for each drive: 1 + drives sessions (at most 1 + PHYS_MAX_DRIVES), so
+ * that the drives stream at once; everything else is struct phys_ops
+ * (migrator/phys.h).
  */
 #ifndef VTL_MIGRATOR_PHYS_ISCSI_H
 #define VTL_MIGRATOR_PHYS_ISCSI_H

@@ -3,16 +3,31 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
 
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "common/vtl_error.h"
 
 #define SENSE_LEN_FIELD 2 /* libiscsi's data-in on CHECK CONDITION: the sense length, then the sense data */
+#define ISID_RANDOM_BYTES 3 /* RFC 7143 11.12.5: ISID type 10b, a 24-bit random part, then a 16-bit qualifier */
+#define ISID_RANDOM_MASK 0xFFFFFFu
 
-static int login(struct phys_lib *pl, struct iscsi_context *ctx, const struct phys_iscsi_config *cfg)
+uint32_t phys_iscsi_link_isid_random(void)
+{
+	uint8_t b[ISID_RANDOM_BYTES];
+	if (getrandom(b, sizeof b, GRND_NONBLOCK) == (ssize_t)sizeof b)
+		return (uint32_t)be_get(b, sizeof b);
+	/* No entropy yet (early boot): the process and the time differ between two migrators just as well. */
+	return (uint32_t)(vtl_mono_ns() ^ (uint64_t)getpid()) & ISID_RANDOM_MASK;
+}
+
+static int login(struct phys_lib *pl, struct iscsi_context *ctx, const struct phys_iscsi_config *cfg, uint16_t q,
+		 const char *who)
 {
 	if (iscsi_set_targetname(ctx, cfg->target_iqn) || iscsi_set_session_type(ctx, ISCSI_SESSION_NORMAL) ||
 	    iscsi_set_header_digest(ctx, ISCSI_HEADER_DIGEST_NONE_CRC32C))
@@ -32,20 +47,28 @@ static int login(struct phys_lib *pl, struct iscsi_context *ctx, const struct ph
 	/* LUN -1: libiscsi sends no TEST UNIT READY of its own; the library takes every LUN's attentions
 	 * when it looks for its units (phys_iscsi.c discover). */
 	if (iscsi_full_connect_sync(ctx, cfg->portal, -1) != 0)
-		return phys_fail(pl, VTL_E_IO, "iSCSI: login to %s at %s as %s failed: %s%s%s%s", cfg->target_iqn,
-				 cfg->portal, cfg->initiator_iqn, iscsi_get_error(ctx),
+		return phys_fail(pl, VTL_E_IO, "iSCSI: %s%slogin to %s at %s as %s failed: %s%s%s%s%s", who ? who : "",
+				 who ? ": " : "", cfg->target_iqn, cfg->portal, cfg->initiator_iqn, iscsi_get_error(ctx),
 				 mutual ? " (mutual CHAP: the target must prove it knows the secret of " : "",
-				 mutual ? cfg->mutual_user : "", mutual ? ")" : "");
+				 mutual ? cfg->mutual_user : "", mutual ? ")" : "",
+				 /* The changer's session got in with the same credentials: what is left is a limit. */
+				 q ? "; the library needs one session for the changer and one per drive, which the "
+				     "target must allow one initiator" : "");
 	return VTL_OK;
 }
 
-int phys_iscsi_link_open(struct phys_lib *pl, const struct phys_iscsi_config *cfg, struct iscsi_context **out)
+int phys_iscsi_link_open(struct phys_lib *pl, const struct phys_iscsi_config *cfg, uint32_t rnd, uint16_t q,
+			 const char *who, struct iscsi_context **out)
 {
 	*out = NULL;
 	struct iscsi_context *ctx = iscsi_create_context(cfg->initiator_iqn);
 	if (!ctx)
 		return phys_fail(pl, VTL_E_NOMEM, "iSCSI: cannot create a context for %s", cfg->initiator_iqn);
-	int rc = login(pl, ctx, cfg);
+	/* libiscsi gives each context a rand() ISID with qualifier 0, so two of one process may meet; and a
+	 * login with the (InitiatorName, ISID) of a live session reinstates it, closing the other (RFC 7143
+	 * 6.3.5). One random part per library and a qualifier per session keep the sessions distinct I_T nexuses. */
+	iscsi_set_isid_random(ctx, rnd, q);
+	int rc = login(pl, ctx, cfg, q, who);
 	if (rc != VTL_OK) {
 		phys_iscsi_link_close(ctx);
 		return rc;

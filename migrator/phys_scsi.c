@@ -42,6 +42,32 @@
 #define READY_POLL_FIRST_MS 50
 #define READY_POLL_MAX_MS 1000
 
+int phys_scsi_unit_init(struct phys_scsi_unit *u, enum vtl_lock_rank rank)
+{
+	u->rank = rank;
+	if (pthread_mutex_init(&u->mu, NULL) != 0)
+		return VTL_E_NOMEM;
+	u->mu_ready = true;
+	return VTL_OK;
+}
+
+void phys_scsi_unit_destroy(struct phys_scsi_unit *u)
+{
+	if (u->mu_ready)
+		(void)pthread_mutex_destroy(&u->mu); /* fails only for a held lock: close runs alone (phys.h) */
+	u->mu_ready = false;
+}
+
+void phys_scsi_lock(struct phys_scsi_unit *u)
+{
+	vtl_lock(&u->mu, u->rank);
+}
+
+void phys_scsi_unlock(struct phys_scsi_unit *u)
+{
+	vtl_unlock(&u->mu, u->rank);
+}
+
 int phys_scsi_init(struct phys_scsi *s, const struct phys_ops *ops, const struct phys_scsi_transport *tr,
 		   unsigned busy_retries, size_t buf_len)
 {
@@ -51,13 +77,16 @@ int phys_scsi_init(struct phys_scsi *s, const struct phys_ops *ops, const struct
 	s->changer.id = -1;
 	s->buf_len = buf_len;
 	s->buf = malloc(buf_len);
-	return s->buf ? VTL_OK : VTL_E_NOMEM;
+	if (!s->buf)
+		return VTL_E_NOMEM;
+	return phys_scsi_unit_init(&s->changer, VTL_LOCK_PHYS_CHANGER);
 }
 
 void phys_scsi_release(struct phys_scsi *s)
 {
 	free(s->buf);
 	s->buf = NULL;
+	phys_scsi_unit_destroy(&s->changer);
 }
 
 /* ------------------------------------------------------------------ commands */
@@ -352,7 +381,10 @@ int phys_scsi_inventory(struct phys_lib *l, struct phys_element *out, unsigned c
 {
 	struct phys_scsi *s = phys_scsi_of(l);
 	const struct phys_changer c = {changer_read, s->changer.name, s->buf, s->buf_len};
-	return phys_inventory(l, &c, out, cap, n);
+	phys_scsi_lock(&s->changer);
+	int rc = phys_inventory(l, &c, out, cap, n);
+	phys_scsi_unlock(&s->changer);
+	return rc;
 }
 
 static void first_transport(const struct phys_element_desc *e, void *arg)
@@ -378,6 +410,39 @@ int phys_scsi_move(struct phys_scsi *s, uint16_t from, uint16_t to)
 	char op[48];
 	phys_move_cdb(cdb, s->transport, from, to, op, sizeof op);
 	return phys_scsi_run_nodata(s, &s->changer, op, cdb, sizeof cdb, 0);
+}
+
+int phys_scsi_move_medium(struct phys_lib *l, const struct phys_scsi_move_ops *ops, uint16_t from, uint16_t to)
+{
+	struct phys_scsi *s = phys_scsi_of(l);
+	int src = phys_drive_of(l, from), dst = phys_drive_of(l, to);
+	struct phys_scsi_unit *su = src >= 0 ? ops->unit(s, (unsigned)src) : NULL;
+	struct phys_scsi_unit *du = dst >= 0 ? ops->unit(s, (unsigned)dst) : NULL;
+	/* The drive whose tape the robot takes (or, loading, the drive it fills) finishes its running call first;
+	 * a move between two drives never holds both (one rank), the destination is empty until the robot is done. */
+	struct phys_scsi_unit *first = su ? su : du;
+	phys_scsi_lock(&s->changer);
+	if (first)
+		phys_scsi_lock(first);
+	int rc = phys_scsi_move(s, from, to);
+	if (rc == VTL_OK && su)
+		rc = ops->left(s, (unsigned)src);
+	if (su)
+		phys_scsi_unlock(su);
+	if (rc != VTL_OK) {
+		if (first && first != su)
+			phys_scsi_unlock(first);
+		phys_scsi_unlock(&s->changer);
+		return rc;
+	}
+	if (du && su)
+		phys_scsi_lock(du);
+	phys_scsi_unlock(&s->changer);
+	if (!du)
+		return VTL_OK;
+	rc = ops->arrived(s, (unsigned)dst);
+	phys_scsi_unlock(du);
+	return rc;
 }
 
 static void add_drive_element(const struct phys_element_desc *e, void *arg)

@@ -17,6 +17,13 @@
  * A struct phys_scsi is a struct phys_lib (its first member) that has a
  * changer and drives on a SCSI transport; an implementation keeps it first
  * in its own structure.
+ *
+ * Threads (migrator/phys.h): each unit has a lock, and a unit's state (its
+ * struct phys_scsi_unit, and what the implementation keeps per drive) is
+ * touched only under it. The changer's lock also covers the scratch buffer
+ * and the robot's address. An implementation takes the unit's lock in each
+ * phys_ops call; the functions below that send commands expect it held
+ * (or the library still being opened, by one thread).
  */
 #ifndef VTL_MIGRATOR_PHYS_SCSI_H
 #define VTL_MIGRATOR_PHYS_SCSI_H
@@ -25,6 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
+#include "common/lockorder.h"
 #include "common/scsi_proto.h"
 #include "common/scsi_sense.h"
 #include "migrator/phys.h"
@@ -42,7 +52,37 @@ struct phys_scsi_unit {
 	/* A reset or medium change was reported since the drive was last put at a known place (load, rewind,
 	 * locate): until it is again, commands that depend on the position are refused. */
 	bool position_lost;
+	void *channel;                  /* the transport's own path to the unit (iSCSI: its session), or NULL */
+	pthread_mutex_t mu;             /* serializes the unit's calls; of rank `rank` */
+	enum vtl_lock_rank rank;        /* VTL_LOCK_PHYS_CHANGER or VTL_LOCK_PHYS_DRIVE */
+	bool mu_ready;                  /* mu was initialised (phys_scsi_unit_init) */
 };
+
+/* Initialises u's lock, of rank rank: VTL_OK, or VTL_E_NOMEM when the system has no room for it. */
+VTL_MUST_CHECK int phys_scsi_unit_init(struct phys_scsi_unit *u, enum vtl_lock_rank rank);
+
+/* Destroys what phys_scsi_unit_init made (nothing when it was not). */
+void phys_scsi_unit_destroy(struct phys_scsi_unit *u);
+
+/* Takes u's lock (in the order of common/lockorder.h). */
+void phys_scsi_lock(struct phys_scsi_unit *u);
+
+/* Releases u's lock. */
+void phys_scsi_unlock(struct phys_scsi_unit *u);
+
+/* The body of a phys_ops call for drive d of pl: returns call's result, evaluated under unit's lock (unit an
+ * expression naming drive d's unit, evaluated once d is known to exist), or phys_check_drive's error. */
+#define PHYS_SCSI_DRIVE_CALL(pl, d, unit, call)                                                                \
+	do {                                                                                                   \
+		int rc_ = phys_check_drive(pl, d);                                                             \
+		if (rc_ != VTL_OK)                                                                             \
+			return rc_;                                                                            \
+		struct phys_scsi_unit *u_ = (unit);                                                            \
+		phys_scsi_lock(u_);                                                                            \
+		rc_ = (call);                                                                                  \
+		phys_scsi_unlock(u_);                                                                          \
+		return rc_;                                                                                    \
+	} while (0)
 
 /* What one command came back with, decoded. */
 struct phys_scsi_reply {
@@ -77,7 +117,7 @@ static inline struct phys_scsi *phys_scsi_of(struct phys_lib *l)
 	return (struct phys_scsi *)l;
 }
 
-/* Sets s up on transport tr with a scratch buffer of buf_len bytes: VTL_OK, or VTL_E_NOMEM. */
+/* Sets s up on transport tr with a scratch buffer of buf_len bytes and the changer's lock: VTL_OK, or VTL_E_NOMEM. */
 VTL_MUST_CHECK int phys_scsi_init(struct phys_scsi *s, const struct phys_ops *ops, const struct phys_scsi_transport *tr,
 				  unsigned busy_retries, size_t buf_len);
 
@@ -141,14 +181,30 @@ VTL_MUST_CHECK int phys_scsi_serial(struct phys_scsi *s, struct phys_scsi_unit *
 VTL_MUST_CHECK int phys_scsi_read_elements(struct phys_scsi *s, enum phys_elem_type type, bool dvcid,
 					   phys_element_fn *fn, void *arg);
 
-/* phys_ops.inventory for a library built on this initiator. */
+/* phys_ops.inventory for a library built on this initiator (takes the changer's lock). */
 VTL_MUST_CHECK int phys_scsi_inventory(struct phys_lib *l, struct phys_element *out, unsigned cap, unsigned *n);
 
 /* Learns the robot's element address (the first medium transport element; 0, the default one, if none). */
 VTL_MUST_CHECK int phys_scsi_find_transport(struct phys_scsi *s);
 
-/* MOVE MEDIUM by the robot from element from to element to; the caller waits for a loaded drive. */
+/* MOVE MEDIUM by the robot from element from to element to, the changer's lock held; the caller waits for a
+ * loaded drive. */
 VTL_MUST_CHECK int phys_scsi_move(struct phys_scsi *s, uint16_t from, uint16_t to);
+
+/* What an implementation does around a move (phys_scsi_move_medium). */
+struct phys_scsi_move_ops {
+	struct phys_scsi_unit *(*unit)(struct phys_scsi *s, unsigned d); /* drive d's unit */
+	/* The tape left drive d (its lock held): forget it. */
+	VTL_MUST_CHECK int (*left)(struct phys_scsi *s, unsigned d);
+	/* A tape went into drive d (its lock held, the robot's not): wait until it is ready. */
+	VTL_MUST_CHECK int (*arrived)(struct phys_scsi *s, unsigned d);
+};
+
+/* phys_ops.move with phys.h's locking: the changer's lock, then the lock of the drive the tape leaves (or,
+ * if none, of the drive it goes to) around MOVE MEDIUM; the destination drive's wait for the tape without
+ * the changer's lock, so that the robot serves other moves meanwhile. */
+VTL_MUST_CHECK int phys_scsi_move_medium(struct phys_lib *l, const struct phys_scsi_move_ops *ops, uint16_t from,
+					 uint16_t to);
 
 /* The data transfer elements the changer reports, with their device identifiers when it gives them. */
 struct phys_scsi_drive_elems {

@@ -69,6 +69,7 @@
 
 #include "common/vtl_error.h"
 #include "migrator/phys_scsi.h"
+#include "migrator/phys_st_find.h"
 
 #define RES_ALLOC (64u << 10) /* READ ELEMENT STATUS: one request's allocation; longer reports are paged */
 
@@ -91,15 +92,17 @@ struct st_drive {
 	uint32_t max_block; /* READ BLOCK LIMITS; 0 when not known */
 	uint64_t written;   /* bytes since the tape was loaded */
 	char serial[PHYS_ID_MAX];
+	void *bounce;       /* page-aligned copy of an unaligned block to write */
+	size_t bounce_len;
 };
 
 struct st_lib {
 	struct phys_scsi scsi; /* first: the migrator sees only its phys_lib */
 	int changer_fd;
 	unsigned ready_timeout_s, command_timeout_s;
+	/* Drive d: all of drive[d] is under its unit's lock (drive[d].u), the changer's fd under the changer's. */
 	struct st_drive drive[PHYS_MAX_DRIVES];
-	void *bounce;     /* page-aligned copy of an unaligned block to write */
-	size_t bounce_len;
+	char found[PHYS_MAX_DRIVES][2][PHYS_ST_PATH_MAX]; /* discovered st and sg nodes, when none were listed */
 };
 
 static struct st_lib *lib_of(struct phys_lib *l)
@@ -253,29 +256,38 @@ static int wait_ready(struct st_lib *l, unsigned d)
 	}
 }
 
-static int st_move(struct phys_lib *pl, uint16_t from, uint16_t to)
+static struct phys_scsi_unit *drive_unit(struct phys_scsi *s, unsigned d)
 {
-	struct st_lib *l = lib_of(pl);
-	int rc = phys_scsi_move(&l->scsi, from, to);
-	if (rc != VTL_OK)
-		return rc;
-	int src = phys_drive_of(pl, from), dst = phys_drive_of(pl, to);
-	if (src >= 0) {
-		l->drive[src].written = 0;
-		if ((rc = reopen(l, (unsigned)src)) != VTL_OK) /* st forgets the tape that left */
-			return rc;
-	}
-	return dst < 0 ? VTL_OK : wait_ready(l, (unsigned)dst);
+	return &lib_of(&s->pub)->drive[d].u;
 }
 
-static int st_rewind(struct phys_lib *pl, unsigned d)
+static int tape_left(struct phys_scsi *s, unsigned d)
+{
+	struct st_lib *l = lib_of(&s->pub);
+	l->drive[d].written = 0;
+	return reopen(l, d); /* st forgets the tape that left */
+}
+
+static int tape_arrived(struct phys_scsi *s, unsigned d)
+{
+	return wait_ready(lib_of(&s->pub), d);
+}
+
+static const struct phys_scsi_move_ops move_ops = {drive_unit, tape_left, tape_arrived};
+
+static int st_move(struct phys_lib *pl, uint16_t from, uint16_t to)
+{
+	return phys_scsi_move_medium(pl, &move_ops, from, to);
+}
+
+static int rewind_locked(struct phys_lib *pl, unsigned d)
 {
 	struct st_lib *l = lib_of(pl);
 	int rc = phys_check_drive(pl, d);
 	return rc != VTL_OK ? rc : mtop(l, d, MTREW, 1, "MTREW (rewind)");
 }
 
-static int st_unload(struct phys_lib *pl, unsigned d)
+static int unload_locked(struct phys_lib *pl, unsigned d)
 {
 	struct st_lib *l = lib_of(pl);
 	int rc = phys_check_drive(pl, d);
@@ -288,23 +300,23 @@ static int st_unload(struct phys_lib *pl, unsigned d)
 }
 
 /* buf, or a page-aligned copy of it, so that st writes it with direct I/O, synchronously. */
-static const void *aligned(struct st_lib *l, const void *buf, size_t len)
+static const void *aligned(struct st_drive *dr, const void *buf, size_t len)
 {
 	if ((uintptr_t)buf % IO_ALIGN == 0)
 		return buf;
-	if (l->bounce_len < len) {
+	if (dr->bounce_len < len) {
 		void *p = NULL;
 		if (posix_memalign(&p, IO_ALIGN, len) != 0)
 			return NULL;
-		free(l->bounce);
-		l->bounce = p;
-		l->bounce_len = len;
+		free(dr->bounce);
+		dr->bounce = p;
+		dr->bounce_len = len;
 	}
-	memcpy(l->bounce, buf, len);
-	return l->bounce;
+	memcpy(dr->bounce, buf, len);
+	return dr->bounce;
 }
 
-static int st_write_block(struct phys_lib *pl, unsigned d, const void *buf, size_t len)
+static int write_block_locked(struct phys_lib *pl, unsigned d, const void *buf, size_t len)
 {
 	struct st_lib *l = lib_of(pl);
 	int rc = phys_check_drive(pl, d);
@@ -314,7 +326,7 @@ static int st_write_block(struct phys_lib *pl, unsigned d, const void *buf, size
 	if (len == 0 || len > INT_MAX || (dr->max_block && len > dr->max_block))
 		return phys_fail(pl, VTL_E_INVAL, "%s: WRITE: a block of %zu bytes (the drive takes 1 to %u)", dr->u.name, len,
 				 dr->max_block ? dr->max_block : INT_MAX);
-	const void *p = aligned(l, buf, len);
+	const void *p = aligned(dr, buf, len);
 	if (!p)
 		return phys_fail(pl, VTL_E_NOMEM, "%s: WRITE: no memory for an aligned copy of %zu bytes", dr->u.name, len);
 	for (int attempt = 0;; attempt++) {
@@ -350,7 +362,7 @@ static void read_position(struct st_lib *l, unsigned d, uint64_t *file, bool *ew
 	*ew = pos.early_warning;
 }
 
-static int st_write_filemarks(struct phys_lib *pl, unsigned d, unsigned n)
+static int write_filemarks_locked(struct phys_lib *pl, unsigned d, unsigned n)
 {
 	struct st_lib *l = lib_of(pl);
 	int rc = phys_check_drive(pl, d);
@@ -368,10 +380,9 @@ static int st_write_filemarks(struct phys_lib *pl, unsigned d, unsigned n)
 	return ew ? VTL_W_EARLY_WARNING : VTL_OK;
 }
 
-static int st_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap, size_t *len)
+static int read_block_locked(struct phys_lib *pl, unsigned d, void *buf, size_t cap, size_t *len)
 {
 	struct st_lib *l = lib_of(pl);
-	*len = 0;
 	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK)
 		return rc;
@@ -405,7 +416,7 @@ static int st_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap,
 	return fail_errno(l, d, "READ", e, "");
 }
 
-static int st_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
+static int space_filemarks_locked(struct phys_lib *pl, unsigned d, int64_t n)
 {
 	struct st_lib *l = lib_of(pl);
 	int rc = phys_check_drive(pl, d);
@@ -429,7 +440,7 @@ static int st_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
 	return fail_errno(l, d, name, e, "");
 }
 
-static int st_locate(struct phys_lib *pl, unsigned d, uint64_t block)
+static int locate_locked(struct phys_lib *pl, unsigned d, uint64_t block)
 {
 	struct st_lib *l = lib_of(pl);
 	int rc = phys_check_drive(pl, d);
@@ -441,11 +452,9 @@ static int st_locate(struct phys_lib *pl, unsigned d, uint64_t block)
 	return mtop(l, d, MTSEEK, (int)block, "MTSEEK (locate)");
 }
 
-static int st_status(struct phys_lib *pl, unsigned d, struct phys_drive_status *st)
+static int status_locked(struct phys_lib *pl, unsigned d, struct phys_drive_status *st)
 {
 	struct st_lib *l = lib_of(pl);
-	memset(st, 0, sizeof *st);
-	st->file = UINT64_MAX;
 	int rc = phys_check_drive(pl, d);
 	if (rc != VTL_OK)
 		return rc;
@@ -481,6 +490,52 @@ static int st_status(struct phys_lib *pl, unsigned d, struct phys_drive_status *
 	return VTL_OK;
 }
 
+/* Each drive call runs its body under the drive's lock (phys.h). */
+#define DRIVE_CALL(pl, d, call) PHYS_SCSI_DRIVE_CALL(pl, d, &lib_of(pl)->drive[d].u, call)
+
+static int st_rewind(struct phys_lib *pl, unsigned d)
+{
+	DRIVE_CALL(pl, d, rewind_locked(pl, d));
+}
+
+static int st_unload(struct phys_lib *pl, unsigned d)
+{
+	DRIVE_CALL(pl, d, unload_locked(pl, d));
+}
+
+static int st_write_block(struct phys_lib *pl, unsigned d, const void *buf, size_t len)
+{
+	DRIVE_CALL(pl, d, write_block_locked(pl, d, buf, len));
+}
+
+static int st_write_filemarks(struct phys_lib *pl, unsigned d, unsigned n)
+{
+	DRIVE_CALL(pl, d, write_filemarks_locked(pl, d, n));
+}
+
+static int st_read_block(struct phys_lib *pl, unsigned d, void *buf, size_t cap, size_t *len)
+{
+	*len = 0;
+	DRIVE_CALL(pl, d, read_block_locked(pl, d, buf, cap, len));
+}
+
+static int st_space_filemarks(struct phys_lib *pl, unsigned d, int64_t n)
+{
+	DRIVE_CALL(pl, d, space_filemarks_locked(pl, d, n));
+}
+
+static int st_locate(struct phys_lib *pl, unsigned d, uint64_t block)
+{
+	DRIVE_CALL(pl, d, locate_locked(pl, d, block));
+}
+
+static int st_status(struct phys_lib *pl, unsigned d, struct phys_drive_status *st)
+{
+	memset(st, 0, sizeof *st);
+	st->file = UINT64_MAX;
+	DRIVE_CALL(pl, d, status_locked(pl, d, st));
+}
+
 static void st_close(struct phys_lib *pl)
 {
 	if (!pl)
@@ -492,11 +547,12 @@ static void st_close(struct phys_lib *pl)
 		if (l->drive[d].sg_fd >= 0)
 			close(l->drive[d].sg_fd);
 		free(l->drive[d].path);
+		free(l->drive[d].bounce);
+		phys_scsi_unit_destroy(&l->drive[d].u);
 	}
 	if (l->changer_fd >= 0)
 		close(l->changer_fd);
 	phys_scsi_release(&l->scsi);
-	free(l->bounce);
 	free(l);
 }
 
@@ -566,6 +622,38 @@ static int map_drives(struct st_lib *l)
 	return rc;
 }
 
+/*
+ * The drives the changer reports, in its order, found among this host's st drives by serial number
+ * (migrator/phys_st_find.h): their st and sg nodes into st[] and sg[], *n of them, and their element
+ * addresses. A drive element no st node matches is an error naming its serial number.
+ */
+static int discover(struct st_lib *l, const struct phys_st_config *cfg, const char **st, const char **sg, unsigned *n)
+{
+	struct phys_lib *pl = &l->scsi.pub;
+	struct phys_scsi_drive_elems *a = calloc(1, sizeof *a);
+	struct phys_st_node *nodes = calloc(PHYS_ST_NODE_MAX, sizeof *nodes);
+	int rc = a && nodes ? VTL_OK : phys_fail(pl, VTL_E_NOMEM, "no memory for the drive search");
+	unsigned nn = 0, order[PHYS_MAX_DRIVES];
+	if (rc == VTL_OK)
+		rc = phys_scsi_drive_elements(&l->scsi, a);
+	if (rc == VTL_OK)
+		rc = phys_st_find_nodes(pl, cfg->sysfs && cfg->sysfs[0] ? cfg->sysfs : PHYS_ST_SYSFS_DEFAULT, nodes, &nn);
+	if (rc == VTL_OK)
+		rc = phys_st_match(pl, l->scsi.changer.name, a->e, a->n, nodes, nn, order);
+	for (unsigned i = 0; rc == VTL_OK && i < a->n; i++) {
+		const struct phys_st_node *p = &nodes[order[i]];
+		snprintf(l->found[i][0], sizeof l->found[i][0], "%s", p->st);
+		snprintf(l->found[i][1], sizeof l->found[i][1], "%s", p->sg);
+		st[i] = l->found[i][0];
+		sg[i] = p->sg[0] ? l->found[i][1] : NULL;
+		pl->drive_addr[i] = a->e[i].e.address;
+		*n = i + 1;
+	}
+	free(nodes);
+	free(a);
+	return rc;
+}
+
 static int open_all(struct st_lib *l, const struct phys_st_config *cfg)
 {
 	snprintf(l->scsi.changer.name, sizeof l->scsi.changer.name, "changer (%s)", cfg->changer);
@@ -584,17 +672,25 @@ static int open_all(struct st_lib *l, const struct phys_st_config *cfg)
 				 "%s: not a medium changer (peripheral device type %02Xh); lsscsi -g names the changer's "
 				 "sg node (mediumx)",
 				 l->scsi.changer.name, type < 0 ? 0xFFu : (unsigned)type);
-	l->scsi.pub.drives = cfg->drives;
-	for (unsigned d = 0; d < cfg->drives; d++) {
+	const char *st[PHYS_MAX_DRIVES], *sg[PHYS_MAX_DRIVES];
+	unsigned n = cfg->drives;
+	for (unsigned d = 0; d < n; d++) {
+		st[d] = cfg->drive[d];
+		sg[d] = cfg->drive_sg[d];
+	}
+	bool found = n == 0;
+	if (found && (rc = discover(l, cfg, st, sg, &n)) != VTL_OK)
+		return rc;
+	l->scsi.pub.drives = n;
+	for (unsigned d = 0; d < n; d++) {
 		struct st_drive *dr = &l->drive[d];
-		snprintf(dr->u.name, sizeof dr->u.name, "drive %u (%s)", d, cfg->drive[d]);
+		snprintf(dr->u.name, sizeof dr->u.name, "drive %u (%s)", d, st[d]);
 		dr->u.id = (int)d;
 		dr->u.timeout_ms = DRIVE_CMD_TIMEOUT_MS;
-		if (!(dr->path = strdup(cfg->drive[d])))
+		if (!(dr->path = strdup(st[d])))
 			return phys_fail(&l->scsi.pub, VTL_E_NOMEM, "no memory");
-		if (cfg->drive_sg[d] && cfg->drive_sg[d][0] &&
-		    (dr->sg_fd = open(cfg->drive_sg[d], O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
-			return phys_fail(&l->scsi.pub, rc_of_errno(errno), "%s: open %s: %s", dr->u.name, cfg->drive_sg[d],
+		if (sg[d] && sg[d][0] && (dr->sg_fd = open(sg[d], O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+			return phys_fail(&l->scsi.pub, rc_of_errno(errno), "%s: open %s: %s", dr->u.name, sg[d],
 					 strerror(errno));
 		if ((rc = reopen(l, d)) != VTL_OK)
 			return rc;
@@ -603,18 +699,20 @@ static int open_all(struct st_lib *l, const struct phys_st_config *cfg)
 			return rc;
 		if ((GMT_ONLINE(mg.mt_gstat) != 0) && (rc = tape_loaded(l, d)) != VTL_OK)
 			return rc;
-		read_serial(l, d);
+		if (!found)
+			read_serial(l, d);
 	}
 	if ((rc = phys_scsi_find_transport(&l->scsi)) != VTL_OK)
 		return rc;
-	return map_drives(l);
+	return found ? VTL_OK : map_drives(l); /* found drives are mapped already, by serial number */
 }
 
 int phys_st_open(const struct phys_st_config *cfg, struct phys_lib **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	if (!cfg || !cfg->changer || !cfg->changer[0] || cfg->drives == 0 || cfg->drives > PHYS_MAX_DRIVES) {
-		snprintf(err, errlen, "st library: the changer's sg node and 1 to %d drive nodes are needed", PHYS_MAX_DRIVES);
+	if (!cfg || !cfg->changer || !cfg->changer[0] || cfg->drives > PHYS_MAX_DRIVES) {
+		snprintf(err, errlen, "st library: the changer's sg node and 0 (find them) to %d drive nodes are needed",
+			 PHYS_MAX_DRIVES);
 		return VTL_E_CONFIG;
 	}
 	for (unsigned d = 0; d < cfg->drives; d++)
@@ -623,25 +721,29 @@ int phys_st_open(const struct phys_st_config *cfg, struct phys_lib **out, char *
 			return VTL_E_CONFIG;
 		}
 	struct st_lib *l = calloc(1, sizeof *l);
-	if (!l || phys_scsi_init(&l->scsi, &st_ops, &sg_transport, SG_RETRIES, RES_ALLOC) != VTL_OK) {
-		if (l)
-			phys_scsi_release(&l->scsi);
-		free(l);
+	if (!l) {
 		snprintf(err, errlen, "st library: out of memory");
 		return VTL_E_NOMEM;
 	}
 	l->changer_fd = -1;
 	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++)
 		l->drive[d].fd = l->drive[d].sg_fd = -1;
+	bool ok = phys_scsi_init(&l->scsi, &st_ops, &sg_transport, SG_RETRIES, RES_ALLOC) == VTL_OK;
+	for (unsigned d = 0; ok && d < PHYS_MAX_DRIVES; d++)
+		ok = phys_scsi_unit_init(&l->drive[d].u, VTL_LOCK_PHYS_DRIVE) == VTL_OK;
+	if (!ok) {
+		st_close(&l->scsi.pub);
+		snprintf(err, errlen, "st library: out of memory");
+		return VTL_E_NOMEM;
+	}
 	l->ready_timeout_s = cfg->ready_timeout_s ? cfg->ready_timeout_s : READY_TIMEOUT_DEFAULT_S;
 	l->command_timeout_s = cfg->command_timeout_s ? cfg->command_timeout_s : COMMAND_TIMEOUT_DEFAULT_S;
 	int rc = open_all(l, cfg);
 	if (rc != VTL_OK) {
-		snprintf(err, errlen, "%s", l->scsi.pub.err);
+		snprintf(err, errlen, "%s", phys_error(&l->scsi.pub));
 		st_close(&l->scsi.pub);
 		return rc;
 	}
-	l->scsi.pub.err[0] = 0;
 	*out = &l->scsi.pub;
 	return VTL_OK;
 }

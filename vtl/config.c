@@ -1087,13 +1087,18 @@ bool vtl_config_window(const char *w, unsigned *from, unsigned *to)
 	return true;
 }
 
-/* [physical] type = st: a changer, drives, and drive_sg lines (if any) one for each drive. */
+/* [physical] type = st: a changer, drives (none: vtl-migrator finds them), and drive_sg lines (if any) one for
+ * each drive. */
 static int validate_st(struct parser *ps)
 {
 	struct vtl_config *c = ps->c;
-	if (!c->physical.changer || c->physical.st_drives == 0)
+	if (!c->physical.changer)
 		return perr(ps, ps->sec_line[SEC_PHYSICAL], "[physical] type = st needs changer = /dev/sgN (lsscsi -g: "
-			    "the mediumx line) and a drive = /dev/nstN line for each drive");
+			    "the mediumx line), and a drive = /dev/nstN line for each drive unless they are to be found "
+			    "by serial number");
+	if (c->physical.st_drives == 0 && c->physical.st_drive_sgs)
+		return perr(ps, ps->devnode_line[1][0], "[physical] drive_sg lines without drive lines: drives that are "
+			    "found by serial number come with their sg nodes; list both or neither");
 	for (unsigned i = 0; i < c->physical.st_drives; i++) {
 		/* A rewinding node (/dev/st0) rewinds whenever it is closed: the migrator would lose its place. */
 		const char *base = strrchr(c->physical.drive[i], '/') + 1;

@@ -227,9 +227,7 @@ static struct timed_lib *timed_of(struct phys_lib *l)
 /* Passes rc on, with the simulated library's words for a failure. */
 static int passed(struct phys_lib *l, int rc)
 {
-	if (rc)
-		snprintf(l->err, sizeof l->err, "%s", phys_error(timed_of(l)->in));
-	return rc;
+	return rc ? phys_fail(l, rc, "%s", phys_error(timed_of(l)->in)) : rc;
 }
 
 static int t_inventory(struct phys_lib *l, struct phys_element *out, unsigned cap, unsigned *n)

@@ -5,14 +5,17 @@
 # playing the physical library: vtld on a free loopback port in a temporary
 # folder, with two cartridges in slots, one in a mail slot and a small one
 # (12 MB) in a slot; phys_iscsi_vtl then drives every phys_ops call and checks
-# what comes back (see its header comment); then again with vtld asking for
+# what comes back (see its header comment); phys_parallel_vtl drives both
+# drives at once from two threads with a third taking inventories, and a
+# vtld that allows fewer sessions than the library needs must be refused
+# with the reason; then again with vtld asking for
 # CHAP and offering mutual CHAP, where a wrong expected target secret must
 # make the migrator's library refuse the target.
 #
 # vtl-migrator itself, with [physical] mutual_user/mutual_secret, refuses the
 # library for a wrong target secret and starts with the right one.
 #
-# Usage: sh test_phys_iscsi.sh <build-dir>   (needs vtld, vtlctl, vtl-migrator, tests/integration/phys_iscsi_vtl)
+# Usage: sh test_phys_iscsi.sh <build-dir>   (needs vtld, vtlctl, vtl-migrator, tests/integration/phys_iscsi_vtl, phys_parallel_vtl)
 set -eu
 
 build=$(cd "${1:?usage: test_phys_iscsi.sh <build-dir>}" && pwd)
@@ -20,8 +23,9 @@ VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 MIGRATOR=$build/vtl-migrator
 CHECK=$build/tests/integration/phys_iscsi_vtl
+PARALLEL=$build/tests/integration/phys_parallel_vtl
 mpid=""
-for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$CHECK"; do
+for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$CHECK" "$PARALLEL"; do
 	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
 done
 
@@ -45,12 +49,32 @@ vtld_start
 step "phys_iscsi_vtl: every operation of the iSCSI physical library"
 timeout 60 "$CHECK" "127.0.0.1:$port" "$iqn" >"$tmp/check" 2>&1 || { sed 's/^/   /' "$tmp/check"; fail "phys_iscsi_vtl failed"; }
 sed 's/^/   /' "$tmp/check"
+step "phys_parallel_vtl: two drives written and read back at once by two threads, inventories beside them"
+timeout 120 "$PARALLEL" "127.0.0.1:$port" "$iqn" >"$tmp/check" 2>&1 || { sed 's/^/   /' "$tmp/check"; fail "phys_parallel_vtl failed"; }
+sed 's/^/   /' "$tmp/check"
+# One session per unit, each its own I_T nexus: one ISID random part, the qualifiers 0 (changer), 1 and 2.
+isids=$(grep "logged in: normal session of iqn.2026-01.org.vtl:phys-parallel-check; ISID" "$log" | sed 's/.*ISID //' |
+	sort -u)
+[ "$(echo "$isids" | cut -c1-8 | sort -u | wc -l)" = 1 ] && [ "$(echo "$isids" | cut -c9-12 | tr '\n' ' ')" = "0000 0001 0002 " ] ||
+	fail "the library's sessions are not one per unit with qualifiers 0, 1, 2: $(echo $isids)"
+step "the library logged in 3 sessions (changer, drive 0, drive 1): ISIDs $(echo $isids)"
 step "a migrator that expects mutual CHAP refuses this target, which proves nothing (an impostor would not either)"
 PHYS_EXPECT_REFUSED=1 PHYS_CHAP_USER=migrator PHYS_CHAP_SECRET=migrator-secret-1 PHYS_MUTUAL_USER=physlib \
 	PHYS_MUTUAL_SECRET=physlib-secret-2 timeout 60 "$CHECK" "127.0.0.1:$port" "$iqn" >"$tmp/check" 2>&1 ||
 	{ sed 's/^/   /' "$tmp/check"; fail "a target without mutual CHAP was not refused"; }
 sed 's/^/   /' "$tmp/check"
 vtld_stop
+
+# A target that allows fewer sessions than the library needs (1 + 2 drives): the open fails and says why.
+step "vtld with max_sessions = 2: the library's third session is refused, and the open says so"
+cp "$conf" "$tmp/conf.saved"
+echo "max_sessions = 2" >>"$conf"
+vtld_start
+PHYS_EXPECT_SESSIONS_REFUSED=1 timeout 60 "$PARALLEL" "127.0.0.1:$port" "$iqn" >"$tmp/check" 2>&1 ||
+	{ sed 's/^/   /' "$tmp/check"; fail "a refused drive session was not reported"; }
+sed 's/^/   /' "$tmp/check"
+vtld_stop
+cp "$tmp/conf.saved" "$conf"
 
 # The same library behind mutual CHAP ([iscsi] of vtld: the initiator's and the target's own
 # credentials); the migrator's side is [physical] chap_user/chap_secret/mutual_user/mutual_secret.

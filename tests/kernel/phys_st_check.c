@@ -72,6 +72,17 @@ int main(int argc, char **argv)
 	printf("-- with the nodes in the other order (and the drives' sg nodes): elements %u and %u, by serial number\n",
 	       lib->drive_addr[0], lib->drive_addr[1]);
 	close_lib();
+	/* No drive nodes: every drive the changer reports, found among the guest's st drives by serial number
+	 * (sysfs vpd_pg80 against DVCID), drive i at the changer's element i. */
+	struct phys_st_config found = {.changer = argv[1], .ready_timeout_s = 30, .command_timeout_s = 60};
+	open_lib(&found);
+	uint16_t lo = addr0 < addr1 ? addr0 : addr1, hi = addr0 < addr1 ? addr1 : addr0;
+	if (lib->drives != 2 || lib->drive_addr[0] != lo || lib->drive_addr[1] != hi)
+		fail("with the drives found: %u drives at elements %u and %u, expected 2 at %u and %u", lib->drives,
+		     lib->drive_addr[0], lib->drive_addr[1], lo, hi);
+	printf("-- with no drive nodes given: both found, at elements %u and %u in the changer's order\n",
+	       lib->drive_addr[0], lib->drive_addr[1]);
+	close_lib();
 	open_lib(&cfg);
 
 	inventory();

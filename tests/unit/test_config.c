@@ -962,7 +962,14 @@ static void physical_st(void **state)
 	vtl_config_free(c);
 
 	expect_error(ST_HDR "drive = /dev/nst0\n", "t.conf:5: [physical] type = st needs changer = /dev/sgN");
-	expect_error(ST_HDR "changer = /dev/sg3\n", "needs changer = /dev/sgN (lsscsi -g: the mediumx line) and a drive");
+	/* A changer alone: vtl-migrator finds its drives by serial number (docs/configuration.md). */
+	c = parse_ok(ST_HDR "changer = /dev/sg3\n");
+	assert_string_equal(c->physical.changer, "/dev/sg3");
+	assert_int_equal(c->physical.st_drives, 0);
+	vtl_config_free(c);
+	expect_error(ST_HDR "changer = /dev/sg3\ndrive_sg = /dev/sg4\n",
+		     "t.conf:8: [physical] drive_sg lines without drive lines: drives that are found by serial number "
+		     "come with their sg nodes");
 	expect_error(ST_HDR "changer = /dev/sg3\ndrive = /dev/st0\n",
 		     "t.conf:8: [physical] drive = /dev/st0 rewinds on close: use the non-rewinding node /dev/nst0");
 	expect_error(ST_HDR "changer = /dev/sg3\ndrive = nst0\n", "t.conf:8: [physical] drive = nst0: give the device "

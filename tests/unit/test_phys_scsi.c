@@ -3,10 +3,14 @@
  * The physical libraries' SCSI initiator (migrator/phys_scsi.c) over a
  * scripted transport: what the migrator sees (the result, the error in
  * words) when a drive answers with unit attentions, BUSY, sense in either
- * format, or refuses the long READ POSITION.
+ * format, or refuses the long READ POSITION; and phys.h's thread contract
+ * for moves: a move waits for the drive's running call, and the robot is
+ * free while a loaded drive gets ready, which the drive's next call waits for.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -260,6 +264,133 @@ static void wait_ready_polls(void **state)
 	fake_free(f);
 }
 
+/* ------------------------------------------------------------- moves and threads */
+
+#define SLOW_MS 200
+#define DRIVE_ADDR 256
+#define SLOT_ADDR 1024
+
+/* A transport whose drive commands take SLOW_MS, and a drive whose readiness after a load takes as long;
+ * what the other threads saw is recorded, not asserted, off the test's own thread. */
+struct slow {
+	struct phys_scsi scsi;
+	struct phys_scsi_unit drive;
+	atomic_bool drive_busy, arriving;
+	atomic_int moves, moves_during_drive_command;
+};
+
+static int slow_execute(struct phys_scsi *s, struct phys_scsi_unit *u, const char *op, const uint8_t *cdb,
+			unsigned cdb_len, enum phys_scsi_dir dir, void *buf, size_t len, struct phys_scsi_result *res)
+{
+	(void)op;
+	(void)cdb_len;
+	(void)dir;
+	(void)buf;
+	struct slow *sl = (struct slow *)s;
+	if (u == &sl->drive) {
+		atomic_store(&sl->drive_busy, true);
+		phys_sleep_ms(SLOW_MS);
+		atomic_store(&sl->drive_busy, false);
+	} else if (cdb[0] == SCSI_OP_MOVE_MEDIUM) {
+		atomic_fetch_add(&sl->moves, 1);
+		if (atomic_load(&sl->drive_busy))
+			atomic_fetch_add(&sl->moves_during_drive_command, 1);
+	}
+	res->status = SCSI_GOOD;
+	res->residual = len; /* READ ELEMENT STATUS: an empty answer */
+	return VTL_OK;
+}
+
+static const struct phys_scsi_transport slow_transport = {.execute = slow_execute};
+
+static struct phys_scsi_unit *slow_unit(struct phys_scsi *s, unsigned d)
+{
+	(void)d;
+	return &((struct slow *)s)->drive;
+}
+
+static int slow_left(struct phys_scsi *s, unsigned d)
+{
+	(void)s;
+	(void)d;
+	return VTL_OK;
+}
+
+static int slow_arrived(struct phys_scsi *s, unsigned d)
+{
+	(void)d;
+	struct slow *sl = (struct slow *)s;
+	atomic_store(&sl->arriving, true);
+	phys_sleep_ms(SLOW_MS);
+	atomic_store(&sl->arriving, false);
+	return VTL_OK;
+}
+
+static const struct phys_scsi_move_ops slow_moves = {slow_unit, slow_left, slow_arrived};
+
+/* A drive call as an implementation makes it: TEST UNIT READY under the drive's lock. */
+static void *drive_call(void *arg)
+{
+	struct slow *sl = arg;
+	struct phys_scsi_reply r;
+	phys_scsi_lock(&sl->drive);
+	vtl_ignore(phys_scsi_test_unit_ready(&sl->scsi, &sl->drive, &r)); /* the transport always answers GOOD */
+	phys_scsi_unlock(&sl->drive);
+	return NULL;
+}
+
+static void *load(void *arg)
+{
+	struct slow *sl = arg;
+	vtl_ignore(phys_scsi_move_medium(&sl->scsi.pub, &slow_moves, SLOT_ADDR, DRIVE_ADDR)); /* counted in sl */
+	return NULL;
+}
+
+static void wait_for(atomic_bool *flag)
+{
+	for (unsigned i = 0; i < 10 * SLOW_MS && !atomic_load(flag); i++)
+		phys_sleep_ms(1);
+	assert_true(atomic_load(flag));
+}
+
+static void moves_wait_for_the_drive(void **state)
+{
+	(void)state;
+	struct slow *sl = calloc(1, sizeof *sl);
+	assert_non_null(sl);
+	assert_int_equal(phys_scsi_init(&sl->scsi, &no_ops, &slow_transport, 0, 4096), VTL_OK);
+	assert_int_equal(phys_scsi_unit_init(&sl->drive, VTL_LOCK_PHYS_DRIVE), VTL_OK);
+	snprintf(sl->drive.name, sizeof sl->drive.name, "drive 0");
+	sl->scsi.pub.drives = 1;
+	sl->scsi.pub.drive_addr[0] = DRIVE_ADDR;
+
+	/* A load asked for while the drive runs a command: MOVE MEDIUM goes only once the command is done. */
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, drive_call, sl), 0);
+	wait_for(&sl->drive_busy);
+	assert_int_equal(phys_scsi_move_medium(&sl->scsi.pub, &slow_moves, SLOT_ADDR, DRIVE_ADDR), VTL_OK);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(atomic_load(&sl->moves), 1);
+	assert_int_equal(atomic_load(&sl->moves_during_drive_command), 0);
+
+	/* While the loaded drive gets ready, the robot serves an inventory; the drive's next call waits. */
+	assert_int_equal(pthread_create(&t, NULL, load, sl), 0);
+	wait_for(&sl->arriving);
+	struct phys_element e[4];
+	unsigned n;
+	assert_int_equal(phys_scsi_inventory(&sl->scsi.pub, e, 4, &n), VTL_OK);
+	assert_true(atomic_load(&sl->arriving)); /* done without waiting for the drive */
+	phys_scsi_lock(&sl->drive);
+	assert_false(atomic_load(&sl->arriving)); /* the drive's lock came only after the load was complete */
+	phys_scsi_unlock(&sl->drive);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(atomic_load(&sl->moves), 2);
+
+	phys_scsi_unit_destroy(&sl->drive);
+	phys_scsi_release(&sl->scsi);
+	free(sl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +400,7 @@ int main(void)
 		cmocka_unit_test(sense_to_errors),
 		cmocka_unit_test(read_position_falls_back),
 		cmocka_unit_test(wait_ready_polls),
+		cmocka_unit_test(moves_wait_for_the_drive),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

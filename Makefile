@@ -27,7 +27,7 @@ backend_USES  := common
 catalog_SRC   := $(wildcard catalog/*.c)
 catalog_USES  := common
 # The configuration file and the LTO media rules it checks drives against: read by all three programs.
-config_SRC    := vtl/config.c vtl/media.c
+config_SRC    := $(wildcard config/*.c)
 config_USES   := catalog backend common
 # The transport-independent SCSI core (its vocabulary and sense data are common/scsi_*): dispatch, SPC and its log and mode pages, reservations,
 # unit attentions, the device base every emulated device is built on.
@@ -35,7 +35,7 @@ scsi_SRC      := $(addprefix vtl/scsi/,spc.c spc_log.c spc_mode.c dispatch.c res
 scsi_USES     := common
 # The emulated devices over the pool and the catalog: the drive (ssc*), the library model, the changer
 # (smc*, above the library model) and the write throttle.
-devices_SRC   := $(wildcard vtl/scsi/ssc*.c) vtl/library.c $(wildcard vtl/scsi/smc*.c) vtl/throttle.c
+devices_SRC   := $(wildcard vtl/drive/*.c vtl/library/*.c vtl/changer/*.c)
 devices_USES  := scsi config catalog backend common
 # The front ends: the iSCSI target, TCMU, and the per-LU worker they both hand commands to. They reach
 # the devices only through the callbacks vtld gives them.
@@ -45,7 +45,7 @@ front_USES    := scsi common
 migrator_SRC  := $(filter-out migrator/main.c,$(wildcard migrator/*.c))
 migrator_USES := config catalog backend common
 # The programs, above every layer: what each may link (vtld and vtlctl never the migrator, vtl-migrator
-# no SCSI emulation; vtlctl the devices for the library model's offline moves, vtl/library.h).
+# no SCSI emulation; vtlctl the devices for the library model's offline moves, vtl/library/library.h).
 vtld_USES     := front devices scsi config catalog backend common
 vtlctl_USES   := devices scsi config catalog backend common
 vtl-migrator_USES := migrator config catalog backend common
@@ -58,8 +58,8 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # Every library layer, highest first: what the tests link.
 LIBS     := $(call archives,$(BUILD),$(call reverse,$(LAYERS)))
 # A source under the library's folders that no layer names would be left out of every program.
-UNLAYERED := $(filter-out $(LIB_SRC) migrator/main.c,$(wildcard common/*.c backend/*.c catalog/*.c \
-	vtl/*.c vtl/scsi/*.c vtl/iscsi/*.c vtl/tcmu/*.c migrator/*.c))
+UNLAYERED := $(filter-out $(LIB_SRC) migrator/main.c,$(wildcard common/*.c backend/*.c catalog/*.c config/*.c \
+	vtl/*.c vtl/scsi/*.c vtl/drive/*.c vtl/library/*.c vtl/changer/*.c vtl/iscsi/*.c vtl/tcmu/*.c migrator/*.c))
 ifneq ($(UNLAYERED),)
 $(error $(UNLAYERED): in no layer: add each to one of the LAYERS in the Makefile)
 endif

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "common/vtl_error.h"
-#include "vtl/library.h"
-#include "vtl/scsi/smc.h"
+#include "vtl/library/library.h"
+#include "vtl/changer/smc.h"
 
 static struct ssc_drive *new_drive(struct host *h, const char *vendor, const char *product)
 {

@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "vtl/scsi/dispatch.h"
-#include "vtl/scsi/smc.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/changer/smc.h"
+#include "vtl/drive/ssc.h"
 
 static char *doc;
 

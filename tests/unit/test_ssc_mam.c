@@ -12,7 +12,7 @@
 
 #include "common/grow.h"
 #include "common/vtl_error.h"
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #define BUF 8192
 static uint8_t buf[BUF];

@@ -4,7 +4,7 @@
  * out (robot, host LOAD UNLOAD, cleaning), readiness, TEST UNIT READY,
  * REQUEST SENSE, PREVENT ALLOW MEDIUM REMOVAL and INQUIRY.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,9 +11,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "vtl/library.h"
+#include "vtl/library/library.h"
 #include "vtl/scsi/device.h"
-#include "vtl/scsi/smc.h"
+#include "vtl/changer/smc.h"
 
 struct smc_changer {
 	struct scsi_dev dev; /* first: handlers convert back with smc_of */

@@ -11,7 +11,7 @@
  * change with use are computed live while the cartridge is loaded and stored
  * when it is unloaded.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vtl/library.h"
+#include "vtl/library/library.h"
 #include "vtl/scsi/cmd.h"
 
 struct smc_changer;

@@ -19,7 +19,7 @@
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/drive/ssc.h"
 
 struct vtl_library;
 

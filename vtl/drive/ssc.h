@@ -18,7 +18,7 @@
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
-#include "vtl/media.h"
+#include "config/media.h"
 #include "vtl/scsi/cmd.h"
 #include "vtl/scsi/spc.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LTO media and their barcode labels, as tape libraries read them: used by
- * vtlctl and by the library model (vtl/library.c), so that both accept and
+ * vtlctl and by the library model (vtl/library/library.c), so that both accept and
  * refuse the same labels.
  *
  * A data or WORM label is 6 characters A-Z / 0-9 (the volume serial) and a

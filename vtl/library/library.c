@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "vtl/library.h"
+#include "vtl/library/library.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -11,8 +11,8 @@
 #include "common/ctlsock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
-#include "vtl/config.h"
-#include "vtl/media.h"
+#include "config/config.h"
+#include "config/media.h"
 
 #define STATE_AVAILABLE "available"
 #define STATE_EXPORTED "exported"

@@ -14,7 +14,7 @@
 
 #include "backend/cartridge.h"
 #include "vtl/scsi/device.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/drive/ssc.h"
 
 /* Density codes of LTO formats (IBM/HP LTO SCSI references; SSC-4 REPORT DENSITY SUPPORT). */
 enum ssc_density {

@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "common/scsi_sense.h"
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 #include "vtl/scsi/ua.h"
 
 #define STAGE_POLL_MS 20    /* how often the drive asks how the stage stands */

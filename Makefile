@@ -19,35 +19,54 @@ TEST_LDLIBS = $(call pkg_libs,cmocka) $(LDLIBS)
 # The layers, lowest first (docs/testing.md, "Layers"). Each is an archive, $(BUILD)/lib<layer>.a, whose
 # objects may use only their own layer and the ones in <layer>_USES (written highest first, the link
 # order): scripts/check-layers fails the build otherwise, and each program links only what it may use.
-LAYERS := common backend catalog config scsi devices front migrator
+# <layer>_HDR are its headers: scripts/check-includes fails the build when a layer's file includes a
+# header of a layer it may not use (a type or an inline function, which nm cannot see).
+LAYERS := common backend catalog config scsi drive library changer front migrator
 common_SRC    := $(wildcard common/*.c)
+common_HDR    := $(wildcard common/*.h)
 common_USES   :=
 backend_SRC   := $(wildcard backend/*.c)
+backend_HDR   := $(wildcard backend/*.h)
 backend_USES  := common
 catalog_SRC   := $(wildcard catalog/*.c)
+catalog_HDR   := $(wildcard catalog/*.h)
 catalog_USES  := common
 # The configuration file and the LTO media rules it checks drives against: read by all three programs.
 config_SRC    := $(wildcard config/*.c)
+config_HDR    := $(wildcard config/*.h)
 config_USES   := catalog backend common
-# The transport-independent SCSI core (its vocabulary and sense data are common/scsi_*): dispatch, SPC and its log and mode pages, reservations,
-# unit attentions, the device base every emulated device is built on.
-scsi_SRC      := $(addprefix vtl/scsi/,spc.c spc_log.c spc_mode.c dispatch.c reserve.c ua.c device.c)
+# The transport-independent SCSI core (its vocabulary and sense data are common/scsi_*): dispatch, SPC
+# and its log and mode pages, reservations, unit attentions, the device base every emulated device is
+# built on.
+scsi_SRC      := $(wildcard vtl/scsi/*.c)
+scsi_HDR      := $(wildcard vtl/scsi/*.h)
 scsi_USES     := common
-# The emulated devices over the pool and the catalog: the drive (ssc*), the library model, the changer
-# (smc*, above the library model) and the write throttle.
-devices_SRC   := $(wildcard vtl/drive/*.c vtl/library/*.c vtl/changer/*.c)
-devices_USES  := scsi config catalog backend common
+# The emulated devices, each above the one before: the tape drive (ssc*) over the pool; the library
+# model, which loads the drives and keeps the elements in the catalog, and the write throttle, which
+# slows all its drives together; the medium changer (smc*), which makes its moves through the model.
+drive_SRC     := $(wildcard vtl/drive/*.c)
+drive_HDR     := $(wildcard vtl/drive/*.h)
+drive_USES    := scsi config catalog backend common
+library_SRC   := $(wildcard vtl/library/*.c)
+library_HDR   := $(wildcard vtl/library/*.h)
+library_USES  := drive scsi config catalog backend common
+changer_SRC   := $(wildcard vtl/changer/*.c)
+changer_HDR   := $(wildcard vtl/changer/*.h)
+changer_USES  := library scsi common
 # The front ends: the iSCSI target, TCMU, and the per-LU worker they both hand commands to. They reach
 # the devices only through the callbacks vtld gives them.
 front_SRC     := $(wildcard vtl/iscsi/*.c vtl/tcmu/*.c) vtl/lu_worker.c
+front_HDR     := $(wildcard vtl/iscsi/*.h vtl/tcmu/*.h) vtl/lu_worker.h
 front_USES    := scsi common
 # The migrator's modules (physical tape access, streaming engine, copies, policy); main.c is the daemon.
 migrator_SRC  := $(filter-out migrator/main.c,$(wildcard migrator/*.c))
+migrator_HDR  := $(wildcard migrator/*.h)
 migrator_USES := config catalog backend common
 # The programs, above every layer: what each may link (vtld and vtlctl never the migrator, vtl-migrator
-# no SCSI emulation; vtlctl the devices for the library model's offline moves, vtl/library/library.h).
-vtld_USES     := front devices scsi config catalog backend common
-vtlctl_USES   := devices scsi config catalog backend common
+# no SCSI emulation; vtlctl the library model for its offline moves, vtl/library/library.h, and what
+# the model links, but no changer).
+vtld_USES     := front changer library drive scsi config catalog backend common
+vtlctl_USES   := library drive scsi config catalog backend common
 vtl-migrator_USES := migrator config catalog backend common
 
 reverse  = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
@@ -62,6 +81,13 @@ UNLAYERED := $(filter-out $(LIB_SRC) migrator/main.c,$(wildcard common/*.c backe
 	vtl/*.c vtl/scsi/*.c vtl/drive/*.c vtl/library/*.c vtl/changer/*.c vtl/iscsi/*.c vtl/tcmu/*.c migrator/*.c))
 ifneq ($(UNLAYERED),)
 $(error $(UNLAYERED): in no layer: add each to one of the LAYERS in the Makefile)
+endif
+LIB_HDR  := $(foreach l,$(LAYERS),$($(l)_HDR))
+UNLAYERED_HDR := $(filter-out $(LIB_HDR),$(wildcard common/*.h backend/*.h catalog/*.h \
+	config/*.h vtl/*.h vtl/scsi/*.h vtl/drive/*.h vtl/library/*.h vtl/changer/*.h vtl/iscsi/*.h vtl/tcmu/*.h \
+	migrator/*.h))
+ifneq ($(UNLAYERED_HDR),)
+$(error $(UNLAYERED_HDR): in no layer: add each to the <layer>_HDR of one of the LAYERS in the Makefile)
 endif
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
@@ -96,7 +122,7 @@ BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
 .PHONY: all deps check layers unit integration kernel fuzz asan bench soak run clean
 PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD)) $(if $(MIGRATOR_MAIN),$(MIGRATOR))
-all: $(LIBS) $(BUILD)/layers.ok $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN) $(KERNEL_CHECK)
+all: $(LIBS) $(BUILD)/layers.ok $(BUILD)/includes.ok $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN) $(KERNEL_CHECK)
 
 deps:
 	@scripts/install-deps
@@ -128,7 +154,21 @@ $(BUILD)/layers.ok: $(LIB_OBJ) $(PROGRAM_OBJ) scripts/check-layers
 	@scripts/check-layers $(BUILD) $(LAYER_SPECS)
 	@touch $@
 
-layers: $(BUILD)/layers.ok
+# The same layers over the includes (scripts/check-includes): every layer's sources and headers, and
+# the programs', each with what it may use.
+VTLD_HDR    := $(wildcard vtl/vtld/*.h)
+VTLCTL_HDR  := $(wildcard vtl/ctl/*.h)
+INCLUDE_SPECS := $(foreach l,$(LAYERS),$(l):$(call commas,$($(l)_USES)):$(call commas,$($(l)_SRC) $($(l)_HDR))) \
+	vtld:$(call commas,$(vtld_USES)):$(call commas,$(VTLD_SRC) $(VTLD_HDR)) \
+	vtlctl:$(call commas,$(vtlctl_USES)):$(call commas,$(VTLCTL_SRC) $(VTLCTL_HDR)) \
+	vtl-migrator:$(call commas,$(vtl-migrator_USES)):$(call commas,$(MIGRATOR_MAIN))
+$(BUILD)/includes.ok: $(LIB_SRC) $(LIB_HDR) $(VTLD_SRC) $(VTLD_HDR) $(VTLCTL_SRC) $(VTLCTL_HDR) $(MIGRATOR_MAIN) \
+		scripts/check-includes Makefile
+	@mkdir -p $(dir $@)
+	@scripts/check-includes $(INCLUDE_SPECS)
+	@touch $@
+
+layers: $(BUILD)/layers.ok $(BUILD)/includes.ok
 
 # Every unit test program is linked with the shared test helpers (tests/unit/testlib.h).
 $(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIBS)

@@ -16,8 +16,8 @@
  * Older media (L1..L4, LT, LU) are recognised and refused: this library
  * emulates LTO-5 to LTO-9 drives.
  */
-#ifndef VTL_VTL_MEDIA_H
-#define VTL_VTL_MEDIA_H
+#ifndef VTL_CONFIG_MEDIA_H
+#define VTL_CONFIG_MEDIA_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * answers: elements reported from the library model, moves made through it.
  * All functions are safe to call from any thread.
  */
-#ifndef VTL_SCSI_SMC_H
-#define VTL_SCSI_SMC_H
+#ifndef VTL_CHANGER_SMC_H
+#define VTL_CHANGER_SMC_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * pages; smc_log.c: log pages; smc_ident.c: INQUIRY). Handlers run with
  * ch->mu held.
  */
-#ifndef VTL_SCSI_SMC_INTERNAL_H
-#define VTL_SCSI_SMC_INTERNAL_H
+#ifndef VTL_CHANGER_SMC_INTERNAL_H
+#define VTL_CHANGER_SMC_INTERNAL_H
 
 #include <pthread.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  * them, as a robot does. All functions are safe to call from any thread; a
  * drive runs one command at a time.
  */
-#ifndef VTL_SCSI_SSC_H
-#define VTL_SCSI_SSC_H
+#ifndef VTL_DRIVE_SSC_H
+#define VTL_DRIVE_SSC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
  * ssc_mam.c: medium auxiliary memory; ssc_density.c: densities and
  * capacity). Handlers run with d->mu held.
  */
-#ifndef VTL_SCSI_SSC_INTERNAL_H
-#define VTL_SCSI_SSC_INTERNAL_H
+#ifndef VTL_DRIVE_SSC_INTERNAL_H
+#define VTL_DRIVE_SSC_INTERNAL_H
 
 #include <pthread.h>
 #include <stddef.h>

@@ -46,7 +46,7 @@ scsi_USES     := common
 # slows all its drives together; the medium changer (smc*), which makes its moves through the model.
 drive_SRC     := $(wildcard vtl/drive/*.c)
 drive_HDR     := $(wildcard vtl/drive/*.h)
-drive_USES    := scsi config catalog backend common
+drive_USES    := scsi config backend common
 library_SRC   := $(wildcard vtl/library/*.c)
 library_HDR   := $(wildcard vtl/library/*.h)
 library_USES  := drive scsi config catalog backend common

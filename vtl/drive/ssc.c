@@ -495,18 +495,18 @@ static void damage_events(struct ssc_drive *d, struct vtl_cart *c)
 {
 	struct vtl_damage dm[VTL_DAMAGE_INFO_MAX];
 	size_t n = vtl_cart_damage(c, dm, VTL_DAMAGE_INFO_MAX);
-	if (!n || !d->cfg.cat)
+	if (!n || !d->cfg.on_event)
 		return;
 	char what[256];
 	for (size_t i = 0; i < n && i < VTL_DAMAGE_INFO_MAX; i++) {
 		size_t len = vtl_damage_describe(vtl_cart_barcode(c), &dm[i], what, sizeof what);
 		snprintf(what + len, sizeof what - len, ", loaded in drive %s", d->dev.ident.serial);
-		vtl_ignore(catalog_event(d->cfg.cat, "vtld", what)); /* best effort: the log line says it too */
+		d->cfg.on_event(d->cfg.on_event_arg, what);
 	}
 	if (n > VTL_DAMAGE_INFO_MAX) {
 		snprintf(what, sizeof what, "cartridge %s: damaged: %zu more damaged ranges (vtlctl cartridge show %s)",
 			 vtl_cart_barcode(c), n - VTL_DAMAGE_INFO_MAX, vtl_cart_barcode(c));
-		vtl_ignore(catalog_event(d->cfg.cat, "vtld", what)); /* the same */
+		d->cfg.on_event(d->cfg.on_event_arg, what);
 	}
 }
 

@@ -122,7 +122,7 @@ struct ssc_drive {
 	bool deferred_pending;
 	struct scsi_sense deferred;
 
-	/* MAM attributes of the loaded medium when there is no catalog. */
+	/* MAM attributes of the loaded medium (read from the MAM store at load when there is one). */
 	void *mam_mem;
 
 	/* The drive as ssc_status last saw it, for ssc_status_now while a command runs. */
@@ -273,7 +273,7 @@ void ssc_mam_unloading(struct ssc_drive *d);
 int ssc_mam_get(struct ssc_drive *d, uint16_t id, void *buf, size_t cap, size_t *len);
 /* A numeric attribute of the loaded medium as READ ATTRIBUTE would give it now (0 when unset or unloaded). */
 uint64_t ssc_mam_number(struct ssc_drive *d, uint16_t id);
-/* Stores attribute id of the loaded medium (len 0: removes it), in the catalog if there is one; VTL_OK or its error. */
+/* Stores attribute id of the loaded medium (len 0: removes it), in the MAM store if there is one; VTL_OK or its error. */
 int ssc_mam_put(struct ssc_drive *d, uint16_t id, const void *val, size_t len);
 /* The medium was erased from BOT (FORMAT MEDIUM: initialized too; SET CAPACITY): counts it in MAM. */
 void ssc_mam_formatted(struct ssc_drive *d, bool initialized);

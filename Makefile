@@ -8,12 +8,12 @@ CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -g $
 CFLAGS_EXTRA ?=
 CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
 
-# Libraries come from pkg-config where their Debian packages ship a .pc file (sg3_utils ships none).
+# Libraries come from pkg-config (every one the programs link ships a .pc file with its Debian package).
 # Looked up when a program is linked, not when make starts, so that `make deps` can install them first.
 PKG_CONFIG ?= pkg-config
 pkg_libs = $(if $(shell command -v $(PKG_CONFIG)),,$(error $(PKG_CONFIG) not found: run `make deps` (scripts/install-deps installs it)))$(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo yes),,$(error $(PKG_CONFIG) finds no $(p).pc: install its -dev package (`make deps`))))$(shell $(PKG_CONFIG) --libs $(1))
 LDFLAGS_EXTRA ?=
-LDLIBS   = $(LDFLAGS_EXTRA) $(call pkg_libs,sqlite3 liblz4 libiscsi) -lsgutils2 -lm -lpthread
+LDLIBS   = $(LDFLAGS_EXTRA) $(call pkg_libs,sqlite3 liblz4 libiscsi) -lm -lpthread
 TEST_LDLIBS = $(call pkg_libs,cmocka) $(LDLIBS)
 
 # The layers, lowest first (docs/testing.md, "Layers"). Each is an archive, $(BUILD)/lib<layer>.a, whose
@@ -298,7 +298,10 @@ bench: deps
 run: deps all
 	@scripts/vtl-run $(BUILD)
 
+# The trees besides $(BUILD): make asan's, and the clang build's (`make CC=clang BUILD=build-clang`,
+# README.md), which make clean removes too.
+OTHER_TREES := build-asan build-clang
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) $(OTHER_TREES)
 
 -include $(VTLCTL_SRC:%.c=$(BUILD)/%.d) $(VTLD_SRC:%.c=$(BUILD)/%.d) $(MIGRATOR_MAIN:%.c=$(BUILD)/%.d) $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)

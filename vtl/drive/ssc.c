@@ -161,11 +161,6 @@ uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 	return ew < capacity ? ew : capacity;
 }
 
-uint64_t ssc_now_ms(void)
-{
-	return vtl_mono_ms();
-}
-
 static void opening_tick(struct ssc_drive *d);
 
 /*
@@ -179,7 +174,7 @@ static void ssc_tick(struct ssc_drive *d)
 		opening_tick(d);
 	else if (d->state == SSC_STAGING || d->following)
 		ssc_stage_tick(d);
-	if (d->state == SSC_CLEANING && ssc_now_ms() >= d->clean_until_ms) {
+	if (d->state == SSC_CLEANING && vtl_mono_ms() >= d->clean_until_ms) {
 		d->state = SSC_EJECTED;
 		d->cnt.cleanings++;
 		d->tapealert &= ~((1ull << (TA_CLEAN_NOW - 1)) | (1ull << (TA_CLEAN_PERIODIC - 1)));
@@ -481,8 +476,8 @@ int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out)
 	if (rc == VTL_E_BUSY && d->cfg.stage && d->cfg.stage->yield) {
 		/* The migrator reads it for a copy: a host's load comes first, the copy runs again later. */
 		d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
-		d->yield_asked_ms = ssc_now_ms();
-		for (uint64_t until = d->yield_asked_ms + yield_wait_ms(d); rc == VTL_E_BUSY && ssc_now_ms() < until;) {
+		d->yield_asked_ms = vtl_mono_ms();
+		for (uint64_t until = d->yield_asked_ms + yield_wait_ms(d); rc == VTL_E_BUSY && vtl_mono_ms() < until;) {
 			usleep(YIELD_RETRY_US);
 			rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, out);
 		}
@@ -558,7 +553,7 @@ static int opening_begin(struct ssc_drive *d)
 		return rc;
 	d->state = SSC_STAGING;
 	d->opening = true;
-	d->open_retry_ms = ssc_now_ms() + OPEN_RETRY_MS;
+	d->open_retry_ms = vtl_mono_ms() + OPEN_RETRY_MS;
 	log_info("drive %s: a copy still holds %s: becoming ready until it lets go", d->dev.ident.serial,
 		 d->medium.barcode);
 	return VTL_OK;
@@ -567,7 +562,7 @@ static int opening_begin(struct ssc_drive *d)
 /* One try at threading the cartridge a copy held (never a wait: commands and status displays come through here). */
 static void opening_tick(struct ssc_drive *d)
 {
-	uint64_t now = ssc_now_ms();
+	uint64_t now = vtl_mono_ms();
 	if (now < d->open_retry_ms)
 		return;
 	d->open_retry_ms = now + OPEN_RETRY_MS;
@@ -578,7 +573,7 @@ static void opening_tick(struct ssc_drive *d)
 		/* The request is only a hint to the migrator: asked again after each wait. */
 		if (now - d->yield_asked_ms >= yield_wait_ms(d) && d->cfg.stage && d->cfg.stage->yield) {
 			d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
-			d->yield_asked_ms = ssc_now_ms();
+			d->yield_asked_ms = vtl_mono_ms();
 		}
 		return;
 	}
@@ -625,7 +620,7 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		d->stage = SSC_STAGE_DONE;
 		if (label.cleaning) {
 			d->state = SSC_CLEANING;
-			d->clean_until_ms = ssc_now_ms() + d->cfg.clean_ms;
+			d->clean_until_ms = vtl_mono_ms() + d->cfg.clean_ms;
 			d->tapealert |= 1ull << (TA_CLEANING_MEDIA - 1);
 		} else {
 			d->unrecorded = false;

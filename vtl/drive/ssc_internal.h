@@ -200,9 +200,6 @@ int ssc_record_loaded(struct ssc_drive *d);
 /* ssc_open_cart, then ssc_threaded. */
 int ssc_thread(struct ssc_drive *d, bool follow);
 
-/* CLOCK_MONOTONIC milliseconds. */
-uint64_t ssc_now_ms(void);
-
 /* A follower's more hook (backend/cartridge.h): waits a little, 1 while the stage runs, 0 once it ended. */
 int ssc_stage_more(void *arg);
 /* ssc_stage.c: a migrated cartridge threaded; asks for its stage and waits in SSC_STAGING (on_medium failing: as ssc_threaded). */

@@ -284,8 +284,9 @@ soak: deps
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
+ASAN_BUILD := build-asan
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 \
 		CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS_EXTRA="-fsanitize=address,undefined" unit integration
 
@@ -300,8 +301,8 @@ run: deps all
 
 # The trees besides $(BUILD): make asan's, and the clang build's (`make CC=clang BUILD=build-clang`,
 # README.md), which make clean removes too.
-OTHER_TREES := build-asan build-clang
+OTHER_TREES := $(ASAN_BUILD) build-clang
 clean:
-	rm -rf $(BUILD) $(OTHER_TREES)
+	rm -rf $(BUILD) $(filter-out $(BUILD),$(OTHER_TREES))
 
 -include $(VTLCTL_SRC:%.c=$(BUILD)/%.d) $(VTLD_SRC:%.c=$(BUILD)/%.d) $(MIGRATOR_MAIN:%.c=$(BUILD)/%.d) $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)

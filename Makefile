@@ -8,46 +8,65 @@ CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -g $
 CFLAGS_EXTRA ?=
 CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
 
-# Libraries come from pkg-config where their Debian packages ship a .pc file (sg3_utils ships none).
+# Libraries come from pkg-config (every one the programs link ships a .pc file with its Debian package).
 # Looked up when a program is linked, not when make starts, so that `make deps` can install them first.
 PKG_CONFIG ?= pkg-config
 pkg_libs = $(if $(shell command -v $(PKG_CONFIG)),,$(error $(PKG_CONFIG) not found: run `make deps` (scripts/install-deps installs it)))$(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo yes),,$(error $(PKG_CONFIG) finds no $(p).pc: install its -dev package (`make deps`))))$(shell $(PKG_CONFIG) --libs $(1))
 LDFLAGS_EXTRA ?=
-LDLIBS   = $(LDFLAGS_EXTRA) $(call pkg_libs,sqlite3 liblz4 libiscsi) -lsgutils2 -lm -lpthread
+LDLIBS   = $(LDFLAGS_EXTRA) $(call pkg_libs,sqlite3 liblz4 libiscsi) -lm -lpthread
 TEST_LDLIBS = $(call pkg_libs,cmocka) $(LDLIBS)
 
 # The layers, lowest first (docs/testing.md, "Layers"). Each is an archive, $(BUILD)/lib<layer>.a, whose
 # objects may use only their own layer and the ones in <layer>_USES (written highest first, the link
 # order): scripts/check-layers fails the build otherwise, and each program links only what it may use.
-LAYERS := common backend catalog config scsi devices front migrator
+# <layer>_HDR are its headers: scripts/check-includes fails the build when a layer's file includes a
+# header of a layer it may not use (a type or an inline function, which nm cannot see).
+LAYERS := common backend catalog config scsi drive library changer front migrator
 common_SRC    := $(wildcard common/*.c)
+common_HDR    := $(wildcard common/*.h)
 common_USES   :=
 backend_SRC   := $(wildcard backend/*.c)
+backend_HDR   := $(wildcard backend/*.h)
 backend_USES  := common
 catalog_SRC   := $(wildcard catalog/*.c)
+catalog_HDR   := $(wildcard catalog/*.h)
 catalog_USES  := common
 # The configuration file and the LTO media rules it checks drives against: read by all three programs.
-config_SRC    := vtl/config.c vtl/media.c
+config_SRC    := $(wildcard config/*.c)
+config_HDR    := $(wildcard config/*.h)
 config_USES   := catalog backend common
-# The transport-independent SCSI core (its vocabulary and sense data are common/scsi_*): dispatch, SPC and its log and mode pages, reservations,
-# unit attentions, the device base every emulated device is built on.
-scsi_SRC      := $(addprefix vtl/scsi/,spc.c spc_log.c spc_mode.c dispatch.c reserve.c ua.c device.c)
+# The transport-independent SCSI core (its vocabulary and sense data are common/scsi_*): dispatch, SPC
+# and its log and mode pages, reservations, unit attentions, the device base every emulated device is
+# built on.
+scsi_SRC      := $(wildcard vtl/scsi/*.c)
+scsi_HDR      := $(wildcard vtl/scsi/*.h)
 scsi_USES     := common
-# The emulated devices over the pool and the catalog: the drive (ssc*), the library model, the changer
-# (smc*, above the library model) and the write throttle.
-devices_SRC   := $(wildcard vtl/scsi/ssc*.c) vtl/library.c $(wildcard vtl/scsi/smc*.c) vtl/throttle.c
-devices_USES  := scsi config catalog backend common
+# The emulated devices, each above the one before: the tape drive (ssc*) over the pool; the library
+# model, which loads the drives and keeps the elements in the catalog, and the write throttle, which
+# slows all its drives together; the medium changer (smc*), which makes its moves through the model.
+drive_SRC     := $(wildcard vtl/drive/*.c)
+drive_HDR     := $(wildcard vtl/drive/*.h)
+drive_USES    := scsi config backend common
+library_SRC   := $(wildcard vtl/library/*.c)
+library_HDR   := $(wildcard vtl/library/*.h)
+library_USES  := drive scsi config catalog backend common
+changer_SRC   := $(wildcard vtl/changer/*.c)
+changer_HDR   := $(wildcard vtl/changer/*.h)
+changer_USES  := library scsi common
 # The front ends: the iSCSI target, TCMU, and the per-LU worker they both hand commands to. They reach
 # the devices only through the callbacks vtld gives them.
 front_SRC     := $(wildcard vtl/iscsi/*.c vtl/tcmu/*.c) vtl/lu_worker.c
+front_HDR     := $(wildcard vtl/iscsi/*.h vtl/tcmu/*.h) vtl/lu_worker.h
 front_USES    := scsi common
 # The migrator's modules (physical tape access, streaming engine, copies, policy); main.c is the daemon.
 migrator_SRC  := $(filter-out migrator/main.c,$(wildcard migrator/*.c))
+migrator_HDR  := $(wildcard migrator/*.h)
 migrator_USES := config catalog backend common
 # The programs, above every layer: what each may link (vtld and vtlctl never the migrator, vtl-migrator
-# no SCSI emulation; vtlctl the devices for the library model's offline moves, vtl/library.h).
-vtld_USES     := front devices scsi config catalog backend common
-vtlctl_USES   := devices scsi config catalog backend common
+# no SCSI emulation; vtlctl the library model for its offline moves, vtl/library/library.h, and what
+# the model links, but no changer).
+vtld_USES     := front changer library drive scsi config catalog backend common
+vtlctl_USES   := library drive scsi config catalog backend common
 vtl-migrator_USES := migrator config catalog backend common
 
 reverse  = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
@@ -58,10 +77,17 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # Every library layer, highest first: what the tests link.
 LIBS     := $(call archives,$(BUILD),$(call reverse,$(LAYERS)))
 # A source under the library's folders that no layer names would be left out of every program.
-UNLAYERED := $(filter-out $(LIB_SRC) migrator/main.c,$(wildcard common/*.c backend/*.c catalog/*.c \
-	vtl/*.c vtl/scsi/*.c vtl/iscsi/*.c vtl/tcmu/*.c migrator/*.c))
+UNLAYERED := $(filter-out $(LIB_SRC) migrator/main.c,$(wildcard common/*.c backend/*.c catalog/*.c config/*.c \
+	vtl/*.c vtl/scsi/*.c vtl/drive/*.c vtl/library/*.c vtl/changer/*.c vtl/iscsi/*.c vtl/tcmu/*.c migrator/*.c))
 ifneq ($(UNLAYERED),)
 $(error $(UNLAYERED): in no layer: add each to one of the LAYERS in the Makefile)
+endif
+LIB_HDR  := $(foreach l,$(LAYERS),$($(l)_HDR))
+UNLAYERED_HDR := $(filter-out $(LIB_HDR),$(wildcard common/*.h backend/*.h catalog/*.h \
+	config/*.h vtl/*.h vtl/scsi/*.h vtl/drive/*.h vtl/library/*.h vtl/changer/*.h vtl/iscsi/*.h vtl/tcmu/*.h \
+	migrator/*.h))
+ifneq ($(UNLAYERED_HDR),)
+$(error $(UNLAYERED_HDR): in no layer: add each to the <layer>_HDR of one of the LAYERS in the Makefile)
 endif
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
@@ -96,7 +122,7 @@ BENCH_BIN   := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/tests/bench/%)
 
 .PHONY: all deps check layers unit integration kernel fuzz asan bench soak run clean
 PROGRAMS    := $(if $(VTLCTL_SRC),$(VTLCTL)) $(if $(VTLD_SRC),$(VTLD)) $(if $(MIGRATOR_MAIN),$(MIGRATOR))
-all: $(LIBS) $(BUILD)/layers.ok $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN) $(KERNEL_CHECK)
+all: $(LIBS) $(BUILD)/layers.ok $(BUILD)/includes.ok $(PROGRAMS) $(UNIT_BIN) $(BENCH_BIN) $(INTEG_BIN) $(KERNEL_CHECK)
 
 deps:
 	@scripts/install-deps
@@ -128,7 +154,21 @@ $(BUILD)/layers.ok: $(LIB_OBJ) $(PROGRAM_OBJ) scripts/check-layers
 	@scripts/check-layers $(BUILD) $(LAYER_SPECS)
 	@touch $@
 
-layers: $(BUILD)/layers.ok
+# The same layers over the includes (scripts/check-includes): every layer's sources and headers, and
+# the programs', each with what it may use.
+VTLD_HDR    := $(wildcard vtl/vtld/*.h)
+VTLCTL_HDR  := $(wildcard vtl/ctl/*.h)
+INCLUDE_SPECS := $(foreach l,$(LAYERS),$(l):$(call commas,$($(l)_USES)):$(call commas,$($(l)_SRC) $($(l)_HDR))) \
+	vtld:$(call commas,$(vtld_USES)):$(call commas,$(VTLD_SRC) $(VTLD_HDR)) \
+	vtlctl:$(call commas,$(vtlctl_USES)):$(call commas,$(VTLCTL_SRC) $(VTLCTL_HDR)) \
+	vtl-migrator:$(call commas,$(vtl-migrator_USES)):$(call commas,$(MIGRATOR_MAIN))
+$(BUILD)/includes.ok: $(LIB_SRC) $(LIB_HDR) $(VTLD_SRC) $(VTLD_HDR) $(VTLCTL_SRC) $(VTLCTL_HDR) $(MIGRATOR_MAIN) \
+		scripts/check-includes Makefile
+	@mkdir -p $(dir $@)
+	@scripts/check-includes $(INCLUDE_SPECS)
+	@touch $@
+
+layers: $(BUILD)/layers.ok $(BUILD)/includes.ok
 
 # Every unit test program is linked with the shared test helpers (tests/unit/testlib.h).
 $(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIBS)
@@ -244,8 +284,9 @@ soak: deps
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
+ASAN_BUILD := build-asan
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT=-O1 \
 		CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS_EXTRA="-fsanitize=address,undefined" unit integration
 
@@ -258,7 +299,10 @@ bench: deps
 run: deps all
 	@scripts/vtl-run $(BUILD)
 
+# The trees besides $(BUILD): make asan's, and the clang build's (`make CC=clang BUILD=build-clang`,
+# README.md), which make clean removes too.
+OTHER_TREES := $(ASAN_BUILD) build-clang
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) $(filter-out $(BUILD),$(OTHER_TREES))
 
 -include $(VTLCTL_SRC:%.c=$(BUILD)/%.d) $(VTLD_SRC:%.c=$(BUILD)/%.d) $(MIGRATOR_MAIN:%.c=$(BUILD)/%.d) $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The SCSI vocabulary, once, for every layer that speaks it: the target core
- * (vtl/scsi), its front ends (vtl/iscsi, vtl/tcmu) and the migrator's
- * initiators for physical libraries (migrator/phys_scsi.c). Header only, so
- * that it belongs to no layer's archive and any of them may include it.
+ * (vtl/scsi), the devices (vtl/drive, vtl/changer), the front ends
+ * (vtl/iscsi, vtl/tcmu) and the migrator's initiators for physical libraries
+ * (migrator/phys_scsi.c). Header only, in common/ so that any layer may
+ * include it.
  *
  * Operation codes, status codes, sense keys, ASC/ASCQ pairs, the sense data
  * formats' fixed offsets and bits, peripheral device types and CDB lengths by

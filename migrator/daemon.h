@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "vtl/config.h"
+#include "config/config.h"
 
 struct migd;
 

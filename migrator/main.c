@@ -14,7 +14,7 @@
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "migrator/daemon.h"
-#include "vtl/config.h"
+#include "config/config.h"
 
 static void usage(FILE *f)
 {

@@ -17,7 +17,7 @@
 
 #include "backend/cartridge.h"
 #include "catalog/catalog.h"
-#include "vtl/config.h"
+#include "config/config.h"
 #include "migrator/copy.h"
 #include "migrator/phys.h"
 

@@ -24,7 +24,7 @@
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
-#include "vtl/config.h"
+#include "config/config.h"
 
 /*
  * Rule "full": the cartridge's stored bytes reached its early-warning point,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/grow.h"
 #include "common/jsonout.h"
 #include "common/log.h"
@@ -19,13 +20,13 @@ struct policyd {
 	struct vtl_catalog *cat;
 	struct vtl_pool *pool;
 	const struct vtl_config *cfg;
-	pthread_mutex_t mu;         /* one pass or release at a time; last, last_err, passes, next */
+	pthread_mutex_t mu;         /* one pass or release at a time; last, last_err, passes, next_ns */
 	struct policy_report last;
 	char last_err[ERR_MAX];
 	unsigned long passes;
 	unsigned long queued, released; /* since the start: copies the passes queued, disk copies released */
 	uint64_t released_bytes;
-	struct timespec next;       /* monotonic: when the next pass is due */
+	uint64_t next_ns;           /* CLOCK_MONOTONIC: when the next pass is due */
 };
 
 int policyd_create(struct vtl_catalog *cat, struct vtl_pool *pool, const struct vtl_config *cfg,
@@ -38,7 +39,7 @@ int policyd_create(struct vtl_catalog *cat, struct vtl_pool *pool, const struct 
 	pd->pool = pool;
 	pd->cfg = cfg;
 	pthread_mutex_init(&pd->mu, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &pd->next); /* the first pass runs at once */
+	pd->next_ns = vtl_mono_ns(); /* the first pass runs at once */
 	*out = pd;
 	return VTL_OK;
 }
@@ -66,15 +67,13 @@ static void log_pass(const struct policy_report *r)
 
 void policyd_tick(struct policyd *pd)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t now = vtl_mono_ns();
 	pthread_mutex_lock(&pd->mu);
-	if (now.tv_sec < pd->next.tv_sec || (now.tv_sec == pd->next.tv_sec && now.tv_nsec < pd->next.tv_nsec)) {
+	if (now < pd->next_ns) {
 		pthread_mutex_unlock(&pd->mu);
 		return;
 	}
-	pd->next = now;
-	pd->next.tv_sec += pd->cfg->policy.interval;
+	pd->next_ns = now + (uint64_t)pd->cfg->policy.interval * VTL_NS_PER_S;
 	struct policy_ctx ctx = {.cat = pd->cat, .pool = pd->pool, .library = pd->cfg->library.name,
 				 .cfg = &pd->cfg->policy, .now = time(NULL), .draining = pd->last.draining};
 	char err[ERR_MAX] = "";

@@ -13,7 +13,7 @@
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
-#include "vtl/config.h"
+#include "config/config.h"
 
 struct policyd;
 

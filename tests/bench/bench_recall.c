@@ -3,7 +3,7 @@
  * Benchmark of a recall (issue 9): a migrated cartridge staged back from a
  * simulated LTO drive (migrator/phys_sim.c, with modelled load and locate
  * times) by migrate_recall, while a "host" reads it through a follower the
- * way the virtual drive does (vtl/scsi/ssc_stage.c): it polls the catalog
+ * way the virtual drive does (vtl/drive/ssc_stage.c): it polls the catalog
  * until the cache state is RECALLING and records are on disk, then reads
  * every block to the end, waiting through the follower's more hook whenever
  * it overtakes the stage.
@@ -40,7 +40,7 @@
 #include "migrator/migrate.h"
 #include "migrator/phys_sim.h"
 #include "migrator/policy.h"
-#include "vtl/media.h"
+#include "config/media.h"
 #include "tests/bench/bench_util.h"
 
 #define BLOCK (256u << 10)        /* host block size of the cartridge */
@@ -64,7 +64,7 @@
 #define FILLER "FIL001L9"
 #define PHYS_NAME "bench-sim"
 #define VIRT_NAME "bench"
-/* The migrator's default ring (vtl/config.c): it sets B, the block size of the copy on tape. */
+/* The migrator's default ring (config/config.c): it sets B, the block size of the copy on tape. */
 #define RING_BUFFERS 64
 #define RING_BUFFER_SIZE (1u << 20)
 #define RING_WATERMARK 32

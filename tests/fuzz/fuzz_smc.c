@@ -23,9 +23,9 @@
 #include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/fuzz/fuzzlib.h"
-#include "vtl/library.h"
-#include "vtl/scsi/smc.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/library/library.h"
+#include "vtl/changer/smc.h"
+#include "vtl/drive/ssc.h"
 
 #define CAPACITY (4ull << 20)  /* every cartridge's native capacity: bounds what an input can write */
 #define MAX_STEPS 24

@@ -26,7 +26,7 @@
 #include "backend/cartridge.h"
 #include "common/vtl_error.h"
 #include "tests/fuzz/fuzzlib.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/drive/ssc.h"
 #include "vtl/scsi/spc.h"
 
 #define BARCODE "FZ0001L8"

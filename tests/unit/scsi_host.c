@@ -7,13 +7,15 @@
 #include <string.h>
 
 #include "common/vtl_error.h"
-#include "vtl/library.h"
-#include "vtl/scsi/smc.h"
+#include "vtl/library/drive_store.h"
+#include "vtl/library/library.h"
+#include "vtl/changer/smc.h"
 
 static struct ssc_drive *new_drive(struct host *h, const char *vendor, const char *product)
 {
-	struct ssc_config cfg = {.pool = h->fx->pool, .cat = h->cat, .stage = h->stage, .stage_arg = h->stage_arg,
+	struct ssc_config cfg = {.pool = h->fx->pool, .stage = h->stage, .stage_arg = h->stage_arg,
 				 .stage_wait_ms = h->stage_wait_ms};
+	library_drive_store(&cfg, h->cat);
 	cfg.ident.type = SCSI_TYPE_TAPE;
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", vendor);
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", product);

@@ -10,7 +10,7 @@
 
 #include "tests/unit/testlib.h"
 #include "catalog/catalog.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/drive/ssc.h"
 
 #define HOST_NEXUS 0x100 /* the nexus host_cmd uses unless told otherwise */
 

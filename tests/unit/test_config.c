@@ -16,7 +16,7 @@
 #include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
-#include "vtl/config.h"
+#include "config/config.h"
 
 static struct vtl_config *parse_ok(const char *text)
 {

@@ -19,8 +19,8 @@
 #include "tests/unit/testlib.h"
 
 #include "vtl/scsi/dispatch.h"
-#include "vtl/scsi/smc.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/changer/smc.h"
+#include "vtl/drive/ssc.h"
 
 static char *doc;
 

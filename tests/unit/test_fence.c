@@ -35,8 +35,8 @@
 #include "backend/format.h"
 #include "backend/internal.h"
 #include "common/vtl_error.h"
-#include "vtl/library.h"
-#include "vtl/scsi/smc.h"
+#include "vtl/library/library.h"
+#include "vtl/changer/smc.h"
 
 static int fail_syncs; /* the next fail_syncs calls of fdatasync fail with EIO */
 static int syncs;      /* calls seen */

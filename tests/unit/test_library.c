@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/vtl_error.h"
-#include "vtl/library.h"
+#include "vtl/library/library.h"
 
 #define SLOT0 HOST_SLOT0
 #define IE0 HOST_IE0

@@ -11,7 +11,7 @@
 #include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
-#include "vtl/media.h"
+#include "config/media.h"
 
 static void expect_label(const char *bc, enum cat_media media, unsigned gen, bool worm, bool cleaning, bool type_m,
 			 uint64_t capacity)

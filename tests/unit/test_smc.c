@@ -13,8 +13,8 @@
 
 #include "common/grow.h"
 #include "common/vtl_error.h"
-#include "vtl/library.h"
-#include "vtl/scsi/smc.h"
+#include "vtl/library/library.h"
+#include "vtl/changer/smc.h"
 
 #define NEXUS 7
 

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "common/vtl_error.h"
-#include "vtl/library.h"
-#include "vtl/scsi/smc.h"
+#include "vtl/library/library.h"
+#include "vtl/changer/smc.h"
 
 #define NEXUS 7
 #define OTHER 8 /* a second initiator of the changer */

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vtl/library.h"
-#include "vtl/scsi/smc.h"
-#include "vtl/scsi/smc_internal.h"
+#include "vtl/library/library.h"
+#include "vtl/changer/smc.h"
+#include "vtl/changer/smc_internal.h"
 
 #include "common/grow.h"
 

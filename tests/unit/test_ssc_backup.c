@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/vtl_error.h"
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #define MAX_OBJ 512
 #define MAX_BLOCK (128u << 10)

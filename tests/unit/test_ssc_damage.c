@@ -15,7 +15,7 @@
 
 #include "backend/format.h"
 #include "common/vtl_error.h"
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #define BL 10000 /* 6 records in a 64 KiB segment: segment 2 holds objects 12..17 */
 #define NBLK 30

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/vtl_error.h"
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #define BIG (256u << 10)
 

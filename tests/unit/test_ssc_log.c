@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #define BUF 1024
 

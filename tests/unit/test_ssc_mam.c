@@ -12,7 +12,8 @@
 
 #include "common/grow.h"
 #include "common/vtl_error.h"
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
+#include "vtl/library/drive_store.h"
 
 #define BUF 8192
 static uint8_t buf[BUF];
@@ -112,7 +113,8 @@ static void unload_remove(struct host *h)
 static void replace_drive(struct host *h, struct vtl_catalog *cat, unsigned clean_ms)
 {
 	ssc_destroy(h->d);
-	struct ssc_config cfg = {.pool = h->fx->pool, .cat = cat, .clean_ms = clean_ms};
+	struct ssc_config cfg = {.pool = h->fx->pool, .clean_ms = clean_ms};
+	library_drive_store(&cfg, cat);
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "IBM");
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "ULT3580-TD8");
 	snprintf(cfg.ident.revision, sizeof cfg.ident.revision, "V001");

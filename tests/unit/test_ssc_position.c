@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/vtl_error.h"
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 static uint8_t buf[4096];
 

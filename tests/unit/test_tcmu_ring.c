@@ -20,7 +20,7 @@
 #include "common/grow.h"
 #include "common/vtl_error.h"
 #include "tests/unit/scsi_host.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/drive/ssc.h"
 #include "vtl/tcmu/front.h"
 #include "vtl/tcmu/ring.h"
 

@@ -17,7 +17,7 @@
 #include "backend/cartridge.h"
 #include "common/vtl_error.h"
 #include "tests/unit/testlib.h"
-#include "vtl/throttle.h"
+#include "vtl/library/throttle.h"
 
 #define NS 1000000000ull
 #define MB 1000000ull

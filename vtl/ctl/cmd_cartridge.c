@@ -9,7 +9,7 @@
 #include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
-#include "vtl/media.h"
+#include "config/media.h"
 
 #define CAPACITY_MIN 1000000ull /* 1 MB: below that early warning and EOM make no sense */
 #define RANGE_MAX 10000ul       /* cartridges one 'cartridge add' creates at most */

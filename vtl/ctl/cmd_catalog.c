@@ -10,7 +10,7 @@
 #include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
-#include "vtl/media.h"
+#include "config/media.h"
 
 struct names {
 	char **v;

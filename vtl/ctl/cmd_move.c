@@ -2,7 +2,7 @@
 /*
  * vtlctl move, import, export: the operator's hands and the robot. While vtld
  * runs, it makes the move; while it is stopped, every move between two
- * elements goes through the library model offline (vtl/library.h), so that
+ * elements goes through the library model offline (vtl/library/library.h), so that
  * both paths obey the same rules; putting a cartridge in from outside or
  * taking it out of the library goes through ctl_place.
  */
@@ -11,7 +11,7 @@
 
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
-#include "vtl/media.h"
+#include "config/media.h"
 
 static bool all_digits(const char *s)
 {

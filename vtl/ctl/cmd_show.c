@@ -7,7 +7,7 @@
 #include "common/grow.h"
 #include "common/vtl_error.h"
 #include "vtl/ctl/ctl.h"
-#include "vtl/media.h"
+#include "config/media.h"
 
 /* Commands that take no argument besides the global options. */
 static int no_args(struct ctl *ctl, int argc, char **argv)

@@ -18,8 +18,8 @@
 #include "backend/pool.h"
 #include "catalog/catalog.h"
 #include "common/ctlproto.h"
-#include "vtl/config.h"
-#include "vtl/library.h"
+#include "config/config.h"
+#include "vtl/library/library.h"
 
 #define VTLCTL_OK 0
 #define VTLCTL_FAIL 1

@@ -12,10 +12,10 @@
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "catalog/catalog.h"
-#include "vtl/config.h"
-#include "vtl/library.h"
+#include "config/config.h"
+#include "vtl/library/library.h"
 #include "vtl/tcmu/front.h"
-#include "vtl/throttle.h"
+#include "vtl/library/throttle.h"
 #include "vtl/vtld/daemon.h"
 
 #define SAMPLE_MS 1000         /* how often the drives' byte counters are sampled for MB/s */

@@ -10,11 +10,11 @@
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "vtl/iscsi/target.h"
-#include "vtl/library.h"
-#include "vtl/scsi/smc.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/library/library.h"
+#include "vtl/changer/smc.h"
+#include "vtl/drive/ssc.h"
 #include "vtl/tcmu/front.h"
-#include "vtl/throttle.h"
+#include "vtl/library/throttle.h"
 
 struct vtld {
 	struct vtl_pool *pool;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "common/meter.h"
-#include "vtl/config.h"
+#include "config/config.h"
 #include "vtl/lu_worker.h"
 #include "vtl/scsi/cmd.h"
 

@@ -13,7 +13,7 @@
 
 #include "common/log.h"
 #include "common/vtl_error.h"
-#include "vtl/config.h"
+#include "config/config.h"
 #include "vtl/vtld/control.h"
 #include "vtl/vtld/daemon.h"
 

@@ -7,7 +7,7 @@
  * abilities are what the library model does), so the default values are the
  * current ones and MODE SELECT accepts only what MODE SENSE reports.
  */
-#include "vtl/scsi/smc_internal.h"
+#include "vtl/changer/smc_internal.h"
 
 #include <string.h>
 

@@ -13,8 +13,8 @@
  *
  * Relative paths resolve against the folder of the configuration file.
  */
-#ifndef VTL_VTL_CONFIG_H
-#define VTL_VTL_CONFIG_H
+#ifndef VTL_CONFIG_CONFIG_H
+#define VTL_CONFIG_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
  * the IBM TS3100/TS3200 (Dell TL2000/TL4000) SCSI reference lays it out.
  * Other vendors' libraries answer with the standard pages only.
  */
-#include "vtl/scsi/smc_internal.h"
+#include "vtl/changer/smc_internal.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
  * page reports the difference. Pages about the medium report zeros while no
  * cartridge is loaded, as the drive's own counters do not need one.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include "vtl/scsi/spc_log.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "vtl/media.h"
+#include "config/media.h"
 
 #include <stdarg.h>
 #include <stdio.h>

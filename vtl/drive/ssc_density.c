@@ -4,7 +4,7 @@
  * (SSC-4) and FORMAT MEDIUM (SSC-4 6.2), for the LTO formats the drive
  * knows (LTO-5 to LTO-9 and LTO-7 Type M).
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -10,8 +10,8 @@
  * memory only: a restart closes the bank and allows removal, as a power
  * cycle of a real library does.
  */
-#ifndef VTL_VTL_LIBRARY_H
-#define VTL_VTL_LIBRARY_H
+#ifndef VTL_LIBRARY_LIBRARY_H
+#define VTL_LIBRARY_LIBRARY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,7 +19,7 @@
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/drive/ssc.h"
 
 struct vtl_library;
 

@@ -3,9 +3,9 @@
  * The medium changer: its command table, readiness, READ ELEMENT STATUS,
  * MOVE MEDIUM, INITIALIZE ELEMENT STATUS (WITH RANGE), POSITION TO ELEMENT
  * and PREVENT ALLOW MEDIUM REMOVAL. Elements and moves belong to the library
- * model (vtl/library.c); the changer translates them to SMC-3.
+ * model (vtl/library/library.c); the changer translates them to SMC-3.
  */
-#include "vtl/scsi/smc_internal.h"
+#include "vtl/changer/smc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +25,7 @@ static void smc_exchange_medium(struct scsi_dev *dev, struct scsi_cmd *c);
 static void smc_open_close_ie(struct scsi_dev *dev, struct scsi_cmd *c);
 
 #define EXEMPT (OP_UA_EXEMPT | OP_RES_ALLOWED | OP_RES_SPC2_OK)
-/* Reservation classes as in vtl/scsi/ssc.c (SPC-4 table 64, SMC-3 table of changer commands). */
+/* Reservation classes as in vtl/drive/ssc.c (SPC-4 table 64, SMC-3 table of changer commands). */
 #define R_ANY (OP_RES_ALLOWED | OP_RES_SPC2_OK)
 #define R_PR OP_RES_ALLOWED
 #define R_READ OP_RES_READ

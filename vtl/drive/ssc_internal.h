@@ -6,15 +6,15 @@
  * ssc_mam.c: medium auxiliary memory; ssc_density.c: densities and
  * capacity). Handlers run with d->mu held.
  */
-#ifndef VTL_SCSI_SSC_INTERNAL_H
-#define VTL_SCSI_SSC_INTERNAL_H
+#ifndef VTL_DRIVE_SSC_INTERNAL_H
+#define VTL_DRIVE_SSC_INTERNAL_H
 
 #include <pthread.h>
 #include <stddef.h>
 
 #include "backend/cartridge.h"
 #include "vtl/scsi/device.h"
-#include "vtl/scsi/ssc.h"
+#include "vtl/drive/ssc.h"
 
 /* Density codes of LTO formats (IBM/HP LTO SCSI references; SSC-4 REPORT DENSITY SUPPORT). */
 enum ssc_density {
@@ -122,7 +122,7 @@ struct ssc_drive {
 	bool deferred_pending;
 	struct scsi_sense deferred;
 
-	/* MAM attributes of the loaded medium when there is no catalog. */
+	/* MAM attributes of the loaded medium (read from the MAM store at load when there is one). */
 	void *mam_mem;
 
 	/* The drive as ssc_status last saw it, for ssc_status_now while a command runs. */
@@ -200,9 +200,6 @@ int ssc_record_loaded(struct ssc_drive *d);
 /* ssc_open_cart, then ssc_threaded. */
 int ssc_thread(struct ssc_drive *d, bool follow);
 
-/* CLOCK_MONOTONIC milliseconds. */
-uint64_t ssc_now_ms(void);
-
 /* A follower's more hook (backend/cartridge.h): waits a little, 1 while the stage runs, 0 once it ended. */
 int ssc_stage_more(void *arg);
 /* ssc_stage.c: a migrated cartridge threaded; asks for its stage and waits in SSC_STAGING (on_medium failing: as ssc_threaded). */
@@ -273,7 +270,7 @@ void ssc_mam_unloading(struct ssc_drive *d);
 int ssc_mam_get(struct ssc_drive *d, uint16_t id, void *buf, size_t cap, size_t *len);
 /* A numeric attribute of the loaded medium as READ ATTRIBUTE would give it now (0 when unset or unloaded). */
 uint64_t ssc_mam_number(struct ssc_drive *d, uint16_t id);
-/* Stores attribute id of the loaded medium (len 0: removes it), in the catalog if there is one; VTL_OK or its error. */
+/* Stores attribute id of the loaded medium (len 0: removes it), in the MAM store if there is one; VTL_OK or its error. */
 int ssc_mam_put(struct ssc_drive *d, uint16_t id, const void *val, size_t len);
 /* The medium was erased from BOT (FORMAT MEDIUM: initialized too; SET CAPACITY): counts it in MAM. */
 void ssc_mam_formatted(struct ssc_drive *d, bool initialized);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "vtl/throttle.h"
+#include "vtl/library/throttle.h"
 
 #include <pthread.h>
 #include <stdlib.h>

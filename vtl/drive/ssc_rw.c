@@ -6,7 +6,7 @@
  * block of another length, FILEMARK and BLANK CHECK at a filemark or end of
  * data, EOM at early warning and VOLUME OVERFLOW at the end.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

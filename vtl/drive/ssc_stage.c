@@ -17,10 +17,11 @@
  */
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "common/scsi_sense.h"
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 #include "vtl/scsi/ua.h"
 
 #define STAGE_POLL_MS 20    /* how often the drive asks how the stage stands */
@@ -28,14 +29,14 @@
 
 static enum ssc_stage poll_now(struct ssc_drive *d)
 {
-	d->stage_polled_ms = ssc_now_ms();
+	d->stage_polled_ms = vtl_mono_ms();
 	d->stage = d->cfg.stage->poll(d->cfg.stage_arg, d->medium.barcode);
 	return d->stage;
 }
 
 static enum ssc_stage poll_due(struct ssc_drive *d)
 {
-	return ssc_now_ms() - d->stage_polled_ms >= STAGE_POLL_MS ? poll_now(d) : d->stage;
+	return vtl_mono_ms() - d->stage_polled_ms >= STAGE_POLL_MS ? poll_now(d) : d->stage;
 }
 
 int ssc_stage_begin(struct ssc_drive *d)
@@ -91,7 +92,7 @@ void ssc_stage_tick(struct ssc_drive *d)
 			(void)stop_following(d);
 		return;
 	}
-	if (d->state != SSC_STAGING || ssc_now_ms() - d->stage_polled_ms < STAGE_POLL_MS)
+	if (d->state != SSC_STAGING || vtl_mono_ms() - d->stage_polled_ms < STAGE_POLL_MS)
 		return;
 	enum ssc_stage st = poll_now(d);
 	if (st == SSC_STAGE_RUNNING) {
@@ -122,7 +123,7 @@ void ssc_stage_tick(struct ssc_drive *d)
 /* Whether the running command may wait on the stage a little longer; false once its deadline passed. */
 static bool may_wait(struct ssc_drive *d)
 {
-	uint64_t now = ssc_now_ms();
+	uint64_t now = vtl_mono_ms();
 	if (!d->stage_wait_until_ms)
 		d->stage_wait_until_ms = now + (d->cfg.stage_wait_ms ? d->cfg.stage_wait_ms : SSC_STAGE_WAIT_MS);
 	if (now < d->stage_wait_until_ms)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "vtl/config.h"
+#include "config/config.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -21,7 +21,7 @@
 
 #include "common/grow.h"
 #include "common/vtl_error.h"
-#include "vtl/media.h"
+#include "config/media.h"
 
 #define LINE_MAX_LEN 4096
 /* A file with secrets may be read by its owner and group (0640), written by its owner only. */

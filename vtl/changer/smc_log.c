@@ -5,7 +5,7 @@
  * drive's is. The changer keeps no counters, so LOG SELECT has nothing to
  * reset.
  */
-#include "vtl/scsi/smc_internal.h"
+#include "vtl/changer/smc_internal.h"
 
 #include "vtl/scsi/spc_log.h"
 

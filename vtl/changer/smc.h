@@ -4,13 +4,13 @@
  * answers: elements reported from the library model, moves made through it.
  * All functions are safe to call from any thread.
  */
-#ifndef VTL_SCSI_SMC_H
-#define VTL_SCSI_SMC_H
+#ifndef VTL_CHANGER_SMC_H
+#define VTL_CHANGER_SMC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vtl/library.h"
+#include "vtl/library/library.h"
 #include "vtl/scsi/cmd.h"
 
 struct smc_changer;

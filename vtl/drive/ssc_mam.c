@@ -6,12 +6,13 @@
  *
  * The attributes of the loaded cartridge live in d->mam_mem while it is in
  * the drive (and after it is unloaded, for READ ATTRIBUTE with CACHE); the
- * catalog, when the drive has one, is their durable home keyed by barcode:
- * read once at load, written through on every change. Device attributes that
+ * drive's MAM store (struct ssc_mam_ops: the catalog, as the library model
+ * wires it), when it has one, is their durable home keyed by barcode: read
+ * once at load, written through on every change. Device attributes that
  * change with use are computed live while the cartridge is loaded and stored
  * when it is unloaded.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +144,7 @@ struct mam_slot {
 };
 struct ssc_mam {
 	char barcode[VTL_LABEL_LEN + 1]; /* whose attributes these are; "" none */
-	bool read_error;                 /* the catalog could not be read at load */
+	bool read_error;                 /* the MAM store could not be read at load */
 	uint64_t eod_at_load;            /* to tell whether this load changed the volume */
 	unsigned n;
 	struct mam_slot a[MAM_SLOTS];
@@ -208,9 +209,9 @@ int ssc_mam_put(struct ssc_drive *d, uint16_t id, const void *val, size_t len)
 	struct ssc_mam *m = mam_of(d);
 	if (!m || !m->barcode[0] || len > MAM_VALUE_MAX)
 		return VTL_E_INVAL;
-	if (d->cfg.cat) {
-		int rc = len ? catalog_mam_set(d->cfg.cat, m->barcode, id, val, len)
-			     : catalog_mam_delete(d->cfg.cat, m->barcode, id);
+	if (d->cfg.mam) {
+		int rc = len ? d->cfg.mam->set(d->cfg.mam_arg, m->barcode, id, val, len)
+			     : d->cfg.mam->remove(d->cfg.mam_arg, m->barcode, id);
 		if (rc != VTL_OK)
 			return rc;
 	}
@@ -256,7 +257,7 @@ static bool has(struct ssc_drive *d, uint16_t id)
 	return slot_of(mam_of(d), id) != NULL;
 }
 
-static int load_one(const struct cat_mam_attr *a, void *arg)
+static int load_one(const struct ssc_mam_attr *a, void *arg)
 {
 	struct ssc_mam *m = arg;
 	/* Only what this drive knows (a value written by vtlctl or another version may not fit the table). */
@@ -310,10 +311,10 @@ void ssc_mam_loaded(struct ssc_drive *d)
 		return; /* READ/WRITE ATTRIBUTE answer AUXILIARY MEMORY READ ERROR without it */
 	struct ssc_mam *m = mam_of(d);
 	bool same = strcmp(m->barcode, d->medium.barcode) == 0;
-	if (d->cfg.cat || !same) {
+	if (d->cfg.mam || !same) {
 		memset(m, 0, sizeof *m);
 		snprintf(m->barcode, sizeof m->barcode, "%s", d->medium.barcode);
-		if (d->cfg.cat && catalog_mam_list(d->cfg.cat, m->barcode, load_one, m) != VTL_OK)
+		if (d->cfg.mam && d->cfg.mam->list(d->cfg.mam_arg, m->barcode, load_one, m) != VTL_OK)
 			m->read_error = true;
 	}
 	if (m->read_error)

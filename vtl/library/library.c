@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "vtl/library.h"
+#include "vtl/library/library.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -12,8 +12,9 @@
 #include "common/ctlsock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
-#include "vtl/config.h"
-#include "vtl/media.h"
+#include "config/config.h"
+#include "config/media.h"
+#include "vtl/library/drive_store.h"
 
 #define STATE_AVAILABLE "available"
 #define STATE_EXPORTED "exported"
@@ -196,9 +197,10 @@ static int add_drive(const struct cat_drive *cd, void *arg)
 	struct drive_list *dl = arg;
 	struct vtl_library *lib = dl->lib;
 	unsigned gen = vtl_drive_generation(cd->vendor, cd->model);
-	struct ssc_config cfg = {.pool = lib->pool, .cat = lib->cat, .early_warning = lib->opt.early_warning,
+	struct ssc_config cfg = {.pool = lib->pool, .early_warning = lib->opt.early_warning,
 				 .clean_ms = lib->opt.clean_ms, .on_medium = drive_medium, .on_medium_arg = lib,
 				 .stage = &stage_ops, .stage_arg = lib, .stage_wait_ms = lib->opt.stage_wait_ms};
+	library_drive_store(&cfg, lib->cat);
 	cfg.ident.type = SCSI_TYPE_TAPE;
 	snprintf(cfg.ident.vendor, sizeof cfg.ident.vendor, "%s", cd->vendor);
 	snprintf(cfg.ident.product, sizeof cfg.ident.product, "%s", cd->model);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LTO media and their barcode labels, as tape libraries read them: used by
- * vtlctl and by the library model (vtl/library.c), so that both accept and
+ * vtlctl and by the library model (vtl/library/library.c), so that both accept and
  * refuse the same labels.
  *
  * A data or WORM label is 6 characters A-Z / 0-9 (the volume serial) and a
@@ -16,8 +16,8 @@
  * Older media (L1..L4, LT, LU) are recognised and refused: this library
  * emulates LTO-5 to LTO-9 drives.
  */
-#ifndef VTL_VTL_MEDIA_H
-#define VTL_VTL_MEDIA_H
+#ifndef VTL_CONFIG_MEDIA_H
+#define VTL_CONFIG_MEDIA_H
 
 #include <stdbool.h>
 #include <stddef.h>

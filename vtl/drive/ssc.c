@@ -4,7 +4,7 @@
  * out (robot, host LOAD UNLOAD, cleaning), readiness, TEST UNIT READY,
  * REQUEST SENSE, PREVENT ALLOW MEDIUM REMOVAL and INQUIRY.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,11 +161,6 @@ uint64_t ssc_early_warning(const struct ssc_drive *d, uint64_t capacity)
 	return ew < capacity ? ew : capacity;
 }
 
-uint64_t ssc_now_ms(void)
-{
-	return vtl_mono_ms();
-}
-
 static void opening_tick(struct ssc_drive *d);
 
 /*
@@ -179,7 +174,7 @@ static void ssc_tick(struct ssc_drive *d)
 		opening_tick(d);
 	else if (d->state == SSC_STAGING || d->following)
 		ssc_stage_tick(d);
-	if (d->state == SSC_CLEANING && ssc_now_ms() >= d->clean_until_ms) {
+	if (d->state == SSC_CLEANING && vtl_mono_ms() >= d->clean_until_ms) {
 		d->state = SSC_EJECTED;
 		d->cnt.cleanings++;
 		d->tapealert &= ~((1ull << (TA_CLEAN_NOW - 1)) | (1ull << (TA_CLEAN_PERIODIC - 1)));
@@ -481,8 +476,8 @@ int ssc_open_cart(struct ssc_drive *d, bool follow, struct vtl_cart **out)
 	if (rc == VTL_E_BUSY && d->cfg.stage && d->cfg.stage->yield) {
 		/* The migrator reads it for a copy: a host's load comes first, the copy runs again later. */
 		d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
-		d->yield_asked_ms = ssc_now_ms();
-		for (uint64_t until = d->yield_asked_ms + yield_wait_ms(d); rc == VTL_E_BUSY && ssc_now_ms() < until;) {
+		d->yield_asked_ms = vtl_mono_ms();
+		for (uint64_t until = d->yield_asked_ms + yield_wait_ms(d); rc == VTL_E_BUSY && vtl_mono_ms() < until;) {
 			usleep(YIELD_RETRY_US);
 			rc = vtl_cart_open(d->cfg.pool, d->medium.barcode, &p, out);
 		}
@@ -495,18 +490,18 @@ static void damage_events(struct ssc_drive *d, struct vtl_cart *c)
 {
 	struct vtl_damage dm[VTL_DAMAGE_INFO_MAX];
 	size_t n = vtl_cart_damage(c, dm, VTL_DAMAGE_INFO_MAX);
-	if (!n || !d->cfg.cat)
+	if (!n || !d->cfg.on_event)
 		return;
 	char what[256];
 	for (size_t i = 0; i < n && i < VTL_DAMAGE_INFO_MAX; i++) {
 		size_t len = vtl_damage_describe(vtl_cart_barcode(c), &dm[i], what, sizeof what);
 		snprintf(what + len, sizeof what - len, ", loaded in drive %s", d->dev.ident.serial);
-		vtl_ignore(catalog_event(d->cfg.cat, "vtld", what)); /* best effort: the log line says it too */
+		d->cfg.on_event(d->cfg.on_event_arg, what);
 	}
 	if (n > VTL_DAMAGE_INFO_MAX) {
 		snprintf(what, sizeof what, "cartridge %s: damaged: %zu more damaged ranges (vtlctl cartridge show %s)",
 			 vtl_cart_barcode(c), n - VTL_DAMAGE_INFO_MAX, vtl_cart_barcode(c));
-		vtl_ignore(catalog_event(d->cfg.cat, "vtld", what)); /* the same */
+		d->cfg.on_event(d->cfg.on_event_arg, what);
 	}
 }
 
@@ -558,7 +553,7 @@ static int opening_begin(struct ssc_drive *d)
 		return rc;
 	d->state = SSC_STAGING;
 	d->opening = true;
-	d->open_retry_ms = ssc_now_ms() + OPEN_RETRY_MS;
+	d->open_retry_ms = vtl_mono_ms() + OPEN_RETRY_MS;
 	log_info("drive %s: a copy still holds %s: becoming ready until it lets go", d->dev.ident.serial,
 		 d->medium.barcode);
 	return VTL_OK;
@@ -567,7 +562,7 @@ static int opening_begin(struct ssc_drive *d)
 /* One try at threading the cartridge a copy held (never a wait: commands and status displays come through here). */
 static void opening_tick(struct ssc_drive *d)
 {
-	uint64_t now = ssc_now_ms();
+	uint64_t now = vtl_mono_ms();
 	if (now < d->open_retry_ms)
 		return;
 	d->open_retry_ms = now + OPEN_RETRY_MS;
@@ -578,7 +573,7 @@ static void opening_tick(struct ssc_drive *d)
 		/* The request is only a hint to the migrator: asked again after each wait. */
 		if (now - d->yield_asked_ms >= yield_wait_ms(d) && d->cfg.stage && d->cfg.stage->yield) {
 			d->cfg.stage->yield(d->cfg.stage_arg, d->medium.barcode);
-			d->yield_asked_ms = ssc_now_ms();
+			d->yield_asked_ms = vtl_mono_ms();
 		}
 		return;
 	}
@@ -625,7 +620,7 @@ int ssc_insert(struct ssc_drive *d, const struct ssc_medium *m, char *err, size_
 		d->stage = SSC_STAGE_DONE;
 		if (label.cleaning) {
 			d->state = SSC_CLEANING;
-			d->clean_until_ms = ssc_now_ms() + d->cfg.clean_ms;
+			d->clean_until_ms = vtl_mono_ms() + d->cfg.clean_ms;
 			d->tapealert |= 1ull << (TA_CLEANING_MEDIA - 1);
 		} else {
 			d->unrecorded = false;

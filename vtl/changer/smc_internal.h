@@ -5,15 +5,15 @@
  * pages; smc_log.c: log pages; smc_ident.c: INQUIRY). Handlers run with
  * ch->mu held.
  */
-#ifndef VTL_SCSI_SMC_INTERNAL_H
-#define VTL_SCSI_SMC_INTERNAL_H
+#ifndef VTL_CHANGER_SMC_INTERNAL_H
+#define VTL_CHANGER_SMC_INTERNAL_H
 
 #include <pthread.h>
 #include <stdint.h>
 
-#include "vtl/library.h"
+#include "vtl/library/library.h"
 #include "vtl/scsi/device.h"
-#include "vtl/scsi/smc.h"
+#include "vtl/changer/smc.h"
 
 struct smc_changer {
 	struct scsi_dev dev; /* first: handlers convert back with smc_of */

@@ -9,7 +9,7 @@
  * positioning command first makes buffered writes durable; a failure there
  * belongs to the earlier writes and is reported as a deferred error.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <string.h>
 

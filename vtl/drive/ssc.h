@@ -9,16 +9,15 @@
  * them, as a robot does. All functions are safe to call from any thread; a
  * drive runs one command at a time.
  */
-#ifndef VTL_SCSI_SSC_H
-#define VTL_SCSI_SSC_H
+#ifndef VTL_DRIVE_SSC_H
+#define VTL_DRIVE_SSC_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "backend/pool.h"
-#include "catalog/catalog.h"
-#include "vtl/media.h"
+#include "config/media.h"
 #include "vtl/scsi/cmd.h"
 #include "vtl/scsi/spc.h"
 
@@ -56,10 +55,45 @@ struct ssc_stage_ops {
 	int (*modify)(void *arg, const char *barcode);
 };
 
+/* A MAM attribute as a store hands it over. */
+struct ssc_mam_attr {
+	uint16_t id;          /* SPC-4 attribute identifier */
+	const uint8_t *value; /* valid during the callback only */
+	size_t len;
+};
+
+/*
+ * Where a drive keeps cartridges' MAM attributes between loads, by barcode
+ * (the library model gives it the catalog: vtl/library/drive_store.h).
+ * Called under the drive's lock; every member is required.
+ */
+struct ssc_mam_ops {
+	/* Sets attribute id of the cartridge to len (1..65535) bytes; VTL_OK once it is kept. */
+	int (*set)(void *arg, const char *barcode, uint16_t id, const void *val, size_t len);
+	/* Removes attribute id of the cartridge (VTL_OK also when it was unset). */
+	int (*remove)(void *arg, const char *barcode, uint16_t id);
+	/*
+	 * Calls fn for each attribute of the cartridge in identifier order; a
+	 * non-zero return of fn stops the walk. VTL_OK, or the error that
+	 * kept the attributes from being read (the load then answers READ and
+	 * WRITE ATTRIBUTE with AUXILIARY MEMORY READ ERROR).
+	 */
+	int (*list)(void *arg, const char *barcode, int (*fn)(const struct ssc_mam_attr *a, void *fn_arg),
+		    void *fn_arg);
+};
+
 struct ssc_config {
 	struct scsi_ident ident;  /* vendor, product, revision, serial; type is set to tape */
 	struct vtl_pool *pool;    /* where cartridges live */
-	struct vtl_catalog *cat;  /* MAM attributes are kept here; NULL keeps them for the load only */
+	/* Where MAM attributes are kept (NULL: for the load only, and across loads of the same cartridge). */
+	const struct ssc_mam_ops *mam;
+	void *mam_arg;
+	/*
+	 * Told a line for the library's event log (damage a load found); best
+	 * effort, as the drive logs it too. Called under the drive's lock. May be NULL.
+	 */
+	void (*on_event)(void *arg, const char *what);
+	void *on_event_arg;
 	uint64_t early_warning;   /* bytes before the end that early warning starts (at least one largest write); 0: a default */
 	unsigned clean_ms;        /* how long a cleaning cycle takes */
 	/*

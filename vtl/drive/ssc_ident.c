@@ -6,7 +6,7 @@
  * LTO SCSI references describe them). The standard data and pages 00h, 80h
  * and 83h are spc_inquiry's.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  * SELECT checks the whole parameter list against the same table before it
  * applies anything.
  */
-#include "vtl/scsi/ssc_internal.h"
+#include "vtl/drive/ssc_internal.h"
 
 #include <string.h>
 

@@ -7,8 +7,8 @@
  * The fill is measured at most once a second (with a rescan of the pool, so
  * that space the migrator released counts).
  */
-#ifndef VTL_VTL_THROTTLE_H
-#define VTL_VTL_THROTTLE_H
+#ifndef VTL_LIBRARY_THROTTLE_H
+#define VTL_LIBRARY_THROTTLE_H
 
 #include <stdbool.h>
 #include <stdint.h>

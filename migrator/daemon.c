@@ -26,7 +26,6 @@ _Static_assert(VTL_CFG_MAX_PHYS_DRIVES <= PHYS_MAX_DRIVES, "[physical] drive lin
 
 #define IDLE_WAIT_S 1          /* the worker looks for queued jobs at least this often */
 #define JOBS_SHOWN 100         /* the most recent jobs a "jobs" answer lists */
-#define MAX_OPTS 256           /* queued jobs with their own drive or rate */
 #define MB 1e6
 #define ACTOR "migrator"
 
@@ -42,21 +41,13 @@ struct live {
 	struct stream_counters c;
 };
 
-/* A queued job's own drive, rate and kind of copy (they live only in memory: a restart forgets them). */
-struct job_opts {
-	int64_t id;
-	int drive;      /* -1: any */
-	unsigned rate;  /* MB/s; 0: the configured rate */
-	bool native;    /* a native export copy */
-};
-
 struct migd {
 	const struct vtl_config *cfg;
 	struct vtl_catalog *cat;
 	struct vtl_pool *pool;
 	struct phys_lib *lib;
 	pthread_mutex_t lib_mu;   /* one user of the physical library at a time */
-	pthread_mutex_t mu;       /* live, opts, stopping, cancel_id */
+	pthread_mutex_t mu;       /* live, stopping, cancel_id */
 	pthread_cond_t wake;
 	bool stopping;
 	pthread_t worker;
@@ -66,8 +57,6 @@ struct migd {
 	int64_t preempt_id;       /* the job stopped so that a recall runs first (it is queued again) */
 	int64_t yield_id;         /* the job stopped because a host loads its cartridge (it fails; policy retries) */
 	struct live live;
-	struct job_opts opts[MAX_OPTS];
-	unsigned nopts;
 	unsigned job_rate;        /* the running job's own rate, MB/s */
 	struct ctlsock *sock;
 	struct policyd *policy;   /* the cache policy: a pass between jobs, and its requests */
@@ -122,18 +111,6 @@ static int first_queued(const struct cat_job *j, void *arg)
 	return j->kind == CAT_JOB_RECALL; /* a positive value stops the walk, which then returns 0 */
 }
 
-static struct job_opts take_opts(struct migd *m, int64_t id)
-{
-	struct job_opts o = {.id = id, .drive = -1};
-	for (unsigned i = 0; i < m->nopts; i++)
-		if (m->opts[i].id == id) {
-			o = m->opts[i];
-			m->opts[i] = m->opts[--m->nopts];
-			break;
-		}
-	return o;
-}
-
 /*
  * Records a stopped job's new state. No host waits on it; a job the catalog
  * cannot move stays "running" there, and the next start queues it again.
@@ -146,22 +123,42 @@ static void job_set(struct migd *m, const struct cat_job *j, enum cat_job_state 
 			 catalog_last_error(m->cat));
 }
 
-static void run_job(struct migd *m, const struct cat_job *j, const struct job_opts *o)
+/* Ends a job that cannot run as it was asked for; VTL_E_INVAL (or the catalog's error). */
+static int job_fail(struct migd *m, const struct cat_job *j, char *err)
+{
+	if (catalog_job_update(m->cat, j->id, CAT_JOB_FAILED, 0, err) != VTL_OK) {
+		log_warn("job %lld (%s): cannot record that it failed: %s", (long long)j->id, j->barcode,
+			 catalog_last_error(m->cat));
+		return VTL_E_IO;
+	}
+	return VTL_E_INVAL;
+}
+
+static void run_job(struct migd *m, const struct cat_job *j)
 {
 	const struct vtl_config *c = m->cfg;
 	struct migrator mig = {.cat = m->cat, .pool = m->pool, .lib = m->lib, .phys_name = c->physical.name,
-			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = o->drive,
+			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = j->opts.drive,
 			       .copies = &c->policy,
-			       .native = o->native,
+			       .native = j->opts.native,
 			       .cancel = &m->cancel, .progress = on_progress, .progress_arg = m};
 	mig.ring = (struct stream_config){.buffers = c->migrator.buffers, .buffer_size = (size_t)c->migrator.buffer_size,
 					  .watermark = c->migrator.watermark, .readers = c->migrator.readers,
 					  .rate_limit = rate_now, .rate_arg = m};
-	m->job_rate = o->rate;
+	m->job_rate = j->opts.rate;
 	char err[512] = "";
 	int rc;
 	pthread_mutex_lock(&m->lib_mu);
-	if (j->kind == CAT_JOB_MIGRATE) {
+	if (j->opts.library[0] && strcmp(j->opts.library, c->physical.name) != 0) {
+		/* Queued for another library (a catalog shared with another migrator): never written to this one. */
+		snprintf(err, sizeof err, "queued for physical library %s; this migrator serves %s", j->opts.library,
+			 c->physical.name);
+		rc = job_fail(m, j, err);
+	} else if (j->opts.drive >= (int)m->lib->drives) {
+		snprintf(err, sizeof err, "queued for drive %d; %s has drives 0..%u", j->opts.drive, c->physical.name,
+			 m->lib->drives - 1);
+		rc = job_fail(m, j, err);
+	} else if (j->kind == CAT_JOB_MIGRATE) {
 		struct migrate_report r;
 		rc = migrate_copy(&mig, j->barcode, j->id, &r, err, sizeof err);
 		if (rc == VTL_OK)
@@ -227,12 +224,11 @@ static void *worker(void *arg)
 			(void)pthread_cond_timedwait(&m->wake, &m->mu, &ts); /* ETIMEDOUT is the idle tick */
 			continue;
 		}
-		struct job_opts o = take_opts(m, j.id);
 		m->live = (struct live){.running = true, .id = j.id, .kind = j.kind};
 		snprintf(m->live.barcode, sizeof m->live.barcode, "%s", j.barcode);
 		atomic_store(&m->cancel, false);
 		pthread_mutex_unlock(&m->mu);
-		run_job(m, &j, &o);
+		run_job(m, &j);
 		pthread_mutex_lock(&m->mu);
 		m->live.running = false;
 	}
@@ -247,16 +243,17 @@ static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcod
 {
 	struct cat_cartridge cc;
 	int64_t id;
+	/* Kept with the job, so that a restart runs it as it was asked for. */
+	struct cat_job_opts o = {.drive = drive, .rate = rate, .native = native};
+	snprintf(o.library, sizeof o.library, "%s", m->cfg->physical.name);
 	int rc = catalog_cartridge_get(m->cat, barcode, &cc);
 	if (rc == VTL_OK)
-		rc = catalog_job_add(m->cat, kind, barcode, &id);
+		rc = catalog_job_add_opts(m->cat, kind, barcode, &o, &id);
 	if (rc) {
 		jo_answer(out, cap, rc, catalog_last_error(m->cat), NULL);
 		return;
 	}
 	pthread_mutex_lock(&m->mu);
-	if ((drive >= 0 || rate || native) && m->nopts < MAX_OPTS)
-		m->opts[m->nopts++] = (struct job_opts){.id = id, .drive = drive, .rate = rate, .native = native};
 	pthread_cond_signal(&m->wake);
 	pthread_mutex_unlock(&m->mu);
 	char msg[128];

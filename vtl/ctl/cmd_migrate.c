@@ -183,8 +183,13 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 
 /* --------------------------------------------------------------- jobs */
 
-/* Queues a migrate or verify job: through vtl-migrator, or in the catalog when it is not running. */
-static int queue(struct ctl *ctl, const char *what, enum cat_job_kind kind, const char *barcode, const char *extra)
+/*
+ * Queues a migrate or verify job: through vtl-migrator, or in the catalog
+ * when it is not running, with what it asks for (o; NULL: the defaults),
+ * which the migrator reads when it starts the job.
+ */
+static int queue(struct ctl *ctl, const char *what, enum cat_job_kind kind, const char *barcode, const char *extra,
+		 const struct cat_job_opts *o)
 {
 	char msg[512];
 	if (ctl_migrator_up(ctl)) {
@@ -194,17 +199,15 @@ static int queue(struct ctl *ctl, const char *what, enum cat_job_kind kind, cons
 		printf("%s\n", msg);
 		return 0;
 	}
-	if (extra[0])
-		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: --native, --drive and --rate need it (a "
-			       "job queued in the catalog makes a stacked copy with the configured drive and rate)");
 	int rc = ctl_open_library(ctl);
 	if (rc)
 		return rc;
 	int64_t id;
-	if ((rc = catalog_job_add(ctl->cat, kind, barcode, &id)))
+	struct cat_job_opts none = {.drive = CAT_JOB_DRIVE_ANY};
+	if ((rc = catalog_job_add_opts(ctl->cat, kind, barcode, o ? o : &none, &id)))
 		return ctl_cat_err(ctl, rc, "queueing a job for %s", barcode);
-	printf("queued job %" PRId64 ": %s %s; vtl-migrator is not running: it runs the job when it starts\n", id, what,
-	       barcode);
+	printf("queued job %" PRId64 ": %s %s%s; vtl-migrator is not running: it runs the job when it starts\n", id, what,
+	       barcode, o && o->native ? " (native)" : "");
 	return 0;
 }
 
@@ -239,7 +242,10 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		at += (size_t)snprintf(extra + at, sizeof extra - at, " drive %" PRIu64, drive);
 	if (opts[2].set)
 		snprintf(extra + at, sizeof extra - at, " rate %" PRIu64, rate);
-	return queue(ctl, "migrate", CAT_JOB_MIGRATE, pos[0], extra);
+	struct cat_job_opts o = {.drive = opts[1].set ? (int)drive : CAT_JOB_DRIVE_ANY, .rate = (unsigned)rate,
+				 .native = opts[0].set};
+	snprintf(o.library, sizeof o.library, "%s", ctl->cfg->physical.name);
+	return queue(ctl, "migrate", CAT_JOB_MIGRATE, pos[0], extra, &o);
 }
 
 /* A job on one cartridge with no options: verify, recall. */
@@ -247,7 +253,7 @@ static int barcode_job(struct ctl *ctl, int argc, char **argv, const char *what,
 {
 	const char *barcode;
 	int rc = ctl_parse_barcode(ctl, argc, argv, &barcode);
-	return rc ? rc : queue(ctl, what, kind, barcode, "");
+	return rc ? rc : queue(ctl, what, kind, barcode, "", NULL);
 }
 
 int cmd_verify(struct ctl *ctl, int argc, char **argv)

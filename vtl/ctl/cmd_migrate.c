@@ -166,15 +166,26 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 	bool printed;
 	if ((rc = ctl_migrator_query(ctl, "physical", answer, sizeof answer, &printed)) || printed)
 		return rc;
-	static const char *const head[] = {"ADDRESS", "TYPE", "BARCODE"};
+	static const char *const head[] = {"ADDRESS", "TYPE", "BARCODE", "USE"};
 	struct table t;
-	table_init(&t, 3, head, "RLL");
+	table_init(&t, 4, head, "RLLL");
 	for (const char *e = strstr(answer, "{\"address\""); e; e = strstr(e + 1, "{\"address\"")) {
-		char addr[16], type[16], bc[48];
+		char addr[16], type[16], bc[48], state[16] = "", use[64] = "";
 		snprintf(addr, sizeof addr, "%llu", ans_u64(e, "address"));
 		ans_text(e, "type", type, sizeof type);
 		ans_text(e, "barcode", bc, sizeof bc);
-		table_add(&t, addr, type, bc[0] ? bc : "-");
+		const char *end = strchr(e, '}');
+		const char *st = strstr(e, "\"state\":");
+		if (st && end && st < end) /* a drive: busy with a job, idle, or unused by the migrator */
+			ans_text(e, "state", state, sizeof state);
+		if (!strcmp(state, "busy")) {
+			char jk[16];
+			ans_text(e, "job_kind", jk, sizeof jk);
+			snprintf(use, sizeof use, "drive %llu: busy, job %llu (%s)", ans_u64(e, "drive"), ans_u64(e, "job"), jk);
+		} else if (state[0]) {
+			snprintf(use, sizeof use, "drive %llu: %s", ans_u64(e, "drive"), state);
+		}
+		table_add(&t, addr, type, bc[0] ? bc : "-", use);
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -294,12 +305,12 @@ static int job_row(const struct cat_job *jb, void *arg)
 	char id[24], bytes[32];
 	snprintf(id, sizeof id, "%" PRId64, jb->id);
 	fmt_bytes(jb->bytes_done, bytes, sizeof bytes);
-	return table_add(&w->t, id, kinds[jb->kind], jb->barcode, states[jb->state], bytes, "-", "-", "-", "-",
+	return table_add(&w->t, id, kinds[jb->kind], jb->barcode, states[jb->state], bytes, "-", "-", "-", "-", "-",
 			 jb->error[0] ? jb->error : "");
 }
 
 static const char *const job_head[] = {"ID", "KIND", "BARCODE", "STATE", "DONE", "MB/s", "RING", "WAITS W/R", "ETA",
-				       "ERROR"};
+				       "DRIVE", "ERROR"};
 
 /* The jobs as vtl-migrator sees them, the running one with its live figures. */
 static int jobs_live(struct ctl *ctl)
@@ -318,10 +329,10 @@ static int jobs_live(struct ctl *ctl)
 		return 0;
 	}
 	struct table t;
-	table_init(&t, 10, job_head, "RLLLRRRRRL");
+	table_init(&t, 11, job_head, "RLLLRRRRRRL");
 	for (const char *e = strstr(answer, "{\"id\""); e; e = strstr(e + 1, "{\"id\"")) {
 		char id[24], kind[16], bc[48], st[16], err[256], done[80], mbs[16] = "-", ring[16] = "-",
-										    waits[40] = "-", eta[16] = "-";
+										    waits[40] = "-", eta[16] = "-", drive[16] = "-";
 		snprintf(id, sizeof id, "%llu", ans_u64(e, "id"));
 		ans_text(e, "kind", kind, sizeof kind);
 		ans_text(e, "barcode", bc, sizeof bc);
@@ -335,12 +346,13 @@ static int jobs_live(struct ctl *ctl)
 			snprintf(ring, sizeof ring, "%llu/%llu", ans_u64(e, "ring_full"), ans_u64(e, "ring_buffers"));
 			snprintf(waits, sizeof waits, "%llu/%llu", ans_u64(e, "writer_waits"), ans_u64(e, "reader_waits"));
 			snprintf(eta, sizeof eta, "%.0fs", ans_real(e, "eta_s"));
+			snprintf(drive, sizeof drive, "%llu", ans_u64(e, "drive"));
 			char total[32];
 			fmt_bytes(ans_u64(e, "total"), total, sizeof total);
 			size_t n = strlen(done);
 			snprintf(done + n, sizeof done - n, " of %s", total);
 		}
-		table_add(&t, id, kind, bc, st, done, mbs, ring, waits, eta, err);
+		table_add(&t, id, kind, bc, st, done, mbs, ring, waits, eta, drive, err);
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -357,7 +369,7 @@ int cmd_jobs(struct ctl *ctl, int argc, char **argv)
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
 	struct job_walk w = {.ctl = ctl};
-	table_init(&w.t, 10, job_head, "RLLLRRRRRL");
+	table_init(&w.t, 11, job_head, "RLLLRRRRRRL");
 	if (ctl->json) {
 		json_init(&w.j, stdout);
 		json_obj(&w.j, NULL);

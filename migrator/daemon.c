@@ -282,7 +282,14 @@ static void *runner_main(void *arg)
 			break;
 		struct cat_job j = r->job;
 		unlock(m);
-		run_job(m, r, &j);
+		/* Planned from a list read before: an operator may have cancelled it since; it runs only if still queued. */
+		struct cat_job now;
+		int gr = catalog_job_get(m->cat, j.id, &now);
+		if (gr == VTL_OK && now.state == CAT_JOB_QUEUED)
+			run_job(m, r, &j);
+		else if (gr != VTL_OK)
+			log_warn("job %lld (%s): cannot read it back: %s; the next plan tries it again", (long long)j.id,
+				 j.barcode, catalog_last_error(m->cat));
 		lock(m);
 		/* Its end is in the catalog now: the drive and its tape are free for the next plan. */
 		r->assigned = false;

@@ -17,7 +17,10 @@
 #   - a job pinned to a drive waits for that drive while the others are idle;
 #     a native copy pinned to drive 2 and queued behind it, and one queued in
 #     the catalog while the migrator is stopped, run after a restart as they
-#     were asked for: native copies, each in its drive (catalog schema 6).
+#     were asked for: native copies, each in its drive (catalog schema 6);
+#   - kill -9 of the migrator while four copies run: the cartridges keep
+#     what they had, the restarted migrator ends every job, every cartridge's
+#     good copies verify, no job is left, and the catalog checks out.
 #
 # Usage: sh test_migrator_parallel.sh <build-dir>   (needs vtld, vtlctl, vtl-migrator, tests/integration/iscsi_fill)
 set -eu
@@ -237,4 +240,34 @@ for bc in X00008L8 X00001L8; do
 	grep -q "$t *simlib *default .*native *1 " "$tmp/out" || fail "$t (the copy of $bc) is not a native tape"
 done
 migrator_stop
+
+step "kill -9 while four copies run: after a restart every job ends, every good copy verifies"
+migrator_start
+: >"$tmp/copies"
+for bc in X00001L8 X00002L8 X00003L8 X00004L8; do
+	ctl migrate $bc
+	echo "$(job_id)" >>"$tmp/copies"
+done
+watch_jobs 60 'len({j["drive"] for j in run}) == 4' >/dev/null
+sleep 1
+kill -KILL "$mpid"
+wait "$mpid" 2>/dev/null || true
+mpid=""
+for bc in X00001L8 X00002L8 X00003L8 X00004L8; do
+	[ "$(cache_of $bc)" = premigrated ] || fail "$bc is $(cache_of $bc) after the kill, expected premigrated"
+done
+migrator_start
+for j in $(cat "$tmp/copies"); do
+	job_ends "$j" done
+done
+for bc in X00001L8 X00002L8 X00003L8 X00004L8; do
+	ctl verify $bc
+	job_ends "$(job_id)" done
+done
+"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs"
+left=$(json "$tmp/jobs" 'len([j for j in d["jobs"] if j["state"] in ("queued", "running")])')
+[ "$left" -eq 0 ] || fail "$left jobs are left queued or running"
+migrator_stop
+vtld_stop
+ctl catalog check
 echo "test_migrator_parallel: all steps passed"

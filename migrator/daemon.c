@@ -489,7 +489,9 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 			  (unsigned long long)(live ? l->bytes : j->bytes_done), (long long)j->started,
 			  (long long)j->finished);
 		jo_str(out, cap, &at, j->error);
-		jo_printf(out, cap, &at, "\"");
+		/* What it was asked for, as the catalog keeps it. */
+		jo_printf(out, cap, &at, "\",\"copy\":\"%s\",\"asked_drive\":%d,\"rate\":%u",
+			  j->opts.native ? CAT_COPY_NATIVE : CAT_COPY_STACKED, j->opts.drive, j->opts.rate);
 		if (live) {
 			double eta = l->mbs > 0 && l->total > l->bytes ? (double)(l->total - l->bytes) / (l->mbs * MB) : 0;
 			jo_printf(out, cap, &at,

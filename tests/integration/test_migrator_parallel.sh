@@ -216,6 +216,9 @@ idle=$(json "$tmp/inv" 'len([e for e in d["elements"] if e.get("state") == "idle
 migrator_stop
 [ "$(state_of "$slow")" = queued ] || fail "the interrupted job $slow is not queued again"
 [ "$(state_of "$pinned")" = queued ] || fail "the pinned job $pinned is not queued after the stop"
+asked=$(json "$tmp/jobs" "[(j['copy'], j['asked_drive'], j['rate']) for j in d['jobs'] if j['id'] in ($slow, $pinned)]")
+echo "   | in the catalog, with the migrator stopped: jobs $slow and $pinned ask for $asked"
+[ "$asked" = "[('stacked', 2, 4), ('native', 2, 0)]" ] || fail "the catalog does not keep what the jobs asked for: $asked"
 
 step "a native copy pinned to drive 3, queued in the catalog while the migrator is stopped"
 ctl migrate X00001L8 --native --drive 3

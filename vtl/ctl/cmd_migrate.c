@@ -299,6 +299,9 @@ static int job_row(const struct cat_job *jb, void *arg)
 		json_i64(&w->j, "started", jb->started);
 		json_i64(&w->j, "finished", jb->finished);
 		json_str(&w->j, "error", jb->error);
+		json_str(&w->j, "copy", jb->opts.native ? CAT_COPY_NATIVE : CAT_COPY_STACKED);
+		json_i64(&w->j, "asked_drive", jb->opts.drive);
+		json_u64(&w->j, "rate", jb->opts.rate);
 		json_obj_end(&w->j);
 		return 0;
 	}

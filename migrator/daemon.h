@@ -17,7 +17,7 @@
 
 struct migd;
 
-/* Opens everything cfg names and starts the worker and the control socket; err says what failed. */
+/* Opens everything cfg names and starts the job threads and the control socket; err says what failed. */
 int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_t errlen);
 
 /* Stops the running jobs (they are queued again), the threads and the socket, and frees m. */

@@ -512,9 +512,19 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 		unsigned d;
 		char why[256] = "";
 		struct copy_result v;
+		if (m->cancel && atomic_load(m->cancel)) {
+			/* Stopped between two copies (a read-back itself runs to its end): nothing is recorded for the rest. */
+			if (!first_bad) {
+				snprintf(err, errlen, "cancelled after %zu of its %zu copies", i, cs.n);
+				first_bad = VTL_E_BUSY;
+			}
+			break;
+		}
 		if ((rc = reserve(m, cs.k[i].tape, true)) != VTL_OK) {
-			snprintf(err, errlen, "cancelled while waiting for tape %s, which another job uses", cs.k[i].tape);
-			first_bad = first_bad ? first_bad : rc;
+			if (!first_bad) {
+				snprintf(err, errlen, "cancelled while waiting for tape %s, which another job uses", cs.k[i].tape);
+				first_bad = rc;
+			}
 			break;
 		}
 		rc = migrate_mount(m, cs.k[i].tape, &d, why, sizeof why);

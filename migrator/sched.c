@@ -64,8 +64,11 @@ void sched_plan(const struct sched_job *q, size_t nq, const struct sched_drive *
 			bool taken = false;
 			for (unsigned p = 0; p < out->npreempt; p++)
 				taken |= out->preempt[p] == (int)i;
-			if (d[i].job && d[i].kind != CAT_JOB_RECALL && !d[i].stopping && !taken &&
-			    (victim < 0 || d[i].started > d[victim].started))
+			if (!d[i].job || d[i].kind == CAT_JOB_RECALL || d[i].stopping || taken)
+				continue;
+			/* A copy before a verify (which stops only between two copies it reads), then the last started. */
+			bool copy = d[i].kind == CAT_JOB_MIGRATE, victim_copy = victim >= 0 && d[victim].kind == CAT_JOB_MIGRATE;
+			if (victim < 0 || (copy && !victim_copy) || (copy == victim_copy && d[i].started > d[victim].started))
 				victim = (int)i;
 		}
 		if (victim < 0)

@@ -8,8 +8,9 @@
  *   - one job per drive; a job already on a drive is not started again;
  *   - recalls first (a host may be waiting on one), oldest first, each on a
  *     free drive; with no drive free, one running copy or verify stops for
- *     each recall still without a drive (the one started last: it loses the
- *     least work), unless a stop for it is already under way;
+ *     each recall still without a drive (a copy before a verify, which stops
+ *     only between two copies it reads; of those the one started last: it
+ *     loses the least work), unless a stop for it is already under way;
  *   - then the other jobs, oldest first, on the free drives, but never on
  *     more than drives - recall_drives at once, so that recall_drives drives
  *     stay for recalls;

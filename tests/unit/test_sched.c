@@ -78,7 +78,7 @@ static void a_recall_stops_exactly_one_copy_when_none_is_free(void **state)
 	sched_plan(q, 2, d, 4, 0, &p);
 	assert_int_equal(p.nstart, 0);
 	assert_int_equal(p.npreempt, 1);
-	assert_int_equal(p.preempt[0], 1); /* the one started last */
+	assert_int_equal(p.preempt[0], 1); /* the copy started last */
 	/* While it stops, the next plan stops no other, and starts nothing on its drive. */
 	d[1].stopping = true;
 	sched_plan(q, 2, d, 4, 0, &p);
@@ -89,6 +89,21 @@ static void a_recall_stops_exactly_one_copy_when_none_is_free(void **state)
 	sched_plan(q, 2, d, 4, 0, &p);
 	assert_int_equal(p.nstart, 1);
 	assert_int_equal(drive_of(&p, q, 9), 1);
+}
+
+static void a_copy_stops_before_a_verify(void **state)
+{
+	(void)state;
+	struct sched_job q[] = {{9, R, ANY}};
+	struct sched_drive d[2] = {{.job = 1, .kind = M, .started = 1}, {.job = 2, .kind = V, .started = 2}};
+	struct sched_plan p;
+	sched_plan(q, 1, d, 2, 0, &p);
+	assert_int_equal(p.npreempt, 1);
+	assert_int_equal(p.preempt[0], 0); /* the older copy, not the newer verify */
+	d[0].kind = V;
+	sched_plan(q, 1, d, 2, 0, &p);
+	assert_int_equal(p.npreempt, 1);
+	assert_int_equal(p.preempt[0], 1); /* two verifies: the one started last */
 }
 
 static void recalls_never_stop_recalls(void **state)
@@ -151,6 +166,7 @@ int main(void)
 		cmocka_unit_test(a_running_job_is_not_started_again),
 		cmocka_unit_test(a_recall_takes_a_free_drive_first),
 		cmocka_unit_test(a_recall_stops_exactly_one_copy_when_none_is_free),
+		cmocka_unit_test(a_copy_stops_before_a_verify),
 		cmocka_unit_test(recalls_never_stop_recalls),
 		cmocka_unit_test(recall_drives_stay_free_for_recalls),
 		cmocka_unit_test(a_pinned_job_waits_for_its_drive),

@@ -145,7 +145,22 @@ static const char schema_v5[] =
 	"ALTER TABLE copy ADD COLUMN block_size INTEGER NOT NULL DEFAULT 0;"
 	"PRAGMA user_version = 5;";
 
-static const char *const migrations[] = {NULL, schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
+/*
+ * Version 6: a job keeps what it was asked for (the physical drive, -1 for
+ * any; the rate in MB/s, 0 for the configured one; a stacked or a native
+ * copy; the physical library, '' for the migrator's own), so that a job
+ * queued before a restart runs as it was asked for. Rows from before get
+ * the defaults: any drive, the configured rate, a stacked copy.
+ */
+static const char schema_v6[] =
+	"ALTER TABLE job ADD COLUMN drive INTEGER NOT NULL DEFAULT -1 CHECK (drive >= -1);"
+	"ALTER TABLE job ADD COLUMN rate INTEGER NOT NULL DEFAULT 0 CHECK (rate >= 0);"
+	"ALTER TABLE job ADD COLUMN copy TEXT NOT NULL DEFAULT '" CAT_COPY_STACKED "'"
+	" CHECK (copy IN ('" CAT_COPY_STACKED "', '" CAT_COPY_NATIVE "'));"
+	"ALTER TABLE job ADD COLUMN library TEXT NOT NULL DEFAULT '';"
+	"PRAGMA user_version = 6;";
+
+static const char *const migrations[] = {NULL, schema_v1, schema_v2, schema_v3, schema_v4, schema_v5, schema_v6};
 _Static_assert(VTL_ARRAY_SIZE(migrations) == CAT_SCHEMA_VERSION + 1,
 	       "one migration per schema version");
 

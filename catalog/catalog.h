@@ -229,7 +229,7 @@ VTL_MUST_CHECK int catalog_event_list(struct vtl_catalog *cat, int64_t after_id,
  * - catalog_event: actor up to 31 characters, what up to 255.
  */
 
-#define CAT_SCHEMA_VERSION 5     /* the schema catalog_open upgrades every catalog to */
+#define CAT_SCHEMA_VERSION 6     /* the schema catalog_open upgrades every catalog to */
 #define CAT_BUSY_TIMEOUT_MS 5000 /* how long a call waits for other writers */
 #define CAT_DIGEST_MAX 128       /* a copy's digest: text, e.g. "sha256:<hex>" */
 
@@ -346,6 +346,20 @@ enum cat_job_state {
 	CAT_JOB_QUEUED = 1, CAT_JOB_RUNNING = 2, CAT_JOB_DONE = 3, CAT_JOB_FAILED = 4,
 };
 
+/* A job's kind of copy (job.copy, schema 6): the stored records in big blocks, or the host's blocks one to one. */
+#define CAT_COPY_STACKED "stacked"
+#define CAT_COPY_NATIVE "native"
+#define CAT_JOB_DRIVE_ANY (-1)
+#define CAT_JOB_RATE_MAX 100000 /* MB/s: the most a job may ask for, as [migrator] rate */
+
+/* What a job was asked for (schema 6); zeroed, with drive = CAT_JOB_DRIVE_ANY, it asks for the defaults. */
+struct cat_job_opts {
+	int drive;                      /* the physical drive; CAT_JOB_DRIVE_ANY: any */
+	unsigned rate;                  /* MB/s, at most CAT_JOB_RATE_MAX; 0: the configured rate */
+	bool native;                    /* a native export copy, not a stacked one */
+	char library[CAT_NAME_MAX + 1]; /* the physical library; "": the migrator's own */
+};
+
 struct cat_job {
 	int64_t id;
 	enum cat_job_kind kind;
@@ -354,10 +368,14 @@ struct cat_job {
 	uint64_t bytes_done;
 	int64_t started, finished; /* Unix seconds, 0 = not yet */
 	char error[256];
+	struct cat_job_opts opts;
 };
 
-/* Queues a job for the cartridge; *id = its id (ids only grow). VTL_E_NOTFOUND for an unknown cartridge. */
+/* Queues a job for the cartridge with the defaults; *id = its id (ids only grow). VTL_E_NOTFOUND for an unknown cartridge. */
 VTL_MUST_CHECK int catalog_job_add(struct vtl_catalog *cat, enum cat_job_kind kind, const char *barcode, int64_t *id);
+/* catalog_job_add with what the job asks for (o); VTL_E_INVAL for a drive below -1, a rate above the most or a bad library name. */
+VTL_MUST_CHECK int catalog_job_add_opts(struct vtl_catalog *cat, enum cat_job_kind kind, const char *barcode,
+					const struct cat_job_opts *o, int64_t *id);
 /*
  * Sets a job's state and bytes done, and (error not NULL) its error text.
  * RUNNING sets started to now if it was 0, DONE and FAILED set finished to

@@ -313,13 +313,26 @@ int catalog_copy_set_block_size(struct vtl_catalog *cat, int64_t id, uint32_t bl
 
 int catalog_job_add(struct vtl_catalog *cat, enum cat_job_kind kind, const char *barcode, int64_t *id)
 {
-	if (!cat || !id)
+	struct cat_job_opts o = {.drive = CAT_JOB_DRIVE_ANY};
+	return catalog_job_add_opts(cat, kind, barcode, &o, id);
+}
+
+int catalog_job_add_opts(struct vtl_catalog *cat, enum cat_job_kind kind, const char *barcode,
+			 const struct cat_job_opts *o, int64_t *id)
+{
+	if (!cat || !id || !o)
 		return VTL_E_INVAL;
 	cat_lock(cat);
 	if (!BARCODE_OK(barcode) || kind < CAT_JOB_MIGRATE || kind > CAT_JOB_VERIFY)
 		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "job: bad barcode or kind %d", (int)kind));
-	int rc = cat_exec(cat, "INSERT INTO job (kind, barcode, state) SELECT ?2, barcode, ?3 FROM cartridge WHERE barcode = ?1",
-			  "tii", barcode, (int)kind, (int)CAT_JOB_QUEUED);
+	if (o->drive < CAT_JOB_DRIVE_ANY || o->rate > CAT_JOB_RATE_MAX || !cat_str_ok(o->library, sizeof o->library, false))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "job: bad drive %d, rate %u or library name", o->drive,
+						o->rate));
+	int rc = cat_exec(cat,
+			  "INSERT INTO job (kind, barcode, state, drive, rate, copy, library)"
+			  " SELECT ?2, barcode, ?3, ?4, ?5, ?6, ?7 FROM cartridge WHERE barcode = ?1",
+			  "tiiiItt", barcode, (int)kind, (int)CAT_JOB_QUEUED, o->drive, (int64_t)o->rate,
+			  o->native ? CAT_COPY_NATIVE : CAT_COPY_STACKED, o->library);
 	if (rc == 0 && cat_changes(cat) == 0)
 		rc = cat_fail(cat, VTL_E_NOTFOUND, "no cartridge %s", barcode);
 	if (rc == 0)
@@ -346,7 +359,7 @@ int catalog_job_update(struct vtl_catalog *cat, int64_t id, enum cat_job_state s
 	return cat_unlock(cat, rc);
 }
 
-#define JOB_COLS "id, kind, barcode, state, bytes_done, started, finished, error"
+#define JOB_COLS "id, kind, barcode, state, bytes_done, started, finished, error, drive, rate, copy, library"
 
 static void job_read(sqlite3_stmt *st, struct cat_job *o)
 {
@@ -359,6 +372,13 @@ static void job_read(sqlite3_stmt *st, struct cat_job *o)
 	o->started = sqlite3_column_int64(st, 5);
 	o->finished = sqlite3_column_int64(st, 6);
 	cat_col_text(st, 7, o->error, sizeof(o->error));
+	o->opts.drive = sqlite3_column_int(st, 8);
+	int64_t rate = sqlite3_column_int64(st, 9);
+	o->opts.rate = rate > 0 && rate <= CAT_JOB_RATE_MAX ? (unsigned)rate : 0; /* the schema checks only >= 0 */
+	char copy[16];
+	cat_col_text(st, 10, copy, sizeof(copy));
+	o->opts.native = strcmp(copy, CAT_COPY_NATIVE) == 0;
+	cat_col_text(st, 11, o->opts.library, sizeof(o->opts.library));
 }
 
 int catalog_job_get(struct vtl_catalog *cat, int64_t id, struct cat_job *out)

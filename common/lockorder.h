@@ -2,8 +2,9 @@
 /*
  * The lock order (docs/architecture.md, "Locking"), checked as locks are
  * taken. A thread may take a lock only while every lock it holds ranks
- * before it: changer, library, drive, drive snapshot, physical changer,
- * physical drive, catalog, pool member, log. Two locks of one rank are never held at once (two drives, two
+ * before it: changer, library, drive, drive snapshot, the migrator's robot,
+ * a physical changer, a physical drive, the migrator's scheduler, catalog,
+ * pool member, log. Two locks of one rank are never held at once (two drives, two
  * catalogs). Without NDEBUG (every build of this project) a violation is
  * reported on stderr and aborts, so that a test finds an order that could
  * deadlock the first time the path runs, not the day two threads race on it.
@@ -19,8 +20,10 @@ enum vtl_lock_rank {
 	VTL_LOCK_LIBRARY,     /* vtl_library.mu: one robot move at a time */
 	VTL_LOCK_DRIVE,       /* ssc_drive.mu: the drive's state during a command */
 	VTL_LOCK_SNAPSHOT,    /* ssc_drive.snap_mu: the drive as status readers see it */
-	VTL_LOCK_PHYS_CHANGER, /* vtl-migrator, a physical library's changer: one inventory or move at a time */
-	VTL_LOCK_PHYS_DRIVE,  /* vtl-migrator, a physical drive: one call for it at a time (migrator/phys.h) */
+	VTL_LOCK_ROBOT,       /* migd.robot: one migrator job's mount (inventory, unload, moves) at a time */
+	VTL_LOCK_PHYS_CHANGER, /* a physical library's changer: one inventory or move at a time (migrator/phys.h) */
+	VTL_LOCK_PHYS_DRIVE,  /* a physical drive: one call for it at a time (migrator/phys.h) */
+	VTL_LOCK_SCHED,       /* migd.mu: the migrator's drives, running jobs and reserved tapes */
 	VTL_LOCK_CATALOG,     /* vtl_catalog.mu: one statement sequence per handle */
 	VTL_LOCK_POOL,        /* pool_member.lock: a member's space accounting */
 	VTL_LOCK_LOG,         /* log.c: one line at a time */

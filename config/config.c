@@ -225,6 +225,7 @@ enum ktype {
 	K_RULES,   /* [policy] premigrate: a comma list of full, ejected, idle, or none */
 	K_POOLS,   /* [policy] copy_pools: a comma list of 1 or 2 distinct pool names */
 	K_GROUP,   /* struct vtl_cfg_group: the name of a group that exists on this host */
+	K_DRIVES,  /* unsigned: "all" (0) or a count, min..max */
 };
 
 struct keydef {
@@ -347,6 +348,8 @@ static const struct keydef keys[] = {
 	{SEC_MIGRATOR, "window", K_TEXT, CF(migrator.window), CAP(migrator.window), 0, 0},
 	{SEC_MIGRATOR, "window_rate", K_UINT, CF(migrator.window_rate), 0, 0, 100000},
 	{SEC_MIGRATOR, "verify", K_BOOL, CF(migrator.verify), 0, 0, 0},
+	{SEC_MIGRATOR, "drives", K_DRIVES, CF(migrator.drives), 0, 1, VTL_CFG_MAX_PHYS_DRIVES},
+	{SEC_MIGRATOR, "recall_drives", K_UINT, CF(migrator.recall_drives), 0, 0, VTL_CFG_MAX_PHYS_DRIVES - 1},
 	{SEC_MIGRATOR, "control_socket", K_PATH, CF(migrator.control_socket), 0, 0, 0},
 	{SEC_MIGRATOR, "control_group", K_GROUP, CF(migrator.control_group), 0, 0, 0},
 	{SEC_MIGRATOR, "log_level", K_LEVEL, CF(migrator.log_level), CAP(migrator.log_level), 0, 0},
@@ -691,6 +694,16 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		if (strcmp(v, "error") && strcmp(v, "warn") && strcmp(v, "info") && strcmp(v, "debug"))
 			return perr(ps, ps->line, "%s '%s': use error, warn, info or debug", key, v);
 		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	case K_DRIVES:
+		if (!strcmp(v, "all")) {
+			*(unsigned *)field = 0;
+			return VTL_OK;
+		}
+		if (vtl_parse_uint(v, UINT64_MAX, &u) || u < k->min || u > k->max)
+			return perr(ps, ps->line, "[%s] %s = %s: give all (every drive of the library) or a number from %llu "
+				    "to %llu", sec, key, v, (unsigned long long)k->min, (unsigned long long)k->max);
+		*(unsigned *)field = (unsigned)u;
 		return VTL_OK;
 	case K_UINT:
 	case K_ADDR:
@@ -1145,6 +1158,11 @@ static int validate_migration(struct parser *ps)
 	if (c->migrator.watermark > c->migrator.buffers)
 		return perr(ps, ps->key_line[key_index(SEC_MIGRATOR, "watermark")],
 			    "[migrator] watermark = %u: more than its %u buffers", c->migrator.watermark, c->migrator.buffers);
+	if (c->migrator.drives && c->migrator.recall_drives >= c->migrator.drives)
+		return perr(ps, max_u(ps->key_line[key_index(SEC_MIGRATOR, "drives")],
+				      ps->key_line[key_index(SEC_MIGRATOR, "recall_drives")]),
+			    "[migrator] recall_drives = %u must be below drives = %u: copies need a drive too",
+			    c->migrator.recall_drives, c->migrator.drives);
 	unsigned from, to;
 	if (c->migrator.window[0] && !vtl_config_window(c->migrator.window, &from, &to))
 		return perr(ps, ps->key_line[key_index(SEC_MIGRATOR, "window")],

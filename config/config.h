@@ -172,6 +172,8 @@ struct vtl_config {
 		char window[16];              /* "HH:MM-HH:MM": when window_rate applies instead ("" none) */
 		unsigned window_rate;         /* MB/s during the window */
 		bool verify;                  /* read every copy back before recording it */
+		unsigned drives;              /* physical drives that run jobs at once; 0 (all): every drive */
+		unsigned recall_drives;       /* of those, kept for recalls (copies never use them); below drives */
 		char *control_socket;         /* absolute */
 		struct vtl_cfg_group control_group;
 		char log_level[8];

@@ -21,18 +21,22 @@
 #include "migrator/phys_iscsi.h"
 #include "migrator/phys_st.h"
 #include "migrator/policyd.h"
+#include "migrator/sched.h"
+#include "common/lockorder.h"
 
 _Static_assert(VTL_CFG_MAX_PHYS_DRIVES <= PHYS_MAX_DRIVES, "[physical] drive lines must fit a phys_st_config");
 _Static_assert(CTLPROTO_DRIVE_MAX + 1 >= PHYS_MAX_DRIVES, "a request can name every physical drive");
 #include "migrator/phys_sim.h"
 
-#define IDLE_WAIT_S 1          /* the worker looks for queued jobs at least this often */
+#define IDLE_WAIT_S 1          /* the dispatcher looks for queued jobs at least this often */
+#define RESERVE_POLL_MS 200    /* a job waiting for another job's tape looks at its stop flag this often */
+#define INVENTORY_MAX 4096     /* elements a "physical" answer lists */
+#define QUEUE_MAX 1024         /* queued jobs other than recalls one plan looks at: the oldest */
 #define JOBS_SHOWN 100         /* the most recent jobs a "jobs" answer lists */
-#define MAX_OPTS 256           /* queued jobs with their own drive or rate */
 #define MB 1e6
 #define ACTOR "migrator"
 
-/* What the running job is doing, for "jobs". */
+/* What a running job is doing, for "jobs". */
 struct live {
 	bool running;
 	int64_t id;
@@ -44,48 +48,64 @@ struct live {
 	struct stream_counters c;
 };
 
-/* A queued job's own drive, rate and kind of copy (they live only in memory: a restart forgets them). */
-struct job_opts {
-	int64_t id;
-	int drive;      /* -1: any */
-	unsigned rate;  /* MB/s; 0: the configured rate */
-	bool native;    /* a native export copy */
+/*
+ * One physical drive's job runner: a thread that runs the jobs the
+ * dispatcher gives it, one at a time, on its drive. Its fields after th are
+ * the scheduler's state, under migd.mu.
+ */
+struct runner {
+	struct migd *m;
+	unsigned drive;
+	pthread_t th;
+	bool th_started;
+	pthread_cond_t go;              /* a job was given, or the migrator stops */
+	bool assigned;                  /* job is this drive's (given, running, or recording its end) */
+	struct cat_job job;
+	uint64_t seq;                   /* when it was given, in jobs started since the start */
+	struct live live;
+	char tape[CAT_BARCODE_MAX + 1]; /* the physical tape the job uses now ("": none) */
+	bool by_operator;               /* cancelled by an operator: it fails */
+	bool preempted;                 /* stopped for a recall: queued again */
+	bool yielded;                   /* stopped because a host loads its cartridge: it fails; policy retries */
+	atomic_bool cancel;             /* the job's stop flag, which the copy and stage loops read */
 };
 
+/*
+ * Locks (docs/architecture.md, "Locking"): robot (one mount at a time) ranks
+ * before the physical library's own locks, which rank before mu; mu is
+ * never held across a catalog or a physical call.
+ */
 struct migd {
 	const struct vtl_config *cfg;
 	struct vtl_catalog *cat;
 	struct vtl_pool *pool;
 	struct phys_lib *lib;
-	pthread_mutex_t lib_mu;   /* one user of the physical library at a time */
-	pthread_mutex_t mu;       /* live, opts, stopping, cancel_id */
-	pthread_cond_t wake;
+	pthread_mutex_t robot;    /* one job's mount (inventory, unloads, moves) at a time */
+	pthread_mutex_t mu;       /* run[].(assigned..), seq, stopping */
+	pthread_cond_t wake;      /* the dispatcher: a job was queued or ended, a recall waits */
+	pthread_cond_t tapes;     /* a reserved tape was given back */
 	bool stopping;
-	pthread_t worker;
-	bool worker_started;
-	atomic_bool cancel;
-	int64_t cancel_id;        /* the job an operator cancelled (it fails instead of being queued again) */
-	int64_t preempt_id;       /* the job stopped so that a recall runs first (it is queued again) */
-	int64_t yield_id;         /* the job stopped because a host loads its cartridge (it fails; policy retries) */
-	struct live live;
-	struct job_opts opts[MAX_OPTS];
-	unsigned nopts;
-	unsigned job_rate;        /* the running job's own rate, MB/s */
+	pthread_t dispatcher;
+	bool dispatcher_started;
+	unsigned ndrives;         /* drives 0..ndrives-1 run jobs ([migrator] drives) */
+	unsigned recall_drives;
+	struct runner run[PHYS_MAX_DRIVES];
+	uint64_t seq;
 	struct ctlsock *sock;
-	struct policyd *policy;   /* the cache policy: a pass between jobs, and its requests */
+	struct policyd *policy;   /* the cache policy: a pass each dispatcher round, and its requests */
 };
 
 static const char *const kind_names[] = {"", "migrate", "recall", "verify"};
 
 /* ------------------------------------------------------------ the rate */
 
-/* Bytes/s the running job may write now: its own rate, else the window's during the window, else [migrator] rate. */
+/* Bytes/s a job may write now: its own rate, else the window's during the window, else [migrator] rate. */
 static double rate_now(void *arg)
 {
-	struct migd *m = arg;
-	const struct vtl_config *c = m->cfg;
-	if (m->job_rate)
-		return m->job_rate * MB;
+	struct runner *r = arg;
+	const struct vtl_config *c = r->m->cfg;
+	if (r->job.opts.rate) /* set before the job runs and constant while it does */
+		return r->job.opts.rate * MB;
 	unsigned from, to;
 	if (c->migrator.window[0] && vtl_config_window(c->migrator.window, &from, &to)) {
 		time_t now = time(NULL);
@@ -99,41 +119,83 @@ static double rate_now(void *arg)
 	return c->migrator.rate * MB;
 }
 
-/* ------------------------------------------------------------- the worker */
+/* ------------------------------------------------------------- the runners */
+
+static void lock(struct migd *m)
+{
+	vtl_lock(&m->mu, VTL_LOCK_SCHED);
+}
+
+static void unlock(struct migd *m)
+{
+	vtl_unlock(&m->mu, VTL_LOCK_SCHED);
+}
 
 static void on_progress(void *arg, const char *barcode, const struct stream_progress *p)
 {
-	struct migd *m = arg;
-	pthread_mutex_lock(&m->mu);
-	snprintf(m->live.barcode, sizeof m->live.barcode, "%s", barcode);
-	m->live.bytes = p->bytes;
-	m->live.total = p->total;
-	m->live.full = p->full;
-	m->live.buffers = p->buffers;
-	m->live.mbs = p->mbs;
-	m->live.c = *p->c;
-	pthread_mutex_unlock(&m->mu);
+	struct runner *r = arg;
+	lock(r->m);
+	snprintf(r->live.barcode, sizeof r->live.barcode, "%s", barcode);
+	r->live.bytes = p->bytes;
+	r->live.total = p->total;
+	r->live.full = p->full;
+	r->live.buffers = p->buffers;
+	r->live.mbs = p->mbs;
+	r->live.c = *p->c;
+	unlock(r->m);
 }
 
-/* The job to run next: the oldest recall (a host may be waiting on it), else the oldest job. */
-static int first_queued(const struct cat_job *j, void *arg)
+/* The runner whose job uses tape, other than r; NULL. Under mu. */
+static struct runner *tape_holder(struct migd *m, const struct runner *r, const char *tape)
 {
-	struct cat_job *next = arg;
-	if (!next->id || (j->kind == CAT_JOB_RECALL && next->kind != CAT_JOB_RECALL))
-		*next = *j;
-	return j->kind == CAT_JOB_RECALL; /* a positive value stops the walk, which then returns 0 */
+	for (unsigned i = 0; i < m->ndrives; i++)
+		if (&m->run[i] != r && m->run[i].assigned && !strcmp(m->run[i].tape, tape))
+			return &m->run[i];
+	return NULL;
 }
 
-static struct job_opts take_opts(struct migd *m, int64_t id)
+/*
+ * migrate.h's reserve: two jobs never use one tape at a time. A recall
+ * waiting for a tape a copy or verify holds stops that job (queued again):
+ * a host may be waiting on the recall.
+ */
+static int tape_reserve(void *arg, const char *tape, bool wait)
 {
-	struct job_opts o = {.id = id, .drive = -1};
-	for (unsigned i = 0; i < m->nopts; i++)
-		if (m->opts[i].id == id) {
-			o = m->opts[i];
-			m->opts[i] = m->opts[--m->nopts];
+	struct runner *r = arg;
+	struct migd *m = r->m;
+	int rc = VTL_OK;
+	lock(m);
+	for (;;) {
+		struct runner *h = tape_holder(m, r, tape);
+		if (!h) {
+			snprintf(r->tape, sizeof r->tape, "%s", tape);
 			break;
 		}
-	return o;
+		if (!wait || atomic_load(&r->cancel)) {
+			rc = VTL_E_BUSY;
+			break;
+		}
+		if (r->job.kind == CAT_JOB_RECALL && h->job.kind != CAT_JOB_RECALL && !h->preempted) {
+			h->preempted = true;
+			atomic_store(&h->cancel, true);
+			log_info("job %lld on drive %u stops: recall job %lld needs its tape %s; it is queued again",
+				 (long long)h->job.id, h->drive, (long long)r->job.id, tape);
+		}
+		struct timespec ts = vtl_mono_deadline_ms(RESERVE_POLL_MS); /* and looks at its cancel flag again */
+		(void)pthread_cond_timedwait(&m->tapes, &m->mu, &ts);
+	}
+	unlock(m);
+	return rc;
+}
+
+static void tape_release(void *arg, const char *tape)
+{
+	struct runner *r = arg;
+	lock(r->m);
+	if (!strcmp(r->tape, tape))
+		r->tape[0] = 0;
+	pthread_cond_broadcast(&r->m->tapes);
+	unlock(r->m);
 }
 
 /*
@@ -148,54 +210,52 @@ static void job_set(struct migd *m, const struct cat_job *j, enum cat_job_state 
 			 catalog_last_error(m->cat));
 }
 
-static void run_job(struct migd *m, const struct cat_job *j, const struct job_opts *o)
+static void run_job(struct migd *m, struct runner *r, const struct cat_job *j)
 {
 	const struct vtl_config *c = m->cfg;
 	struct migrator mig = {.cat = m->cat, .pool = m->pool, .lib = m->lib, .phys_name = c->physical.name,
-			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = o->drive,
-			       .copies = &c->policy,
-			       .native = o->native,
-			       .cancel = &m->cancel, .progress = on_progress, .progress_arg = m};
+			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = (int)r->drive,
+			       .copies = &c->policy, .native = j->opts.native, .cancel = &r->cancel,
+			       .progress = on_progress, .progress_arg = r, .robot = &m->robot,
+			       .reserve = tape_reserve, .release = tape_release, .tapes_arg = r};
+	/* Each job its own ring and readers. */
 	mig.ring = (struct stream_config){.buffers = c->migrator.buffers, .buffer_size = (size_t)c->migrator.buffer_size,
 					  .watermark = c->migrator.watermark, .readers = c->migrator.readers,
-					  .rate_limit = rate_now, .rate_arg = m};
-	m->job_rate = o->rate;
+					  .rate_limit = rate_now, .rate_arg = r};
 	char err[512] = "";
 	int rc;
-	pthread_mutex_lock(&m->lib_mu);
 	if (j->kind == CAT_JOB_MIGRATE) {
-		struct migrate_report r;
-		rc = migrate_copy(&mig, j->barcode, j->id, &r, err, sizeof err);
+		struct migrate_report rep;
+		rc = migrate_copy(&mig, j->barcode, j->id, &rep, err, sizeof err);
 		if (rc == VTL_OK)
-			log_info("job %lld: copied %s to %s file %u: %.1f MB/s average, %.1f minimum; writer waited %llu "
-				 "times (%llu delays), readers %llu times; back-hitches: %llu %s%s",
-				 (long long)j->id, j->barcode, r.tape, r.file, r.copy.counters.avg_mbs, r.copy.counters.min_mbs,
-				 (unsigned long long)r.copy.counters.writer_waits,
-				 (unsigned long long)r.copy.counters.writer_delays,
-				 (unsigned long long)r.copy.counters.reader_waits,
-				 (unsigned long long)(r.backhitches_known ? r.backhitches : r.copy.counters.gaps),
-				 r.backhitches_known ? "(counted by the drive)" : "(estimated: writer gaps of a second or more)",
-				 r.verified ? "; verified" : "");
+			log_info("job %lld: copied %s to %s file %u: %.1f MB/s average, %.1f minimum; writer "
+				 "waited %llu times (%llu delays), readers %llu times; back-hitches: %llu %s%s; drive %u",
+				 (long long)j->id, j->barcode, rep.tape, rep.file, rep.copy.counters.avg_mbs,
+				 rep.copy.counters.min_mbs, (unsigned long long)rep.copy.counters.writer_waits,
+				 (unsigned long long)rep.copy.counters.writer_delays,
+				 (unsigned long long)rep.copy.counters.reader_waits,
+				 (unsigned long long)(rep.backhitches_known ? rep.backhitches : rep.copy.counters.gaps),
+				 rep.backhitches_known ? "(counted by the drive)" : "(estimated: writer gaps of a second or more)",
+				 rep.verified ? "; verified" : "", r->drive);
 	} else if (j->kind == CAT_JOB_VERIFY) {
 		unsigned n = 0;
 		rc = migrate_verify(&mig, j->barcode, j->id, &n, err, sizeof err);
 		if (rc == VTL_OK)
-			log_info("job %lld: verified %u copies of %s", (long long)j->id, n, j->barcode);
+			log_info("job %lld: verified %u copies of %s on drive %u", (long long)j->id, n, j->barcode, r->drive);
 	} else {
 		rc = migrate_recall(&mig, j->barcode, j->id, err, sizeof err);
 		if (rc == VTL_OK)
-			log_info("job %lld: recalled %s", (long long)j->id, j->barcode);
+			log_info("job %lld: recalled %s on drive %u", (long long)j->id, j->barcode, r->drive);
 	}
-	pthread_mutex_unlock(&m->lib_mu);
-	m->job_rate = 0;
 	if (rc) {
-		pthread_mutex_lock(&m->mu);
-		bool by_operator = m->cancel_id == j->id, shutdown = m->stopping && !by_operator;
-		bool preempted = m->preempt_id == j->id && !by_operator, yielded = m->yield_id == j->id && !by_operator;
-		pthread_mutex_unlock(&m->mu);
+		lock(m);
+		bool by_operator = r->by_operator, shutdown = m->stopping && !by_operator;
+		bool preempted = r->preempted && !by_operator, yielded = r->yielded && !by_operator;
+		unlock(m);
 		if (rc == VTL_E_BUSY && preempted) {
 			job_set(m, j, CAT_JOB_QUEUED, NULL);
-			log_info("job %lld: paused for a recall; queued again", (long long)j->id);
+			log_info("job %lld: stopped on drive %u for a recall; queued again (it starts again from its start)",
+				 (long long)j->id, r->drive);
 		} else if (rc == VTL_E_BUSY && yielded) {
 			job_set(m, j, CAT_JOB_FAILED, "stopped: a host loaded the cartridge; copy it once it is unloaded");
 			log_info("job %lld: stopped, a host loads %s", (long long)j->id, j->barcode);
@@ -212,33 +272,142 @@ static void run_job(struct migd *m, const struct cat_job *j, const struct job_op
 	}
 }
 
-static void *worker(void *arg)
+static void *runner_main(void *arg)
+{
+	struct runner *r = arg;
+	struct migd *m = r->m;
+	lock(m);
+	for (;;) {
+		while (!r->assigned && !m->stopping)
+			pthread_cond_wait(&r->go, &m->mu);
+		if (!r->assigned)
+			break;
+		struct cat_job j = r->job;
+		unlock(m);
+		/* Planned from a list read before: an operator may have cancelled it since; it runs only if still queued. */
+		struct cat_job now;
+		int gr = catalog_job_get(m->cat, j.id, &now);
+		if (gr == VTL_OK && now.state == CAT_JOB_QUEUED)
+			run_job(m, r, &j);
+		else if (gr != VTL_OK)
+			log_warn("job %lld (%s): cannot read it back: %s; the next plan tries it again", (long long)j.id,
+				 j.barcode, catalog_last_error(m->cat));
+		lock(m);
+		/* Its end is in the catalog now: the drive and its tape are free for the next plan. */
+		r->assigned = false;
+		r->live.running = false;
+		r->tape[0] = 0;
+		pthread_cond_signal(&m->wake);
+		pthread_cond_broadcast(&m->tapes);
+	}
+	unlock(m);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ the dispatcher */
+
+struct queue {
+	struct cat_job *j;
+	size_t n, cap;
+};
+
+/* The queued jobs a plan looks at: every recall, and the oldest QUEUE_MAX others. */
+static int collect_queued(const struct cat_job *j, void *arg)
+{
+	struct queue *q = arg;
+	if (q->n >= QUEUE_MAX && j->kind != CAT_JOB_RECALL)
+		return 0;
+	int rc = vtl_grow((void **)&q->j, &q->cap, q->n, sizeof *q->j);
+	if (rc)
+		return rc;
+	q->j[q->n++] = *j;
+	return 0;
+}
+
+/* A job that can never run here fails, saying why (why gets it); true if j is one. */
+static bool unrunnable(struct migd *m, const struct cat_job *j, char *why, size_t cap)
+{
+	const char *lib = m->cfg->physical.name;
+	if (j->opts.library[0] && strcmp(j->opts.library, lib) != 0)
+		/* Queued for another library (a catalog shared with another migrator): never written to this one. */
+		snprintf(why, cap, "queued for physical library %s; this migrator serves %s", j->opts.library, lib);
+	else if (j->opts.drive >= (int)m->ndrives)
+		snprintf(why, cap, "queued for drive %d; this migrator runs jobs on drives 0..%u of %s ([migrator] drives)",
+			 j->opts.drive, m->ndrives - 1, lib);
+	else
+		return false;
+	return true;
+}
+
+/* Plans and gives the jobs it starts to their drives' runners; how many. Under mu. */
+static unsigned dispatch(struct migd *m, const struct queue *q)
+{
+	struct sched_job *sq = q->n ? calloc(q->n, sizeof *sq) : NULL;
+	if (q->n && !sq)
+		return 0; /* the next round plans again */
+	for (size_t k = 0; k < q->n; k++)
+		sq[k] = (struct sched_job){.id = q->j[k].id, .kind = q->j[k].kind, .drive = q->j[k].opts.drive};
+	struct sched_drive sd[PHYS_MAX_DRIVES];
+	for (unsigned i = 0; i < m->ndrives; i++) {
+		const struct runner *r = &m->run[i];
+		sd[i] = (struct sched_drive){.job = r->assigned ? r->job.id : 0, .kind = r->job.kind, .started = r->seq,
+					     .stopping = r->assigned && atomic_load(&r->cancel)};
+	}
+	struct sched_plan p;
+	sched_plan(sq, q->n, sd, m->ndrives, m->recall_drives, &p);
+	free(sq);
+	for (unsigned i = 0; i < p.nstart; i++) {
+		struct runner *r = &m->run[p.start[i].drive];
+		const struct cat_job *j = &q->j[p.start[i].job];
+		r->job = *j;
+		r->assigned = true;
+		r->seq = ++m->seq;
+		r->by_operator = r->preempted = r->yielded = false;
+		r->tape[0] = 0;
+		atomic_store(&r->cancel, false);
+		r->live = (struct live){.running = true, .id = j->id, .kind = j->kind};
+		snprintf(r->live.barcode, sizeof r->live.barcode, "%s", j->barcode);
+		pthread_cond_signal(&r->go);
+	}
+	for (unsigned i = 0; i < p.npreempt; i++) {
+		struct runner *r = &m->run[p.preempt[i]];
+		r->preempted = true;
+		atomic_store(&r->cancel, true);
+		log_info("job %lld on drive %u stops so that a recall gets a drive; it is queued again", (long long)r->job.id,
+			 r->drive);
+	}
+	return p.nstart;
+}
+
+static void *dispatcher_main(void *arg)
 {
 	struct migd *m = arg;
-	pthread_mutex_lock(&m->mu);
+	lock(m);
 	while (!m->stopping) {
-		struct cat_job j = {0};
-		pthread_mutex_unlock(&m->mu);
-		policyd_tick(m->policy); /* here no job runs: a pass cannot race one on the same cartridge */
-		int rc = catalog_job_list(m->cat, CAT_JOB_QUEUED, first_queued, &j);
-		pthread_mutex_lock(&m->mu);
-		if (m->stopping)
-			break;
-		if (rc != VTL_OK || !j.id) {
+		unlock(m);
+		policyd_tick(m->policy); /* it leaves cartridges with a queued or running job alone */
+		struct queue q = {0};
+		int rc = catalog_job_list(m->cat, CAT_JOB_QUEUED, collect_queued, &q);
+		size_t keep = 0;
+		for (size_t k = 0; rc == VTL_OK && k < q.n; k++) {
+			char why[256];
+			if (unrunnable(m, &q.j[k], why, sizeof why)) {
+				job_set(m, &q.j[k], CAT_JOB_FAILED, why);
+				log_warn("job %lld (%s): %s", (long long)q.j[k].id, q.j[k].barcode, why);
+			} else {
+				q.j[keep++] = q.j[k];
+			}
+		}
+		q.n = keep;
+		lock(m);
+		unsigned started = m->stopping || rc != VTL_OK ? 0 : dispatch(m, &q);
+		free(q.j);
+		if (!started && !m->stopping) {
 			struct timespec ts = vtl_mono_deadline_ms(IDLE_WAIT_S * 1000ull);
 			(void)pthread_cond_timedwait(&m->wake, &m->mu, &ts); /* ETIMEDOUT is the idle tick */
-			continue;
 		}
-		struct job_opts o = take_opts(m, j.id);
-		m->live = (struct live){.running = true, .id = j.id, .kind = j.kind};
-		snprintf(m->live.barcode, sizeof m->live.barcode, "%s", j.barcode);
-		atomic_store(&m->cancel, false);
-		pthread_mutex_unlock(&m->mu);
-		run_job(m, &j, &o);
-		pthread_mutex_lock(&m->mu);
-		m->live.running = false;
 	}
-	pthread_mutex_unlock(&m->mu);
+	unlock(m);
 	return NULL;
 }
 
@@ -249,18 +418,19 @@ static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcod
 {
 	struct cat_cartridge cc;
 	int64_t id;
+	/* Kept with the job, so that a restart runs it as it was asked for. */
+	struct cat_job_opts o = {.drive = drive, .rate = rate, .native = native};
+	snprintf(o.library, sizeof o.library, "%s", m->cfg->physical.name);
 	int rc = catalog_cartridge_get(m->cat, barcode, &cc);
 	if (rc == VTL_OK)
-		rc = catalog_job_add(m->cat, kind, barcode, &id);
+		rc = catalog_job_add_opts(m->cat, kind, barcode, &o, &id);
 	if (rc) {
 		jo_answer(out, cap, rc, catalog_last_error(m->cat), NULL);
 		return;
 	}
-	pthread_mutex_lock(&m->mu);
-	if ((drive >= 0 || rate || native) && m->nopts < MAX_OPTS)
-		m->opts[m->nopts++] = (struct job_opts){.id = id, .drive = drive, .rate = rate, .native = native};
+	lock(m);
 	pthread_cond_signal(&m->wake);
-	pthread_mutex_unlock(&m->mu);
+	unlock(m);
 	char msg[128];
 	snprintf(msg, sizeof msg, "queued job %lld: %s %s%s", (long long)id, kind_names[kind], barcode,
 		 native ? " (native)" : "");
@@ -296,32 +466,43 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 		jo_answer(out, cap, rc, catalog_last_error(m->cat), NULL);
 		return;
 	}
-	pthread_mutex_lock(&m->mu);
-	struct live lv = m->live;
-	pthread_mutex_unlock(&m->mu);
+	struct live lv[PHYS_MAX_DRIVES];
+	lock(m);
+	for (unsigned d = 0; d < m->ndrives; d++)
+		lv[d] = m->run[d].live;
+	unlock(m);
 	size_t at = 0;
 	jo_printf(out, cap, &at, "{\"ok\":true,\"jobs\":[");
 	size_t first = js.n > JOBS_SHOWN ? js.n - JOBS_SHOWN : 0;
 	for (size_t i = first; i < js.n; i++) {
 		const struct cat_job *j = &js.j[i];
-		bool live = lv.running && lv.id == j->id;
+		const struct live *l = NULL;
+		unsigned drive = 0;
+		for (unsigned d = 0; d < m->ndrives && !l; d++)
+			if (lv[d].running && lv[d].id == j->id) {
+				l = &lv[d];
+				drive = d;
+			}
+		bool live = l != NULL;
 		jo_printf(out, cap, &at,
 			  "%s{\"id\":%lld,\"kind\":\"%s\",\"barcode\":\"%s\",\"state\":\"%s\",\"bytes\":%llu,"
 			  "\"started\":%lld,\"finished\":%lld,\"error\":\"",
 			  i > first ? "," : "", (long long)j->id, kind_names[j->kind], j->barcode, state_names[j->state],
-			  (unsigned long long)(live ? lv.bytes : j->bytes_done), (long long)j->started,
+			  (unsigned long long)(live ? l->bytes : j->bytes_done), (long long)j->started,
 			  (long long)j->finished);
 		jo_str(out, cap, &at, j->error);
-		jo_printf(out, cap, &at, "\"");
+		/* What it was asked for, as the catalog keeps it. */
+		jo_printf(out, cap, &at, "\",\"copy\":\"%s\",\"asked_drive\":%d,\"rate\":%u",
+			  j->opts.native ? CAT_COPY_NATIVE : CAT_COPY_STACKED, j->opts.drive, j->opts.rate);
 		if (live) {
-			double eta = lv.mbs > 0 && lv.total > lv.bytes ? (double)(lv.total - lv.bytes) / (lv.mbs * MB) : 0;
+			double eta = l->mbs > 0 && l->total > l->bytes ? (double)(l->total - l->bytes) / (l->mbs * MB) : 0;
 			jo_printf(out, cap, &at,
 				  ",\"total\":%llu,\"mb_s\":%.1f,\"avg_mb_s\":%.1f,\"min_mb_s\":%.1f,\"ring_full\":%u,"
 				  "\"ring_buffers\":%u,\"writer_waits\":%llu,\"writer_delays\":%llu,\"reader_waits\":%llu,"
-				  "\"eta_s\":%.0f",
-				  (unsigned long long)lv.total, lv.mbs, lv.c.avg_mbs, lv.c.min_mbs, lv.full, lv.buffers,
-				  (unsigned long long)lv.c.writer_waits, (unsigned long long)lv.c.writer_delays,
-				  (unsigned long long)lv.c.reader_waits, eta);
+				  "\"eta_s\":%.0f,\"drive\":%u",
+				  (unsigned long long)l->total, l->mbs, l->c.avg_mbs, l->c.min_mbs, l->full, l->buffers,
+				  (unsigned long long)l->c.writer_waits, (unsigned long long)l->c.writer_delays,
+				  (unsigned long long)l->c.reader_waits, eta, drive);
 		}
 		jo_printf(out, cap, &at, "}");
 	}
@@ -342,12 +523,13 @@ static void cancel_job(struct migd *m, int64_t id, char *out, size_t cap)
 		rc = catalog_job_update(m->cat, id, CAT_JOB_FAILED, 0, "cancelled by the operator");
 		snprintf(msg, sizeof msg, "job %lld cancelled before it started", (long long)id);
 	} else if (j.state == CAT_JOB_RUNNING) {
-		pthread_mutex_lock(&m->mu);
-		if (m->live.running && m->live.id == id) {
-			m->cancel_id = id;
-			atomic_store(&m->cancel, true);
-		}
-		pthread_mutex_unlock(&m->mu);
+		lock(m);
+		for (unsigned d = 0; d < m->ndrives; d++)
+			if (m->run[d].assigned && m->run[d].job.id == id) {
+				m->run[d].by_operator = true;
+				atomic_store(&m->run[d].cancel, true);
+			}
+		unlock(m);
 		snprintf(msg, sizeof msg, "job %lld is being cancelled", (long long)id);
 	} else {
 		rc = VTL_E_INVAL;
@@ -358,55 +540,30 @@ static void cancel_job(struct migd *m, int64_t id, char *out, size_t cap)
 
 /*
  * vtld's hints: "wake" (a host loaded a migrated cartridge; its recall is in
- * the catalog) runs the recall at once, stopping a copy or verify that
- * holds the library; "yield" (a host loads a cartridge a copy is reading)
- * stops that copy.
+ * the catalog) makes the dispatcher plan at once: the recall takes a free
+ * drive, or stops one copy or verify when none is free; "yield" (a host
+ * loads a cartridge a copy is reading) stops that copy.
  */
-static int recall_queued(const struct cat_job *j, void *arg)
-{
-	if (j->kind != CAT_JOB_RECALL)
-		return 0;
-	*(bool *)arg = true;
-	return 1;
-}
-
 static void host_hint(struct migd *m, bool wake, const char *barcode, char *out, size_t cap)
 {
-	bool recall = false;
-	/* A hint only: when the catalog cannot tell, nothing is paused and the worker finds the recall itself. */
-	if (wake && catalog_job_list(m->cat, CAT_JOB_QUEUED, recall_queued, &recall) != VTL_OK)
-		log_debug("wake %s: cannot list the queued jobs: %s", barcode, catalog_last_error(m->cat));
-	pthread_mutex_lock(&m->mu);
-	const char *msg = "nothing to stop";
-	if (m->live.running && m->live.kind != CAT_JOB_RECALL) {
-		if (wake && recall) {
-			m->preempt_id = m->live.id;
-			atomic_store(&m->cancel, true);
-			msg = "pausing the running job for the recall";
-		} else if (!wake && !strcmp(m->live.barcode, barcode)) {
-			m->yield_id = m->live.id;
-			atomic_store(&m->cancel, true);
+	const char *msg = wake ? "the recall takes a free drive, or one a copy gives up" : "nothing to stop";
+	lock(m);
+	for (unsigned d = 0; !wake && d < m->ndrives; d++) {
+		struct runner *r = &m->run[d];
+		if (r->assigned && r->job.kind != CAT_JOB_RECALL && !strcmp(r->job.barcode, barcode)) {
+			r->yielded = true;
+			atomic_store(&r->cancel, true);
 			msg = "stopping the copy of the cartridge";
 		}
 	}
 	pthread_cond_signal(&m->wake);
-	pthread_mutex_unlock(&m->mu);
+	unlock(m);
 	jo_answer(out, cap, VTL_OK, msg, msg);
 }
 
-/* Requests that use the physical library wait for no job: they are refused while one runs. */
-static bool lib_try(struct migd *m, char *out, size_t cap)
-{
-	if (pthread_mutex_trylock(&m->lib_mu) == 0)
-		return true;
-	jo_answer(out, cap, VTL_E_BUSY, "a job is using the physical library; try again when it ends", NULL);
-	return false;
-}
-
+/* Jobs on other drives go on meanwhile: the library serialises its changer's calls itself. */
 static void scan(struct migd *m, char *out, size_t cap)
 {
-	if (!lib_try(m, out, cap))
-		return;
 	const struct vtl_config *c = m->cfg;
 	uint64_t capacity = c->physical.tape_capacity ? c->physical.tape_capacity
 						      : phys_sim_native_capacity(c->physical.generation);
@@ -414,36 +571,57 @@ static void scan(struct migd *m, char *out, size_t cap)
 	unsigned added = 0;
 	char err[512] = "", msg[128];
 	int rc = migrate_scan_tapes(&mig, capacity, &added, err, sizeof err);
-	pthread_mutex_unlock(&m->lib_mu);
 	snprintf(msg, sizeof msg, "%u new tapes of %s in the catalog", added, c->physical.name);
 	jo_answer(out, cap, rc, err, msg);
 }
 
+/* The library's elements, each drive with its job (busy), idle, or unused (beyond [migrator] drives). */
 static void physical(struct migd *m, char *out, size_t cap)
 {
-	if (!lib_try(m, out, cap))
-		return;
-	static struct phys_element e[4096];
-	unsigned n = 0;
-	int rc = m->lib->ops->inventory(m->lib, e, 4096, &n);
-	char err[PHYS_ERR_MAX];
-	snprintf(err, sizeof err, "%s", phys_error(m->lib));
-	pthread_mutex_unlock(&m->lib_mu);
-	if (rc) {
-		jo_answer(out, cap, rc, err, NULL);
+	struct phys_element *e = malloc(INVENTORY_MAX * sizeof *e);
+	if (!e) {
+		jo_answer(out, cap, VTL_E_NOMEM, "out of memory", NULL);
 		return;
 	}
+	unsigned n = 0;
+	int rc = m->lib->ops->inventory(m->lib, e, INVENTORY_MAX, &n);
+	if (rc) {
+		char err[PHYS_ERR_MAX];
+		snprintf(err, sizeof err, "%s", phys_error(m->lib));
+		jo_answer(out, cap, rc, err, NULL);
+		free(e);
+		return;
+	}
+	struct {
+		bool busy;
+		int64_t job;
+		enum cat_job_kind kind;
+	} use[PHYS_MAX_DRIVES] = {{0}};
+	lock(m);
+	for (unsigned d = 0; d < m->ndrives; d++)
+		use[d].busy = m->run[d].assigned, use[d].job = m->run[d].job.id, use[d].kind = m->run[d].job.kind;
+	unlock(m);
 	static const char *const types[] = {"", "transport", "slot", "ie", "drive"};
 	size_t at = 0;
 	jo_printf(out, cap, &at, "{\"ok\":true,\"library\":\"%s\",\"kind\":\"%s\",\"elements\":[", m->cfg->physical.name,
 		  m->lib->ops->kind);
-	for (unsigned i = 0; i < n && i < 4096; i++) {
+	for (unsigned i = 0; i < n && i < INVENTORY_MAX; i++) {
 		jo_printf(out, cap, &at, "%s{\"address\":%u,\"type\":\"%s\",\"barcode\":\"", i ? "," : "", e[i].address,
 			  types[e[i].type]);
 		jo_str(out, cap, &at, e[i].full ? e[i].barcode : "");
-		jo_printf(out, cap, &at, "\"}");
+		jo_printf(out, cap, &at, "\"");
+		int d = e[i].type == PHYS_ELEM_DRIVE ? phys_drive_of(m->lib, e[i].address) : -1;
+		if (d >= 0 && (unsigned)d >= m->ndrives)
+			jo_printf(out, cap, &at, ",\"drive\":%d,\"state\":\"unused\"", d);
+		else if (d >= 0 && use[d].busy)
+			jo_printf(out, cap, &at, ",\"drive\":%d,\"state\":\"busy\",\"job\":%lld,\"job_kind\":\"%s\"", d,
+				  (long long)use[d].job, kind_names[use[d].kind]);
+		else if (d >= 0)
+			jo_printf(out, cap, &at, ",\"drive\":%d,\"state\":\"idle\"", d);
+		jo_printf(out, cap, &at, "}");
 	}
 	jo_printf(out, cap, &at, "]}");
+	free(e);
 }
 
 /* "policy" and "release BARCODE [force]", answered by the cache policy. */
@@ -588,20 +766,64 @@ static int requeue(const struct cat_job *j, void *arg)
 	return 0;
 }
 
+/* How many drives run jobs, and how many of them are kept for recalls; err says what does not fit. */
+static int plan_drives(struct migd *m, char *err, size_t errlen)
+{
+	const struct vtl_config *c = m->cfg;
+	unsigned have = m->lib->drives < PHYS_MAX_DRIVES ? m->lib->drives : PHYS_MAX_DRIVES;
+	if (c->migrator.drives > have) {
+		snprintf(err, errlen, "[migrator] drives = %u: %s has %u drives", c->migrator.drives, c->physical.name, have);
+		return VTL_E_CONFIG;
+	}
+	m->ndrives = c->migrator.drives ? c->migrator.drives : have;
+	if (c->migrator.recall_drives >= m->ndrives) {
+		snprintf(err, errlen, "[migrator] recall_drives = %u must be below the %u drives that run jobs: copies need "
+			 "a drive too", c->migrator.recall_drives, m->ndrives);
+		return VTL_E_CONFIG;
+	}
+	m->recall_drives = c->migrator.recall_drives;
+	return VTL_OK;
+}
+
+/* Starts a runner per drive, then the dispatcher. */
+static int start_threads(struct migd *m)
+{
+	for (unsigned d = 0; d < m->ndrives; d++) {
+		if (pthread_create(&m->run[d].th, NULL, runner_main, &m->run[d]) != 0)
+			return VTL_E_NOMEM;
+		m->run[d].th_started = true;
+	}
+	if (pthread_create(&m->dispatcher, NULL, dispatcher_main, m) != 0)
+		return VTL_E_NOMEM;
+	m->dispatcher_started = true;
+	return VTL_OK;
+}
+
 int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_t errlen)
 {
 	struct migd *m = calloc(1, sizeof *m);
 	if (!m)
 		return VTL_E_NOMEM;
 	m->cfg = cfg;
-	pthread_mutex_init(&m->lib_mu, NULL);
+	pthread_mutex_init(&m->robot, NULL);
 	pthread_mutex_init(&m->mu, NULL);
-	if (vtl_cond_init_mono(&m->wake) != 0) { /* its idle waits are monotonic deadlines */
+	/* Its idle and tape waits are monotonic deadlines. */
+	bool conds = vtl_cond_init_mono(&m->wake) == 0;
+	if (conds && vtl_cond_init_mono(&m->tapes) != 0) {
+		pthread_cond_destroy(&m->wake);
+		conds = false;
+	}
+	if (!conds) {
 		pthread_mutex_destroy(&m->mu);
-		pthread_mutex_destroy(&m->lib_mu);
+		pthread_mutex_destroy(&m->robot);
 		free(m);
 		snprintf(err, errlen, "cannot set up a condition variable on the monotonic clock");
 		return VTL_E_NOMEM;
+	}
+	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++) {
+		m->run[d].m = m;
+		m->run[d].drive = d;
+		pthread_cond_init(&m->run[d].go, NULL);
 	}
 	int rc = catalog_open(cfg->catalog.path, false, &m->cat, err, errlen);
 	if (rc == VTL_OK) {
@@ -611,6 +833,8 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 	}
 	if (rc == VTL_OK)
 		rc = open_physical(cfg, &m->lib, err, errlen);
+	if (rc == VTL_OK)
+		rc = plan_drives(m, err, errlen);
 	if (rc == VTL_OK) {
 		uint64_t capacity = cfg->physical.tape_capacity ? cfg->physical.tape_capacity
 								: phys_sim_native_capacity(cfg->physical.generation);
@@ -630,16 +854,14 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 					    .handler = handle, .arg = m};
 		rc = ctlsock_start(&sc, &m->sock, err, errlen);
 	}
-	if (rc == VTL_OK) {
-		if (pthread_create(&m->worker, NULL, worker, m) == 0)
-			m->worker_started = true;
-		else
-			rc = VTL_E_NOMEM;
-	}
+	if (rc == VTL_OK && (rc = start_threads(m)) != VTL_OK)
+		snprintf(err, errlen, "cannot start the job threads");
 	if (rc) {
 		migd_stop(m);
 		return rc;
 	}
+	log_info("%u drives of %s run jobs, %u of them kept for recalls", m->ndrives, cfg->physical.name,
+		 m->recall_drives);
 	*out = m;
 	return VTL_OK;
 }
@@ -649,13 +871,20 @@ void migd_stop(struct migd *m)
 	if (!m)
 		return;
 	ctlsock_stop(m->sock);
-	pthread_mutex_lock(&m->mu);
+	lock(m);
 	m->stopping = true;
-	atomic_store(&m->cancel, true);
+	for (unsigned d = 0; d < m->ndrives; d++) {
+		atomic_store(&m->run[d].cancel, true);
+		pthread_cond_signal(&m->run[d].go);
+	}
 	pthread_cond_signal(&m->wake);
-	pthread_mutex_unlock(&m->mu);
-	if (m->worker_started)
-		pthread_join(m->worker, NULL);
+	pthread_cond_broadcast(&m->tapes);
+	unlock(m);
+	if (m->dispatcher_started)
+		pthread_join(m->dispatcher, NULL);
+	for (unsigned d = 0; d < m->ndrives; d++)
+		if (m->run[d].th_started)
+			pthread_join(m->run[d].th, NULL);
 	policyd_destroy(m->policy);
 	if (m->lib)
 		m->lib->ops->close(m->lib);
@@ -663,8 +892,11 @@ void migd_stop(struct migd *m)
 		vtl_pool_close(m->pool);
 	if (m->cat)
 		catalog_close(m->cat);
+	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++)
+		pthread_cond_destroy(&m->run[d].go);
+	pthread_cond_destroy(&m->tapes);
 	pthread_cond_destroy(&m->wake);
 	pthread_mutex_destroy(&m->mu);
-	pthread_mutex_destroy(&m->lib_mu);
+	pthread_mutex_destroy(&m->robot);
 	free(m);
 }

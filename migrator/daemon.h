@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vtl-migrator's core: the catalog, the pool and the physical library of a
- * configuration, a worker that runs the queued jobs one at a time, and the
- * control socket vtlctl talks to (migrate, verify, jobs with live progress,
- * cancel, scan, physical). Jobs live in the catalog: a job left running by a
- * crash is queued again at the next start.
+ * configuration; a dispatcher that plans the queued jobs over the physical
+ * drives (migrator/sched.h) and a runner thread per drive that runs one job
+ * at a time on it; and the control socket vtlctl talks to (migrate, verify,
+ * jobs with live progress and drive, cancel, scan, physical with each drive
+ * busy or idle). Jobs live in the catalog with what they asked for: a job
+ * left running by a crash is queued again at the next start.
  */
 #ifndef VTL_MIGRATOR_DAEMON_H
 #define VTL_MIGRATOR_DAEMON_H
@@ -15,10 +17,10 @@
 
 struct migd;
 
-/* Opens everything cfg names and starts the worker and the control socket; err says what failed. */
+/* Opens everything cfg names and starts the job threads and the control socket; err says what failed. */
 int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_t errlen);
 
-/* Cancels the running job (it is queued again), stops the worker and the socket, and frees m. */
+/* Stops the running jobs (they are queued again), the threads and the socket, and frees m. */
 void migd_stop(struct migd *m);
 
 /* Answers one control request line into out (JSON, cap bytes); the socket's handler, for tests too. */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/grow.h"
+#include "common/lockorder.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "migrator/policy.h"
@@ -65,7 +66,20 @@ static int empty_drive(struct migrator *m, const struct phys_element *e, unsigne
 	return rc;
 }
 
+static int mount_locked(struct migrator *m, const char *barcode, unsigned *d, char *err, size_t errlen);
+
 int migrate_mount(struct migrator *m, const char *barcode, unsigned *d, char *err, size_t errlen)
+{
+	if (m->robot)
+		vtl_lock(m->robot, VTL_LOCK_ROBOT);
+	int rc = mount_locked(m, barcode, d, err, errlen);
+	if (m->robot)
+		vtl_unlock(m->robot, VTL_LOCK_ROBOT);
+	return rc;
+}
+
+/* The mount, with no other job's mount between its inventory and its moves. */
+static int mount_locked(struct migrator *m, const char *barcode, unsigned *d, char *err, size_t errlen)
 {
 	struct phys_element *e;
 	unsigned n;
@@ -138,12 +152,28 @@ static int collect(const struct cat_ptape *t, void *arg)
 	return 0;
 }
 
+/* Makes tape this job's: VTL_OK, or VTL_E_BUSY when another job uses it (wait: once it is free, unless cancelled). */
+static int reserve(struct migrator *m, const char *tape, bool wait)
+{
+	return m->reserve ? m->reserve(m->tapes_arg, tape, wait) : VTL_OK;
+}
+
+static void release(struct migrator *m, const char *tape)
+{
+	if (m->release)
+		m->release(m->tapes_arg, tape);
+}
+
 /*
  * The tape for a copy of need bytes: a filling one first (copies stack), then
- * a scratch one; a native copy takes a scratch tape only. -1 if none.
+ * a scratch one; a native copy takes a scratch tape only. The tape chosen is
+ * reserved for this job; one another job uses is skipped (*in_use, if not -1,
+ * is the first such tape that would do). -1 if none.
  */
-static int choose(const struct tapes *ts, uint64_t need, bool native, const char *const *tried, unsigned ntried)
+static int choose(struct migrator *m, const struct tapes *ts, uint64_t need, bool native, const char *const *tried,
+		  unsigned ntried, int *in_use)
 {
+	*in_use = -1;
 	for (int pass = native ? 1 : 0; pass < 2; pass++)
 		for (size_t i = 0; i < ts->n; i++) {
 			const struct cat_ptape *t = &ts->t[i];
@@ -152,8 +182,12 @@ static int choose(const struct tapes *ts, uint64_t need, bool native, const char
 			bool seen = false;
 			for (unsigned k = 0; k < ntried; k++)
 				seen |= strcmp(tried[k], t->barcode) == 0;
-			if (!seen)
+			if (seen)
+				continue;
+			if (reserve(m, t->barcode, false) == VTL_OK)
 				return (int)i;
+			if (*in_use < 0)
+				*in_use = (int)i; /* two jobs never append to one tape */
 		}
 	return -1;
 }
@@ -317,8 +351,20 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 	rc = VTL_E_POOL_FULL;
 	while (rep->tries < MIGRATE_TAPE_TRIES) {
 		struct tapes ts = {.library = m->phys_name, .pool = pool};
-		int lr = catalog_ptape_list(m->cat, collect, &ts);
-		int i = lr ? -1 : choose(&ts, need, m->native, tried, rep->tries);
+		int lr = catalog_ptape_list(m->cat, collect, &ts), in_use = -1;
+		int i = lr ? -1 : choose(m, &ts, need, m->native, tried, rep->tries, &in_use);
+		if (i < 0 && in_use >= 0) {
+			/* Only tapes other jobs write to would do: wait for one, then choose again (its room has changed). */
+			char bc[CAT_BARCODE_MAX + 1];
+			snprintf(bc, sizeof bc, "%s", ts.t[in_use].barcode);
+			free(ts.t);
+			if ((rc = reserve(m, bc, true)) != VTL_OK) {
+				snprintf(err, errlen, "cancelled while waiting for tape %s, which another job writes to", bc);
+				break;
+			}
+			release(m, bc);
+			continue;
+		}
 		if (i < 0) {
 			if (lr)
 				rc = lr;
@@ -336,6 +382,7 @@ static int copy_job(struct migrator *m, const char *barcode, int64_t job, struct
 		char why[512] = "";
 		bool tape_at_fault;
 		rc = attempt(m, c, &t, job, rep, &tape_at_fault, why, sizeof why);
+		release(m, t.barcode);
 		if (rc == VTL_OK)
 			break;
 		snprintf(err, errlen, "%s", why);
@@ -465,6 +512,21 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 		unsigned d;
 		char why[256] = "";
 		struct copy_result v;
+		if (m->cancel && atomic_load(m->cancel)) {
+			/* Stopped between two copies (a read-back itself runs to its end): nothing is recorded for the rest. */
+			if (!first_bad) {
+				snprintf(err, errlen, "cancelled after %zu of its %zu copies", i, cs.n);
+				first_bad = VTL_E_BUSY;
+			}
+			break;
+		}
+		if ((rc = reserve(m, cs.k[i].tape, true)) != VTL_OK) {
+			if (!first_bad) {
+				snprintf(err, errlen, "cancelled while waiting for tape %s, which another job uses", cs.k[i].tape);
+				first_bad = rc;
+			}
+			break;
+		}
 		rc = migrate_mount(m, cs.k[i].tape, &d, why, sizeof why);
 		if (rc == VTL_OK && !strncmp(cs.k[i].digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX))) {
 			/* Compared with the cartridge too when the pool has it free; by the digest alone otherwise. */
@@ -481,6 +543,7 @@ static int verify_job(struct migrator *m, const char *barcode, int64_t job, unsi
 						   .stream_bytes = cs.k[i].length, .block_size = cs.k[i].block_size};
 			rc = copy_verify(m->lib, d, cs.k[i].block, &want, &v, why, sizeof why);
 		}
+		release(m, cs.k[i].tape);
 		char what[512];
 		int cr = VTL_OK;
 		/* A copy recorded before its block size was: the verify proved the header's, which the digest chains. */
@@ -645,8 +708,13 @@ static int recall_job(struct migrator *m, const char *barcode, int64_t job, uint
 		struct copy_result r;
 		struct copy_expect want = {.barcode = barcode, .digest = k->digest, .stream_bytes = k->length,
 					   .block_size = k->block_size};
+		if ((rc = reserve(m, k->tape, true)) != VTL_OK) {
+			snprintf(err, errlen, "cancelled while waiting for tape %s, which another job uses", k->tape);
+			break;
+		}
 		if ((rc = migrate_mount(m, k->tape, &d, why, sizeof why)) == VTL_OK)
 			rc = copy_stage(m->lib, d, k->block, &want, c, &o, &r, why, sizeof why);
+		release(m, k->tape);
 		if (rc == VTL_OK && (rc = vtl_cart_sync(c)) != VTL_OK)
 			snprintf(why, sizeof why, "syncing the staged cartridge: %s", vtl_strerror(rc));
 		char what[512];

@@ -11,6 +11,7 @@
 #ifndef VTL_MIGRATOR_MIGRATE_H
 #define VTL_MIGRATOR_MIGRATE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +38,18 @@ struct migrator {
 	 * first pool. NULL: any tape of the library. */
 	const struct vtl_policy_config *copies;
 	atomic_bool *cancel;        /* may be NULL */
+	/*
+	 * Jobs running at once on other drives (all NULL: this job is alone).
+	 * robot serialises mounts: a mount's inventory, unloads and moves run
+	 * as one. A tape is used by one job at a time: reserve makes it this
+	 * job's (VTL_OK), or answers VTL_E_BUSY when another job has it (wait:
+	 * after waiting until it is free, unless the job is cancelled first);
+	 * release gives it back. A job holds at most one tape at a time.
+	 */
+	pthread_mutex_t *robot;
+	int (*reserve)(void *arg, const char *tape, bool wait);
+	void (*release)(void *arg, const char *tape);
+	void *tapes_arg;
 	/* Live progress of the running job (may be NULL): called about twice a second. */
 	void (*progress)(void *arg, const char *barcode, const struct stream_progress *p);
 	void *progress_arg;

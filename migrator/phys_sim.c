@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/crc32c.h"
 #include "common/grow.h"
+#include "common/lockorder.h"
 #include "common/vtl_error.h"
 
 #define DEFAULT_BUFFER (1ull << 30)
@@ -67,7 +68,17 @@ struct tape {
 
 enum motion { STOPPED, REPOSITIONING, STREAMING };
 
+/*
+ * Threads: calls for different drives may run at the same time, each under
+ * its drive's mu; the changer's calls (inventory, move) run one at a time
+ * under changer_mu, which a move holds while it takes, one after the other,
+ * the lock of each drive it empties or loads (never two drive locks at once).
+ * A drive's tape (drive.tape) changes only under both; the element arrays
+ * only under changer_mu; a tape's records only under the lock of the drive
+ * that holds it.
+ */
 struct drive {
+	pthread_mutex_t mu;       /* this drive's calls, one at a time */
 	int tape;                 /* index in tapes, -1 when empty */
 	uint64_t pos;             /* record index */
 	struct phys_sim_fault fault;
@@ -92,6 +103,7 @@ struct sim {
 	char dir[4096];
 	double native;            /* bytes/s */
 	uint64_t capacity, buffer;
+	pthread_mutex_t changer_mu; /* the changer's calls, one at a time */
 	struct tape *tapes;
 	unsigned ntapes;
 	/* Elements: what tape each holds (-1: empty), in address order per type. */
@@ -439,6 +451,7 @@ static int drive_check(struct sim *s, unsigned d, struct tape **t)
 static int sim_inventory(struct phys_lib *l, struct phys_element *out, unsigned cap, unsigned *n)
 {
 	struct sim *s = sim_of(l);
+	vtl_lock(&s->changer_mu, VTL_LOCK_PHYS_CHANGER);
 	unsigned k = 0;
 	struct {
 		enum phys_elem_type type;
@@ -461,12 +474,25 @@ static int sim_inventory(struct phys_lib *l, struct phys_element *out, unsigned 
 				snprintf(out[k].barcode, sizeof out[k].barcode, "%s", s->tapes[t].barcode);
 		}
 	*n = k;
+	vtl_unlock(&s->changer_mu, VTL_LOCK_PHYS_CHANGER);
 	return VTL_OK;
 }
+
+static int move_locked(struct sim *s, uint16_t from, uint16_t to);
 
 static int sim_move(struct phys_lib *l, uint16_t from, uint16_t to)
 {
 	struct sim *s = sim_of(l);
+	vtl_lock(&s->changer_mu, VTL_LOCK_PHYS_CHANGER);
+	int rc = move_locked(s, from, to);
+	vtl_unlock(&s->changer_mu, VTL_LOCK_PHYS_CHANGER);
+	return rc;
+}
+
+/* The move, under the changer's lock; each drive it empties or loads is changed under that drive's lock. */
+static int move_locked(struct sim *s, uint16_t from, uint16_t to)
+{
+	struct phys_lib *l = &s->base;
 	enum phys_elem_type ft, tt;
 	int *src = element(s, from, &ft), *dst = element(s, to, &tt);
 	if (!src || !dst)
@@ -480,20 +506,33 @@ static int sim_move(struct phys_lib *l, uint16_t from, uint16_t to)
 				 "MOVE MEDIUM %u -> %u: ILLEGAL REQUEST, medium destination element full (3B/0Dh)", from, to);
 	if (ft == PHYS_ELEM_DRIVE) {
 		struct drive *d = &s->drives[from - PHYS_SIM_DRIVE0];
-		if (d->fault.offline)
+		vtl_lock(&d->mu, VTL_LOCK_PHYS_DRIVE);
+		bool offline = d->fault.offline;
+		if (!offline) {
+			flush(s, d);
+			d->tape = -1;
+		}
+		vtl_unlock(&d->mu, VTL_LOCK_PHYS_DRIVE);
+		if (offline)
 			return phys_fail(l, VTL_E_IO, "MOVE MEDIUM %u -> %u: the drive is offline (injected)", from, to);
-		flush(s, d);
-		d->tape = -1;
 	}
 	if (tt == PHYS_ELEM_DRIVE) {
 		struct drive *d = &s->drives[to - PHYS_SIM_DRIVE0];
-		if (d->fault.offline)
+		vtl_lock(&d->mu, VTL_LOCK_PHYS_DRIVE);
+		bool offline = d->fault.offline;
+		if (!offline) {
+			sleep_s(s->cfg.load_ms / 1000.0);
+			d->tape = *src;
+			d->pos = 0;
+			memset(&d->st, 0, sizeof d->st);
+			reset_motion(s, d);
+		}
+		vtl_unlock(&d->mu, VTL_LOCK_PHYS_DRIVE);
+		if (offline) {
+			if (ft == PHYS_ELEM_DRIVE) /* the source drive let it go: it stays there, as before the move */
+				s->drives[from - PHYS_SIM_DRIVE0].tape = *src;
 			return phys_fail(l, VTL_E_IO, "MOVE MEDIUM %u -> %u: the drive is offline (injected)", from, to);
-		sleep_s(s->cfg.load_ms / 1000.0);
-		d->tape = *src;
-		d->pos = 0;
-		memset(&d->st, 0, sizeof d->st);
-		reset_motion(s, d);
+		}
 	}
 	*dst = *src;
 	*src = -1;
@@ -512,7 +551,7 @@ static void reposition(struct sim *s, struct drive *d, uint64_t to)
 	reset_motion(s, d);
 }
 
-static int sim_unload(struct phys_lib *l, unsigned d)
+static int unload_locked(struct phys_lib *l, unsigned d)
 {
 	struct tape *t = NULL;
 	int rc = drive_check(sim_of(l), d, &t);
@@ -522,12 +561,9 @@ static int sim_unload(struct phys_lib *l, unsigned d)
 	return VTL_OK;
 }
 
-static int sim_rewind(struct phys_lib *l, unsigned d)
-{
-	return sim_unload(l, d);
-}
 
-static int sim_write_block(struct phys_lib *l, unsigned di, const void *buf, size_t len)
+
+static int write_block_locked(struct phys_lib *l, unsigned di, const void *buf, size_t len)
 {
 	struct sim *s = sim_of(l);
 	struct tape *t = NULL;
@@ -566,7 +602,7 @@ static int sim_write_block(struct phys_lib *l, unsigned di, const void *buf, siz
 											  : VTL_OK;
 }
 
-static int sim_write_filemarks(struct phys_lib *l, unsigned di, unsigned n)
+static int write_filemarks_locked(struct phys_lib *l, unsigned di, unsigned n)
 {
 	struct sim *s = sim_of(l);
 	struct tape *t = NULL;
@@ -607,7 +643,7 @@ static void read_timing(struct sim *s, struct drive *d, uint32_t len)
 	sleep_s(d->rclock - now);
 }
 
-static int sim_read_block(struct phys_lib *l, unsigned di, void *buf, size_t cap, size_t *len)
+static int read_block_locked(struct phys_lib *l, unsigned di, void *buf, size_t cap, size_t *len)
 {
 	struct sim *s = sim_of(l);
 	struct tape *t = NULL;
@@ -639,7 +675,7 @@ static int sim_read_block(struct phys_lib *l, unsigned di, void *buf, size_t cap
 	return VTL_OK;
 }
 
-static int sim_space_filemarks(struct phys_lib *l, unsigned di, int64_t n)
+static int space_filemarks_locked(struct phys_lib *l, unsigned di, int64_t n)
 {
 	struct sim *s = sim_of(l);
 	struct tape *t = NULL;
@@ -670,7 +706,7 @@ static int sim_space_filemarks(struct phys_lib *l, unsigned di, int64_t n)
 	return VTL_OK;
 }
 
-static int sim_locate(struct phys_lib *l, unsigned di, uint64_t block)
+static int locate_locked(struct phys_lib *l, unsigned di, uint64_t block)
 {
 	struct sim *s = sim_of(l);
 	struct tape *t = NULL;
@@ -686,7 +722,7 @@ static int sim_locate(struct phys_lib *l, unsigned di, uint64_t block)
 	return VTL_OK;
 }
 
-static int sim_status(struct phys_lib *l, unsigned di, struct phys_drive_status *st)
+static int status_locked(struct phys_lib *l, unsigned di, struct phys_drive_status *st)
 {
 	struct sim *s = sim_of(l);
 	memset(st, 0, sizeof *st);
@@ -709,6 +745,70 @@ static int sim_status(struct phys_lib *l, unsigned di, struct phys_drive_status 
 	return VTL_OK;
 }
 
+/* Takes the lock of drive d (none for a drive the library lacks: the call then fails on it); returns it. */
+static pthread_mutex_t *drive_lock(struct sim *s, unsigned d)
+{
+	if (d >= s->cfg.drives)
+		return NULL;
+	vtl_lock(&s->drives[d].mu, VTL_LOCK_PHYS_DRIVE);
+	return &s->drives[d].mu;
+}
+
+static int drive_unlock(pthread_mutex_t *mu, int rc)
+{
+	if (mu)
+		vtl_unlock(mu, VTL_LOCK_PHYS_DRIVE);
+	return rc;
+}
+
+/* The drive calls: each runs its body under the drive's lock (taken in its first statement). */
+static int sim_unload(struct phys_lib *l, unsigned d)
+{
+	pthread_mutex_t *mu = drive_lock(sim_of(l), d);
+	return drive_unlock(mu, unload_locked(l, d));
+}
+
+static int sim_rewind(struct phys_lib *l, unsigned d)
+{
+	return sim_unload(l, d);
+}
+
+static int sim_write_block(struct phys_lib *l, unsigned d, const void *buf, size_t len)
+{
+	pthread_mutex_t *mu = drive_lock(sim_of(l), d);
+	return drive_unlock(mu, write_block_locked(l, d, buf, len));
+}
+
+static int sim_write_filemarks(struct phys_lib *l, unsigned d, unsigned n)
+{
+	pthread_mutex_t *mu = drive_lock(sim_of(l), d);
+	return drive_unlock(mu, write_filemarks_locked(l, d, n));
+}
+
+static int sim_read_block(struct phys_lib *l, unsigned d, void *buf, size_t cap, size_t *len)
+{
+	pthread_mutex_t *mu = drive_lock(sim_of(l), d);
+	return drive_unlock(mu, read_block_locked(l, d, buf, cap, len));
+}
+
+static int sim_space_filemarks(struct phys_lib *l, unsigned d, int64_t n)
+{
+	pthread_mutex_t *mu = drive_lock(sim_of(l), d);
+	return drive_unlock(mu, space_filemarks_locked(l, d, n));
+}
+
+static int sim_locate(struct phys_lib *l, unsigned d, uint64_t block)
+{
+	pthread_mutex_t *mu = drive_lock(sim_of(l), d);
+	return drive_unlock(mu, locate_locked(l, d, block));
+}
+
+static int sim_status(struct phys_lib *l, unsigned d, struct phys_drive_status *st)
+{
+	pthread_mutex_t *mu = drive_lock(sim_of(l), d);
+	return drive_unlock(mu, status_locked(l, d, st));
+}
+
 static void sim_close(struct phys_lib *l)
 {
 	struct sim *s = sim_of(l);
@@ -723,6 +823,9 @@ static void sim_close(struct phys_lib *l)
 	free(s->tapes);
 	free(s->slot);
 	free(s->ie);
+	for (unsigned i = 0; i < PHYS_MAX_DRIVES; i++)
+		pthread_mutex_destroy(&s->drives[i].mu);
+	pthread_mutex_destroy(&s->changer_mu);
 	free(s);
 }
 
@@ -744,18 +847,22 @@ static const struct phys_ops sim_ops = {
 void phys_sim_inject(struct phys_lib *l, unsigned d, const struct phys_sim_fault *f)
 {
 	struct sim *s = sim_of(l);
-	if (d < s->cfg.drives)
+	pthread_mutex_t *mu = drive_lock(s, d);
+	if (mu)
 		s->drives[d].fault = *f;
+	(void)drive_unlock(mu, VTL_OK);
 }
 
 void phys_sim_stats(struct phys_lib *l, unsigned d, struct phys_sim_stats *st)
 {
 	struct sim *s = sim_of(l);
 	memset(st, 0, sizeof *st);
-	if (d < s->cfg.drives) {
+	pthread_mutex_t *mu = drive_lock(s, d);
+	if (mu) {
 		advance(s, &s->drives[d], vtl_mono_s());
 		*st = s->drives[d].st;
 	}
+	(void)drive_unlock(mu, VTL_OK);
 }
 
 int phys_sim_open(const struct phys_sim_config *cfg, struct phys_lib **out, char *err, size_t errlen)
@@ -786,11 +893,11 @@ int phys_sim_open(const struct phys_sim_config *cfg, struct phys_lib **out, char
 	s->tapes = calloc(cfg->tapes ? cfg->tapes : 1, sizeof *s->tapes);
 	s->slot = malloc((cfg->slots ? cfg->slots : 1) * sizeof *s->slot);
 	s->ie = malloc((cfg->mail_slots ? cfg->mail_slots : 1) * sizeof *s->ie);
+	pthread_mutex_init(&s->changer_mu, NULL);
+	for (unsigned i = 0; i < PHYS_MAX_DRIVES; i++)
+		pthread_mutex_init(&s->drives[i].mu, NULL);
 	if (!s->tapes || !s->slot || !s->ie) {
-		free(s->tapes);
-		free(s->slot);
-		free(s->ie);
-		free(s);
+		sim_close(&s->base);
 		return VTL_E_NOMEM;
 	}
 	for (unsigned i = 0; i < cfg->slots; i++)

@@ -11,6 +11,11 @@
  * backhitch_ms. Loads and locates cost their modelled time too. Data goes to
  * a file per tape in data_dir (or, without data_dir, only lengths and a
  * checksum are kept, so reads return an error). Faults can be injected.
+ *
+ * Threads: calls for different drives may run at the same time on different
+ * threads; the changer's calls (inventory, move) and the calls for one drive
+ * are serialized inside the simulator. phys_error() is the library's one
+ * text, so a caller that runs drives on several threads reads it as a hint.
  */
 #ifndef VTL_MIGRATOR_PHYS_SIM_H
 #define VTL_MIGRATOR_PHYS_SIM_H

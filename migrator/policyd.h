@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cache policy in the running vtl-migrator: a policy pass every
- * [policy] interval, run by the worker between jobs (so that a pass never
- * races a job of the migrator on the same cartridge), the last pass kept for
- * the "policy" request, and the operator's "release BARCODE".
+ * [policy] interval, run by the dispatcher while jobs run on the drives (a
+ * pass leaves every cartridge with a queued or running job alone, so it
+ * never races one), the last pass kept for the "policy" request, and the
+ * operator's "release BARCODE".
  */
 #ifndef VTL_MIGRATOR_POLICYD_H
 #define VTL_MIGRATOR_POLICYD_H

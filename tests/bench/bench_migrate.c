@@ -12,13 +12,18 @@
  * file delayed by VTL_BENCH_DELAY_US (a test-only shim over pread in this
  * program). Each prints MB/s as a share of the baseline, back-hitches, the
  * ring's wait counters and the rate over time; then a sweep of ring sizes
- * (M buffers x B bytes) under the delay of (c). Nothing passes or fails on
- * time: the exit status is non-zero only when something fails.
+ * (M buffers x B bytes) under the delay of (c); then (d) N cartridges
+ * copied at once to the N drives of one simulated library (each copy its
+ * own thread, ring and readers, as vtl-migrator's drive runners do) beside
+ * one of them copied alone to one drive in the same run: the aggregate rate
+ * and its ratio to the single drive's. Nothing passes or fails on time: the
+ * exit status is non-zero only when something fails.
  *
  * Knobs (environment): VTL_BENCH_DIR (/var/tmp), VTL_BENCH_MIGRATE_MB (8192),
  * VTL_BENCH_SWEEP_MB (1024), VTL_BENCH_GEN (9), VTL_BENCH_DRIVE_BUFFER_MB
  * (512), VTL_BENCH_BACKHITCH_MS (3000), VTL_BENCH_DELAY_US (2000),
- * VTL_BENCH_SWEEP (1; 0 skips the sweep).
+ * VTL_BENCH_SWEEP (1; 0 skips the sweep), VTL_BENCH_DRIVES (4; 0 skips (d)),
+ * VTL_BENCH_PARALLEL_MB (1024, per cartridge of (d)), VTL_BENCH_PARALLEL_GEN (6).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -162,9 +167,9 @@ struct result {
 	struct samples s;
 };
 
-static struct phys_lib *open_sim(unsigned gen, uint64_t buffer, unsigned backhitch)
+static struct phys_lib *open_sim_drives(unsigned gen, unsigned drives, uint64_t buffer, unsigned backhitch)
 {
-	struct phys_sim_config cfg = {.generation = gen, .drives = 1, .slots = 40, .tapes = 40, .buffer = buffer,
+	struct phys_sim_config cfg = {.generation = gen, .drives = drives, .slots = 40, .tapes = 40, .buffer = buffer,
 				      .backhitch_ms = backhitch}; /* no data_dir: lengths and checksums only */
 	struct phys_lib *l;
 	char err[256];
@@ -174,6 +179,11 @@ static struct phys_lib *open_sim(unsigned gen, uint64_t buffer, unsigned backhit
 		exit(1);
 	}
 	return l;
+}
+
+static struct phys_lib *open_sim(unsigned gen, uint64_t buffer, unsigned backhitch)
+{
+	return open_sim_drives(gen, 1, buffer, backhitch);
 }
 
 static unsigned next_tape;
@@ -319,6 +329,67 @@ static void plot(const char *name, const struct samples *s, double native)
 	}
 }
 
+/* (d): one copy of N at once, on its own drive and thread. */
+struct par_copy {
+	struct phys_lib *l;
+	struct vtl_pool *pool;
+	char bc[16];
+	unsigned drive;
+	uint64_t bytes;
+	struct phys_sim_stats st;
+	int rc;
+};
+
+static void *par_copy_main(void *arg)
+{
+	struct par_copy *p = arg;
+	struct vtl_cart_params cp = {.readonly = true};
+	struct vtl_cart *c;
+	if ((p->rc = vtl_cart_open(p->pool, p->bc, &cp, &c)))
+		return NULL;
+	struct copy_job j = {.ring = {.buffers = DEFAULT_M, .buffer_size = DEFAULT_B, .readers = DEFAULT_READERS},
+			     .library = "bench"};
+	struct copy_result cr;
+	if ((p->rc = copy_write(p->l, p->drive, c, &j, &cr)) == VTL_OK)
+		p->bytes = cr.tape_bytes;
+	phys_sim_stats(p->l, p->drive, &p->st);
+	vtl_ignore(vtl_cart_close(c)); /* opened read-only: its close loses nothing */
+	return NULL;
+}
+
+/* Copies cartridges PAR001L9.. at once to drives 0..n-1 of a fresh simulated library; the aggregate MB/s. */
+static double par_run(struct vtl_pool *pool, unsigned gen, unsigned n, uint64_t dbuf, unsigned backhitch,
+		      uint64_t *hitches)
+{
+	struct phys_lib *l = open_sim_drives(gen, n, dbuf, backhitch);
+	struct par_copy p[PHYS_MAX_DRIVES];
+	pthread_t th[PHYS_MAX_DRIVES];
+	for (unsigned d = 0; d < n; d++) {
+		int rc = l->ops->move(l, (uint16_t)(PHYS_SIM_SLOT0 + d), (uint16_t)(PHYS_SIM_DRIVE0 + d));
+		if (rc)
+			die(phys_error(l), rc);
+		p[d] = (struct par_copy){.l = l, .pool = pool, .drive = d};
+		snprintf(p[d].bc, sizeof p[d].bc, "PAR%03uL9", d + 1);
+	}
+	drop_caches();
+	double t0 = bench_now_s();
+	for (unsigned d = 0; d < n; d++)
+		if (pthread_create(&th[d], NULL, par_copy_main, &p[d]))
+			die("pthread_create", 0);
+	uint64_t bytes = 0;
+	*hitches = 0;
+	for (unsigned d = 0; d < n; d++) {
+		pthread_join(th[d], NULL);
+		if (p[d].rc)
+			die("a copy of (d)", p[d].rc);
+		bytes += p[d].bytes;
+		*hitches += p[d].st.backhitches;
+	}
+	double secs = bench_now_s() - t0;
+	l->ops->close(l);
+	return (double)bytes / secs / MB;
+}
+
 int main(void)
 {
 	const char *base_dir = getenv("VTL_BENCH_DIR") ? getenv("VTL_BENCH_DIR") : "/var/tmp";
@@ -328,6 +399,14 @@ int main(void)
 	unsigned backhitch = (unsigned)bench_env_ul("VTL_BENCH_BACKHITCH_MS", 3000);
 	delay_us = (unsigned)bench_env_ul("VTL_BENCH_DELAY_US", 2000);
 	bool sweep = bench_env_ul("VTL_BENCH_SWEEP", 1) != 0;
+	unsigned drives = (unsigned)bench_env_ul("VTL_BENCH_DRIVES", 4);
+	uint64_t par_mb = bench_env_ul("VTL_BENCH_PARALLEL_MB", 1024);
+	unsigned par_gen = (unsigned)bench_env_ul("VTL_BENCH_PARALLEL_GEN", 6);
+	if (drives > PHYS_MAX_DRIVES || (drives && !phys_sim_native_rate(par_gen))) {
+		fprintf(stderr, "bench_migrate: VTL_BENCH_DRIVES=%u (at most %d), VTL_BENCH_PARALLEL_GEN=%u (5..9)\n", drives,
+			PHYS_MAX_DRIVES, par_gen);
+		return 1;
+	}
 	double native = phys_sim_native_rate(gen);
 	if (!native) {
 		fprintf(stderr, "bench_migrate: VTL_BENCH_GEN=%u: use 5..9\n", gen);
@@ -336,7 +415,7 @@ int main(void)
 	if (!bench_make_dir(dir, sizeof dir, base_dir, "vtl-bench-migrate", cleanup))
 		die(dir, 0);
 	struct statvfs sv;
-	uint64_t need = (mb + sweep_mb) * 1.1 * (1u << 20) + HOST_WRAP + (1ull << 30);
+	uint64_t need = (mb + sweep_mb + drives * par_mb) * 1.1 * (1u << 20) + HOST_WRAP + (1ull << 30);
 	if (statvfs(dir, &sv) == 0 && (uint64_t)sv.f_bavail * sv.f_frsize < need) {
 		fprintf(stderr, "bench_migrate: %s has less than the %llu MiB free this run needs\n", dir,
 			(unsigned long long)(need >> 20));
@@ -438,7 +517,28 @@ int main(void)
 		}
 		atomic_store(&delay_on, false);
 	}
-	printf("\n  key=value\n  migrate.base_mbs=%.1f\n  migrate.stream_mbs=%.1f\n  migrate.a_mbs=%.1f\n"
+	double one = 0, all = 0;
+	uint64_t one_hitches = 0, all_hitches = 0;
+	if (drives) {
+		for (unsigned d = 0; d < drives; d++) {
+			char bc[16];
+			snprintf(bc, sizeof bc, "PAR%03uL9", d + 1);
+			make_cart(pool, bc, par_mb);
+		}
+		printf("\n== (d) %u cartridges of %llu MiB copied at once to the %u drives of a simulated LTO-%u library\n"
+		       "   (native %.0f MB/s each), each copy its own thread, ring and readers; beside one copy alone, cold\n",
+		       drives, (unsigned long long)par_mb, drives, par_gen, phys_sim_native_rate(par_gen));
+		one = par_run(pool, par_gen, 1, dbuf, backhitch, &one_hitches);
+		all = par_run(pool, par_gen, drives, dbuf, backhitch, &all_hitches);
+		printf("  1 drive alone           %8.1f MB/s  %llu back-hitches\n"
+		       "  %u drives at once        %8.1f MB/s  %llu back-hitches (all drives)\n"
+		       "  aggregate / one drive   %8.2f x  (%u would be every drive streaming; the pool's disks may be the "
+		       "limit)\n",
+		       one, (unsigned long long)one_hitches, drives, all, (unsigned long long)all_hitches, all / one, drives);
+	}
+	printf("\n  key=value\n  migrate.par_drives=%u\n  migrate.par_one_mbs=%.1f\n  migrate.par_all_mbs=%.1f\n"
+	       "  migrate.par_ratio=%.2f\n", drives, one, all, one > 0 ? all / one : 0);
+	printf("  migrate.base_mbs=%.1f\n  migrate.stream_mbs=%.1f\n  migrate.a_mbs=%.1f\n"
 	       "  migrate.a_backhitches=%llu\n  migrate.b_mbs=%.1f\n  migrate.b_backhitches=%llu\n"
 	       "  migrate.c_mbs=%.1f\n  migrate.c_backhitches=%llu\n",
 	       base, src, a.mbs, (unsigned long long)a.st.backhitches, b.mbs, (unsigned long long)b.st.backhitches,

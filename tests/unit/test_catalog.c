@@ -1587,7 +1587,7 @@ static void test_upgrade_from_v4_block_size(void **state)
 				      " 'good' FROM cartridge c, ptape t", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	struct vtl_catalog *cat = tl_cat_open(path, false);
-	assert_int_equal(catalog_schema_version(cat), 5);
+	assert_int_equal(catalog_schema_version(cat), CAT_SCHEMA_VERSION);
 	struct rec *r = new_rec();
 	EXPECT_RC(catalog_copy_list(cat, "V00001L8", rec_co, r), 0);
 	assert_int_equal(r->n, 1);
@@ -1602,6 +1602,62 @@ static void test_upgrade_from_v4_block_size(void **state)
 	assert_int_equal(r->n, 2);
 	assert_int_equal(r->co[0].block_size, 262144);
 	assert_int_equal(r->co[1].block_size, 1u << 20);
+	assert_check_ok(cat);
+	catalog_close(cat);
+}
+
+/*
+ * A version 5 catalog's jobs stay queued when it is upgraded, asking for the
+ * defaults (any drive, the configured rate, a stacked copy); new jobs keep
+ * what they ask for.
+ */
+static void test_upgrade_from_v5_job_opts(void **state)
+{
+	struct cfx *c = *state;
+	char path[TL_PATH_LEN + 32], err[256] = "";
+	snprintf(path, sizeof(path), "%.500s/v5.db", c->fx->dir);
+	struct vtl_catalog *v5 = NULL;
+	EXPECT_RC(catalog_open_at_version(path, 5, &v5, err, sizeof(err)), 0);
+	struct cat_library l;
+	std_library(&l, "OLD5");
+	EXPECT_RC(catalog_library_create(v5, &l), 0);
+	add_cart(v5, "V00001L8", l.id, SLOT0);
+	add_cart(v5, "V00002L8", l.id, SLOT0 + 1);
+	struct cat_job_opts o = {.drive = 2, .rate = 50, .native = true};
+	int64_t a = 0, b = 0, x = 0;
+	EXPECT_RC(catalog_job_add_opts(v5, CAT_JOB_MIGRATE, "V00001L8", &o, &x), VTL_E_IO); /* no such columns yet */
+	catalog_close(v5);
+	/* Rows as the version 5 program wrote them (this one no longer can). */
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO job (kind, barcode, state) VALUES (1, 'V00001L8', 1), (2, 'V00002L8', 1)",
+				      NULL, NULL, NULL), SQLITE_OK);
+	a = sqlite3_last_insert_rowid(db) - 1;
+	b = a + 1;
+	sqlite3_close(db);
+	struct vtl_catalog *cat = tl_cat_open(path, false);
+	assert_int_equal(catalog_schema_version(cat), CAT_SCHEMA_VERSION);
+	struct rec *r = new_rec();
+	EXPECT_RC(catalog_job_list(cat, CAT_JOB_QUEUED, rec_jo, r), 0);
+	assert_int_equal(r->n, 2);
+	assert_int_equal(r->jo[0].id, a);
+	assert_int_equal(r->jo[1].id, b);
+	assert_int_equal(r->jo[1].kind, CAT_JOB_RECALL);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(r->jo[i].opts.drive, CAT_JOB_DRIVE_ANY);
+		assert_int_equal(r->jo[i].opts.rate, 0);
+		assert_false(r->jo[i].opts.native);
+		assert_string_equal(r->jo[i].opts.library, "");
+	}
+	/* A new job keeps its options, and reads them back. */
+	snprintf(o.library, sizeof(o.library), "vault");
+	EXPECT_RC(catalog_job_add_opts(cat, CAT_JOB_MIGRATE, "V00001L8", &o, &x), 0);
+	struct cat_job j;
+	EXPECT_RC(catalog_job_get(cat, x, &j), 0);
+	assert_int_equal(j.opts.drive, 2);
+	assert_int_equal(j.opts.rate, 50);
+	assert_true(j.opts.native);
+	assert_string_equal(j.opts.library, "vault");
 	assert_check_ok(cat);
 	catalog_close(cat);
 }
@@ -1820,6 +1876,18 @@ static void test_jobs(void **state)
 	EXPECT_RC(catalog_job_get(c->cat, d, NULL), VTL_E_INVAL);
 	EXPECT_RC(catalog_job_list(c->cat, (enum cat_job_state)5, rec_jo, r), VTL_E_INVAL);
 	EXPECT_RC(catalog_job_list(c->cat, CAT_JOB_ANY, NULL, r), VTL_E_INVAL);
+
+	/* Options out of range are refused. */
+	struct cat_job_opts o = {.drive = -2};
+	EXPECT_RC(catalog_job_add_opts(c->cat, CAT_JOB_MIGRATE, "J00002L8", &o, &x), VTL_E_INVAL);
+	o = (struct cat_job_opts){.drive = CAT_JOB_DRIVE_ANY, .rate = CAT_JOB_RATE_MAX + 1};
+	EXPECT_RC(catalog_job_add_opts(c->cat, CAT_JOB_MIGRATE, "J00002L8", &o, &x), VTL_E_INVAL);
+	EXPECT_RC(catalog_job_add_opts(c->cat, CAT_JOB_MIGRATE, "J00002L8", NULL, &x), VTL_E_INVAL);
+	/* Defaults read back as the defaults. */
+	EXPECT_RC(catalog_job_get(c->cat, b, &j), 0);
+	assert_int_equal(j.opts.drive, CAT_JOB_DRIVE_ANY);
+	assert_int_equal(j.opts.rate, 0);
+	assert_false(j.opts.native);
 
 	/* Ids only grow. */
 	EXPECT_RC(catalog_job_add(c->cat, CAT_JOB_MIGRATE, "J00002L8", &x), 0);
@@ -2274,6 +2342,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ptape_pools, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v3_pools, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_v4_block_size, setup_lib, teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_v5_job_opts, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_check_and_errors_text, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_processes, setup_lib, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_threads, setup_lib, teardown),

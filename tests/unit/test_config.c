@@ -990,6 +990,30 @@ static void physical_st(void **state)
 }
 
 /* [policy]: defaults, every key, durations with units, rule lists, and the checks between the marks. */
+/* [migrator] drives = N|all and recall_drives: every drive by default, none kept; refused when nothing is left for copies. */
+static void migrator_drives(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nslots = 4\n" POOL);
+	assert_int_equal(c->migrator.drives, 0); /* all */
+	assert_int_equal(c->migrator.recall_drives, 0);
+	vtl_config_free(c);
+	c = parse_ok("[library]\nslots = 4\n" POOL "[migrator]\ndrives = 3\nrecall_drives = 2\n");
+	assert_int_equal(c->migrator.drives, 3);
+	assert_int_equal(c->migrator.recall_drives, 2);
+	vtl_config_free(c);
+	c = parse_ok("[library]\nslots = 4\n" POOL "[migrator]\ndrives = all\nrecall_drives = 1\n");
+	assert_int_equal(c->migrator.drives, 0);
+	assert_int_equal(c->migrator.recall_drives, 1);
+	vtl_config_free(c);
+	expect_error("[library]\nslots = 4\n" POOL "[migrator]\ndrives = 0\n",
+		     "t.conf:6: [migrator] drives = 0: give all (every drive of the library) or a number from 1 to 16");
+	expect_error("[library]\nslots = 4\n" POOL "[migrator]\ndrives = most\n",
+		     "t.conf:6: [migrator] drives = most: give all (every drive of the library) or a number from 1 to 16");
+	expect_error("[library]\nslots = 4\n" POOL "[migrator]\ndrives = 2\nrecall_drives = 2\n",
+		     "t.conf:7: [migrator] recall_drives = 2 must be below drives = 2: copies need a drive too");
+}
+
 static void policy_section(void **state)
 {
 	(void)state;
@@ -1080,6 +1104,7 @@ int main(void)
 		cmocka_unit_test(iscsi_limits),
 		cmocka_unit_test(control_group),
 		cmocka_unit_test(migration_sections),
+		cmocka_unit_test(migrator_drives),
 		cmocka_unit_test(policy_section),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,8 +4,10 @@
  * elements and moves, blocks and filemarks written and read back, positions,
  * the end of the tape, injected faults, state kept across a reopen, and the
  * timing model (streaming with no back-hitch when fed fast enough, back-hitches
- * when fed below the slowest speed).
+ * when fed below the slowest speed), and four drives written and read at
+ * once on four threads while the changer answers inventories and moves.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -256,12 +258,88 @@ static int setup(void **state)
 	return fx_setup_dirs(state, "phys-sim", 0);
 }
 
+/* One drive's work in drives_at_once: its own blocks written, then read back. */
+struct drive_run {
+	struct phys_lib *l;
+	unsigned d;
+	int rc;       /* the first failure */
+	unsigned bad; /* blocks that read back wrong */
+};
+
+#define RUN_BLOCKS 200
+#define RUN_BLOCK 4096
+
+static void *drive_main(void *arg)
+{
+	struct drive_run *r = arg;
+	uint8_t b[RUN_BLOCK], got[RUN_BLOCK];
+	for (unsigned i = 0; i < RUN_BLOCKS && !r->rc; i++) {
+		memset(b, (int)(r->d * 64 + i % 64), sizeof b);
+		int rc = OPS(r->l)->write_block(r->l, r->d, b, sizeof b);
+		r->rc = rc < 0 ? rc : 0;
+	}
+	if (!r->rc)
+		r->rc = OPS(r->l)->write_filemarks(r->l, r->d, 1);
+	if (!r->rc)
+		r->rc = OPS(r->l)->rewind(r->l, r->d);
+	for (unsigned i = 0; i < RUN_BLOCKS && !r->rc; i++) {
+		size_t len = 0;
+		memset(b, (int)(r->d * 64 + i % 64), sizeof b);
+		r->rc = OPS(r->l)->read_block(r->l, r->d, got, sizeof got, &len);
+		r->bad += len != sizeof got || memcmp(b, got, sizeof b) != 0;
+	}
+	return NULL;
+}
+
+/*
+ * Calls for different drives run at the same time on different threads, and
+ * the changer's meanwhile: each drive's tape holds exactly its own blocks,
+ * and the inventory always shows the four tapes in the four drives.
+ */
+static void drives_at_once(void **state)
+{
+	struct fx *f = *state;
+	struct phys_sim_config cfg = base_cfg(f->dir);
+	cfg.drives = 4;
+	cfg.tapes = 5;
+	cfg.rate_mbs = 400;
+	struct phys_lib *l = open_sim(&cfg);
+	for (unsigned d = 0; d < 4; d++)
+		assert_int_equal(OPS(l)->move(l, (uint16_t)(PHYS_SIM_SLOT0 + d), (uint16_t)(PHYS_SIM_DRIVE0 + d)), VTL_OK);
+	struct drive_run r[4];
+	pthread_t th[4];
+	for (unsigned d = 0; d < 4; d++) {
+		r[d] = (struct drive_run){.l = l, .d = d};
+		assert_int_equal(pthread_create(&th[d], NULL, drive_main, &r[d]), 0);
+	}
+	/* The changer meanwhile: the fifth tape back and forth between slots, and inventories. */
+	for (unsigned i = 0; i < 50; i++) {
+		struct phys_element e[32];
+		unsigned n = 0;
+		assert_int_equal(OPS(l)->inventory(l, e, 32, &n), VTL_OK);
+		for (unsigned d = 0; d < 4; d++)
+			assert_true(e[d].type == PHYS_ELEM_DRIVE && e[d].full);
+		uint16_t from = (uint16_t)(PHYS_SIM_SLOT0 + 4 + i % 2), to = (uint16_t)(PHYS_SIM_SLOT0 + 5 - i % 2);
+		assert_int_equal(OPS(l)->move(l, from, to), VTL_OK);
+	}
+	for (unsigned d = 0; d < 4; d++) {
+		assert_int_equal(pthread_join(th[d], NULL), 0);
+		assert_int_equal(r[d].rc, VTL_OK);
+		assert_int_equal(r[d].bad, 0);
+		struct phys_drive_status st;
+		assert_int_equal(OPS(l)->status(l, d, &st), VTL_OK);
+		assert_int_equal(st.block, RUN_BLOCKS); /* its own blocks, none of another drive's */
+	}
+	OPS(l)->close(l);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fx_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(inventory_and_moves), T(write_read_position), T(end_of_tape), T(injected_faults), T(timing_model),
+		T(drives_at_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

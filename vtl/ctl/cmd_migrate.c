@@ -166,15 +166,26 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 	bool printed;
 	if ((rc = ctl_query(ctl, &(struct ctlproto_request){.verb = CTLPROTO_PHYSICAL}, answer, sizeof answer, &printed)) || printed)
 		return rc;
-	static const char *const head[] = {"ADDRESS", "TYPE", "BARCODE"};
+	static const char *const head[] = {"ADDRESS", "TYPE", "BARCODE", "USE"};
 	struct table t;
-	table_init(&t, 3, head, "RLL");
+	table_init(&t, 4, head, "RLLL");
 	for (const char *e = strstr(answer, "{\"address\""); e; e = strstr(e + 1, "{\"address\"")) {
-		char addr[16], type[16], bc[48];
+		char addr[16], type[16], bc[48], state[16] = "", use[64] = "";
 		snprintf(addr, sizeof addr, "%llu", ans_u64(e, "address"));
 		ans_text(e, "type", type, sizeof type);
 		ans_text(e, "barcode", bc, sizeof bc);
-		table_add(&t, addr, type, bc[0] ? bc : "-");
+		const char *end = strchr(e, '}');
+		const char *st = strstr(e, "\"state\":");
+		if (st && end && st < end) /* a drive: busy with a job, idle, or unused by the migrator */
+			ans_text(e, "state", state, sizeof state);
+		if (!strcmp(state, "busy")) {
+			char jk[16];
+			ans_text(e, "job_kind", jk, sizeof jk);
+			snprintf(use, sizeof use, "drive %llu: busy, job %llu (%s)", ans_u64(e, "drive"), ans_u64(e, "job"), jk);
+		} else if (state[0]) {
+			snprintf(use, sizeof use, "drive %llu: %s", ans_u64(e, "drive"), state);
+		}
+		table_add(&t, addr, type, bc[0] ? bc : "-", use);
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -185,9 +196,12 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 
 /*
  * Queues the job *r (migrate, verify, recall of r->barcode): through
- * vtl-migrator, or in the catalog when it is not running.
+ * vtl-migrator, or in the catalog when it is not running, with what it
+ * asks for (o; NULL: the defaults), which the migrator reads when it
+ * starts the job.
  */
-static int queue(struct ctl *ctl, const struct ctlproto_request *r, enum cat_job_kind kind)
+static int queue(struct ctl *ctl, const struct ctlproto_request *r, enum cat_job_kind kind,
+		 const struct cat_job_opts *o)
 {
 	char msg[512];
 	const char *what = ctlproto_verb(r->verb)->word;
@@ -198,18 +212,15 @@ static int queue(struct ctl *ctl, const struct ctlproto_request *r, enum cat_job
 		printf("%s\n", msg);
 		return 0;
 	}
-	for (unsigned o = 0; o < CTLPROTO_OPTIONS; o++)
-		if (r->given[o])
-			return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: --native, --drive and --rate need it "
-				       "(a job queued in the catalog makes a stacked copy with the configured drive and rate)");
 	int rc = ctl_open_library(ctl);
 	if (rc)
 		return rc;
 	int64_t id;
-	if ((rc = catalog_job_add(ctl->cat, kind, r->barcode, &id)))
+	struct cat_job_opts none = {.drive = CAT_JOB_DRIVE_ANY};
+	if ((rc = catalog_job_add_opts(ctl->cat, kind, r->barcode, o ? o : &none, &id)))
 		return ctl_cat_err(ctl, rc, "queueing a job for %s", r->barcode);
-	printf("queued job %" PRId64 ": %s %s; vtl-migrator is not running: it runs the job when it starts\n", id, what,
-	       r->barcode);
+	printf("queued job %" PRId64 ": %s %s%s; vtl-migrator is not running: it runs the job when it starts\n", id, what,
+	       r->barcode, o && o->native ? " (native)" : "");
 	return 0;
 }
 
@@ -242,7 +253,10 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 	r.option[CTLPROTO_OPT_NATIVE] = opts[0].set;
 	r.given[CTLPROTO_OPT_DRIVE] = opts[1].set;
 	r.given[CTLPROTO_OPT_RATE] = opts[2].set;
-	return queue(ctl, &r, CAT_JOB_MIGRATE);
+	struct cat_job_opts o = {.drive = opts[1].set ? (int)*drive : CAT_JOB_DRIVE_ANY, .rate = (unsigned)*rate,
+				 .native = opts[0].set};
+	snprintf(o.library, sizeof o.library, "%s", ctl->cfg->physical.name);
+	return queue(ctl, &r, CAT_JOB_MIGRATE, &o);
 }
 
 /* A job on one cartridge with no options: verify, recall. */
@@ -254,7 +268,7 @@ static int barcode_job(struct ctl *ctl, int argc, char **argv, enum ctlproto_ver
 		return rc;
 	struct ctlproto_request r = {.verb = verb};
 	snprintf(r.barcode, sizeof r.barcode, "%s", barcode);
-	return queue(ctl, &r, kind);
+	return queue(ctl, &r, kind, NULL);
 }
 
 int cmd_verify(struct ctl *ctl, int argc, char **argv)
@@ -289,18 +303,21 @@ static int job_row(const struct cat_job *jb, void *arg)
 		json_i64(&w->j, "started", jb->started);
 		json_i64(&w->j, "finished", jb->finished);
 		json_str(&w->j, "error", jb->error);
+		json_str(&w->j, "copy", jb->opts.native ? CAT_COPY_NATIVE : CAT_COPY_STACKED);
+		json_i64(&w->j, "asked_drive", jb->opts.drive);
+		json_u64(&w->j, "rate", jb->opts.rate);
 		json_obj_end(&w->j);
 		return 0;
 	}
 	char id[24], bytes[32];
 	snprintf(id, sizeof id, "%" PRId64, jb->id);
 	fmt_bytes(jb->bytes_done, bytes, sizeof bytes);
-	return table_add(&w->t, id, kinds[jb->kind], jb->barcode, states[jb->state], bytes, "-", "-", "-", "-",
+	return table_add(&w->t, id, kinds[jb->kind], jb->barcode, states[jb->state], bytes, "-", "-", "-", "-", "-",
 			 jb->error[0] ? jb->error : "");
 }
 
 static const char *const job_head[] = {"ID", "KIND", "BARCODE", "STATE", "DONE", "MB/s", "RING", "WAITS W/R", "ETA",
-				       "ERROR"};
+				       "DRIVE", "ERROR"};
 
 /* The jobs as vtl-migrator sees them, the running one with its live figures. */
 static int jobs_live(struct ctl *ctl)
@@ -319,10 +336,10 @@ static int jobs_live(struct ctl *ctl)
 		return 0;
 	}
 	struct table t;
-	table_init(&t, 10, job_head, "RLLLRRRRRL");
+	table_init(&t, 11, job_head, "RLLLRRRRRRL");
 	for (const char *e = strstr(answer, "{\"id\""); e; e = strstr(e + 1, "{\"id\"")) {
 		char id[24], kind[16], bc[48], st[16], err[256], done[80], mbs[16] = "-", ring[16] = "-",
-										    waits[40] = "-", eta[16] = "-";
+										    waits[40] = "-", eta[16] = "-", drive[16] = "-";
 		snprintf(id, sizeof id, "%llu", ans_u64(e, "id"));
 		ans_text(e, "kind", kind, sizeof kind);
 		ans_text(e, "barcode", bc, sizeof bc);
@@ -336,12 +353,13 @@ static int jobs_live(struct ctl *ctl)
 			snprintf(ring, sizeof ring, "%llu/%llu", ans_u64(e, "ring_full"), ans_u64(e, "ring_buffers"));
 			snprintf(waits, sizeof waits, "%llu/%llu", ans_u64(e, "writer_waits"), ans_u64(e, "reader_waits"));
 			snprintf(eta, sizeof eta, "%.0fs", ans_real(e, "eta_s"));
+			snprintf(drive, sizeof drive, "%llu", ans_u64(e, "drive"));
 			char total[32];
 			fmt_bytes(ans_u64(e, "total"), total, sizeof total);
 			size_t n = strlen(done);
 			snprintf(done + n, sizeof done - n, " of %s", total);
 		}
-		table_add(&t, id, kind, bc, st, done, mbs, ring, waits, eta, err);
+		table_add(&t, id, kind, bc, st, done, mbs, ring, waits, eta, drive, err);
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -358,7 +376,7 @@ int cmd_jobs(struct ctl *ctl, int argc, char **argv)
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
 	struct job_walk w = {.ctl = ctl};
-	table_init(&w.t, 10, job_head, "RLLLRRRRRL");
+	table_init(&w.t, 11, job_head, "RLLLRRRRRRL");
 	if (ctl->json) {
 		json_init(&w.j, stdout);
 		json_obj(&w.j, NULL);

@@ -936,6 +936,9 @@ static void report(unsigned n, const struct seq *seq, bool have_tgt)
 		       c[T_VTLD][K_RANDOM], c[T_TGT][K_RANDOM], c[T_VTLD][K_TEXT], c[T_TGT][K_TEXT]);
 	}
 
+	double la[3];
+	if (getloadavg(la, 3) == 3)
+		printf("\n  load avg    %.2f %.2f %.2f at the end\n", la[0], la[1], la[2]);
 	printf("\n  key=value\n");
 	printf("  iscsi.write.raw_streamed_mbs=%.1f\n", raw);
 	for (unsigned t = 0; t < T_N; t++) {
@@ -1042,7 +1045,7 @@ int main(int argc, char **argv)
 	printf("  machine     %ld CPUs online, shared by the host, the target and the disk's writeback\n",
 	       sysconf(_SC_NPROCESSORS_ONLN));
 	printf("  load avg    %.2f %.2f %.2f at the start\n", la[0], la[1], la[2]);
-	printf("  folder      %s (raw baseline; vtld's pool %s; tgt's tapes %s)\n", g_dir,
+	printf("  folder      %s (raw baseline; vtld's pool %s; tgtd's folder %s)\n", g_dir,
 	       g_pool_dir ? g_pool_dir : "unknown", g_tgt_dir ? g_tgt_dir : "-");
 	printf("  run size    %" PRIu64 " MiB per run: %zu WRITE(6) of 256 KiB (variable-block mode), %u in flight on\n"
 	       "              one session, from a 128 MiB pool generated before any timing\n",

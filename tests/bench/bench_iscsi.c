@@ -1075,8 +1075,8 @@ int main(int argc, char **argv)
 	       rounds, rounds, HOSTS);
 	for (unsigned r = 0; r < rounds; r++) {
 		raw_run(&seq, pool[K_RANDOM], &g_raw_mbs[r], &g_raw_cold[r]);
-		printf("   round %u  raw streamed          write %7.1f MB/s   read cold %7.1f MB/s\n", r + 1, g_raw_mbs[r],
-		       g_raw_cold[r]);
+		printf("   round %u  raw streamed          write %7.1f MB/s                     read cold %7.1f MB/s\n", r + 1,
+		       g_raw_mbs[r], g_raw_cold[r]);
 		for (unsigned k = 0; k < K_N; k++)
 			for (unsigned t = 0; t < T_N; t++) {
 				if (t == T_TGT && !g_peer[T_TGT].up)
@@ -1084,8 +1084,9 @@ int main(int argc, char **argv)
 				struct figures *f = &g_fig[t][k][r];
 				if (!guarded_run((enum target)t, &seq, pool[k], qd, f, NULL, NULL))
 					continue;
-				printf("   round %u  %-4s  %-10s  write %7.1f MB/s   read cold %7.1f MB/s, warm %7.1f MB/s\n", r + 1,
-				       target_name[t], kind_name[k], f->write_mbs, f->cold_mbs, f->warm_mbs);
+				printf("   round %u  %-4s  %-10s  write %7.1f MB/s, %5.2f CPU s/GiB   read cold %7.1f MB/s, warm %7.1f MB/s\n",
+				       r + 1, target_name[t], kind_name[k], f->write_mbs, per_gib(f->write_cpu, (double)seq.bytes),
+				       f->cold_mbs, f->warm_mbs);
 			}
 	}
 	for (unsigned r = 0; r < rounds; r++)
@@ -1094,8 +1095,8 @@ int main(int argc, char **argv)
 				continue;
 			if (!guarded_run((enum target)t, &seq, pool[K_RANDOM], qd, NULL, &g_hosts_mbs[t][r], &g_hosts_cpu[t][r]))
 				continue;
-			printf("   round %u  %-4s  %u hosts    write %7.1f MB/s together\n", r + 1, target_name[t], HOSTS,
-			       g_hosts_mbs[t][r]);
+			printf("   round %u  %-4s  %u hosts    write %7.1f MB/s, %5.2f CPU s/GiB together\n", r + 1, target_name[t],
+			       HOSTS, g_hosts_mbs[t][r], per_gib(g_hosts_cpu[t][r], (double)seq.bytes * HOSTS));
 		}
 	report(rounds, &seq, g_peer[T_TGT].up);
 	free(seq.off);

@@ -228,6 +228,7 @@ void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
 {
 	*st = c->st;
 	st->unsynced_bytes = c->wr.unsynced;
+	st->compression = c->wr.compress ? cpol_reason(&c->wr.cpol) : "off (mode page)";
 	st->readahead_ready = st->readahead_limit = 0;
 	if (c->ra && ra_active(c->ra))
 		ra_buffered(c->ra, &st->readahead_ready, &st->readahead_limit);

@@ -140,13 +140,13 @@ const char *cpol_reason(const struct cpol *p)
 {
 	switch (p->state) {
 	case CPOL_ON_UNMEASURED:
-		return "on (disk not measured yet)";
+		return "on (disk not measured)";
 	case CPOL_ON_PAYS:
-		return "on (saves more disk time than it costs)";
+		return "on (pays)";
 	case CPOL_OFF_CPU:
-		return "off (CPU-bound: costs more than the disk time it saves)";
+		return "off (CPU-bound)";
 	case CPOL_ON_PROBE:
-		return "on (probing whether it pays again)";
+		return "on (probing)";
 	}
 	return "on";
 }

@@ -91,7 +91,7 @@ void cpol_io_done(struct cpol *p, uint64_t t0, uint64_t bytes, bool sync);
 /* A record of plain host bytes was stored in stored bytes, compressed or not; may end the window and decide. */
 void cpol_record(struct cpol *p, uint64_t plain, uint64_t stored, bool compressed);
 
-/* A short reason for the current state ("on", "off: CPU-bound", ...). */
+/* The state and its reason, short, for status displays: "on (pays)", "off (CPU-bound)", ... (a static string). */
 const char *cpol_reason(const struct cpol *p);
 
 #endif

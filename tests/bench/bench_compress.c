@@ -215,7 +215,6 @@ int main(void)
 		}
 		full_ns[k] = best * 1e9 / (double)mb;
 		for (int c = 0; c < NCAND; c++) {
-			volatile unsigned sink = 0;
 			best = 1e30;
 			wrong[c][k] = 0;
 			for (int r = 0; r < REPEATS; r++) {
@@ -226,7 +225,6 @@ int main(void)
 				double t = bench_now_s() - t0;
 				best = t < best ? t : best;
 				wrong[c][k] = bad;
-				sink += bad;
 			}
 			cost[c][k] = best * 1e9 / (double)mb;
 		}

@@ -185,6 +185,7 @@ int vtl_cart_open(struct vtl_pool *pool, const char *barcode, const struct vtl_c
 	if (p->follow)
 		c->p.readonly = true;
 	c->wr.compress = p->compression;
+	cpol_init(&c->wr.cpol, NULL);
 	c->lockfd = -1;
 	/* A follower reads beside the writer that holds the lock; it trusts only whole, checked records. */
 	int rc = p->follow ? VTL_OK : cart_lock(pool, barcode, !c->p.readonly, &c->lockfd);
@@ -227,6 +228,7 @@ void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
 {
 	*st = c->st;
 	st->unsynced_bytes = c->wr.unsynced;
+	st->compression = c->wr.compress ? cpol_reason(&c->wr.cpol) : "off (mode page)";
 	st->readahead_ready = st->readahead_limit = 0;
 	if (c->ra && ra_active(c->ra))
 		ra_buffered(c->ra, &st->readahead_ready, &st->readahead_limit);

@@ -68,8 +68,10 @@ int vtl_cart_sync(struct vtl_cart *c)
 		return cart_fence(c, rc);
 	if (c->wr.need_sync && c->tape.nseg) {
 		int fd = seg_fd(c, c->tape.nseg - 1);
+		uint64_t t0 = cpol_now(&c->wr.cpol);
 		if (fd < 0 || fdatasync(fd) != 0)
 			return cart_fence(c, VTL_E_IO);
+		cpol_io_done(&c->wr.cpol, t0, 0, true);
 		c->wr.need_sync = false;
 		/*
 		 * Say in the header, in place (the next fdatasync or the kernel's

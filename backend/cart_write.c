@@ -215,12 +215,15 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 	struct rec_header h = {.type = REC_DATA, .length = (uint32_t)len};
 	const void *payload = buf;
 	h.stored_len = (uint32_t)len;
-	if (c->wr.compress && !c->p.readonly) {
+	bool offered = c->wr.compress && !c->p.readonly && cpol_compress_next(&c->wr.cpol);
+	if (offered) {
 		int rc = scratch_need(&c->scratch.stored, &c->scratch.stored_cap, lz4_record_scratch(len));
 		if (rc)
 			return rc;
+		uint64_t t0 = cpol_now(&c->wr.cpol);
 		size_t n = lz4_record_compress(c->pool->workers, buf, len, c->scratch.stored, c->pool->lz4_accel,
-					       &c->wr.lz4_slow);
+					       &c->wr.lz4_slow, NULL);
+		cpol_cpu_done(&c->wr.cpol, t0);
 		if (n) {
 			payload = c->scratch.stored;
 			h.stored_len = (uint32_t)n;
@@ -228,11 +231,14 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 		}
 	}
 	h.payload_crc = crc32c(0, payload, h.stored_len);
+	uint64_t t0 = cpol_now(&c->wr.cpol);
 	int rc = write_prologue(c, REC_HEADER_LEN + (uint64_t)h.stored_len);
 	if (rc)
 		return rc;
 	if ((rc = append_record(c, &h, payload)))
 		return rc;
+	cpol_io_done(&c->wr.cpol, t0, REC_HEADER_LEN + (uint64_t)h.stored_len, false);
+	cpol_record(&c->wr.cpol, len, h.stored_len, offered);
 	c->st.written_bytes += len;
 	c->wr.unsynced += len;
 	c->st.written_stored += h.stored_len;

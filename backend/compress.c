@@ -12,12 +12,15 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "backend/compress_policy.h"
 #include "backend/format.h"
 #include "backend/workers.h"
 
 #define MAX_HELPERS 8
 /* A first piece that took longer than this makes the rest go to the workers. */
 #define PARALLEL_MIN_NS 30000
+/* In a piece's size word while gathering only: the sample said raw, no attempt was made. */
+#define PIECE_SKIPPED 0x40000000u
 
 /* One block's pieces, shared by the caller and the helper jobs; the last one out frees it. */
 struct batch {
@@ -64,6 +67,9 @@ static uint32_t piece_compress(const unsigned char *src, size_t len, unsigned i,
 {
 	size_t off = (size_t)i * LZ4_PIECE;
 	size_t plen = len - off < LZ4_PIECE ? len - off : LZ4_PIECE;
+	/* A piece not much longer than a sample costs about as much to compress as to sample. */
+	if (plen > 2 * CPOL_SAMPLE && !cpol_sample_pays(src + off, plen))
+		return (uint32_t)plen | LZ4_PIECE_RAW | PIECE_SKIPPED;
 	int n = LZ4_compress_fast((const char *)src + off, (char *)slot, (int)plen, (int)slot_len, accel);
 	return (n > 0 && (size_t)n < plen) ? (uint32_t)n : (uint32_t)plen | LZ4_PIECE_RAW;
 }
@@ -145,7 +151,8 @@ static int compress_parallel(struct workers *w, const unsigned char *src, size_t
 	return 1;
 }
 
-size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void *dst, int accel, bool *slow)
+size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void *dst, int accel, bool *slow,
+			   unsigned *tried)
 {
 	unsigned n = pieces_of(len);
 	unsigned char *out = dst;
@@ -184,8 +191,14 @@ size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void 
 		*slow = own_ns / own > PARALLEL_MIN_NS;
 	/* Gather: table first, then the pieces moved down next to each other. */
 	size_t total = 4ull * n;
-	for (unsigned i = 0; i < n; i++)
+	unsigned attempts = 0;
+	for (unsigned i = 0; i < n; i++) {
+		attempts += !(sizes[i] & PIECE_SKIPPED);
+		sizes[i] &= ~PIECE_SKIPPED;
 		total += sizes[i] & ~LZ4_PIECE_RAW;
+	}
+	if (tried)
+		*tried = attempts;
 	if (total < len) {
 		size_t at = 4ull * n;
 		for (unsigned i = 0; i < n; i++) {

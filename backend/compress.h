@@ -27,11 +27,14 @@ size_t lz4_record_scratch(size_t len);
 /*
  * Compresses src[len] into dst (lz4_record_scratch(len) bytes). Returns the
  * payload size, or 0 when it would not be smaller than len (store it raw).
- * w may be NULL (the caller does all the work). *slow (may be NULL) carries
- * from one block of a stream to the next whether LZ4 was slow enough on it
- * to be worth the workers.
+ * A piece whose sample does not pay (cpol_sample_pays) is stored raw with
+ * no full attempt. w may be NULL (the caller does all the work). *slow (may
+ * be NULL) carries from one block of a stream to the next whether LZ4 was
+ * slow enough on it to be worth the workers. *tried (may be NULL) is set to
+ * the pieces given a full LZ4 attempt.
  */
-size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void *dst, int accel, bool *slow);
+size_t lz4_record_compress(struct workers *w, const void *src, size_t len, void *dst, int accel, bool *slow,
+			   unsigned *tried);
 
 /* Decompresses a payload of stored bytes into dst[len]; 0, or -1 when it is malformed. */
 VTL_MUST_CHECK int lz4_record_decompress(const void *src, size_t stored, void *dst, size_t len);

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "backend/cartridge.h"
+#include "backend/compress_policy.h"
 #include "backend/format.h"
 #include "backend/pool.h"
 #include "common/grow.h"
@@ -131,6 +132,7 @@ struct cart_write {
 	uint64_t dir_dirty; /* members whose directory entries need an fsync */
 	bool compress;
 	bool lz4_slow; /* the last block compressed slowly enough to use the workers */
+	struct cpol cpol; /* whether compressing pays on this cartridge (compress_policy.h) */
 	struct seal_job *seal; /* the seal of a full segment still in flight on a worker */
 	/*
 	 * The write fence: set by the first failed write or sync. Linux reports

@@ -79,8 +79,9 @@ for _ in range(20):
     s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"status\n")
     d = [x for x in json.loads(s.makefile().readline())["drives"] if x["lun"] == 2][0]
     if eval(sys.argv[2]):
-        print("   status of LUN 2: write %.1f MB/s, read %.1f MB/s, read buffer %d of %d bytes, write buffer %d bytes"
-              % (d["write_mb_s"], d["read_mb_s"], d["read_buffer_bytes"], d["read_buffer_size"], d["write_buffer_bytes"]))
+        print("   status of LUN 2: write %.1f MB/s, read %.1f MB/s, read buffer %d of %d bytes, write buffer %d bytes,"
+              " compression %s" % (d["write_mb_s"], d["read_mb_s"], d["read_buffer_bytes"], d["read_buffer_size"],
+                                   d["write_buffer_bytes"], d["compression"]))
         sys.exit(0)
 sys.exit(1)
 PY
@@ -91,6 +92,8 @@ wait_line writing
 sleep 1.5
 # The host paces about 26 MB/s; the rate must show it (the bounds leave room for a busy machine).
 watch_status 'd["write_mb_s"] > 5 and d["write_mb_s"] < 60 and d["write_buffer_bytes"] > 0'
+# Whether the loaded cartridge compresses, and why (docs/format.md, "Compression").
+watch_status 'd["compression"] in ("on (disk not measured)", "on (pays)", "on (probing)", "off (CPU-bound)", "off (mode page)")'
 "$VTLCTL" -c "$conf" status | sed 's/^/   | /'
 wait_line reading
 sleep 1.5

@@ -1348,6 +1348,63 @@ static void test_sync_then_reopen(void **state)
 	close_slot(f, 0);
 }
 
+/* Record i of the mixed stream: random, compressible, zeros, or 64 KiB pieces of each in turn. */
+static void mixed_record(uint8_t *b, size_t len, unsigned i)
+{
+	switch (i % 4) {
+	case 0:
+	case 1:
+		gen_data(b, len, 100 + i, i % 4 == 1);
+		break;
+	case 2:
+		memset(b, 0, len);
+		break;
+	default:
+		for (size_t at = 0; at < len; at += 64u << 10)
+			gen_data(b + at, len - at < (64u << 10) ? len - at : 64u << 10, 100 + i + at, (at >> 16) & 1);
+	}
+}
+
+static void test_adaptive_compression_reads_back(void **state)
+{
+	struct fx *f = *state;
+	fx_pool(f);
+	EXPECT_RC(vtl_cart_create(f->pool, "ADAPT1"), 0);
+	struct vtl_cart *c = f->cart[0] = open_p(f, "ADAPT1", params(true));
+	const size_t L = 256u << 10;
+	const unsigned N = 16;
+	uint8_t *b = talloc(L), *got = talloc(L);
+	assert_non_null(b);
+	assert_non_null(got);
+	uint64_t st_before[4] = {0}, st_after[4] = {0};
+	for (unsigned i = 0; i < N; i++) {
+		mixed_record(b, L, i);
+		st_before[i % 4] += stored(c);
+		EXPECT_RC(vtl_cart_write_block(c, b, L), 0);
+		st_after[i % 4] += stored(c);
+	}
+	/* What the medium holds: random at full size, the rest smaller. */
+	assert_true(st_after[0] - st_before[0] >= N / 4 * L);
+	assert_true(st_after[1] - st_before[1] < N / 4 * L * 2 / 3);
+	assert_true(st_after[2] - st_before[2] < N / 4 * L / 16);
+	assert_true(st_after[3] - st_before[3] < N / 4 * L * 6 / 7);
+	EXPECT_RC(vtl_cart_sync(c), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		EXPECT_RC(vtl_cart_rewind(c), 0);
+		for (unsigned i = 0; i < N; i++) {
+			struct vtl_read_result r;
+			mixed_record(b, L, i);
+			EXPECT_RC(vtl_cart_read(c, got, L, &r), 0);
+			EQ(__LINE__, "r.length", r.length, L);
+			assert_memory_equal(got, b, L);
+		}
+		c = reopen_slot(f, 0, "ADAPT1", params(true));
+	}
+	tfree(b);
+	tfree(got);
+	close_slot(f, 0);
+}
+
 static void test_compression_stored_sizes(void **state)
 {
 	struct fx *f = *state;
@@ -1865,6 +1922,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readahead_sequential, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readahead_invalidated, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stats, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_adaptive_compression_reads_back, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_multiple_carts_interleaved, fx_setup,
 						fx_teardown),
 	};

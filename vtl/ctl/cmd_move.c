@@ -493,23 +493,26 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 	const char *tcmu = strstr(answer, "\"tcmu\":{");
 	if (tcmu)
 		printf("tcmu: %llu LIO user backstores served\n", ans_u64(tcmu, "devices"));
-	printf("%-4s %-7s %-8s %-9s %10s %6s %10s %14s %14s %8s %8s %6s %9s %s\n", "LUN", "ADDRESS", "STATE", "BARCODE",
-	       "POSITION", "FILE", "EOD", "WRITTEN", "READ", "WR MB/s", "RD MB/s", "RD BUF", "WR BUF", "PREVENT");
+	printf("%-4s %-7s %-8s %-9s %10s %6s %10s %14s %14s %8s %8s %6s %9s %-7s %s\n", "LUN", "ADDRESS", "STATE",
+	       "BARCODE", "POSITION", "FILE", "EOD", "WRITTEN", "READ", "WR MB/s", "RD MB/s", "RD BUF", "WR BUF", "PREVENT",
+	       "COMPRESSION");
 	for (const char *d = strstr(answer, "{\"lun\""); d; d = strstr(d + 1, "{\"lun\"")) {
-		char state[16], bc[40];
+		char state[16], bc[40], comp[40];
 		ans_text(d, "state", state, sizeof state);
+		ans_text(d, "compression", comp, sizeof comp);
 		ans_text(d, "barcode", bc, sizeof bc);
 		/* The read buffer as a share of its size; the write buffer in MiB not yet synced. */
 		unsigned long long rb = ans_u64(d, "read_buffer_bytes"), rs = ans_u64(d, "read_buffer_size");
 		char rbuf[16] = "-";
 		if (rs)
 			snprintf(rbuf, sizeof rbuf, "%llu%%", rb * 100 / rs);
-		printf("%-4llu %-7llu %-8s %-9s %10llu %6llu %10llu %14llu %14llu %8.1f %8.1f %6s %5.1f MiB %s\n",
+		printf("%-4llu %-7llu %-8s %-9s %10llu %6llu %10llu %14llu %14llu %8.1f %8.1f %6s %5.1f MiB %-7s %s\n",
 		       ans_u64(d, "lun"), ans_u64(d, "address"), state, bc[0] ? bc : "-", ans_u64(d, "position"),
 		       ans_u64(d, "file"), ans_u64(d, "eod"), ans_u64(d, "written_bytes"), ans_u64(d, "read_bytes"),
 		       ans_real(d, "write_mb_s"), ans_real(d, "read_mb_s"), rbuf,
 		       (double)ans_u64(d, "write_buffer_bytes") / (1 << 20),
-		       strstr(d, "\"prevent\":true") && strstr(d, "\"prevent\":true") < strchr(d, '}') ? "yes" : "no");
+		       strstr(d, "\"prevent\":true") && strstr(d, "\"prevent\":true") < strchr(d, '}') ? "yes" : "no",
+		       comp[0] ? comp : "-");
 	}
 	return 0;
 }

@@ -217,6 +217,7 @@ static void fill_counts(struct ssc_drive *d, struct ssc_status *st)
 	st->readahead_ready = cs.readahead_ready;
 	st->readahead_limit = cs.readahead_limit;
 	st->unsynced_bytes = cs.unsynced_bytes;
+	st->compression = cs.compression;
 }
 
 /*

@@ -23,6 +23,7 @@
 #include "common/vtl_error.h"
 
 #define READ_CHUNK (256u << 10)   /* bytes read from a socket at a time */
+#define READ_IN_PLACE_MIN 4096u   /* below a page of data left, one copy costs less than a read of its own */
 #define LOGIN_MAX_DATA 8192        /* text a login PDU may carry (RFC 7143 13.12: the login-phase default) */
 #define MAX_EVENTS 64
 #define LISTEN_BACKLOG SOMAXCONN   /* the kernel's queue of connections not yet accepted; limits are ours */
@@ -624,8 +625,20 @@ static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 
 static void conn_read(struct conn *c)
 {
+	/*
+	 * The rest of a large data segment (Data-Out, immediate data) is read
+	 * straight into the PDU reader's buffer, which its DataSegmentLength
+	 * already bounds, rather than through rbuf and a copy; at most
+	 * READ_CHUNK a turn either way, so that no connection reads longer.
+	 */
 	uint8_t *buf = c->t->rbuf;
-	ssize_t n = read(c->fd, buf, sizeof c->t->rbuf);
+	size_t want = sizeof c->t->rbuf, room;
+	uint8_t *in_place = pdu_reader_room(&c->rd, &room);
+	if (in_place && room >= READ_IN_PLACE_MIN) {
+		buf = in_place;
+		want = room < want ? room : want;
+	}
+	ssize_t n = read(c->fd, buf, want);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {

@@ -174,10 +174,14 @@ static void reader_data_in_place(void **state)
 		size_t used, room;
 		assert_null(pdu_reader_room(&r, &room));
 		assert_int_equal(room, 0);
-		/* The header and 100 bytes of data through a buffer, the rest in place in two reads. */
-		size_t at = 48 + 4 + 100;
-		assert_int_equal(pdu_reader_feed(&r, s, at, &used, &out), PDU_NEED_MORE);
-		assert_int_equal(used, at);
+		/* The BHS, then its digest and 100 bytes of data through a buffer, the rest in place in two reads. */
+		assert_int_equal(pdu_reader_header_left(&r), ISCSI_BHS_LEN);
+		assert_int_equal(pdu_reader_feed(&r, s, ISCSI_BHS_LEN, &used, &out), PDU_NEED_MORE);
+		assert_int_equal(pdu_reader_header_left(&r), ISCSI_DIGEST_LEN);
+		size_t at = ISCSI_BHS_LEN + ISCSI_DIGEST_LEN + 100;
+		assert_int_equal(pdu_reader_feed(&r, s + ISCSI_BHS_LEN, at - ISCSI_BHS_LEN, &used, &out), PDU_NEED_MORE);
+		assert_int_equal(used, at - ISCSI_BHS_LEN);
+		assert_int_equal(pdu_reader_header_left(&r), 0);
 		uint8_t *dst = pdu_reader_room(&r, &room);
 		assert_non_null(dst);
 		assert_int_equal(room, len - at);
@@ -193,6 +197,7 @@ static void reader_data_in_place(void **state)
 		if (!bad)
 			assert_memory_equal(out.data, data, sizeof data);
 		assert_null(pdu_reader_room(&r, &room)); /* a whole PDU: the next bytes are a header */
+		assert_int_equal(pdu_reader_header_left(&r), ISCSI_BHS_LEN);
 		pdu_reader_free(&r);
 	}
 }

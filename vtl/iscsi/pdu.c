@@ -155,6 +155,13 @@ uint8_t *pdu_reader_room(struct pdu_reader *r, size_t *room)
 	return r->buf + r->buf_have;
 }
 
+size_t pdu_reader_header_left(const struct pdu_reader *r)
+{
+	if (r->in_data)
+		return r->buf_have >= r->buf_need ? ISCSI_BHS_LEN : 0; /* a PDU just ended: a header is next */
+	return r->hdr_need - r->hdr_have;
+}
+
 size_t pdu_header(struct iscsi_pdu *p, bool header_digest, uint8_t out[ISCSI_HDR_MAX])
 {
 	uint32_t ahs = p->ahs_len > ISCSI_MAX_AHS ? ISCSI_MAX_AHS : p->ahs_len;

@@ -146,6 +146,9 @@ enum pdu_error pdu_reader_feed(struct pdu_reader *r, const uint8_t *buf, size_t 
  */
 uint8_t *pdu_reader_room(struct pdu_reader *r, size_t *room);
 
+/* How many bytes of the next header r still wants (0 mid-way through a data segment). */
+size_t pdu_reader_header_left(const struct pdu_reader *r);
+
 #define ISCSI_HDR_MAX (ISCSI_BHS_LEN + ISCSI_MAX_AHS + ISCSI_DIGEST_LEN)
 #define ISCSI_TRAILER_MAX (ISCSI_PAD - 1 + ISCSI_DIGEST_LEN)
 

@@ -145,6 +145,15 @@ static void store_fenced_until_reopened(void **state)
 	assert_int_equal(vtl_cart_close(c), 0);
 }
 
+/* A new cartridge, opened, in a pool of one member with 64 MiB segments (room for several writeback steps). */
+static struct vtl_cart *new_cart_in_big_segments(struct fx *f, const char *bc)
+{
+	fx_pool_config(f, 1, 64u << 20);
+	tl_pool_open(&f->cfg, &f->pool);
+	assert_int_equal(vtl_cart_create(f->pool, bc), 0);
+	return tl_cart_open(f->pool, bc, NULL);
+}
+
 /* Writes 1 MiB blocks until one does not return 0 (at most max); returns how many did. */
 static unsigned write_mib_blocks(struct vtl_cart *c, unsigned max, int *rc)
 {
@@ -164,10 +173,7 @@ static unsigned write_mib_blocks(struct vtl_cart *c, unsigned max, int *rc)
 static void writeback_error_fences(void **state)
 {
 	struct fx *f = *state;
-	fx_pool_config(f, 1, 64u << 20);
-	tl_pool_open(&f->cfg, &f->pool);
-	assert_int_equal(vtl_cart_create(f->pool, "FEN005L8"), 0);
-	struct vtl_cart *c = tl_cart_open(f->pool, "FEN005L8", NULL);
+	struct vtl_cart *c = new_cart_in_big_segments(f, "FEN005L8");
 	wb_errno = EIO;
 	int rc = 0;
 	unsigned n = write_mib_blocks(c, 16, &rc);
@@ -192,10 +198,7 @@ static void writeback_error_fences(void **state)
 static void writeback_unsupported_is_no_fault(void **state)
 {
 	struct fx *f = *state;
-	fx_pool_config(f, 1, 64u << 20);
-	tl_pool_open(&f->cfg, &f->pool);
-	assert_int_equal(vtl_cart_create(f->pool, "FEN006L8"), 0);
-	struct vtl_cart *c = tl_cart_open(f->pool, "FEN006L8", NULL);
+	struct vtl_cart *c = new_cart_in_big_segments(f, "FEN006L8");
 	wb_errno = EINVAL;
 	int rc = 0;
 	assert_int_equal(write_mib_blocks(c, 40, &rc), 40);

@@ -87,6 +87,10 @@ static int truncate_at(struct vtl_cart *c, uint64_t obj)
 		return rc;
 	if (s->mark_next > new_end)
 		s->mark_next = new_end;
+	if (s->wb_started > new_end)
+		s->wb_started = new_end;
+	if (s->wb_waited > new_end)
+		s->wb_waited = new_end;
 	dmg_cut(c, obj);
 	uint32_t fm_keep = 0;
 	while (fm_keep < s->n_fm && s->fm[fm_keep] < rel)
@@ -193,8 +197,11 @@ static int write_prologue(struct vtl_cart *c, uint64_t rec)
 		return c->wr.fault;
 	if (c->p.worm && c->cur.pos < c->tape.eod)
 		return VTL_E_WORM;
-	int rc = capacity_check(c, rec);
+	/* What earlier writes left dirty goes to the disk before this one adds to it. */
+	int rc = cart_writeback(c);
 	if (rc)
+		return rc;
+	if ((rc = capacity_check(c, rec)))
 		return rc;
 	c->cur.seq_run = 0;
 	ra_reset(c->ra);

@@ -68,6 +68,8 @@ struct seg {
 	uint64_t acct;      /* bytes taken from the pool for this segment */
 	uint64_t synced_end; /* the sync mark on disk (or about to be): records below it were durable */
 	uint64_t mark_next;  /* open: data_end at the last sync, the mark the next sync writes */
+	uint64_t wb_started; /* open: the kernel was asked to write back the bytes below this */
+	uint64_t wb_waited;  /* open: and those below this are written back (cart_writeback) */
 	bool sealed;
 	bool eod_rec;       /* sealed with an EOD record (clean close) */
 	bool lost;          /* no file holds these objects (damage): every one is unreadable */
@@ -142,6 +144,7 @@ struct cart_write {
 	 * again (the open's repair then finds what really is on disk).
 	 */
 	int fault;
+	bool wb_off; /* the file system has no sync_file_range: writeback is left to the kernel */
 };
 
 /* What the tape has lost, and whether a cut is under way (cart_damage.c). */
@@ -300,6 +303,14 @@ int seg_mark_write(struct vtl_cart *c, size_t si, uint64_t end);
 int cart_fence(struct vtl_cart *c, int rc);
 /* Makes segment files created, removed or renamed since the last sync durable in their folders. */
 int cart_sync_dirs(struct vtl_cart *c);
+
+/*
+ * Streams the open segment's written bytes to the disk behind the writer, so
+ * that a sync has little left; durability still comes from vtl_cart_sync
+ * alone. A writeback error fences c (and is returned), since the kernel
+ * reports it once and a later fdatasync would not see it.
+ */
+int cart_writeback(struct vtl_cart *c);
 
 /* cart_segment.c */
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LD_PRELOAD shim for the power-cut test's controls (tests/kernel/test_powercut.sh):
- * fsync and fdatasync succeed without doing anything, as on a system whose
- * program forgot them. vtld then acknowledges WRITE FILEMARKS with the blocks
- * still only in the page cache, and a power cut must lose them: the control
- * shows that the test sees such a loss. Never for anything but those controls.
+ * fsync, fdatasync and sync_file_range (the backend's streaming writeback,
+ * which would otherwise put most blocks on the disk anyway) succeed without
+ * doing anything, as on a system whose program forgot them. vtld then
+ * acknowledges WRITE FILEMARKS with the blocks still only in the page cache,
+ * and a power cut must lose them: the control shows that the test sees such
+ * a loss. Never for anything but those controls.
  *
  * VTL_NOSYNC_MATCH=SUFFIX limits that to the files whose path ends with
  * SUFFIX; every other file is synced for real. The migrator's control uses
@@ -15,6 +17,7 @@
  *
  * Build: -shared -fPIC. Use: LD_PRELOAD=nosync_shim.so vtld ...
  */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -37,4 +40,9 @@ int fsync(int fd)
 int fdatasync(int fd)
 {
 	return dropped(fd) ? 0 : (int)syscall(SYS_fdatasync, fd);
+}
+
+int sync_file_range(int fd, off_t offset, off_t nbytes, unsigned int flags)
+{
+	return dropped(fd) ? 0 : (int)syscall(SYS_sync_file_range, fd, offset, nbytes, flags);
 }

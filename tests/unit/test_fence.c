@@ -16,9 +16,14 @@
  * LOAD of a loaded tape empties the buffer as REWIND does: its sync, and
  * its failure reported as REWIND reports it.
  *
- * This program defines fdatasync and pwritev itself: the store's calls
- * (linked in statically) come here; fdatasync fails while fail_syncs is
- * above 0, pwritev with ENOSPC while disk_full is set.
+ * The streaming writeback (sync_file_range behind the writer) reports a
+ * writeback error once too, so it fences the cartridge the same way; a file
+ * system without sync_file_range is no fault, the kernel then writes back.
+ *
+ * This program defines fdatasync, pwritev and sync_file_range itself: the
+ * store's calls (linked in statically) come here; fdatasync fails while
+ * fail_syncs is above 0, pwritev with ENOSPC while disk_full is set,
+ * sync_file_range with wb_errno while that is set.
  */
 #include "tests/unit/scsi_host.h"
 
@@ -79,8 +84,22 @@ ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 	return (ssize_t)syscall(SYS_pwritev, fd, iov, cnt, (long)off, (long)((uint64_t)off >> 32));
 }
 
+static int wb_errno; /* while set, sync_file_range fails with it */
+static int wb_calls; /* calls of sync_file_range seen */
+
+int sync_file_range(int fd, off_t offset, off_t nbytes, unsigned int flags)
+{
+	wb_calls++;
+	if (wb_errno) {
+		errno = wb_errno;
+		return -1;
+	}
+	return (int)syscall(SYS_sync_file_range, fd, offset, nbytes, flags);
+}
+
 static int setup(void **state)
 {
+	wb_errno = wb_calls = 0;
 	fail_syncs = syncs = 0;
 	seg_syncs_fail = false;
 	disk_full = refused = 0;
@@ -122,6 +141,69 @@ static void store_fenced_until_reopened(void **state)
 	get_pos(c, &pos);
 	assert_true(pos.object >= 1);
 	assert_int_equal(vtl_cart_write_block(c, block, sizeof block), 0);
+	assert_int_equal(vtl_cart_sync(c), 0);
+	assert_int_equal(vtl_cart_close(c), 0);
+}
+
+/* A new cartridge, opened, in a pool of one member with 64 MiB segments (room for several writeback steps). */
+static struct vtl_cart *new_cart_in_big_segments(struct fx *f, const char *bc)
+{
+	fx_pool_config(f, 1, 64u << 20);
+	tl_pool_open(&f->cfg, &f->pool);
+	assert_int_equal(vtl_cart_create(f->pool, bc), 0);
+	return tl_cart_open(f->pool, bc, NULL);
+}
+
+/* Writes 1 MiB blocks until one does not return 0 (at most max); returns how many did. */
+static unsigned write_mib_blocks(struct vtl_cart *c, unsigned max, int *rc)
+{
+	static uint8_t block[1u << 20];
+	gen_data(block, sizeof block, 7, false);
+	unsigned n = 0;
+	while (n < max && (*rc = vtl_cart_write_block(c, block, sizeof block)) == 0)
+		n++;
+	return n;
+}
+
+/*
+ * A writeback error the streaming writeback meets: the WRITE in progress
+ * fails, and so does every write and sync after it, without an fdatasync
+ * that could not see the error any more; opened again, the tape works.
+ */
+static void writeback_error_fences(void **state)
+{
+	struct fx *f = *state;
+	struct vtl_cart *c = new_cart_in_big_segments(f, "FEN005L8");
+	wb_errno = EIO;
+	int rc = 0;
+	unsigned n = write_mib_blocks(c, 16, &rc);
+	assert_int_equal(rc, VTL_E_IO);
+	assert_int_equal(n, 8); /* the first write after 8 MiB had filled started the writeback */
+	assert_int_equal(wb_calls, 1);
+	wb_errno = 0;
+	int before = syncs;
+	assert_int_equal(vtl_cart_sync(c), VTL_E_IO);
+	assert_int_equal(write_mib_blocks(c, 1, &rc), 0);
+	assert_int_equal(rc, VTL_E_IO);
+	assert_int_equal(syncs, before);
+	assert_int_equal(vtl_cart_close(c), VTL_E_IO);
+	c = tl_cart_open(f->pool, "FEN005L8", NULL);
+	assert_int_equal(vtl_cart_space_eod(c), 0);
+	assert_int_equal(write_mib_blocks(c, 1, &rc), 1);
+	assert_int_equal(vtl_cart_sync(c), 0);
+	assert_int_equal(vtl_cart_close(c), 0);
+}
+
+/* A file system without sync_file_range: writing and syncing go on, and the store stops asking. */
+static void writeback_unsupported_is_no_fault(void **state)
+{
+	struct fx *f = *state;
+	struct vtl_cart *c = new_cart_in_big_segments(f, "FEN006L8");
+	wb_errno = EINVAL;
+	int rc = 0;
+	assert_int_equal(write_mib_blocks(c, 40, &rc), 40);
+	assert_int_equal(wb_calls, 1);
+	assert_int_equal(vtl_cart_write_filemarks(c, 1), 0);
 	assert_int_equal(vtl_cart_sync(c), 0);
 	assert_int_equal(vtl_cart_close(c), 0);
 }
@@ -412,6 +494,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(move_whose_load_cannot_sync, host_up, host_teardown),
 		cmocka_unit_test_setup_teardown(full_disk_at_close_loses_nothing, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(full_disk_at_segment_change_is_no_fault, setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(writeback_error_fences, setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(writeback_unsupported_is_no_fault, setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

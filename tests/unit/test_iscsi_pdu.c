@@ -152,6 +152,56 @@ static void reader_any_fragmentation(void **state)
 	}
 }
 
+/* A data segment read straight into the reader's room comes out whole, and its digest is still checked. */
+static void reader_data_in_place(void **state)
+{
+	(void)state;
+	static uint8_t data[3001], s[4096];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (uint8_t)(i * 13 + 1);
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_DATA_OUT;
+	p.data = data, p.data_len = sizeof data;
+	for (int bad = 0; bad < 2; bad++) {
+		size_t len = wire(&p, true, true, s);
+		if (bad)
+			s[len - 1] ^= 0x01; /* the data digest */
+		struct pdu_reader r;
+		pdu_reader_init(&r, 4096);
+		r.header_digest = r.data_digest = true;
+		struct iscsi_pdu out;
+		size_t used, room;
+		assert_null(pdu_reader_room(&r, &room));
+		assert_int_equal(room, 0);
+		/* The BHS, then its digest and 100 bytes of data through a buffer, the rest in place in two reads. */
+		assert_int_equal(pdu_reader_header_left(&r), ISCSI_BHS_LEN);
+		assert_int_equal(pdu_reader_feed(&r, s, ISCSI_BHS_LEN, &used, &out), PDU_NEED_MORE);
+		assert_int_equal(pdu_reader_header_left(&r), ISCSI_DIGEST_LEN);
+		size_t at = ISCSI_BHS_LEN + ISCSI_DIGEST_LEN + 100;
+		assert_int_equal(pdu_reader_feed(&r, s + ISCSI_BHS_LEN, at - ISCSI_BHS_LEN, &used, &out), PDU_NEED_MORE);
+		assert_int_equal(used, at - ISCSI_BHS_LEN);
+		assert_int_equal(pdu_reader_header_left(&r), 0);
+		uint8_t *dst = pdu_reader_room(&r, &room);
+		assert_non_null(dst);
+		assert_int_equal(room, len - at);
+		memcpy(dst, s + at, 1000);
+		assert_int_equal(pdu_reader_feed(&r, dst, 1000, &used, &out), PDU_NEED_MORE);
+		at += 1000;
+		dst = pdu_reader_room(&r, &room);
+		assert_int_equal(room, len - at);
+		memcpy(dst, s + at, room);
+		assert_int_equal(pdu_reader_feed(&r, dst, room, &used, &out), bad ? PDU_BAD_DATA_DIGEST : PDU_OK);
+		assert_int_equal(used, room);
+		assert_int_equal(out.data_len, sizeof data);
+		if (!bad)
+			assert_memory_equal(out.data, data, sizeof data);
+		assert_null(pdu_reader_room(&r, &room)); /* a whole PDU: the next bytes are a header */
+		assert_int_equal(pdu_reader_header_left(&r), ISCSI_BHS_LEN);
+		pdu_reader_free(&r);
+	}
+}
+
 static void reader_errors(void **state)
 {
 	(void)state;
@@ -207,6 +257,7 @@ int main(void)
 		cmocka_unit_test(writers_lay_out_bytes),
 		cmocka_unit_test(reader_any_fragmentation),
 		cmocka_unit_test(reader_errors),
+		cmocka_unit_test(reader_data_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

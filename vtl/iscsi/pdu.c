@@ -128,7 +128,7 @@ enum pdu_error pdu_reader_feed(struct pdu_reader *r, const uint8_t *buf, size_t 
 	size_t take = r->buf_need - r->buf_have;
 	if (take > len - at)
 		take = len - at;
-	if (take)
+	if (take && buf + at != r->buf + r->buf_have) /* equal: read in place (pdu_reader_room) */
 		memcpy(r->buf + r->buf_have, buf + at, take);
 	r->buf_have += take;
 	at += take;
@@ -143,6 +143,23 @@ enum pdu_error pdu_reader_feed(struct pdu_reader *r, const uint8_t *buf, size_t 
 			return PDU_BAD_DATA_DIGEST;
 	}
 	return PDU_OK;
+}
+
+uint8_t *pdu_reader_room(struct pdu_reader *r, size_t *room)
+{
+	if (!r->in_data || r->buf_have >= r->buf_need) {
+		*room = 0;
+		return NULL;
+	}
+	*room = r->buf_need - r->buf_have;
+	return r->buf + r->buf_have;
+}
+
+size_t pdu_reader_header_left(const struct pdu_reader *r)
+{
+	if (r->in_data)
+		return r->buf_have >= r->buf_need ? ISCSI_BHS_LEN : 0; /* a PDU just ended: a header is next */
+	return r->hdr_need - r->hdr_have;
 }
 
 size_t pdu_header(struct iscsi_pdu *p, bool header_digest, uint8_t out[ISCSI_HDR_MAX])

@@ -133,10 +133,21 @@ void pdu_reader_free(struct pdu_reader *r);
  * Takes up to len bytes from buf (*used tells how many) and, once a whole
  * PDU has arrived, fills *pdu (its data points into r's buffer, valid until
  * the next call) and returns PDU_OK; PDU_NEED_MORE when everything was used
- * without completing one; an error otherwise.
+ * without completing one; an error otherwise. buf may be what
+ * pdu_reader_room returned, with len at most its room: nothing is copied.
  */
 enum pdu_error pdu_reader_feed(struct pdu_reader *r, const uint8_t *buf, size_t len, size_t *used,
 			       struct iscsi_pdu *pdu);
+
+/*
+ * Mid-way through a data segment: where in r's buffer its next bytes go, and
+ * in *room how many are still wanted, so that a caller can read them from
+ * the socket in place; NULL (and 0) while r waits for a header.
+ */
+uint8_t *pdu_reader_room(struct pdu_reader *r, size_t *room);
+
+/* How many bytes of the next header r still wants (0 mid-way through a data segment). */
+size_t pdu_reader_header_left(const struct pdu_reader *r);
 
 #define ISCSI_HDR_MAX (ISCSI_BHS_LEN + ISCSI_MAX_AHS + ISCSI_DIGEST_LEN)
 #define ISCSI_TRAILER_MAX (ISCSI_PAD - 1 + ISCSI_DIGEST_LEN)

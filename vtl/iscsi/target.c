@@ -23,6 +23,7 @@
 #include "common/vtl_error.h"
 
 #define READ_CHUNK (256u << 10)   /* bytes read from a socket at a time */
+#define READ_IN_PLACE_MIN 4096u   /* below a page of data left, one copy costs less than a read of its own */
 #define LOGIN_MAX_DATA 8192        /* text a login PDU may carry (RFC 7143 13.12: the login-phase default) */
 #define MAX_EVENTS 64
 #define LISTEN_BACKLOG SOMAXCONN   /* the kernel's queue of connections not yet accepted; limits are ours */
@@ -68,6 +69,7 @@ struct conn {
 	struct conn *predecessor, *successor;
 	const struct nexus *nexus;
 	struct pdu_reader rd;
+	bool big_data;              /* its last PDU's data was worth reading in place: read the next header alone */
 	struct iscsi_login login;
 	struct iscsi_params params;
 	struct session *sess;
@@ -624,51 +626,83 @@ static void handle_pdu(struct conn *c, const struct iscsi_pdu *pdu)
 
 static void conn_read(struct conn *c)
 {
-	uint8_t *buf = c->t->rbuf;
-	ssize_t n = read(c->fd, buf, sizeof c->t->rbuf);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		conn_kill(c);
-		return;
-	}
-	c->last_rx = (time_t)(vtl_mono_ms() / 1000);
-	for (size_t off = 0; off < (size_t)n && !c->dead && !c->want_close;) {
-		if (c->waiting) {
-			/* Nothing may follow a Login Request before its response (RFC 7143 6.3): the stream is lost. */
-			log_warn("iscsi: %s: sent more while its login waited for the old session; closing", c->peer);
+	/*
+	 * A large data segment (Data-Out, immediate data) is read straight into
+	 * the PDU reader's buffer, which its DataSegmentLength (at most the
+	 * negotiated MaxRecvDataSegmentLength) already sized, rather than
+	 * through rbuf and a copy. While a host sends such segments, its next
+	 * header is read alone first so that the data after it can go in
+	 * place; then the data is read at once. Data bytes stay within
+	 * READ_CHUNK a turn either way, so that no connection reads longer.
+	 */
+	size_t budget = sizeof c->t->rbuf;
+	bool got = false;
+	while (budget && !c->dead && !c->want_close && !c->waiting) {
+		uint8_t *buf = c->t->rbuf;
+		size_t want = budget, room, hdr = pdu_reader_header_left(&c->rd);
+		uint8_t *in_place = pdu_reader_room(&c->rd, &room);
+		bool header_only = false;
+		if (in_place && room >= READ_IN_PLACE_MIN) {
+			buf = in_place;
+			want = room < want ? room : want;
+		} else if (c->big_data && hdr && hdr < want) {
+			/* Not counted: each header read alone is followed by a data read that is (or a PDU that resets big_data). */
+			want = hdr;
+			header_only = true;
+		}
+		ssize_t n = read(c->fd, buf, want);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (n <= 0) {
 			conn_kill(c);
 			return;
 		}
-		size_t used = 0;
-		struct iscsi_pdu pdu;
-		enum pdu_error e = pdu_reader_feed(&c->rd, buf + off, (size_t)n - off, &used, &pdu);
-		off += used;
-		if (e == PDU_OK) {
-			handle_pdu(c, &pdu);
-		} else if (e == PDU_BAD_DATA_DIGEST && c->phase == PH_FFP) {
-			/* The header is sound: Reject that PDU and go on (RFC 7143 7.8, 11.17). */
-			log_warn("iscsi: %s: data digest error (opcode 0x%02x, ITT 0x%08x): rejected", c->peer,
-				 (unsigned)pdu_opcode(&pdu), (unsigned)pdu_itt(&pdu));
-			session_data_digest_error(c->sess, &pdu);
-		} else if (e == PDU_TOO_LONG && c->phase == PH_FFP) {
-			/* The header is sound: say why in a Reject, then close, since its data cannot be skipped safely. */
-			log_warn("iscsi: %s: a data segment above MaxRecvDataSegmentLength (opcode 0x%02x, ITT 0x%08x); "
-				 "rejecting and closing", c->peer, (unsigned)pdu_opcode(&pdu), (unsigned)pdu_itt(&pdu));
-			session_protocol_error(c->sess, &pdu);
-		} else if (e == PDU_BAD_HEADER_DIGEST) {
-			/* Where the next PDU starts is unknown: only a new connection can resynchronise (RFC 7143 7.8). */
-			log_warn("iscsi: %s: header digest error; closing the connection", c->peer);
-			conn_kill(c);
-			return;
-		} else if (e != PDU_NEED_MORE) {
-			/* A header that cannot be trusted, or a PDU larger than declared: the stream is lost. */
-			log_warn("iscsi: %s: malformed stream (%d); closing", c->peer, (int)e);
-			conn_kill(c);
-			return;
+		got = true;
+		if (!header_only)
+			budget -= (size_t)n;
+		c->last_rx = (time_t)(vtl_mono_ms() / 1000);
+		for (size_t off = 0; off < (size_t)n && !c->dead && !c->want_close;) {
+			if (c->waiting) {
+				/* Nothing may follow a Login Request before its response (RFC 7143 6.3): the stream is lost. */
+				log_warn("iscsi: %s: sent more while its login waited for the old session; closing", c->peer);
+				conn_kill(c);
+				return;
+			}
+			size_t used = 0;
+			struct iscsi_pdu pdu;
+			enum pdu_error e = pdu_reader_feed(&c->rd, buf + off, (size_t)n - off, &used, &pdu);
+			off += used;
+			if (e == PDU_OK) {
+				c->big_data = pdu.data_len >= READ_IN_PLACE_MIN;
+				handle_pdu(c, &pdu);
+			} else if (e == PDU_BAD_DATA_DIGEST && c->phase == PH_FFP) {
+				/* The header is sound: Reject that PDU and go on (RFC 7143 7.8, 11.17). */
+				log_warn("iscsi: %s: data digest error (opcode 0x%02x, ITT 0x%08x): rejected", c->peer,
+					 (unsigned)pdu_opcode(&pdu), (unsigned)pdu_itt(&pdu));
+				session_data_digest_error(c->sess, &pdu);
+			} else if (e == PDU_TOO_LONG && c->phase == PH_FFP) {
+				/* The header is sound: say why in a Reject, then close, since its data cannot be skipped safely. */
+				log_warn("iscsi: %s: a data segment above MaxRecvDataSegmentLength (opcode 0x%02x, ITT 0x%08x); "
+					 "rejecting and closing", c->peer, (unsigned)pdu_opcode(&pdu), (unsigned)pdu_itt(&pdu));
+				session_protocol_error(c->sess, &pdu);
+			} else if (e == PDU_BAD_HEADER_DIGEST) {
+				/* Where the next PDU starts is unknown: only a new connection can resynchronise (RFC 7143 7.8). */
+				log_warn("iscsi: %s: header digest error; closing the connection", c->peer);
+				conn_kill(c);
+				return;
+			} else if (e != PDU_NEED_MORE) {
+				/* A header that cannot be trusted, or a PDU larger than declared: the stream is lost. */
+				log_warn("iscsi: %s: malformed stream (%d); closing", c->peer, (int)e);
+				conn_kill(c);
+				return;
+			}
 		}
+		/* One read a turn, but for a header read alone: its data follows at once. */
+		if (!header_only || (size_t)n < want)
+			break;
 	}
-	flush(c);
+	if (got)
+		flush(c);
 }
 
 /* Stops or resumes taking connections (while out of descriptors or memory, for a tick). */

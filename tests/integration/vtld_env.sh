@@ -66,7 +66,8 @@ vtld_try_start() {
 	pid=$!
 	i=0
 	# The log is shared by every start: wait for this start's own "ready" line.
-	until [ "$(grep -c "ready: [0-9]* logical units" "$log" 2>/dev/null)" -ge "$vtld_starts" ]; do
+	# (grep -c prints nothing when the log does not exist yet: that counts as 0.)
+	until vtld_ready=$(grep -c "ready: [0-9]* logical units" "$log" 2>/dev/null) || :; [ "${vtld_ready:-0}" -ge "$vtld_starts" ]; do
 		i=$((i + 1))
 		[ "$i" -le 1000 ] || { why="vtld did not come up within 20 s"; return 1; }
 		kill -0 "$pid" 2>/dev/null || { st=0; wait "$pid" || st=$?; why="vtld exited with status $st"; pid=""; return 1; }

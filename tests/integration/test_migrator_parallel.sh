@@ -30,11 +30,8 @@ VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 MIGRATOR=$build/vtl-migrator
 FILL=$build/tests/integration/iscsi_fill
-for x in "$VTLD" "$VTLCTL" "$MIGRATOR" "$FILL"; do
-	[ -x "$x" ] || { echo "FAIL: $x is missing; build it with 'make'" >&2; exit 1; }
-done
-
 . "$(dirname "$0")/vtld_env.sh"
+need_built "$VTLD" "$VTLCTL" "$MIGRATOR" "$FILL"
 . "$(dirname "$0")/migrator_env.sh"
 vtld_env vtl-parallel
 trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$pid" ] || kill "$pid" 2>/dev/null || true

@@ -309,3 +309,69 @@ clean:
 	rm -rf $(BUILD) $(filter-out $(BUILD),$(OTHER_TREES))
 
 -include $(VTLCTL_SRC:%.c=$(BUILD)/%.d) $(VTLD_SRC:%.c=$(BUILD)/%.d) $(MIGRATOR_MAIN:%.c=$(BUILD)/%.d) $(LIB_OBJ:.o=.d) $(TESTLIB_OBJ:.o=.d) $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)
+
+# make install / make uninstall (docs/install.md): the GNU directory variables. With PREFIX=/usr the
+# configuration and state go to /etc, /var and /run (as a distribution package puts them), else under PREFIX.
+PREFIX        ?= /usr/local
+prefix        ?= $(PREFIX)
+exec_prefix   ?= $(prefix)
+bindir        ?= $(exec_prefix)/bin
+sbindir       ?= $(exec_prefix)/sbin
+datarootdir   ?= $(prefix)/share
+mandir        ?= $(datarootdir)/man
+docdir        ?= $(datarootdir)/doc/vtl
+sysconfdir    ?= $(if $(filter /usr,$(prefix)),/etc,$(prefix)/etc)
+localstatedir ?= $(if $(filter /usr,$(prefix)),/var,$(prefix)/var)
+runstatedir   ?= $(if $(filter /usr,$(prefix)),/run,$(localstatedir)/run)
+DESTDIR       ?=
+INSTALL       ?= install
+
+# The programs find the installed configuration: config.o is rebuilt when sysconfdir changes.
+SYSCONFDIR_STAMP := $(BUILD)/sysconfdir.txt
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(SYSCONFDIR_STAMP) 2>/dev/null)" = '$(sysconfdir)' ] || echo '$(sysconfdir)' >$(SYSCONFDIR_STAMP); })
+$(BUILD)/config/config.o: CFLAGS_EXTRA += -DVTL_SYSCONFDIR='"$(sysconfdir)"'
+$(BUILD)/config/config.o: $(SYSCONFDIR_STAMP)
+
+MAN8 := $(wildcard man/*.8)
+MAN5 := $(BUILD)/man/vtl.conf.5
+DOCS := README.md LICENSE $(wildcard docs/*.md)
+# vtl.conf(5) is made from docs/configuration.md, so the two cannot drift apart.
+$(MAN5): docs/configuration.md scripts/gen-vtl-conf-man
+	@mkdir -p $(dir $@)
+	scripts/gen-vtl-conf-man docs/configuration.md >$@.tmp && mv $@.tmp $@
+all: $(MAN5)
+
+# Every file install puts down, and so every file uninstall removes (vtl.conf aside: see uninstall).
+INSTALLED := $(sbindir)/vtld $(sbindir)/vtl-migrator $(sbindir)/vtl-lio-setup $(bindir)/vtlctl \
+	$(sysconfdir)/vtl/vtl.conf.example $(MAN8:man/%=$(mandir)/man8/%) $(mandir)/man5/vtl.conf.5 \
+	$(DOCS:%=$(docdir)/%)
+# The example with its paths made absolute: state under localstatedir, sockets under runstatedir.
+SED_PATHS := -e 's|\.\./var/vtld\.sock|$(runstatedir)/vtl/vtld.sock|' -e 's|\.\./var/migrator\.sock|$(runstatedir)/vtl/migrator.sock|' \
+	-e 's|\.\./var/|$(localstatedir)/lib/vtl/|'
+.PHONY: install uninstall install-files
+install: $(PROGRAMS) $(MAN5)
+	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(bindir) $(DESTDIR)$(sysconfdir)/vtl $(DESTDIR)$(mandir)/man8 \
+		$(DESTDIR)$(mandir)/man5 $(DESTDIR)$(docdir)/docs
+	$(INSTALL) -d -m 0750 $(DESTDIR)$(localstatedir)/lib/vtl
+	$(INSTALL) -m 0755 $(VTLD) $(MIGRATOR) $(DESTDIR)$(sbindir)/
+	$(INSTALL) -m 0755 $(VTLCTL) $(DESTDIR)$(bindir)/
+	sed -e 's|conf=$${VTL_CONFIG:-\./vtl\.conf}|conf=$${VTL_CONFIG:-$(sysconfdir)/vtl/vtl.conf}|' \
+		-e 's|else \./vtl\.conf)|else $(sysconfdir)/vtl/vtl.conf)|' scripts/vtl-lio-setup >$(BUILD)/vtl-lio-setup
+	$(INSTALL) -m 0755 $(BUILD)/vtl-lio-setup $(DESTDIR)$(sbindir)/vtl-lio-setup
+	sed $(SED_PATHS) etc/vtl.conf.example >$(BUILD)/vtl.conf.installed
+	$(INSTALL) -m 0644 $(BUILD)/vtl.conf.installed $(DESTDIR)$(sysconfdir)/vtl/vtl.conf.example
+	@if [ -e $(DESTDIR)$(sysconfdir)/vtl/vtl.conf ]; then echo "kept $(DESTDIR)$(sysconfdir)/vtl/vtl.conf"; \
+		else $(INSTALL) -m 0644 $(BUILD)/vtl.conf.installed $(DESTDIR)$(sysconfdir)/vtl/vtl.conf; fi
+	$(INSTALL) -m 0644 $(MAN8) $(DESTDIR)$(mandir)/man8/
+	$(INSTALL) -m 0644 $(MAN5) $(DESTDIR)$(mandir)/man5/
+	$(INSTALL) -m 0644 README.md LICENSE $(DESTDIR)$(docdir)/
+	$(INSTALL) -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(docdir)/docs/
+
+# Removes what install put down. vtl.conf goes only while it equals the example; an edited one stays
+# (and so do its folder and the state folder while they hold anything).
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)%)
+	@c=$(DESTDIR)$(sysconfdir)/vtl/vtl.conf; if [ -e "$$c" ]; then \
+		if sed $(SED_PATHS) etc/vtl.conf.example | cmp -s - "$$c"; then rm -f "$$c"; \
+		else echo "kept $$c: it differs from the installed example"; fi; fi
+	-rmdir $(DESTDIR)$(docdir)/docs $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/vtl $(DESTDIR)$(localstatedir)/lib/vtl 2>/dev/null

@@ -19,6 +19,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* The Makefile passes its sysconfdir (docs/install.md); a build without it still names a real place. */
+#ifndef VTL_SYSCONFDIR
+#define VTL_SYSCONFDIR "/usr/local/etc"
+#endif
+
 #include "common/grow.h"
 #include "common/vtl_error.h"
 #include "config/media.h"
@@ -1474,6 +1479,17 @@ out:
 	}
 	*out = c;
 	return VTL_OK;
+}
+
+const char *vtl_config_installed_path(void)
+{
+	return VTL_SYSCONFDIR "/vtl/vtl.conf";
+}
+
+const char *vtl_config_default_path(void)
+{
+	const char *env = getenv("VTL_CONFIG");
+	return env && env[0] ? env : vtl_config_installed_path();
 }
 
 int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t errlen)

@@ -191,6 +191,12 @@ struct vtl_config {
  */
 int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t errlen);
 
+/* The installed configuration file, $(sysconfdir)/vtl/vtl.conf as the Makefile compiled it in (docs/install.md). */
+const char *vtl_config_installed_path(void);
+
+/* The file used when no -c FILE is given: $VTL_CONFIG when set and not empty, else the installed one. */
+const char *vtl_config_default_path(void);
+
 /* The same from text in memory: name is the file name used in messages and for relative paths. */
 int vtl_config_parse(const char *name, const char *text, size_t len, struct vtl_config **out, char *err,
 		     size_t errlen);

@@ -19,13 +19,13 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vtl-migrator [-c FILE]\n"
-		   "  -c, --config FILE   the configuration (default $VTL_CONFIG, else ./vtl.conf)\n"
-		   "  -h, --help          this text\n");
+		   "  -c, --config FILE   the configuration (default $VTL_CONFIG, else %s)\n"
+		   "  -h, --help          this text\n", vtl_config_installed_path());
 }
 
 int main(int argc, char **argv)
 {
-	const char *path = getenv("VTL_CONFIG") ? getenv("VTL_CONFIG") : "vtl.conf";
+	const char *path = vtl_config_default_path();
 	for (int i = 1; i < argc; i++) {
 		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc) {
 			path = argv[++i];

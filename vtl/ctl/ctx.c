@@ -95,8 +95,8 @@ int ctl_load_config(struct ctl *ctl)
 	if (rc == 0)
 		return 0;
 	if (rc == VTL_E_IO && ctl->config_from_default)
-		return ctl_err(ctl, VTLCTL_FAIL, "%s (no -c FILE was given and VTL_CONFIG is not set, so ./vtl.conf was "
-			       "tried)", err);
+		return ctl_err(ctl, VTLCTL_FAIL, "%s (no -c FILE was given and VTL_CONFIG is not set, so the installed "
+			       "%s was tried)", err, vtl_config_installed_path());
 	return ctl_err(ctl, VTLCTL_FAIL, "%s", err);
 }
 

@@ -224,7 +224,7 @@ static void print_usage(FILE *f)
 		fprintf(f, "  %-*s  %s\n", (int)w, commands[i].name, commands[i].summary);
 	fputs("\n"
 	      "options (anywhere on the line):\n"
-	      "  -c, --config FILE  the library's configuration file (default: $VTL_CONFIG, else ./vtl.conf)\n"
+	      "  -c, --config FILE  the library's configuration file (default: $VTL_CONFIG, else the installed one)\n"
 	      "  --json             print one JSON document on stdout instead of tables\n"
 	      "  -h, --help         this help; 'vtlctl help COMMAND' or 'vtlctl COMMAND --help' for a command\n"
 	      "\n"
@@ -309,12 +309,8 @@ int main(int argc, char **argv)
 	struct ctl ctl;
 	memset(&ctl, 0, sizeof ctl);
 	const char *env = getenv("VTL_CONFIG");
-	if (env && env[0]) {
-		ctl.config_path = env;
-	} else {
-		ctl.config_path = "vtl.conf";
-		ctl.config_from_default = true;
-	}
+	ctl.config_path = vtl_config_default_path();
+	ctl.config_from_default = !(env && env[0]);
 
 	/* Global options before the command; the command's parser accepts them after it too. */
 	int i = 1;

@@ -26,17 +26,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vtld [-c FILE] [--port N]\n"
-		   "  -c, --config FILE   the configuration (default $VTL_CONFIG, else ./vtl.conf)\n"
+		   "  -c, --config FILE   the configuration (default $VTL_CONFIG, else %s)\n"
 		   "  -p, --port N        the iSCSI port, instead of [iscsi] port\n"
 		   "  -h, --help          this text\n"
 		   "Exit status: 0 stopped (SIGTERM, SIGINT) with every loaded cartridge synced; 1 could not start;\n"
 		   "2 a wrong argument; 3 stopped, but the final sync of a loaded cartridge failed: what was written\n"
-		   "to it after its last synchronizing command may be lost (the log names the cartridge and the error).\n");
+		   "to it after its last synchronizing command may be lost (the log names the cartridge and the error).\n", vtl_config_installed_path());
 }
 
 int main(int argc, char **argv)
 {
-	const char *path = getenv("VTL_CONFIG") ? getenv("VTL_CONFIG") : "vtl.conf";
+	const char *path = vtl_config_default_path();
 	long port = -1;
 	for (int i = 1; i < argc; i++) {
 		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc) {

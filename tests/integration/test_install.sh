@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# make install / make uninstall into a temporary DESTDIR: the installed files are the list of
+# docs/install.md; every manual page renders without a warning, vtl.conf(5) names every key of the
+# parser's table and vtlctl(8) every command of vtlctl's; the installed vtld serves the installed
+# configuration (its paths moved under the temporary root) and the installed vtlctl talks to it;
+# uninstall leaves no file behind. Writes nowhere outside its temporary folder (and <build-dir>).
+#
+# Usage: sh test_install.sh <build-dir>
+set -eu
+build=${1:?usage: test_install.sh <build-dir>}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/install-test.XXXXXX")
+pid=""
+trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+root=$tmp/root
+step() { echo "-- $*"; }
+fail() { echo "FAIL: $*" >&2; [ ! -e "$tmp/vtld.log" ] || tail -20 "$tmp/vtld.log" >&2; exit 1; }
+mk() { make -s --no-print-directory -C "$top" BUILD="$build" DESTDIR="$root" PREFIX=/usr "$@"; }
+
+step "make install DESTDIR=... PREFIX=/usr installs the files docs/install.md lists"
+mk install >"$tmp/make.log" 2>&1 || { cat "$tmp/make.log" >&2; fail "make install failed"; }
+(cd "$root" && find . -type f | sed 's|^\.||' | sort) >"$tmp/got"
+sed -n '/^<!-- installed files -->/,/^<!-- end -->/s/^- `\(.*\)`$/\1/p' "$top/docs/install.md" | sort >"$tmp/want"
+[ -s "$tmp/want" ] || fail "docs/install.md lists no installed file"
+diff "$tmp/want" "$tmp/got" >"$tmp/diff" || { cat "$tmp/diff" >&2; fail "installed files differ from docs/install.md (< docs, > installed)"; }
+
+step "every manual page renders without warnings"
+for p in "$root"/usr/share/man/man*/*; do
+	w=$(MANWIDTH=80 man --warnings -l "$p" 2>&1 >/dev/null) || fail "man -l $p failed"
+	[ -z "$w" ] || fail "man -l $p warns: $w"
+done
+
+step "vtl.conf(5) names every key of the parser, vtlctl(8) every command"
+page=$(MANWIDTH=200 man -l "$root/usr/share/man/man5/vtl.conf.5" 2>/dev/null)
+for k in $(sed -n 's/^	{SEC_[A-Z]*, "\([a-z_]*\)".*/\1/p' "$top/config/config.c" | sort -u); do
+	printf '%s\n' "$page" | grep -Eq "^ *([a-z_]+, )*$k(, [a-z_]+)* \(default" || fail "vtl.conf(5) lacks the key $k"
+done
+page=$(MANWIDTH=300 man -l "$root/usr/share/man/man8/vtlctl.8" 2>/dev/null)
+sed -n 's/^	{"\([a-z ]*\)",.*/\1/p' "$top/vtl/ctl/main.c" >"$tmp/cmds"
+[ -s "$tmp/cmds" ] || fail "no command found in vtl/ctl/main.c"
+while read -r c; do
+	printf '%s\n' "$page" | grep -q "^ *$c\( \|$\)" || fail "vtlctl(8) lacks the command '$c'"
+done <"$tmp/cmds"
+
+step "the installed vtld serves the installed config and vtlctl reaches it without -c"
+conf=$root/etc/vtl/vtl.conf
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p -m 0700 "$root/run/vtl"
+sed -i -e "s|/var/lib/vtl|$root/var/lib/vtl|" -e "s|/run/vtl|$root/run/vtl|" -e "s|^port = .*|port = $port|" "$conf"
+grep -q "^member = $root/var/lib/vtl/pool/m0" "$conf" || fail "the installed config's pool is not under /var/lib/vtl"
+VTL_CONFIG=$conf "$root/usr/bin/vtlctl" init >"$tmp/init" 2>&1 || { cat "$tmp/init" >&2; fail "vtlctl init failed"; }
+"$root/usr/sbin/vtld" -c "$conf" 2>"$tmp/vtld.log" &
+pid=$!
+i=0
+until VTL_CONFIG=$conf "$root/usr/bin/vtlctl" status >"$tmp/status" 2>&1; do
+	i=$((i + 1)); [ "$i" -le 100 ] || fail "vtlctl status never reached vtld: $(cat "$tmp/status")"
+	kill -0 "$pid" 2>/dev/null || fail "the installed vtld exited"
+	sleep 0.1
+done
+kill "$pid"; wait "$pid" || fail "vtld did not stop cleanly"; pid=""
+rm -rf "$root/var/lib/vtl"/* "$root/run"
+sed -i -e "s|$root||" -e "s|^port = .*|port = 3260|" "$conf"
+
+step "make uninstall leaves no file behind"
+mk uninstall >"$tmp/make.log" 2>&1 || { cat "$tmp/make.log" >&2; fail "make uninstall failed"; }
+left=$(cd "$root" && find . -type f)
+[ -z "$left" ] || fail "uninstall left: $left"
+echo "PASS: test_install"

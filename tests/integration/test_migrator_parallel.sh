@@ -3,7 +3,7 @@
 #
 # The drive scheduler of vtl-migrator with a simulated 4-drive library at a
 # fixed rate (8 MB/s): vtld serves a library; a host (iscsi_fill) writes
-# 32 MiB to each of eight cartridges. Asserted on what vtlctl and the
+# 16 MiB to each of eight cartridges. Asserted on what vtlctl and the
 # catalog show, never on wall-clock speed:
 #   - four copies queued at once run at the same time on four different
 #     drives, each with its own tape (the drives' inventory shows four
@@ -112,10 +112,10 @@ state_of() { # state_of JOB
 	json "$tmp/jobs" "[j['state'] for j in d['jobs'] if j['id'] == $1][0]"
 }
 
-step "vtld up; a host writes 32 MiB to each of the eight cartridges"
+step "vtld up; a host writes 16 MiB to each of the eight cartridges"
 vtld_start
 for s in 1025 1026 1027 1028 1029 1030 1031 1032; do
-	timeout 120 "$FILL" "127.0.0.1:$port" "$iqn" $s 32 >"$tmp/fill" 2>&1 || { cat "$tmp/fill" >&2; fail "iscsi_fill $s"; }
+	timeout 120 "$FILL" "127.0.0.1:$port" "$iqn" $s 16 >"$tmp/fill" 2>&1 || { cat "$tmp/fill" >&2; fail "iscsi_fill $s"; }
 done
 
 step "two cartridges are copied to the vault's tape and released (migrated), for the recalls below"
@@ -200,7 +200,7 @@ sed -i 's/^recall_drives = 1$/recall_drives = 0/' "$conf"
 
 step "a pinned job waits for its drive; a restart runs the queued native copy pinned to drive 2 as asked"
 migrator_start
-ctl migrate X00007L8 --drive 2 --rate 4
+ctl migrate X00007L8 --drive 2 --rate 2
 slow=$(job_id)
 watch_jobs 60 '[j.get("drive") for j in run if j["id"] == '"$slow"'] == [2]' >/dev/null
 ctl migrate X00008L8 --native --drive 2
@@ -215,7 +215,7 @@ migrator_stop
 [ "$(state_of "$pinned")" = queued ] || fail "the pinned job $pinned is not queued after the stop"
 asked=$(json "$tmp/jobs" "[(j['copy'], j['asked_drive'], j['rate']) for j in d['jobs'] if j['id'] in ($slow, $pinned)]")
 echo "   | in the catalog, with the migrator stopped: jobs $slow and $pinned ask for $asked"
-[ "$asked" = "[('stacked', 2, 4), ('native', 2, 0)]" ] || fail "the catalog does not keep what the jobs asked for: $asked"
+[ "$asked" = "[('stacked', 2, 2), ('native', 2, 0)]" ] || fail "the catalog does not keep what the jobs asked for: $asked"
 
 step "a native copy pinned to drive 3, queued in the catalog while the migrator is stopped"
 ctl migrate X00001L8 --native --drive 3
@@ -260,9 +260,13 @@ migrator_start
 for j in $(cat "$tmp/copies"); do
 	job_ends "$j" done
 done
+: >"$tmp/verifies"
 for bc in X00001L8 X00002L8 X00003L8 X00004L8; do
 	ctl verify $bc
-	job_ends "$(job_id)" done
+	echo "$(job_id)" >>"$tmp/verifies"
+done
+for j in $(cat "$tmp/verifies"); do
+	job_ends "$j" done
 done
 "$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs"
 left=$(json "$tmp/jobs" 'len([j for j in d["jobs"] if j["state"] in ("queued", "running")])')

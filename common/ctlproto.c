@@ -61,6 +61,10 @@ static const struct ctlproto_verb_info verbs[CTLPROTO_VERBS] = {
 	[CTLPROTO_RELEASE] = {"release", CTLPROTO_MIGRATOR, "gives up the disk copy of a premigrated cartridge (force: "
 			      "a damaged one)", 2,
 			      {ARG_BARCODE, {.kind = CTLPROTO_ARG_FLAG, .name = "force", .slot = CTLPROTO_FLAG_FORCE}}},
+	[CTLPROTO_INGEST] = {"ingest", CTLPROTO_MIGRATOR, "vtld's hint: the hosts move MB/S through the drives now "
+			     "(none given: 0), which copies leave them", 1,
+			     {{.kind = CTLPROTO_ARG_OPTION, .name = "rate", .value = "MB/S", .slot = CTLPROTO_OPT_RATE,
+			       .max = CTLPROTO_RATE_MAX}}},
 };
 
 const struct ctlproto_verb_info *ctlproto_verb(enum ctlproto_verb v)

@@ -54,6 +54,7 @@ enum ctlproto_verb {
 	CTLPROTO_PHYSICAL,
 	CTLPROTO_POLICY,
 	CTLPROTO_RELEASE,
+	CTLPROTO_INGEST,
 	CTLPROTO_VERBS
 };
 
@@ -67,7 +68,7 @@ enum ctlproto_kind {
 	CTLPROTO_ARG_OPTION,  /* a keyword and its number ("drive 1"), within the argument's bounds */
 };
 
-/* The named options (migrate, verify, recall). */
+/* The named options (migrate, verify, recall; ingest: rate). */
 enum ctlproto_option { CTLPROTO_OPT_DRIVE, CTLPROTO_OPT_RATE, CTLPROTO_OPT_NATIVE, CTLPROTO_OPTIONS };
 
 /* The keyword flags, as bits of ctlproto_request.flags. */

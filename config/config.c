@@ -352,6 +352,8 @@ static const struct keydef keys[] = {
 	{SEC_MIGRATOR, "rate", K_UINT, CF(migrator.rate), 0, 0, 100000},
 	{SEC_MIGRATOR, "window", K_TEXT, CF(migrator.window), CAP(migrator.window), 0, 0},
 	{SEC_MIGRATOR, "window_rate", K_UINT, CF(migrator.window_rate), 0, 0, 100000},
+	{SEC_MIGRATOR, "pool_rate", K_UINT, CF(migrator.pool_rate), 0, 0, 100000},
+	{SEC_MIGRATOR, "copy_floor", K_UINT, CF(migrator.copy_floor), 0, 0, 100000},
 	{SEC_MIGRATOR, "verify", K_BOOL, CF(migrator.verify), 0, 0, 0},
 	{SEC_MIGRATOR, "drives", K_DRIVES, CF(migrator.drives), 0, 1, VTL_CFG_MAX_PHYS_DRIVES},
 	{SEC_MIGRATOR, "recall_drives", K_UINT, CF(migrator.recall_drives), 0, 0, VTL_CFG_MAX_PHYS_DRIVES - 1},
@@ -1371,6 +1373,7 @@ static void set_defaults(struct vtl_config *c)
 	c->migrator.buffers = 64;
 	c->migrator.buffer_size = 1u << 20;
 	c->migrator.readers = 4;
+	c->migrator.copy_floor = 40;
 	c->migrator.verify = true;
 	c->policy = (struct vtl_policy_config){.interval = 10, .premigrate = VTL_POLICY_FULL | VTL_POLICY_EJECTED | VTL_POLICY_IDLE,
 					       .idle = POLICY_IDLE_DEFAULT, .high_water = 85, .low_water = 70, .throttle = 95,

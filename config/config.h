@@ -171,6 +171,8 @@ struct vtl_config {
 		unsigned rate;                /* MB/s at most; 0: no limit */
 		char window[16];              /* "HH:MM-HH:MM": when window_rate applies instead ("" none) */
 		unsigned window_rate;         /* MB/s during the window */
+		unsigned pool_rate;           /* MB/s the pool gives hosts and copies together; 0: hosts do not come first */
+		unsigned copy_floor;          /* MB/s each copy keeps while hosts move data (with pool_rate) */
 		bool verify;                  /* read every copy back before recording it */
 		unsigned drives;              /* physical drives that run jobs at once; 0 (all): every drive */
 		unsigned recall_drives;       /* of those, kept for recalls (copies never use them); below drives */

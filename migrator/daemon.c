@@ -17,6 +17,7 @@
 #include "common/jsonout.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
+#include "migrator/ingest.h"
 #include "migrator/migrate.h"
 #include "migrator/phys_iscsi.h"
 #include "migrator/phys_st.h"
@@ -93,16 +94,17 @@ struct migd {
 	uint64_t seq;
 	struct ctlsock *sock;
 	struct policyd *policy;   /* the cache policy: a pass each dispatcher round, and its requests */
+	struct ingest ingest;     /* vtld's last report of what its hosts move (migrator/ingest.h) */
+	atomic_uint copies;       /* copies (migrate jobs) running now: they share what the hosts leave */
 };
 
 static const char *const kind_names[] = {"", "migrate", "recall", "verify"};
 
 /* ------------------------------------------------------------ the rate */
 
-/* Bytes/s a job may write now: its own rate, else the window's during the window, else [migrator] rate. */
-static double rate_now(void *arg)
+/* Bytes/s a job may write as asked: its own rate, else the window's during the window, else [migrator] rate. */
+static double rate_asked(const struct runner *r)
 {
-	struct runner *r = arg;
 	const struct vtl_config *c = r->m->cfg;
 	if (r->job.opts.rate) /* set before the job runs and constant while it does */
 		return r->job.opts.rate * MB;
@@ -117,6 +119,26 @@ static double rate_now(void *arg)
 			return c->migrator.window_rate * MB;
 	}
 	return c->migrator.rate * MB;
+}
+
+/* The share of the pool a copy gets while hosts move data (migrator/ingest.h); 0: no limit from it. */
+static uint64_t ingest_limit(struct migd *m, uint64_t now_ms)
+{
+	const struct vtl_config *c = m->cfg;
+	return ingest_copy_limit((uint64_t)c->migrator.pool_rate * (uint64_t)MB,
+				 (uint64_t)c->migrator.copy_floor * (uint64_t)MB, ingest_host(&m->ingest, now_ms),
+				 atomic_load(&m->copies));
+}
+
+/* Bytes/s a job may write now: as asked, and a copy no more than host ingest leaves it. */
+static double rate_now(void *arg)
+{
+	struct runner *r = arg;
+	double asked = rate_asked(r);
+	if (r->job.kind != CAT_JOB_MIGRATE) /* verifies read tape only; a recall is what a host waits for */
+		return asked;
+	uint64_t share = ingest_limit(r->m, vtl_mono_ms());
+	return share && (asked <= 0 || (double)share < asked) ? (double)share : asked;
 }
 
 /* ------------------------------------------------------------- the runners */
@@ -226,7 +248,9 @@ static void run_job(struct migd *m, struct runner *r, const struct cat_job *j)
 	int rc;
 	if (j->kind == CAT_JOB_MIGRATE) {
 		struct migrate_report rep;
+		atomic_fetch_add(&m->copies, 1);
 		rc = migrate_copy(&mig, j->barcode, j->id, &rep, err, sizeof err);
+		atomic_fetch_sub(&m->copies, 1);
 		if (rc == VTL_OK)
 			log_info("job %lld: copied %s to %s file %u: %.1f MB/s average, %.1f minimum; writer "
 				 "waited %llu times (%llu delays), readers %llu times; back-hitches: %llu %s%s; drive %u",
@@ -506,7 +530,13 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 		}
 		jo_printf(out, cap, &at, "}");
 	}
-	jo_printf(out, cap, &at, "]}");
+	/* Host ingest first: what vtld says its hosts move, and what that leaves each copy. */
+	uint64_t now = vtl_mono_ms();
+	jo_printf(out, cap, &at,
+		  "],\"ingest\":{\"host_mb_s\":%.1f,\"pool_rate\":%u,\"copy_floor\":%u,\"copies\":%u,"
+		  "\"copy_limit_mb_s\":%.1f}}",
+		  (double)ingest_host(&m->ingest, now) / MB, m->cfg->migrator.pool_rate, m->cfg->migrator.copy_floor,
+		  atomic_load(&m->copies), (double)ingest_limit(m, now) / MB);
 	free(js.j);
 }
 
@@ -663,6 +693,20 @@ static void req_hint(struct migd *m, const struct ctlproto_request *r, char *out
 	host_hint(m, r->verb == CTLPROTO_WAKE, r->barcode, out, cap);
 }
 
+static void req_ingest(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	uint64_t mbs = r->given[CTLPROTO_OPT_RATE] ? r->option[CTLPROTO_OPT_RATE] : 0;
+	uint64_t now = vtl_mono_ms();
+	bool before = ingest_host(&m->ingest, now) > 0;
+	ingest_note(&m->ingest, now, mbs * (uint64_t)MB);
+	if (before != (mbs > 0) && m->cfg->migrator.pool_rate)
+		log_info(mbs ? "hosts move %llu MB/s: copies read what is left of pool_rate %u MB/s, at least %u each"
+			     : "hosts stopped moving data (%llu MB/s): copies read at their own rate again; pool_rate %u, "
+			       "copy_floor %u",
+			 (unsigned long long)mbs, m->cfg->migrator.pool_rate, m->cfg->migrator.copy_floor);
+	jo_answer(out, cap, VTL_OK, NULL, "noted");
+}
+
 static void req_jobs(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
 {
 	(void)r;
@@ -699,7 +743,7 @@ static const request_fn requests[CTLPROTO_VERBS] = {
 	[CTLPROTO_MIGRATE] = req_job,       [CTLPROTO_VERIFY] = req_job,   [CTLPROTO_RECALL] = req_job,
 	[CTLPROTO_WAKE] = req_hint,         [CTLPROTO_YIELD] = req_hint,   [CTLPROTO_JOBS] = req_jobs,
 	[CTLPROTO_CANCEL] = req_cancel,     [CTLPROTO_SCAN] = req_scan,    [CTLPROTO_PHYSICAL] = req_physical,
-	[CTLPROTO_POLICY] = req_policy,     [CTLPROTO_RELEASE] = req_policy,
+	[CTLPROTO_POLICY] = req_policy,     [CTLPROTO_RELEASE] = req_policy, [CTLPROTO_INGEST] = req_ingest,
 };
 
 void migd_answer(struct migd *m, const char *request, char *out, size_t cap)

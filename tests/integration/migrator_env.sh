@@ -59,3 +59,10 @@ job_id() {
 cache_of() {
 	"$VTLCTL" -c "$conf" --json cartridge show "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["cache"])'
 }
+
+# json FILE EXPR: evaluates the Python expression EXPR over the JSON document d in FILE, prints it.
+json() {
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2"
+}

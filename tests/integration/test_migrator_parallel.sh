@@ -69,12 +69,6 @@ copy_pools = vault
 CONF
 "$VTLCTL" -c "$conf" cartridge add --barcode X00001L8 --count 8 >/dev/null
 
-# json FILE EXPR: evaluates the Python expression EXPR over the JSON document d in FILE, prints it.
-json() {
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-print(eval(sys.argv[2]))' "$1" "$2"
-}
 # watch_jobs SECONDS UNTIL: polls vtlctl --json jobs every 0.1 s until the Python expression UNTIL over
 # run (the running jobs with their drive) and js (every job) holds, or SECONDS pass (then it fails).
 # Prints the most jobs seen running at once and the most distinct drives they ran on.

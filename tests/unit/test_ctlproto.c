@@ -143,6 +143,13 @@ static void every_migrator_verb_round_trips(void **state)
 	round_trip(&release, "release P00001L8");
 	release.flags = CTLPROTO_FLAG_FORCE;
 	round_trip(&release, "release P00001L8 force");
+	struct ctlproto_request ingest = {.verb = CTLPROTO_INGEST};
+	round_trip(&ingest, "ingest");
+	ingest.given[CTLPROTO_OPT_RATE] = true;
+	ingest.option[CTLPROTO_OPT_RATE] = 0; /* unlike a job's rate, 0 is a value: the hosts stopped */
+	round_trip(&ingest, "ingest rate 0");
+	ingest.option[CTLPROTO_OPT_RATE] = 412;
+	round_trip(&ingest, "ingest rate 412");
 }
 
 /* Every verb of the table is one of the two above: a new verb without a round trip fails here. */
@@ -151,7 +158,7 @@ static void the_round_trips_cover_the_table(void **state)
 	(void)state;
 	static const char *const tested[] = {"status", "move", "load", "unload", "import", "export", "migrate",
 					     "verify", "recall", "wake", "yield", "jobs", "cancel", "scan",
-					     "physical", "policy", "release"};
+					     "physical", "policy", "release", "ingest"};
 	assert_int_equal(sizeof tested / sizeof tested[0], CTLPROTO_VERBS);
 	for (unsigned v = 0; v < CTLPROTO_VERBS; v++)
 		assert_string_equal(ctlproto_verb(v)->word, tested[v]);
@@ -194,7 +201,7 @@ static void unknown_empty_and_other_daemons_verbs(void **state)
 	refused(CTLPROTO_VTLD, "stat", "unknown request 'stat'; vtld answers status, move, load, unload, import, export");
 	refused(CTLPROTO_MIGRATOR, "Jobs",
 		"unknown request 'Jobs'; vtl-migrator answers migrate, verify, recall, wake, yield, jobs, cancel, scan, "
-		"physical, policy, release");
+		"physical, policy, release, ingest");
 	refused(CTLPROTO_VTLD, "migrate A00001L8", "'migrate' is a request for vtl-migrator, not vtld");
 	refused(CTLPROTO_MIGRATOR, "status", "'status' is a request for vtld, not vtl-migrator");
 }

@@ -335,6 +335,17 @@ static int jobs_live(struct ctl *ctl)
 		printf("%s\n", answer);
 		return 0;
 	}
+	const char *ingest = strstr(answer, "\"ingest\":{");
+	if (ingest && ans_u64(ingest, "pool_rate")) {
+		double limit = ans_real(ingest, "copy_limit_mb_s");
+		printf("host ingest first: hosts move %.1f MB/s; ", ans_real(ingest, "host_mb_s"));
+		if (limit > 0)
+			printf("each of %llu copies reads at most %.1f MB/s", ans_u64(ingest, "copies"), limit);
+		else
+			printf("copies are not held back");
+		printf(" (pool_rate %llu, copy_floor %llu MB/s)\n", ans_u64(ingest, "pool_rate"),
+		       ans_u64(ingest, "copy_floor"));
+	}
 	struct table t;
 	table_init(&t, 11, job_head, "RLLLRRRRRRL");
 	for (const char *e = strstr(answer, "{\"id\""); e; e = strstr(e + 1, "{\"id\"")) {

@@ -490,6 +490,18 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		else
 			printf("host writes never throttled\n");
 	}
+	const char *ingest = strstr(answer, "\"ingest\":{");
+	if (ingest) {
+		const struct vtl_config *c = ctl->cfg;
+		printf("hosts move %.1f MB/s through the drives", ans_real(ingest, "host_mb_s"));
+		if (!strstr(ingest, "\"migrator\":true"))
+			printf("\n");
+		else if (c->migrator.pool_rate)
+			printf("; host ingest first: copies read what is left of %u MB/s, at least %u MB/s each "
+			       "(vtlctl jobs)\n", c->migrator.pool_rate, c->migrator.copy_floor);
+		else
+			printf("; copies read the pool as fast as they go ([migrator] pool_rate 0)\n");
+	}
 	const char *tcmu = strstr(answer, "\"tcmu\":{");
 	if (tcmu)
 		printf("tcmu: %llu LIO user backstores served\n", ans_u64(tcmu, "devices"));

@@ -19,6 +19,7 @@
 #include "vtl/vtld/daemon.h"
 
 #define SAMPLE_MS 1000         /* how often the drives' byte counters are sampled for MB/s */
+#define INGEST_TIMEOUT_MS 250  /* the control thread waits no longer for a migrator that does not answer */
 #define MB 1e6
 
 static const char *state_name(enum ssc_state st)
@@ -46,7 +47,59 @@ static void sample_drives(struct vtld *v, bool force)
 		ssc_status_now(lus[i].dev, &st);
 		meter_sample(&m->written, t, st.written_bytes);
 		meter_sample(&m->read, t, st.read_bytes);
+		/* A counter below what was seen: a new load began at 0 since the last sample. */
+		m->moved_total += st.written_bytes >= m->seen_written ? st.written_bytes - m->seen_written : st.written_bytes;
+		m->moved_total += st.read_bytes >= m->seen_read ? st.read_bytes - m->seen_read : st.read_bytes;
+		m->seen_written = st.written_bytes;
+		m->seen_read = st.read_bytes;
+		meter_sample(&m->moved, t, m->moved_total);
 	}
+}
+
+/*
+ * What the hosts move through every drive, per second over the last few
+ * (the meter's span): a host that loads, writes and unloads in turn still
+ * counts between its writes; one that stops counts as stopped a few seconds later.
+ */
+static void measure_ingest(struct vtld *v)
+{
+	unsigned n;
+	struct vtl_lu *lus = vtld_lus(v, &n);
+	double bps = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(lus[i].what, "drive") == 0)
+			bps += meter_rate(&vtld_meters(v, i)->moved);
+	vtld_ingest(v)->host_bps = bps;
+}
+
+/*
+ * Host ingest first (docs/migrator.md): tells vtl-migrator what the hosts
+ * move, every second while they move anything and once when they stop, so
+ * that its copies read the pool only with what is left. A migrator that is
+ * not running, or does not answer soon, is tried again at the next tick.
+ */
+static void report_ingest(struct vtld *v)
+{
+	struct vtld_ingest *g = vtld_ingest(v);
+	if (!g->migrator)
+		return;
+	double mbs_now = g->host_bps / MB;
+	unsigned mbs = mbs_now >= CTLPROTO_RATE_MAX ? CTLPROTO_RATE_MAX : (unsigned)(mbs_now + 0.999);
+	if (mbs == 0 && g->last_mbs == 0)
+		return; /* quiet, and said so */
+	struct ctlproto_request r = {.verb = CTLPROTO_INGEST};
+	r.given[CTLPROTO_OPT_RATE] = true;
+	r.option[CTLPROTO_OPT_RATE] = mbs;
+	char req[CTLSOCK_REQUEST_MAX], ans[256], err[256];
+	if (ctlproto_format(&r, req, sizeof req, err, sizeof err) != VTL_OK) {
+		log_debug("cannot tell vtl-migrator the hosts' rate: %s", err);
+		return;
+	}
+	int rc = ctlsock_exchange(g->migrator, req, ans, sizeof ans, INGEST_TIMEOUT_MS);
+	if (rc == VTL_OK)
+		g->last_mbs = mbs;
+	else
+		log_debug("telling vtl-migrator \"%s\": %s", req, vtl_strerror(rc));
 }
 
 static void status(struct vtld *v, char *out, size_t cap)
@@ -79,7 +132,10 @@ static void status(struct vtld *v, char *out, size_t cap)
 	}
 	struct throttle_state ts;
 	throttle_state(vtld_throttle(v), &ts);
-	jo_printf(out, cap, &at, "],\"pool\":{\"fill_percent\":%.1f,\"throttle\":%u,\"throttled\":%s,"
+	struct vtld_ingest *g = vtld_ingest(v);
+	jo_printf(out, cap, &at, "],\"ingest\":{\"host_mb_s\":%.1f,\"reported_mb_s\":%u,\"migrator\":%s}",
+		  g->host_bps / MB, g->last_mbs, g->migrator ? "true" : "false");
+	jo_printf(out, cap, &at, ",\"pool\":{\"fill_percent\":%.1f,\"throttle\":%u,\"throttled\":%s,"
 		  "\"throttle_rate\":%u}", ts.fill, ts.threshold, ts.active ? "true" : "false", ts.rate);
 	struct tcmu_front *tf = vtld_tcmu(v);
 	if (tf)
@@ -211,6 +267,8 @@ static void handle(void *arg, const char *request, char *out, size_t cap)
 static void tick(void *arg)
 {
 	sample_drives(arg, false);
+	measure_ingest(arg);
+	report_ingest(arg);
 }
 
 bool control_answers(const char *path)

@@ -23,6 +23,7 @@ struct vtld {
 	struct smc_changer *changer;
 	struct vtl_lu lus[VTLD_MAX_LUS];
 	struct vtld_meters meters[VTLD_MAX_LUS];
+	struct vtld_ingest ingest;
 	unsigned n_lus;
 	struct iscsi_target *iscsi;
 	struct throttle *throttle; /* slows host writes when the pool is nearly full */
@@ -70,6 +71,8 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	}
 	struct library_options opt = {.migrator = cfg->migrator.control_socket,
 				      .stage_wait_ms = cfg->library.recall_wait * 1000u};
+	/* The config outlives vtld (main owns it). */
+	v->ingest.migrator = cfg->physical.configured ? cfg->migrator.control_socket : NULL;
 	rc = library_open(v->cat, v->pool, cfg->library.name, &opt, &v->lib, why, sizeof why);
 	if (rc != VTL_OK) {
 		snprintf(err, errlen, "%s", why);
@@ -241,4 +244,9 @@ struct vtl_lu *vtld_lus(struct vtld *v, unsigned *n)
 struct vtld_meters *vtld_meters(struct vtld *v, unsigned i)
 {
 	return i < v->n_lus ? &v->meters[i] : NULL;
+}
+
+struct vtld_ingest *vtld_ingest(struct vtld *v)
+{
+	return &v->ingest;
 }

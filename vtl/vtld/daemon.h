@@ -21,6 +21,10 @@
 /* A drive's byte counters, sampled by the control thread (vtlctl status's MB/s). */
 struct vtld_meters {
 	struct meter written, read;
+	/* Every byte hosts wrote or read through the drive since vtld started: the counters above start again
+	 * at each load, which would hide a host that loads often from host ingest first. */
+	struct meter moved;
+	uint64_t seen_written, seen_read, moved_total;
 };
 
 struct vtld;
@@ -61,5 +65,15 @@ struct vtl_lu *vtld_lus(struct vtld *v, unsigned *n);
 
 /* The meters of logical unit i of vtld_lus (the control thread's alone). */
 struct vtld_meters *vtld_meters(struct vtld *v, unsigned i);
+
+/* What the control thread tells vtl-migrator of the hosts' traffic (its alone; docs/migrator.md, "Host ingest first"). */
+struct vtld_ingest {
+	const char *migrator; /* the migrator's control socket; NULL: no [physical] library, nobody to tell */
+	unsigned last_mbs;    /* the rate last reported (MB/s); 0 also before the first report */
+	double host_bps;      /* what the hosts move through every drive (writes and reads), as the meters show */
+};
+
+/* The control thread's ingest report state. */
+struct vtld_ingest *vtld_ingest(struct vtld *v);
 
 #endif

@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# Host ingest first (docs/migrator.md): while a host writes over iSCSI, vtld
+# tells vtl-migrator what its hosts move, and a copy reads the pool only with
+# what is left of [migrator] pool_rate, at least copy_floor. The simulated
+# drive streams at 60 MB/s; pool_rate is 1 MB/s, so that any host traffic
+# (the host here loads, writes and unloads in turn: its rate varies) leaves
+# the copy exactly its floor of 4 MB/s. Asserted:
+#   - vtlctl status shows the hosts' traffic and the rule; vtlctl jobs shows
+#     the copy held to its floor while the host writes;
+#   - the copy moves no faster than its floor then (an upper bound: a slow
+#     machine makes it slower, never faster);
+#   - once the host stops, the limit goes (vtld reports 0) and the copy
+#     completes at the drive's speed; the copy is good.
+#
+# Usage: sh test_ingest.sh <build-dir>   (needs vtld, vtlctl, vtl-migrator, tests/integration/iscsi_fill)
+set -eu
+
+build=$(cd "${1:?usage: test_ingest.sh <build-dir>}" && pwd)
+VTLD=$build/vtld
+VTLCTL=$build/vtlctl
+MIGRATOR=$build/vtl-migrator
+FILL=$build/tests/integration/iscsi_fill
+. "$(dirname "$0")/vtld_env.sh"
+need_built "$VTLD" "$VTLCTL" "$MIGRATOR" "$FILL"
+. "$(dirname "$0")/migrator_env.sh"
+. "$(dirname "$0")/daemon_env.sh"
+vtld_env vtl-ingest
+hostpid=""
+trap '[ -z "$hostpid" ] || kill "$hostpid" 2>/dev/null || true; [ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true
+	[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
+iqn=iqn.2026-01.org.vtl:ingesttest
+vtld_library $iqn INGS0001
+mlog=$tmp/migrator.log
+migrator_conf physical.rate=60 migrator.verify=no migrator.pool_rate=1 migrator.copy_floor=4 >>"$conf" ||
+	fail "migrator_conf"
+"$VTLCTL" -c "$conf" cartridge add --barcode G00001L8 --count 2 >/dev/null
+
+jobs_json() {
+	"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs" || { cat "$tmp/jobs" >&2; fail "vtlctl jobs"; }
+}
+# until_jobs SECONDS EXPR: polls vtlctl --json jobs until EXPR over d holds, or fails after SECONDS.
+until_jobs() {
+	end=$(($(date +%s) + $1))
+	while :; do
+		jobs_json
+		[ "$(json "$tmp/jobs" "$2")" = True ] && return 0
+		[ "$(date +%s)" -lt "$end" ] || { cat "$tmp/jobs" >&2; fail "timed out waiting for: $2"; }
+		sleep 0.2
+	done
+}
+
+step "vtld up; a host writes 40 MiB to G00001L8, the cartridge to copy"
+vtld_start
+timeout 120 "$FILL" "127.0.0.1:$port" "$iqn" 1025 40 >"$tmp/fill" 2>&1 || { cat "$tmp/fill" >&2; fail "iscsi_fill"; }
+migrator_start
+
+step "a host writes G00002L8 over and over; vtld reports its traffic to the migrator"
+: >"$tmp/host.log"
+(
+	while [ ! -e "$tmp/host.stop" ]; do
+		timeout 120 "$FILL" "127.0.0.1:$port" "$iqn" 1026 64 >>"$tmp/host.log" 2>&1 || exit 1
+	done
+) &
+hostpid=$!
+until_jobs 30 'd["ingest"]["host_mb_s"] > 0'
+echo "   | the migrator hears: hosts move $(json "$tmp/jobs" 'd["ingest"]["host_mb_s"]') MB/s"
+ctl status
+grep -q "^hosts move [0-9.]* MB/s through the drives; host ingest first: copies read what is left of 1 MB/s, at least 4 MB/s each" "$tmp/out" ||
+	fail "vtlctl status does not show the hosts' traffic and the rule"
+
+step "a copy queued while the host writes is held to its floor of 4 MB/s"
+ctl migrate G00001L8
+job=$(job_id)
+until_jobs 30 "[j for j in d['jobs'] if j['id'] == $job][0]['state'] == 'running' and d['ingest']['copies'] == 1"
+until_jobs 10 "[j for j in d['jobs'] if j['id'] == $job][0]['bytes'] > 0"
+b0=$(json "$tmp/jobs" "[j for j in d['jobs'] if j['id'] == $job][0]['bytes']")
+t0=$(date +%s.%N)
+sleep 3
+jobs_json
+b1=$(json "$tmp/jobs" "[j for j in d['jobs'] if j['id'] == $job][0]['bytes']")
+t1=$(date +%s.%N)
+limit=$(json "$tmp/jobs" 'd["ingest"]["copy_limit_mb_s"]')
+host=$(json "$tmp/jobs" 'd["ingest"]["host_mb_s"]')
+state=$(json "$tmp/jobs" "[j for j in d['jobs'] if j['id'] == $job][0]['state']")
+rate=$(python3 -c "print(round(($b1 - $b0) / ($t1 - $t0) / 1e6, 1))")
+echo "   | hosts move $host MB/s; the copy may read $limit MB/s and moved $rate MB/s over $(python3 -c "print(round($t1 - $t0, 1))") s ($state)"
+ctl jobs
+grep -q "^host ingest first: hosts move [0-9.]* MB/s; each of 1 copies reads at most 4.0 MB/s (pool_rate 1, copy_floor 4 MB/s)" "$tmp/out" ||
+	{ cat "$mlog" >&2; fail "vtlctl jobs does not show the copy held to its floor"; }
+[ "$limit" = 4.0 ] || fail "the copy's limit is $limit MB/s while the host writes, expected its floor 4"
+[ "$state" = running ] || fail "the 40 MiB copy ended within 3 s at a 4 MB/s limit ($state)"
+# The job's bytes come from progress reports up to 0.5 s old: a second more at the floor, and 20 % slack.
+python3 -c "import sys; sys.exit(0 if $b1 - $b0 <= 4e6 * ($t1 - $t0 + 1) * 1.2 else 1)" ||
+	fail "the copy moved $rate MB/s while held to 4 MB/s"
+
+step "the host stops: the limit goes, and the copy completes at the drive's speed"
+touch "$tmp/host.stop"
+wait "$hostpid" || { cat "$tmp/host.log" >&2; fail "the host's writes failed"; }
+hostpid=""
+sed 's/^/   | host: /' "$tmp/host.log" | tail -3
+until_jobs 30 "d['ingest']['host_mb_s'] == 0"
+job_ends "$job" done
+grep -q "job $job: copied G00001L8 to " "$mlog" || { cat "$mlog" >&2; fail "no copy of G00001L8 in the log"; }
+[ "$(cache_of G00001L8)" = premigrated ] || fail "G00001L8 is not premigrated after its copy"
+grep -E "hosts (move|stopped)" "$mlog" | sed 's/^/   | migrator: /'
+migrator_stop
+vtld_stop
+echo "test_ingest: all steps passed"

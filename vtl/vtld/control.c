@@ -9,6 +9,7 @@
 #include "common/ctlproto.h"
 #include "common/ctlsock.h"
 #include "common/jsonout.h"
+#include "common/lockorder.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "catalog/catalog.h"
@@ -20,17 +21,6 @@
 
 #define SAMPLE_MS 1000         /* how often the drives' byte counters are sampled for MB/s */
 #define MB 1e6
-
-static const char *state_name(enum ssc_state st)
-{
-	switch (st) {
-	case SSC_LOADED: return "loaded";
-	case SSC_EJECTED: return "ejected";
-	case SSC_CLEANING: return "cleaning";
-	case SSC_STAGING: return "staging";
-	default: return "empty";
-	}
-}
 
 /* Samples every drive's byte counters, at most once per SAMPLE_MS unless forced (a status asked). */
 static void sample_drives(struct vtld *v, bool force)
@@ -69,7 +59,7 @@ static void status(struct vtld *v, char *out, size_t cap)
 		    "\"file\":%llu,\"eod\":%llu,\"written_bytes\":%llu,\"read_bytes\":%llu,"
 		    "\"write_mb_s\":%.1f,\"read_mb_s\":%.1f,\"read_buffer_bytes\":%llu,\"read_buffer_size\":%llu,"
 		    "\"write_buffer_bytes\":%llu,\"compression\":\"%s\",\"prevent\":%s}",
-		    k > 1 ? "," : "", lus[i].lun, address, state_name(st.state), st.barcode,
+		    k > 1 ? "," : "", lus[i].lun, address, ssc_state_name(st.state), st.barcode,
 		    (unsigned long long)st.object, (unsigned long long)st.file, (unsigned long long)st.eod,
 		    (unsigned long long)st.written_bytes, (unsigned long long)st.read_bytes,
 		    meter_rate(&vtld_meters(v, i)->written) / MB, meter_rate(&vtld_meters(v, i)->read) / MB,
@@ -189,7 +179,7 @@ static const operator_fn operators[CTLPROTO_VERBS] = {
 	[CTLPROTO_IMPORT] = op_import, [CTLPROTO_EXPORT] = op_export,
 };
 
-void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
+static void answer(struct vtld *v, const char *request, char *out, size_t cap)
 {
 	struct ctlproto_request r;
 	char err[512] = "", done[256] = "";
@@ -203,6 +193,13 @@ void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
 	jo_answer(out, cap, rc, err, done);
 }
 
+void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
+{
+	vtl_lock(vtld_control_mu(v), VTL_LOCK_CONTROL);
+	answer(v, request, out, cap);
+	vtl_unlock(vtld_control_mu(v), VTL_LOCK_CONTROL);
+}
+
 static void handle(void *arg, const char *request, char *out, size_t cap)
 {
 	control_answer(arg, request, out, cap);
@@ -210,7 +207,9 @@ static void handle(void *arg, const char *request, char *out, size_t cap)
 
 static void tick(void *arg)
 {
+	vtl_lock(vtld_control_mu(arg), VTL_LOCK_CONTROL);
 	sample_drives(arg, false);
+	vtl_unlock(vtld_control_mu(arg), VTL_LOCK_CONTROL);
 }
 
 bool control_answers(const char *path)

@@ -28,6 +28,7 @@ struct vtld {
 	struct throttle *throttle; /* slows host writes when the pool is nearly full */
 	struct tcmu_front *tcmu;   /* the LIO front end ([daemon] tcmu) */
 	struct iscsi_credentials *hosts; /* [initiator NAME] credentials, as the target reads them */
+	pthread_mutex_t control_mu;      /* one control answer at a time (vtld_control_mu) */
 };
 
 static void drive_gate(void *arg, const struct scsi_cmd *c)
@@ -54,6 +55,7 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	struct vtld *v = calloc(1, sizeof *v);
 	if (!v)
 		return VTL_E_NOMEM;
+	pthread_mutex_init(&v->control_mu, NULL);
 	char why[512] = "";
 	int rc = catalog_open(cfg->catalog.path, false, &v->cat, why, sizeof why);
 	if (rc != VTL_OK) {
@@ -208,6 +210,7 @@ int vtld_stop(struct vtld *v)
 	if (v->pool)
 		vtl_pool_close(v->pool);
 	free(v->hosts);
+	pthread_mutex_destroy(&v->control_mu);
 	free(v);
 	return rc;
 }
@@ -241,4 +244,19 @@ struct vtl_lu *vtld_lus(struct vtld *v, unsigned *n)
 struct vtld_meters *vtld_meters(struct vtld *v, unsigned i)
 {
 	return i < v->n_lus ? &v->meters[i] : NULL;
+}
+
+pthread_mutex_t *vtld_control_mu(struct vtld *v)
+{
+	return &v->control_mu;
+}
+
+struct vtl_pool *vtld_pool(struct vtld *v)
+{
+	return v->pool;
+}
+
+struct iscsi_target *vtld_iscsi(struct vtld *v)
+{
+	return v->iscsi;
 }

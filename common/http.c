@@ -180,7 +180,7 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 		return send_text(c, MHD_HTTP_NOT_FOUND, "no such page\n", NULL, NULL);
 	if (!r->fn)
 		return send_reply(c, MHD_HTTP_OK, r->type, (void *)r->data, r->len, false, NULL, NULL);
-	struct http_reply rep = {.status = MHD_HTTP_OK, .type = "application/json"};
+	struct http_reply rep = {.status = MHD_HTTP_OK, .type = "application/json", .conn = c};
 	outbuf_init(&rep.body, HTTP_REPLY_MAX);
 	r->fn(s->arg, &rep);
 	if (rep.body.failed) {
@@ -191,6 +191,17 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	size_t len;
 	char *body = outbuf_take(&rep.body, &len);
 	return send_reply(c, rep.status, rep.type, body, len, true, NULL, NULL);
+}
+
+const char *http_arg(const struct http_reply *r, const char *key)
+{
+	const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+	if (v)
+		return v;
+	/* "?key" without "=": libmicrohttpd keeps the key with no value. */
+	return MHD_lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, key, strlen(key), NULL, NULL) == MHD_YES
+		       ? ""
+		       : NULL;
 }
 
 int http_start(const struct http_config *c, struct http_server **out, char *err, size_t errlen)

@@ -38,7 +38,11 @@ struct http_reply {
 	struct outbuf body;
 	unsigned status;
 	const char *type; /* a static string */
+	void *conn;       /* the request's connection, for http_arg */
 };
+
+/* The value of the request's query argument key ("" for "?key"), or NULL when it has none. */
+const char *http_arg(const struct http_reply *r, const char *key);
 
 /* Builds the reply to a GET of the route's path. */
 typedef void (*http_handler)(void *arg, struct http_reply *r);

@@ -10,8 +10,8 @@
 #     the drive's bytes written grown by exactly what the host wrote, the
 #     cartridge on the drive's info series, and, after a copy to the
 #     simulated library, the migrator's drive bytes and its done job;
-#   - /api/status and /api/jobs are the documents `vtlctl --json status`
-#     and `vtlctl --json jobs` print; a POST is 405, a body 413, an unknown
+#   - /api/status, /api/jobs, /api/elements and /api/events are the
+#     documents `vtlctl --json status`, `jobs`, `slot list` and `events` print; a POST is 405, a body 413, an unknown
 #     page 404, a long target 414; a non-loopback address without
 #     http_token is refused at the start.
 # Skips (loudly) only when prometheus or promtool is not installed: scripts/install-deps installs them.
@@ -74,7 +74,7 @@ status() {
 step "vtld and vtl-migrator serve /metrics on loopback ports $hport and $mport"
 vtld_start
 migrator_start
-grep -q "http: /metrics and /api/status on 127.0.0.1:$hport" "$log" || fail "vtld did not log its HTTP endpoint"
+grep -q "http: /metrics and /api/status, /api/elements, /api/events on 127.0.0.1:$hport" "$log" || fail "vtld did not log its HTTP endpoint"
 before=$(metric "$vurl" vtl_drive_host_written_bytes_total 'drive="258",lun="2"')
 [ "$before" = 0 ] || fail "drive 258 has written $before bytes before any host wrote (want 0)"
 
@@ -166,7 +166,7 @@ kill -TERM "$ppid_prom"
 wait "$ppid_prom" || fail "prometheus did not stop cleanly"
 ppid_prom=""
 
-step "/api/status and /api/jobs are what vtlctl --json prints"
+step "/api/status, /api/jobs, /api/elements, /api/events are what vtlctl --json prints"
 curl -sf "$murl/api/jobs" >"$tmp/api_jobs" || fail "GET /api/jobs"
 "$VTLCTL" -c "$conf" --json jobs >"$tmp/ctl_jobs" || fail "vtlctl --json jobs"
 cmp -s "$tmp/api_jobs" "$tmp/ctl_jobs" || { diff "$tmp/api_jobs" "$tmp/ctl_jobs" >&2 || true; fail "/api/jobs differs from vtlctl --json jobs"; }
@@ -186,6 +186,22 @@ if a != b:
     print(a, b, sep="\n", file=sys.stderr)
     sys.exit(1)
 PY
+# same_doc URL COMMAND...: the page at URL is byte for byte what vtlctl --json COMMAND prints.
+same_doc() {
+	u=$1
+	shift
+	curl -sf "$u" >"$tmp/api_doc" || fail "GET $u"
+	"$VTLCTL" -c "$conf" --json "$@" >"$tmp/ctl_doc" || fail "vtlctl --json $*"
+	cmp -s "$tmp/api_doc" "$tmp/ctl_doc" || { diff "$tmp/api_doc" "$tmp/ctl_doc" >&2 || true; fail "$u differs from vtlctl --json $*"; }
+}
+same_doc "$vurl/api/elements" slot list
+same_doc "$vurl/api/events" events
+same_doc "$vurl/api/events?since=2&limit=3" events --since 2 --limit 3
+python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))["events"]
+sys.exit(0 if 1 <= len(e) <= 3 and all(x["id"] > 2 for x in e) else 1)' "$tmp/api_doc" ||
+	fail "/api/events?since=2&limit=3 does not hold 1 to 3 events after id 2"
+[ "$(status "$vurl" "/api/events?limit=x")" = 400 ] || fail "/api/events?limit=x is not 400"
 for p in /api/physical /api/policy; do
 	curl -sf "$murl$p" | python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["ok"] else 1)' ||
 		fail "GET $p is not an ok JSON answer"

@@ -195,7 +195,7 @@ static void print_added(struct ctl *ctl, const struct new_cart *nc, const uint16
 			json_str(&j, "media", vtl_media_name(nc[i].media, nc[i].type_m));
 			json_u64(&j, "capacity", nc[i].capacity);
 			json_obj(&j, "location");
-			json_str(&j, "type", ctl_elem_type_name(ctl_elem_type(&ctl->lib, where[i])));
+			json_str(&j, "type", libdoc_elem_type_name(libdoc_elem_type(&ctl->lib, where[i])));
 			json_u64(&j, "address", where[i]);
 			json_obj_end(&j);
 			json_obj_end(&j);
@@ -211,7 +211,7 @@ static void print_added(struct ctl *ctl, const struct new_cart *nc, const uint16
 	for (size_t i = 0; i < n; i++) {
 		char cap[32], loc[32];
 		fmt_bytes(nc[i].capacity, cap, sizeof cap);
-		snprintf(loc, sizeof loc, "%s %u", ctl_elem_type_name(ctl_elem_type(&ctl->lib, where[i])), where[i]);
+		snprintf(loc, sizeof loc, "%s %u", libdoc_elem_type_name(libdoc_elem_type(&ctl->lib, where[i])), where[i]);
 		table_add(&t, nc[i].barcode, vtl_media_name(nc[i].media, nc[i].type_m),
 			  nc[i].media == CAT_MEDIA_CLEANING ? NULL : cap, loc);
 	}
@@ -369,7 +369,7 @@ static void json_cart_fields(struct json *j, const struct cat_library *lib, cons
 	json_bool(j, "in_library", c->library_id == lib->id);
 	if (c->library_id == lib->id && c->element != CAT_NO_ELEMENT) {
 		json_obj(j, "location");
-		json_str(j, "type", ctl_elem_type_name(ctl_elem_type(lib, c->element)));
+		json_str(j, "type", libdoc_elem_type_name(libdoc_elem_type(lib, c->element)));
 		json_u64(j, "address", c->element);
 		json_obj_end(j);
 	} else {
@@ -680,7 +680,7 @@ int cmd_cartridge_remove(struct ctl *ctl, int argc, char **argv)
 			break;
 		}
 		if (c.library_id == ctl->lib.id && c.element != CAT_NO_ELEMENT &&
-		    ctl_elem_type(&ctl->lib, c.element) == CAT_ELEM_DRIVE && !force) {
+		    libdoc_elem_type(&ctl->lib, c.element) == CAT_ELEM_DRIVE && !force) {
 			rc = ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is in drive %u; move it to a slot first ('vtlctl move "
 				     "%u <slot>') or use --force; nothing was removed", bc, c.element, c.element);
 			break;

@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/vtld/web.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "catalog/catalog.h"
+#include "common/jsonout.h"
+
 #include "common/ctlsock.h"
 #include "common/grow.h"
 #include "common/http.h"
 #include "common/log.h"
 #include "common/promtext.h"
 #include "common/vtl_error.h"
+#include "vtl/library/docs.h"
+#include "vtl/library/library.h"
 #include "vtl/vtld/control.h"
+#include "vtl/vtld/daemon.h"
 #include "vtl/vtld/metrics.h"
 
 static void get_metrics(void *arg, struct http_reply *r)
@@ -29,9 +38,76 @@ static void get_status(void *arg, struct http_reply *r)
 	verb(arg, "status", r);
 }
 
+/* What a catalog document's query asks for. */
+struct doc_args {
+	int64_t since;
+	unsigned limit;
+};
+
+/*
+ * A catalog document as vtlctl --json prints it (vtl/library/docs.h), made
+ * on a memory stream: the catalog's handle lock is taken and released by
+ * each call inside, never held while the reply is sent.
+ */
+static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_args *a, bool events)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		r->body.failed = true;
+		return;
+	}
+	struct vtl_catalog *cat = vtld_catalog(v);
+	int rc = events ? libdoc_events(cat, a->since, a->limit, f)
+			: libdoc_elements(cat, library_info(vtld_library(v)), CAT_ELEM_ALL, LIBDOC_ALL, f);
+	if (fclose(f) != 0) {
+		r->body.failed = true;
+	} else if (rc != VTL_OK) {
+		char answer[512];
+		jo_answer(answer, sizeof answer, rc, catalog_last_error(cat), NULL);
+		r->status = 500;
+		outbuf_printf(&r->body, "%s\n", answer);
+	} else {
+		outbuf_write(&r->body, buf, len);
+	}
+	free(buf);
+}
+
+static void get_elements(void *arg, struct http_reply *r)
+{
+	catalog_doc(arg, r, &(struct doc_args){0}, false);
+}
+
+/* A query argument as a number within max; false (a 400 written) when it is not one. */
+static bool number_arg(struct http_reply *r, const char *key, uint64_t max, uint64_t *out)
+{
+	const char *s = http_arg(r, key);
+	*out = 0;
+	if (!s)
+		return true;
+	if (vtl_parse_uint(s, max, out) == VTL_OK)
+		return true;
+	r->status = 400;
+	outbuf_printf(&r->body, "{\"ok\":false,\"error\":\"%s: give a whole number from 0 to %llu\"}\n", key,
+		      (unsigned long long)max);
+	return false;
+}
+
+/* /api/events?since=ID&limit=N: as vtlctl --json events --since ID --limit N. */
+static void get_events(void *arg, struct http_reply *r)
+{
+	uint64_t since, limit;
+	if (!number_arg(r, "since", INT64_MAX, &since) || !number_arg(r, "limit", UINT32_MAX, &limit))
+		return;
+	catalog_doc(arg, r, &(struct doc_args){.since = (int64_t)since, .limit = (unsigned)limit}, true);
+}
+
 static const struct http_route routes[] = {
 	{.path = "/metrics", .fn = get_metrics},
 	{.path = "/api/status", .fn = get_status},
+	{.path = "/api/elements", .fn = get_elements},
+	{.path = "/api/events", .fn = get_events},
 };
 
 int web_start(const struct vtl_config *cfg, struct vtld *v, struct http_server **out, char *err, size_t errlen)
@@ -45,7 +121,7 @@ int web_start(const struct vtl_config *cfg, struct vtld *v, struct http_server *
 				 .nroutes = VTL_ARRAY_SIZE(routes), .arg = v, .daemon = "vtld"};
 	int rc = http_start(&hc, out, err, errlen);
 	if (rc == VTL_OK)
-		log_info("http: /metrics and /api/status on %s (port %u)%s", h->listen, http_port(*out),
+		log_info("http: /metrics and /api/status, /api/elements, /api/events on %s (port %u)%s", h->listen, http_port(*out),
 			 h->token[0] ? ", every request with the token" : "");
 	return rc;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * vtld's HTTP endpoint ([daemon] http): /metrics (vtl/vtld/metrics.h) and
+ * vtld's HTTP endpoint ([daemon] http): /metrics (vtl/vtld/metrics.h);
  * /api/status, the document `vtlctl --json status` prints, made by the same
- * control_answer. docs/operations.md, "HTTP endpoint", lists the routes.
+ * control_answer; /api/elements and /api/events, the documents `vtlctl
+ * --json slot list` and `events` print, by the same writers
+ * (vtl/library/docs.h). docs/operations.md, "HTTP endpoint", lists the routes.
  */
 #ifndef VTL_VTLD_WEB_H
 #define VTL_VTLD_WEB_H

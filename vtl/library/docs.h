@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The library's catalog as JSON documents: its elements and its event log,
+ * written exactly as `vtlctl --json slot list` and `vtlctl --json events`
+ * print them and vtld's /api/elements and /api/events serve them (one
+ * writer for both), and the element vocabulary they use.
+ */
+#ifndef VTL_LIBRARY_DOCS_H
+#define VTL_LIBRARY_DOCS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "catalog/catalog.h"
+
+/* Type of the element at address in lib (CAT_ELEM_ALL if it has none there). */
+enum cat_elem_type libdoc_elem_type(const struct cat_library *lib, uint16_t address);
+
+/* "transport", "slot", "ie", "drive" (what --type takes and the documents say). */
+const char *libdoc_elem_type_name(enum cat_elem_type t);
+
+/* 1-based number of the element among those of its type (slot 1, drive 2), 0 if none. */
+unsigned libdoc_elem_ordinal(const struct cat_library *lib, uint16_t address);
+
+/* Which elements libdoc_elements lists. */
+enum libdoc_filter { LIBDOC_ALL, LIBDOC_FULL, LIBDOC_EMPTY };
+
+/*
+ * Writes {"elements":[...]} of lib's elements of type (CAT_ELEM_ALL: every
+ * one) onto f, closed even when the catalog fails midway (what was written
+ * stays parseable). VTL_OK or the catalog's error.
+ */
+int libdoc_elements(struct vtl_catalog *cat, const struct cat_library *lib, enum cat_elem_type type,
+		    enum libdoc_filter filter, FILE *f);
+
+/* Writes {"events":[...]}, those after id since, at most limit (0: all), onto f; as libdoc_elements. */
+int libdoc_events(struct vtl_catalog *cat, int64_t since, unsigned limit, FILE *f);
+
+#endif

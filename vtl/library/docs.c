@@ -2,6 +2,7 @@
 #include "vtl/library/docs.h"
 
 #include "common/jsonw.h"
+#include "config/media.h"
 #include "common/vtl_error.h"
 
 #define TIME_TEXT 40
@@ -107,5 +108,78 @@ int libdoc_events(struct vtl_catalog *cat, int64_t since, unsigned limit, FILE *
 	json_arr_end(&j);
 	json_obj_end(&j);
 	json_end(&j);
+	return rc;
+}
+
+const char *libdoc_cache_name(enum cat_cache_state s)
+{
+	switch (s) {
+	case CAT_CACHE_RESIDENT: return "resident";
+	case CAT_CACHE_PREMIGRATED: return "premigrated";
+	case CAT_CACHE_MIGRATED: return "migrated";
+	case CAT_CACHE_RECALLING: return "recalling";
+	}
+	return "unknown";
+}
+
+void libdoc_cartridge_fields(struct json *j, const struct cat_library *lib, const struct cat_cartridge *c)
+{
+	bool tm = c->media == CAT_MEDIA_LTO7 && vtl_label_is_type_m(c->barcode);
+	char tbuf[40];
+	json_str(j, "barcode", c->barcode);
+	json_str(j, "media", vtl_media_name(c->media, tm));
+	json_u64(j, "capacity", c->capacity);
+	json_bool(j, "write_protect", c->write_protect);
+	json_str(j, "state", c->state);
+	json_bool(j, "in_library", c->library_id == lib->id);
+	if (c->library_id == lib->id && c->element != CAT_NO_ELEMENT) {
+		json_obj(j, "location");
+		json_str(j, "type", libdoc_elem_type_name(libdoc_elem_type(lib, c->element)));
+		json_u64(j, "address", c->element);
+		json_obj_end(j);
+	} else {
+		json_null(j, "location");
+	}
+	json_u64(j, "bytes_written", c->bytes_written);
+	json_u64(j, "bytes_stored", c->bytes_stored);
+	json_u64(j, "eod", c->eod);
+	json_u64(j, "mounts", c->mounts);
+	if (c->last_mounted) {
+		fmt_time_iso(c->last_mounted, tbuf, sizeof tbuf);
+		json_str(j, "last_mounted", tbuf);
+	} else {
+		json_null(j, "last_mounted");
+	}
+	json_str(j, "cache", libdoc_cache_name(c->cache));
+}
+
+struct cart_walk {
+	const struct cat_library *lib;
+	struct json j;
+	unsigned long n;
+};
+
+static int cartridge(const struct cat_cartridge *c, void *arg)
+{
+	struct cart_walk *w = arg;
+	w->n++;
+	json_obj(&w->j, NULL);
+	libdoc_cartridge_fields(&w->j, w->lib, c);
+	json_obj_end(&w->j);
+	return 0;
+}
+
+int libdoc_cartridges(struct vtl_catalog *cat, const struct cat_library *lib, FILE *f)
+{
+	struct cart_walk w = {.lib = lib};
+	json_init(&w.j, f);
+	json_obj(&w.j, NULL);
+	json_str(&w.j, "library", lib->name);
+	json_arr(&w.j, "cartridges");
+	int rc = catalog_cartridge_list(cat, 0, cartridge, &w);
+	json_arr_end(&w.j);
+	json_u64(&w.j, "count", w.n);
+	json_obj_end(&w.j);
+	json_end(&w.j);
 	return rc;
 }

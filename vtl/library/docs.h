@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The library's catalog as JSON documents: its elements and its event log,
- * written exactly as `vtlctl --json slot list` and `vtlctl --json events`
- * print them and vtld's /api/elements and /api/events serve them (one
- * writer for both), and the element vocabulary they use.
+ * The library's catalog as JSON documents: its elements, cartridges and
+ * event log, written exactly as `vtlctl --json slot list`, `cartridge list`
+ * and `events` print them and vtld's /api/elements, /api/cartridges and
+ * /api/events serve them (one writer for both), and the vocabulary they use.
  */
 #ifndef VTL_LIBRARY_DOCS_H
 #define VTL_LIBRARY_DOCS_H
@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "catalog/catalog.h"
+#include "common/jsonw.h"
 
 /* Type of the element at address in lib (CAT_ELEM_ALL if it has none there). */
 enum cat_elem_type libdoc_elem_type(const struct cat_library *lib, uint16_t address);
@@ -32,6 +33,15 @@ enum libdoc_filter { LIBDOC_ALL, LIBDOC_FULL, LIBDOC_EMPTY };
  */
 int libdoc_elements(struct vtl_catalog *cat, const struct cat_library *lib, enum cat_elem_type type,
 		    enum libdoc_filter filter, FILE *f);
+
+/* "resident", "premigrated", "migrated", "recalling": a cache state as the documents and tables name it. */
+const char *libdoc_cache_name(enum cat_cache_state s);
+
+/* The members of a cartridge's object (barcode, media, location, bytes, cache...) into the open object of j. */
+void libdoc_cartridge_fields(struct json *j, const struct cat_library *lib, const struct cat_cartridge *c);
+
+/* Writes {"library":...,"cartridges":[...],"count":N} of every cartridge in the catalog onto f; as libdoc_elements. */
+int libdoc_cartridges(struct vtl_catalog *cat, const struct cat_library *lib, FILE *f);
 
 /* Writes {"events":[...]}, those after id since, at most limit (0: all), onto f; as libdoc_elements. */
 int libdoc_events(struct vtl_catalog *cat, int64_t since, unsigned limit, FILE *f);

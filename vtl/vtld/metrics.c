@@ -13,6 +13,7 @@
 #include "common/vtl_error.h"
 #include "vtl/drive/ssc.h"
 #include "vtl/iscsi/target.h"
+#include "vtl/library/docs.h"
 #include "vtl/library/library.h"
 #include "vtl/library/throttle.h"
 #include "vtl/vtld/daemon.h"
@@ -30,11 +31,6 @@ static const char *const sense_keys[LU_SENSE_KEYS] = {
 	[SK_UNIT_ATTENTION] = "UNIT ATTENTION", [SK_DATA_PROTECT] = "DATA PROTECT",
 	[SK_BLANK_CHECK] = "BLANK CHECK",   [SK_ABORTED_COMMAND] = "ABORTED COMMAND",
 	[SK_VOLUME_OVERFLOW] = "VOLUME OVERFLOW", [SK_MISCOMPARE] = "MISCOMPARE",
-};
-
-static const char *const cache_states[CACHE_STATES] = {
-	[CAT_CACHE_RESIDENT] = "resident", [CAT_CACHE_PREMIGRATED] = "premigrated",
-	[CAT_CACHE_MIGRATED] = "migrated", [CAT_CACHE_RECALLING] = "recalling",
 };
 
 /* One drive's snapshot, taken before any line is written. */
@@ -245,13 +241,16 @@ static void cache(struct vtld *v, struct outbuf *o)
 	if (rc != VTL_OK)
 		return;
 	prom_family(o, "vtl_cartridges", "gauge", "The library's cartridges by cache state");
-	for (unsigned i = 0; i < CACHE_STATES; i++)
-		prom_sample_u64(o, "vtl_cartridges", &(struct prom_label){"cache", cache_states[i]}, 1, cc.n[i]);
+	for (unsigned i = 0; i < CACHE_STATES; i++) {
+		struct prom_label l = {"cache", libdoc_cache_name((enum cat_cache_state)i)};
+		prom_sample_u64(o, "vtl_cartridges", &l, 1, cc.n[i]);
+	}
 	prom_family(o, "vtl_cartridge_stored_bytes", "gauge",
 		    "Bytes the library's cartridges hold on their media (after compression), by cache state");
-	for (unsigned i = 0; i < CACHE_STATES; i++)
-		prom_sample_u64(o, "vtl_cartridge_stored_bytes", &(struct prom_label){"cache", cache_states[i]}, 1,
-				cc.bytes[i]);
+	for (unsigned i = 0; i < CACHE_STATES; i++) {
+		struct prom_label l = {"cache", libdoc_cache_name((enum cat_cache_state)i)};
+		prom_sample_u64(o, "vtl_cartridge_stored_bytes", &l, 1, cc.bytes[i]);
+	}
 }
 
 void vtld_metrics_write(struct vtld *v, struct outbuf *o)

@@ -49,7 +49,9 @@ struct doc_args {
  * on a memory stream: the catalog's handle lock is taken and released by
  * each call inside, never held while the reply is sent.
  */
-static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_args *a, bool events)
+enum doc { DOC_ELEMENTS, DOC_CARTRIDGES, DOC_EVENTS };
+
+static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_args *a, enum doc doc)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -59,8 +61,10 @@ static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_a
 		return;
 	}
 	struct vtl_catalog *cat = vtld_catalog(v);
-	int rc = events ? libdoc_events(cat, a->since, a->limit, f)
-			: libdoc_elements(cat, library_info(vtld_library(v)), CAT_ELEM_ALL, LIBDOC_ALL, f);
+	const struct cat_library *lib = library_info(vtld_library(v));
+	int rc = doc == DOC_EVENTS ? libdoc_events(cat, a->since, a->limit, f)
+		 : doc == DOC_CARTRIDGES ? libdoc_cartridges(cat, lib, f)
+					 : libdoc_elements(cat, lib, CAT_ELEM_ALL, LIBDOC_ALL, f);
 	if (fclose(f) != 0) {
 		r->body.failed = true;
 	} else if (rc != VTL_OK) {
@@ -76,7 +80,12 @@ static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_a
 
 static void get_elements(void *arg, struct http_reply *r)
 {
-	catalog_doc(arg, r, &(struct doc_args){0}, false);
+	catalog_doc(arg, r, &(struct doc_args){0}, DOC_ELEMENTS);
+}
+
+static void get_cartridges(void *arg, struct http_reply *r)
+{
+	catalog_doc(arg, r, &(struct doc_args){0}, DOC_CARTRIDGES);
 }
 
 /* A query argument as a number within max; false (a 400 written) when it is not one. */
@@ -100,13 +109,14 @@ static void get_events(void *arg, struct http_reply *r)
 	uint64_t since, limit;
 	if (!number_arg(r, "since", INT64_MAX, &since) || !number_arg(r, "limit", UINT32_MAX, &limit))
 		return;
-	catalog_doc(arg, r, &(struct doc_args){.since = (int64_t)since, .limit = (unsigned)limit}, true);
+	catalog_doc(arg, r, &(struct doc_args){.since = (int64_t)since, .limit = (unsigned)limit}, DOC_EVENTS);
 }
 
 static const struct http_route routes[] = {
 	{.path = "/metrics", .fn = get_metrics},
 	{.path = "/api/status", .fn = get_status},
 	{.path = "/api/elements", .fn = get_elements},
+	{.path = "/api/cartridges", .fn = get_cartridges},
 	{.path = "/api/events", .fn = get_events},
 };
 
@@ -121,7 +131,8 @@ int web_start(const struct vtl_config *cfg, struct vtld *v, struct http_server *
 				 .nroutes = VTL_ARRAY_SIZE(routes), .arg = v, .daemon = "vtld"};
 	int rc = http_start(&hc, out, err, errlen);
 	if (rc == VTL_OK)
-		log_info("http: /metrics and /api/status, /api/elements, /api/events on %s (port %u)%s", h->listen, http_port(*out),
+		log_info("http: /metrics and /api/status, /api/elements, /api/cartridges, /api/events on %s (port %u)%s",
+			 h->listen, http_port(*out),
 			 h->token[0] ? ", every request with the token" : "");
 	return rc;
 }

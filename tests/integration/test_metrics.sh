@@ -10,9 +10,9 @@
 #     the drive's bytes written grown by exactly what the host wrote, the
 #     cartridge on the drive's info series, and, after a copy to the
 #     simulated library, the migrator's drive bytes and its done job;
-#   - /api/status, /api/jobs, /api/elements, /api/cartridges and
-#     /api/events are the documents `vtlctl --json status`, `jobs`, `slot
-#     list`, `cartridge list` and `events` print; a POST is 405, a body 413, an unknown
+#   - /api/status, /api/jobs, /api/elements, /api/drives, /api/cartridges
+#     and /api/events are the documents `vtlctl --json status`, `jobs`,
+#     `slot list`, `drive list`, `cartridge list` and `events` print; a POST is 405, a body 413, an unknown
 #     page 404, a long target 414; a non-loopback address without
 #     http_token is refused at the start.
 # Skips (loudly) only when prometheus or promtool is not installed: scripts/install-deps installs them.
@@ -75,7 +75,7 @@ status() {
 step "vtld and vtl-migrator serve /metrics on loopback ports $hport and $mport"
 vtld_start
 migrator_start
-grep -q "http: /metrics and /api/status, /api/elements, /api/cartridges, /api/events on 127.0.0.1:$hport" "$log" || fail "vtld did not log its HTTP endpoint"
+grep -q "http: /metrics and /api/status, /api/elements, /api/drives, /api/cartridges, /api/events on 127.0.0.1:$hport" "$log" || fail "vtld did not log its HTTP endpoint"
 before=$(metric "$vurl" vtl_drive_host_written_bytes_total 'drive="258",lun="2"')
 [ "$before" = 0 ] || fail "drive 258 has written $before bytes before any host wrote (want 0)"
 
@@ -167,7 +167,7 @@ kill -TERM "$ppid_prom"
 wait "$ppid_prom" || fail "prometheus did not stop cleanly"
 ppid_prom=""
 
-step "/api/status, /api/jobs, /api/elements, /api/cartridges, /api/events are what vtlctl --json prints"
+step "/api/status, jobs, elements, drives, cartridges, events are what vtlctl --json prints"
 curl -sf "$murl/api/jobs" >"$tmp/api_jobs" || fail "GET /api/jobs"
 "$VTLCTL" -c "$conf" --json jobs >"$tmp/ctl_jobs" || fail "vtlctl --json jobs"
 cmp -s "$tmp/api_jobs" "$tmp/ctl_jobs" || { diff "$tmp/api_jobs" "$tmp/ctl_jobs" >&2 || true; fail "/api/jobs differs from vtlctl --json jobs"; }
@@ -196,6 +196,7 @@ same_doc() {
 	cmp -s "$tmp/api_doc" "$tmp/ctl_doc" || { diff "$tmp/api_doc" "$tmp/ctl_doc" >&2 || true; fail "$u differs from vtlctl --json $*"; }
 }
 same_doc "$vurl/api/elements" slot list
+same_doc "$vurl/api/drives" drive list
 same_doc "$vurl/api/cartridges" cartridge list
 same_doc "$vurl/api/events" events
 same_doc "$vurl/api/events?since=2&limit=3" events --since 2 --limit 3

@@ -180,92 +180,38 @@ int cmd_library_show(struct ctl *ctl, int argc, char **argv)
 
 /* ------------------------------------------------------------- drive list */
 
-struct drives {
-	struct cat_drive d[VTL_CFG_MAX_DRIVES];
-	char loaded[VTL_CFG_MAX_DRIVES][CAT_BARCODE_MAX + 1];
-	uint16_t addr[VTL_CFG_MAX_DRIVES];
-	size_t n;
-	int err;
-};
-
-static int add_drive(const struct cat_drive *d, void *arg)
-{
-	struct drives *ds = arg;
-	if (ds->n >= VTL_CFG_MAX_DRIVES)
-		return 1;
-	ds->d[ds->n++] = *d;
-	return 0;
-}
-
-static int drive_elem(const struct cat_element *e, void *arg)
-{
-	struct drives *ds = arg;
-	for (size_t i = 0; i < ds->n; i++)
-		if (ds->d[i].address == e->address && e->full)
-			snprintf(ds->loaded[i], sizeof ds->loaded[i], "%s", e->barcode);
-	return 0;
-}
-
 int cmd_drive_list(struct ctl *ctl, int argc, char **argv)
 {
 	int rc = no_args(ctl, argc, argv);
 	if (rc || (rc = ctl_open_library(ctl)))
 		return rc;
-	struct drives *ds = calloc(1, sizeof *ds);
-	if (!ds)
-		return ctl_err(ctl, VTLCTL_FAIL, "out of memory");
-	if ((rc = catalog_drive_list(ctl->cat, ctl->lib.id, add_drive, ds)) ||
-	    (rc = catalog_element_list(ctl->cat, ctl->lib.id, CAT_ELEM_DRIVE, drive_elem, ds))) {
-		free(ds);
-		return ctl_cat_err(ctl, rc, "listing the drives");
-	}
 	if (ctl->json) {
-		struct json j;
-		json_init(&j, stdout);
-		json_obj(&j, NULL);
-		json_arr(&j, "drives");
-		for (size_t i = 0; i < ds->n; i++) {
-			const struct cat_drive *d = &ds->d[i];
-			json_obj(&j, NULL);
-			json_u64(&j, "address", d->address);
-			json_u64(&j, "number", libdoc_elem_ordinal(&ctl->lib, d->address));
-			json_str(&j, "vendor", d->vendor);
-			json_str(&j, "model", d->model);
-			json_str(&j, "revision", d->revision);
-			json_str(&j, "serial", d->serial);
-			unsigned g = vtl_drive_generation(d->vendor, d->model);
-			if (g)
-				json_u64(&j, "generation", g);
-			else
-				json_null(&j, "generation");
-			json_i64(&j, "lun", d->lun);
-			json_str(&j, "state", d->state);
-			json_str(&j, "cartridge", ds->loaded[i][0] ? ds->loaded[i] : NULL);
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-		json_end(&j);
-	} else {
-		static const char *const head[] = {"ADDRESS", "DRIVE", "VENDOR", "MODEL", "LTO", "SERIAL", "LUN", "STATE",
-						   "CARTRIDGE"};
-		struct table t;
-		table_init(&t, 9, head, "RRLLRLRLL");
-		for (size_t i = 0; i < ds->n && !rc; i++) {
-			const struct cat_drive *d = &ds->d[i];
-			char a[8], num[8], gen[8], lun[8];
-			snprintf(a, sizeof a, "%u", d->address);
-			snprintf(num, sizeof num, "%u", libdoc_elem_ordinal(&ctl->lib, d->address));
-			unsigned g = vtl_drive_generation(d->vendor, d->model);
-			snprintf(gen, sizeof gen, "%u", g);
-			snprintf(lun, sizeof lun, "%d", d->lun);
-			rc = table_add(&t, a, num, d->vendor, d->model, g ? gen : NULL, d->serial, lun, d->state,
-				       ds->loaded[i][0] ? ds->loaded[i] : NULL);
-		}
-		if (!rc)
-			table_print(&t, stdout);
-		table_free(&t);
+		/* The document vtld's /api/drives serves too (vtl/library/docs.h). */
+		if ((rc = libdoc_drives(ctl->cat, &ctl->lib, stdout)))
+			return ctl_cat_err(ctl, rc, "listing the drives");
+		return 0;
 	}
+	struct libdoc_drive_rows *ds;
+	if ((rc = libdoc_drive_rows(ctl->cat, &ctl->lib, &ds)))
+		return ctl_cat_err(ctl, rc, "listing the drives");
+	static const char *const head[] = {"ADDRESS", "DRIVE", "VENDOR", "MODEL", "LTO", "SERIAL", "LUN", "STATE",
+					   "CARTRIDGE"};
+	struct table t;
+	table_init(&t, 9, head, "RRLLRLRLL");
+	for (size_t i = 0; i < ds->n && !rc; i++) {
+		const struct cat_drive *d = &ds->d[i];
+		char a[8], num[8], gen[8], lun[8];
+		snprintf(a, sizeof a, "%u", d->address);
+		snprintf(num, sizeof num, "%u", libdoc_elem_ordinal(&ctl->lib, d->address));
+		unsigned g = vtl_drive_generation(d->vendor, d->model);
+		snprintf(gen, sizeof gen, "%u", g);
+		snprintf(lun, sizeof lun, "%d", d->lun);
+		rc = table_add(&t, a, num, d->vendor, d->model, g ? gen : NULL, d->serial, lun, d->state,
+			       ds->loaded[i][0] ? ds->loaded[i] : NULL);
+	}
+	if (!rc)
+		table_print(&t, stdout);
+	table_free(&t);
 	free(ds);
 	return rc ? ctl_err(ctl, VTLCTL_FAIL, "out of memory") : 0;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/library/docs.h"
 
+#include <stdlib.h>
+
 #include "common/jsonw.h"
 #include "config/media.h"
 #include "common/vtl_error.h"
@@ -182,4 +184,74 @@ int libdoc_cartridges(struct vtl_catalog *cat, const struct cat_library *lib, FI
 	json_obj_end(&w.j);
 	json_end(&w.j);
 	return rc;
+}
+
+static int add_drive(const struct cat_drive *d, void *arg)
+{
+	struct libdoc_drive_rows *ds = arg;
+	if (ds->n >= VTL_CFG_MAX_DRIVES)
+		return 1;
+	ds->d[ds->n++] = *d;
+	return 0;
+}
+
+static int drive_elem(const struct cat_element *e, void *arg)
+{
+	struct libdoc_drive_rows *ds = arg;
+	for (size_t i = 0; i < ds->n; i++)
+		if (ds->d[i].address == e->address && e->full)
+			snprintf(ds->loaded[i], sizeof ds->loaded[i], "%s", e->barcode);
+	return 0;
+}
+
+int libdoc_drive_rows(struct vtl_catalog *cat, const struct cat_library *lib, struct libdoc_drive_rows **out)
+{
+	struct libdoc_drive_rows *ds = calloc(1, sizeof *ds);
+	if (!ds)
+		return VTL_E_NOMEM;
+	int rc = catalog_drive_list(cat, lib->id, add_drive, ds);
+	if (rc == VTL_OK)
+		rc = catalog_element_list(cat, lib->id, CAT_ELEM_DRIVE, drive_elem, ds);
+	if (rc != VTL_OK) {
+		free(ds);
+		return rc;
+	}
+	*out = ds;
+	return VTL_OK;
+}
+
+int libdoc_drives(struct vtl_catalog *cat, const struct cat_library *lib, FILE *f)
+{
+	struct libdoc_drive_rows *ds;
+	int rc = libdoc_drive_rows(cat, lib, &ds);
+	if (rc != VTL_OK)
+		return rc;
+	struct json j;
+	json_init(&j, f);
+	json_obj(&j, NULL);
+	json_arr(&j, "drives");
+	for (size_t i = 0; i < ds->n; i++) {
+		const struct cat_drive *d = &ds->d[i];
+		json_obj(&j, NULL);
+		json_u64(&j, "address", d->address);
+		json_u64(&j, "number", libdoc_elem_ordinal(lib, d->address));
+		json_str(&j, "vendor", d->vendor);
+		json_str(&j, "model", d->model);
+		json_str(&j, "revision", d->revision);
+		json_str(&j, "serial", d->serial);
+		unsigned g = vtl_drive_generation(d->vendor, d->model);
+		if (g)
+			json_u64(&j, "generation", g);
+		else
+			json_null(&j, "generation");
+		json_i64(&j, "lun", d->lun);
+		json_str(&j, "state", d->state);
+		json_str(&j, "cartridge", ds->loaded[i][0] ? ds->loaded[i] : NULL);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+	free(ds);
+	return VTL_OK;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The library's catalog as JSON documents: its elements, cartridges and
- * event log, written exactly as `vtlctl --json slot list`, `cartridge list`
- * and `events` print them and vtld's /api/elements, /api/cartridges and
- * /api/events serve them (one writer for both), and the vocabulary they use.
+ * The library's catalog as JSON documents: its elements, drives, cartridges
+ * and event log, written exactly as `vtlctl --json slot list`, `drive
+ * list`, `cartridge list` and `events` print them and vtld's /api/elements,
+ * /api/drives, /api/cartridges and /api/events serve them (one writer for
+ * both), and the vocabulary they use.
  */
 #ifndef VTL_LIBRARY_DOCS_H
 #define VTL_LIBRARY_DOCS_H
@@ -13,6 +14,7 @@
 
 #include "catalog/catalog.h"
 #include "common/jsonw.h"
+#include "config/config.h"
 
 /* Type of the element at address in lib (CAT_ELEM_ALL if it has none there). */
 enum cat_elem_type libdoc_elem_type(const struct cat_library *lib, uint16_t address);
@@ -42,6 +44,19 @@ void libdoc_cartridge_fields(struct json *j, const struct cat_library *lib, cons
 
 /* Writes {"library":...,"cartridges":[...],"count":N} of every cartridge in the catalog onto f; as libdoc_elements. */
 int libdoc_cartridges(struct vtl_catalog *cat, const struct cat_library *lib, FILE *f);
+
+/* A library's drives as the catalog has them, with the barcode each holds ("" when empty). */
+struct libdoc_drive_rows {
+	struct cat_drive d[VTL_CFG_MAX_DRIVES];
+	char loaded[VTL_CFG_MAX_DRIVES][CAT_BARCODE_MAX + 1];
+	size_t n;
+};
+
+/* Reads lib's drives into *out (allocated; the caller frees it). VTL_OK, VTL_E_NOMEM or the catalog's error. */
+int libdoc_drive_rows(struct vtl_catalog *cat, const struct cat_library *lib, struct libdoc_drive_rows **out);
+
+/* Writes {"drives":[...]} of lib's drives onto f (nothing when the catalog fails first). VTL_OK or the error. */
+int libdoc_drives(struct vtl_catalog *cat, const struct cat_library *lib, FILE *f);
 
 /* Writes {"events":[...]}, those after id since, at most limit (0: all), onto f; as libdoc_elements. */
 int libdoc_events(struct vtl_catalog *cat, int64_t since, unsigned limit, FILE *f);

@@ -49,7 +49,7 @@ struct doc_args {
  * on a memory stream: the catalog's handle lock is taken and released by
  * each call inside, never held while the reply is sent.
  */
-enum doc { DOC_ELEMENTS, DOC_CARTRIDGES, DOC_EVENTS };
+enum doc { DOC_ELEMENTS, DOC_DRIVES, DOC_CARTRIDGES, DOC_EVENTS };
 
 static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_args *a, enum doc doc)
 {
@@ -64,6 +64,7 @@ static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_a
 	const struct cat_library *lib = library_info(vtld_library(v));
 	int rc = doc == DOC_EVENTS ? libdoc_events(cat, a->since, a->limit, f)
 		 : doc == DOC_CARTRIDGES ? libdoc_cartridges(cat, lib, f)
+		 : doc == DOC_DRIVES	 ? libdoc_drives(cat, lib, f)
 					 : libdoc_elements(cat, lib, CAT_ELEM_ALL, LIBDOC_ALL, f);
 	if (fclose(f) != 0) {
 		r->body.failed = true;
@@ -81,6 +82,11 @@ static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_a
 static void get_elements(void *arg, struct http_reply *r)
 {
 	catalog_doc(arg, r, &(struct doc_args){0}, DOC_ELEMENTS);
+}
+
+static void get_drives(void *arg, struct http_reply *r)
+{
+	catalog_doc(arg, r, &(struct doc_args){0}, DOC_DRIVES);
 }
 
 static void get_cartridges(void *arg, struct http_reply *r)
@@ -116,6 +122,7 @@ static const struct http_route routes[] = {
 	{.path = "/metrics", .fn = get_metrics},
 	{.path = "/api/status", .fn = get_status},
 	{.path = "/api/elements", .fn = get_elements},
+	{.path = "/api/drives", .fn = get_drives},
 	{.path = "/api/cartridges", .fn = get_cartridges},
 	{.path = "/api/events", .fn = get_events},
 };
@@ -131,7 +138,7 @@ int web_start(const struct vtl_config *cfg, struct vtld *v, struct http_server *
 				 .nroutes = VTL_ARRAY_SIZE(routes), .arg = v, .daemon = "vtld"};
 	int rc = http_start(&hc, out, err, errlen);
 	if (rc == VTL_OK)
-		log_info("http: /metrics and /api/status, /api/elements, /api/cartridges, /api/events on %s (port %u)%s",
+		log_info("http: /metrics and /api/status, /api/elements, /api/drives, /api/cartridges, /api/events on %s (port %u)%s",
 			 h->listen, http_port(*out),
 			 h->token[0] ? ", every request with the token" : "");
 	return rc;

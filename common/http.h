@@ -33,6 +33,11 @@
 #define HTTP_TOKEN_MAX 128
 #define HTTP_LISTEN_MAX 64           /* "host:port" or "[v6]:port", with its NUL */
 
+/* The statuses a handler sets itself (RFC 9110, section 15); the others are common/http.c's own. */
+#define HTTP_STATUS_OK 200            /* 15.3.1 */
+#define HTTP_STATUS_BAD_REQUEST 400   /* 15.5.1: a query argument that is not what the page takes */
+#define HTTP_STATUS_SERVER_ERROR 500  /* 15.6.1: what the page is made from failed */
+
 /* What a handler fills: the body, its status (200 unless set) and content type. */
 struct http_reply {
 	struct outbuf body;

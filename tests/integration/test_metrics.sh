@@ -9,7 +9,8 @@
 #     scrape every second) scrapes both; PromQL through its HTTP API finds
 #     the drive's bytes written grown by exactly what the host wrote, the
 #     cartridge on the drive's info series, and, after a copy to the
-#     simulated library, the migrator's drive bytes and its done job;
+#     simulated library, the migrator's drive bytes and its done job, and
+#     after a release and a recall, the recall's time to first block;
 #   - /api/status, /api/jobs, /api/elements, /api/drives, /api/cartridges
 #     and /api/events are the documents `vtlctl --json status`, `jobs`,
 #     `slot list`, `drive list`, `cartridge list` and `events` print; a POST is 405, a body 413, an unknown
@@ -57,7 +58,7 @@ murl=http://127.0.0.1:$mport
 
 # metric URL NAME LABELS: the value of the series NAME{LABELS} in URL's /metrics ("" when absent).
 metric() {
-	curl -sf "$1/metrics" | awk -v s="$2{$3}" 'index($0, s " ") == 1 { print $2 }'
+	curl -sf "$1/metrics" | awk -v s="$2${3:+{$3\}}" 'index($0, s " ") == 1 { print $2 }'
 }
 # promql QUERY: the value of the query's first series through prometheus's HTTP API ("" when none).
 promql() {
@@ -159,10 +160,27 @@ moved=$(promql 'sum(vtl_migrator_drive_bytes_total{job="vtl-migrator",library="s
 python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "${moved:-0}" "$written" ||
 	fail "the migrator's drives copied ${moved:-0} bytes by prometheus's count, less than the $written of the cartridge"
 [ -n "$(promql 'vtl_migrator_drive_info{job="vtl-migrator",drive="1"}')" ] || fail "prometheus has no info series of physical drive 1"
-[ -n "$(promql 'vtl_migrator_recall_first_block_seconds_count{job="vtl-migrator"}')" ] ||
-	fail "prometheus has no recall histogram of the migrator"
 [ -n "$(promql 'vtl_migrator_policy_passes_total{job="vtl-migrator"}')" ] || fail "prometheus has no policy passes"
 echo "   the migrator's drives moved $moved bytes"
+
+step "its disk copy released and recalled: the recall's time to first block is in the histogram"
+ctl release I00002L8
+[ "$(metric "$murl" vtl_migrator_policy_releases_total)" = 1 ] || fail "vtl_migrator_policy_releases_total is not 1 after a release"
+[ "$(metric "$vurl" vtl_cartridges 'cache="migrated"')" = 1 ] || fail "vtld does not count I00002L8 migrated"
+ctl recall I00002L8
+job_ends "$(job_id)" done
+[ "$(metric "$murl" vtl_migrator_recall_first_block_seconds_count)" = 1 ] || fail "the histogram does not count the recall"
+[ "$(metric "$murl" vtl_migrator_recall_first_block_seconds_bucket 'le="+Inf"')" = 1 ] || fail "the +Inf bucket is not 1"
+i=0
+until [ "$(promql 'vtl_migrator_recall_first_block_seconds_count{job="vtl-migrator"}')" = 1 ]; do
+	i=$((i + 1))
+	[ "$i" -le 100 ] || fail "prometheus does not count the recall 10 s after it ended"
+	sleep 0.1
+done
+ttfb=$(promql 'vtl_migrator_recall_first_block_seconds_sum{job="vtl-migrator"}')
+python3 -c 'import sys; sys.exit(0 if 0 < float(sys.argv[1]) < 60 else 1)' "$ttfb" ||
+	fail "the recall's time to first block is $ttfb s: not within (0, 60)"
+echo "   the recall's first block came after $ttfb s"
 kill -TERM "$ppid_prom"
 wait "$ppid_prom" || fail "prometheus did not stop cleanly"
 ppid_prom=""

@@ -71,7 +71,7 @@ static void catalog_doc(struct vtld *v, struct http_reply *r, const struct doc_a
 	} else if (rc != VTL_OK) {
 		char answer[512];
 		jo_answer(answer, sizeof answer, rc, catalog_last_error(cat), NULL);
-		r->status = 500;
+		r->status = HTTP_STATUS_SERVER_ERROR;
 		outbuf_printf(&r->body, "%s\n", answer);
 	} else {
 		outbuf_write(&r->body, buf, len);
@@ -103,7 +103,7 @@ static bool number_arg(struct http_reply *r, const char *key, uint64_t max, uint
 		return true;
 	if (vtl_parse_uint(s, max, out) == VTL_OK)
 		return true;
-	r->status = 400;
+	r->status = HTTP_STATUS_BAD_REQUEST;
 	outbuf_printf(&r->body, "{\"ok\":false,\"error\":\"%s: give a whole number from 0 to %llu\"}\n", key,
 		      (unsigned long long)max);
 	return false;

@@ -10,7 +10,7 @@ _Static_assert(VTL_LOCK_RANKS <= 32, "one bit per rank");
 
 #ifndef NDEBUG
 static const char *const rank_names[VTL_LOCK_RANKS] = {
-	[VTL_LOCK_CHANGER] = "changer",   [VTL_LOCK_LIBRARY] = "library", [VTL_LOCK_DRIVE] = "drive",
+	[VTL_LOCK_CONTROL] = "control", [VTL_LOCK_CHANGER] = "changer",   [VTL_LOCK_LIBRARY] = "library", [VTL_LOCK_DRIVE] = "drive",
 	[VTL_LOCK_SNAPSHOT] = "snapshot", [VTL_LOCK_ROBOT] = "migrator robot",
 	[VTL_LOCK_PHYS_CHANGER] = "physical changer", [VTL_LOCK_PHYS_DRIVE] = "physical drive",
 	[VTL_LOCK_SCHED] = "migrator scheduler", [VTL_LOCK_CATALOG] = "catalog", [VTL_LOCK_POOL] = "pool member",

@@ -2,7 +2,7 @@
 /*
  * The lock order (docs/architecture.md, "Locking"), checked as locks are
  * taken. A thread may take a lock only while every lock it holds ranks
- * before it: changer, library, drive, drive snapshot, the migrator's robot,
+ * before it: vtld's control answers, changer, library, drive, drive snapshot, the migrator's robot,
  * a physical changer, a physical drive, the migrator's scheduler, catalog,
  * pool member, log. Two locks of one rank are never held at once (two drives, two
  * catalogs). Without NDEBUG (every build of this project) a violation is
@@ -16,7 +16,8 @@
 #include <stdbool.h>
 
 enum vtl_lock_rank {
-	VTL_LOCK_CHANGER = 1, /* smc_changer.mu: one changer command at a time */
+	VTL_LOCK_CONTROL = 1, /* vtld's control answers: one at a time, from the control socket or the HTTP thread */
+	VTL_LOCK_CHANGER,     /* smc_changer.mu: one changer command at a time */
 	VTL_LOCK_LIBRARY,     /* vtl_library.mu: one robot move at a time */
 	VTL_LOCK_DRIVE,       /* ssc_drive.mu: the drive's state during a command */
 	VTL_LOCK_SNAPSHOT,    /* ssc_drive.snap_mu: the drive as status readers see it */

@@ -231,6 +231,8 @@ enum ktype {
 	K_POOLS,   /* [policy] copy_pools: a comma list of 1 or 2 distinct pool names */
 	K_GROUP,   /* struct vtl_cfg_group: the name of a group that exists on this host */
 	K_DRIVES,  /* unsigned: "all" (0) or a count, min..max */
+	K_LISTEN,  /* an HTTP listen address, host:port (http_listen_parse) */
+	K_TOKEN,   /* an HTTP bearer token: printable ASCII without blanks, HTTP_TOKEN_MIN..cap-1; never echoed */
 };
 
 struct keydef {
@@ -253,6 +255,9 @@ struct keydef {
 #define DCAP(f) sizeof(((struct vtl_drive_config *)0)->f)
 #define HF(f) offsetof(struct vtl_initiator_config, f)
 #define HCAP(f) sizeof(((struct vtl_initiator_config *)0)->f)
+/* An HTTP endpoint for operators and a scraper needs few connections; more is a mistake or a flood. */
+#define HTTP_CFG_CONNECTIONS_MAX 1024
+#define HTTP_CFG_TIMEOUT_MAX 3600 /* an hour: a longer idle connection is held for nothing */
 #define AUTH_FAIL_DELAY_DEFAULT 2 /* seconds: a guess per 2 s is slow enough, a typo'd secret is not a wait */
 
 static const struct keydef keys[] = {
@@ -320,6 +325,11 @@ static const struct keydef keys[] = {
 	{SEC_DAEMON, "log_level", K_LEVEL, CF(daemon.log_level), CAP(daemon.log_level), 0, 0},
 	{SEC_DAEMON, "syslog", K_BOOL, CF(daemon.syslog), 0, 0, 0},
 	{SEC_DAEMON, "tcmu", K_BOOL, CF(daemon.tcmu), 0, 0, 0},
+	{SEC_DAEMON, "http", K_LISTEN, CF(daemon.http.listen), CAP(daemon.http.listen), 0, 0},
+	{SEC_DAEMON, "http_token", K_TOKEN, CF(daemon.http.token), CAP(daemon.http.token), 0, 0},
+	{SEC_DAEMON, "http_connections", K_UINT, CF(daemon.http.connections), 0, 1, HTTP_CFG_CONNECTIONS_MAX},
+	{SEC_DAEMON, "http_connections_per_address", K_UINT, CF(daemon.http.per_address), 0, 1, HTTP_CFG_CONNECTIONS_MAX},
+	{SEC_DAEMON, "http_timeout", K_DURATION, CF(daemon.http.timeout), 0, 1, HTTP_CFG_TIMEOUT_MAX},
 	{SEC_PHYSICAL, "name", K_NAME, CF(physical.name), CAP(physical.name), 0, 0},
 	{SEC_PHYSICAL, "type", K_NAME, CF(physical.type), CAP(physical.type), 0, 0},
 	{SEC_PHYSICAL, "generation", K_UINT, CF(physical.generation), 0, 5, 9},
@@ -360,6 +370,12 @@ static const struct keydef keys[] = {
 	{SEC_MIGRATOR, "control_socket", K_PATH, CF(migrator.control_socket), 0, 0, 0},
 	{SEC_MIGRATOR, "control_group", K_GROUP, CF(migrator.control_group), 0, 0, 0},
 	{SEC_MIGRATOR, "log_level", K_LEVEL, CF(migrator.log_level), CAP(migrator.log_level), 0, 0},
+	{SEC_MIGRATOR, "http", K_LISTEN, CF(migrator.http.listen), CAP(migrator.http.listen), 0, 0},
+	{SEC_MIGRATOR, "http_token", K_TOKEN, CF(migrator.http.token), CAP(migrator.http.token), 0, 0},
+	{SEC_MIGRATOR, "http_connections", K_UINT, CF(migrator.http.connections), 0, 1, HTTP_CFG_CONNECTIONS_MAX},
+	{SEC_MIGRATOR, "http_connections_per_address", K_UINT, CF(migrator.http.per_address), 0, 1,
+	 HTTP_CFG_CONNECTIONS_MAX},
+	{SEC_MIGRATOR, "http_timeout", K_DURATION, CF(migrator.http.timeout), 0, 1, HTTP_CFG_TIMEOUT_MAX},
 	{SEC_POLICY, "interval", K_DURATION, CF(policy.interval), 0, 1, POLICY_DURATION_MAX},
 	{SEC_POLICY, "premigrate", K_RULES, CF(policy.premigrate), 0, 0, 0},
 	{SEC_POLICY, "copy_pools", K_POOLS, CF(policy), 0, 0, 0},
@@ -697,6 +713,25 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		ps->devnode_line[sg][(*n)++] = ps->line;
 		return VTL_OK;
 	}
+	case K_LISTEN: {
+		char host[HTTP_LISTEN_MAX], why[160];
+		unsigned port;
+		if (strlen(v) >= k->cap || http_listen_parse(v, host, sizeof host, &port, why, sizeof why) != VTL_OK)
+			return perr(ps, ps->line, "[%s] %s = %s: give an IP address and a port, as 127.0.0.1:9110 or [::1]:9110",
+				    sec, key, v);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
+	}
+	case K_TOKEN:
+		/* The token itself stays out of the message: error output ends up in logs. */
+		if (strlen(v) < HTTP_TOKEN_MIN || strlen(v) >= k->cap)
+			return perr(ps, ps->line, "[%s] %s is %zu characters long: use %d to %zu, so that it cannot be "
+				    "guessed over the network", sec, key, strlen(v), HTTP_TOKEN_MIN, k->cap - 1);
+		for (const char *p = v; *p; p++)
+			if (*p <= ' ' || *p > '~')
+				return perr(ps, ps->line, "[%s] %s: use printable ASCII characters without blanks", sec, key);
+		snprintf(field, k->cap, "%s", v);
+		return VTL_OK;
 	case K_LEVEL:
 		if (strcmp(v, "error") && strcmp(v, "warn") && strcmp(v, "info") && strcmp(v, "debug"))
 			return perr(ps, ps->line, "%s '%s': use error, warn, info or debug", key, v);
@@ -1071,7 +1106,8 @@ bool vtl_config_iscsi_guarded(const struct vtl_config *c)
 
 bool vtl_config_has_secrets(const struct vtl_config *c)
 {
-	if (c->iscsi.chap_secret[0] || c->iscsi.mutual_secret[0] || c->physical.chap_secret[0])
+	if (c->iscsi.chap_secret[0] || c->iscsi.mutual_secret[0] || c->physical.chap_secret[0] ||
+	    c->daemon.http.token[0] || c->migrator.http.token[0])
 		return true;
 	for (unsigned i = 0; i < c->iscsi.hosts; i++)
 		if (c->iscsi.host[i]->chap_secret[0] || c->iscsi.host[i]->mutual_secret[0])
@@ -1093,6 +1129,20 @@ static int validate_exposure(struct parser *ps)
 		    "initiator allow list: any host there could read and overwrite every cartridge. Set chap_user and "
 		    "chap_secret, [initiator NAME] sections or initiator lines; or allow_anonymous = yes (vtld then "
 		    "warns); or listen = 127.0.0.1", c->iscsi.listen);
+}
+
+/*
+ * An HTTP endpoint on another address than loopback serves the library's
+ * state (and later its actions) to the network: only with a token.
+ */
+static int validate_http(struct parser *ps, enum section sec, const struct vtl_cfg_http *h, const char *name)
+{
+	if (!h->listen[0] || h->token[0] || http_listen_loopback(h->listen))
+		return VTL_OK;
+	unsigned l = ps->key_line[key_index(sec, "http")];
+	return perr(ps, l, "[%s] http = %s is not a loopback address: set http_token too (every request must then carry "
+		    "it), or listen on 127.0.0.1 behind a reverse proxy (docs/operations.md, \"HTTP endpoint\")", name,
+		    h->listen);
 }
 
 /* Parses "HH:MM-HH:MM" into minutes of the day; false if it is not that. */
@@ -1324,6 +1374,10 @@ static int validate(struct parser *ps)
 		rc = validate_chap(ps, SEC_PHYSICAL, c->physical.chap_secret, c->physical.mutual_secret);
 	if (rc == VTL_OK)
 		rc = validate_exposure(ps);
+	if (rc == VTL_OK)
+		rc = validate_http(ps, SEC_DAEMON, &c->daemon.http, "daemon");
+	if (rc == VTL_OK)
+		rc = validate_http(ps, SEC_MIGRATOR, &c->migrator.http, "migrator");
 	if (rc != VTL_OK)
 		return rc;
 	if (!c->iscsi.target_iqn[0]) {
@@ -1546,8 +1600,9 @@ int vtl_config_load(const char *path, struct vtl_config **out, char *err, size_t
 		/* The mode of the file read (fstat, not a second lookup of the path that could be another file). */
 		if (!rc && vtl_config_has_secrets(*out) && (st.st_mode & SECRET_MODE_REFUSED)) {
 			if (err && errlen)
-				snprintf(err, errlen, "%s holds CHAP secrets but its mode %04o lets %s: chmod 600 %s "
+				snprintf(err, errlen, "%s holds %s but its mode %04o lets %s: chmod 600 %s "
 					 "(or 640 with a group of the library's operators only)", path,
+					 (*out)->daemon.http.token[0] || (*out)->migrator.http.token[0] ? "secrets" : "CHAP secrets",
 					 (unsigned)(st.st_mode & 07777),
 					 st.st_mode & (S_IROTH | S_IWOTH) ? "other users read it" : "its group change it",
 					 path);

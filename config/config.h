@@ -23,6 +23,7 @@
 
 #include "backend/pool.h"
 #include "catalog/catalog.h"
+#include "common/http.h"
 
 #define VTL_CFG_MAX_DRIVES 256
 #define VTL_CFG_MAX_LUN 255
@@ -42,6 +43,14 @@ struct vtl_cfg_group {
 	char name[VTL_CFG_GROUP_MAX]; /* "" = no group: root and the daemon's own user only */
 	gid_t gid;                    /* looked up when the file is read */
 };
+
+/* A daemon's HTTP endpoint (docs/operations.md, "HTTP endpoint"); listen "" = off. 0 limits: common/http.h's defaults. */
+struct vtl_cfg_http {
+	char listen[HTTP_LISTEN_MAX];    /* "127.0.0.1:9110" */
+	char token[HTTP_TOKEN_MAX + 1];  /* "" = none: then only a loopback address is served */
+	unsigned connections, per_address, timeout;
+};
+
 
 struct vtl_drive_config {
 	unsigned number;             /* 1..drives: the N of [drive N] */
@@ -138,6 +147,7 @@ struct vtl_config {
 		char log_level[8];    /* error, warn, info, debug */
 		bool syslog;          /* log lines also go to syslog (facility daemon) */
 		bool tcmu;            /* also serve the LIO user backstores of this library (docs/lio.md) */
+		struct vtl_cfg_http http; /* /metrics and /api/... (http, http_token, http_*) */
 	} daemon;
 
 	/* The physical library vtl-migrator copies cartridges to (docs/migrator.md). */
@@ -179,6 +189,7 @@ struct vtl_config {
 		char *control_socket;         /* absolute */
 		struct vtl_cfg_group control_group;
 		char log_level[8];
+		struct vtl_cfg_http http;     /* /metrics and /api/... */
 	} migrator;
 
 	struct vtl_policy_config policy;

@@ -64,6 +64,10 @@ struct runner {
 	struct cat_job job;
 	uint64_t seq;                   /* when it was given, in jobs started since the start */
 	struct live live;
+	struct stream_counters ended;   /* the sum of the ended jobs' last progress reports (bytes, waits, gaps) */
+	uint64_t jobs_ended;
+	uint64_t started_ns;            /* when the job began to run (CLOCK_MONOTONIC) */
+	bool first_block;               /* its first block was reported */
 	char tape[CAT_BARCODE_MAX + 1]; /* the physical tape the job uses now ("": none) */
 	bool by_operator;               /* cancelled by an operator: it fails */
 	bool preempted;                 /* stopped for a recall: queued again */
@@ -92,6 +96,8 @@ struct migd {
 	unsigned recall_drives;
 	struct runner run[PHYS_MAX_DRIVES];
 	uint64_t seq;
+	uint64_t recalls, recall_first_block[MIGD_RECALL_BUCKETS + 1]; /* under mu */
+	double recall_first_block_sum;
 	struct ctlsock *sock;
 	struct policyd *policy;   /* the cache policy: a pass each dispatcher round, and its requests */
 	struct ingest ingest;     /* vtld's last report of what its hosts move (migrator/ingest.h) */
@@ -153,10 +159,33 @@ static void unlock(struct migd *m)
 	vtl_unlock(&m->mu, VTL_LOCK_SCHED);
 }
 
+/* Seconds from a recall's start (its mount and locate included) to its first block on disk: a host waits that long. */
+static const double recall_bounds[MIGD_RECALL_BUCKETS] = {0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300};
+
+const double *migd_recall_bounds(void)
+{
+	return recall_bounds;
+}
+
+/* A recall's first block came: its time joins the histogram. Under mu. */
+static void recall_first_block(struct migd *m, struct runner *r)
+{
+	double s = (double)(vtl_mono_ns() - r->started_ns) / 1e9;
+	unsigned b = 0;
+	while (b < MIGD_RECALL_BUCKETS && s > recall_bounds[b])
+		b++;
+	m->recall_first_block[b]++;
+	m->recall_first_block_sum += s;
+	m->recalls++;
+	r->first_block = true;
+}
+
 static void on_progress(void *arg, const char *barcode, const struct stream_progress *p)
 {
 	struct runner *r = arg;
 	lock(r->m);
+	if (r->job.kind == CAT_JOB_RECALL && !r->first_block && p->bytes > 0)
+		recall_first_block(r->m, r); /* a stage reports its first block at once (copy.c's stage_progress) */
 	snprintf(r->live.barcode, sizeof r->live.barcode, "%s", barcode);
 	r->live.bytes = p->bytes;
 	r->live.total = p->total;
@@ -307,6 +336,8 @@ static void *runner_main(void *arg)
 		if (!r->assigned)
 			break;
 		struct cat_job j = r->job;
+		r->started_ns = vtl_mono_ns();
+		r->first_block = false;
 		unlock(m);
 		/* Planned from a list read before: an operator may have cancelled it since; it runs only if still queued. */
 		struct cat_job now;
@@ -319,7 +350,12 @@ static void *runner_main(void *arg)
 		lock(m);
 		/* Its end is in the catalog now: the drive and its tape are free for the next plan. */
 		r->assigned = false;
-		r->live.running = false;
+		r->ended.bytes += r->live.bytes;
+		r->ended.writer_waits += r->live.c.writer_waits;
+		r->ended.reader_waits += r->live.c.reader_waits;
+		r->ended.gaps += r->live.c.gaps;
+		r->jobs_ended++;
+		r->live = (struct live){0};
 		r->tape[0] = 0;
 		pthread_cond_signal(&m->wake);
 		pthread_cond_broadcast(&m->tapes);
@@ -652,6 +688,55 @@ static void physical(struct migd *m, char *out, size_t cap)
 	}
 	jo_printf(out, cap, &at, "]}");
 	free(e);
+}
+
+/* ------------------------------------------------------------- the metrics */
+
+struct job_counts {
+	uint64_t (*n)[MIGD_JOB_STATES];
+};
+
+static int count_job(const struct cat_job *j, void *arg)
+{
+	struct job_counts *c = arg;
+	if ((unsigned)j->kind < MIGD_JOB_KINDS && (unsigned)j->state < MIGD_JOB_STATES)
+		c->n[j->kind][j->state]++;
+	return 0;
+}
+
+void migd_snapshot(struct migd *m, struct migd_snapshot *out)
+{
+	memset(out, 0, sizeof *out);
+	out->drives = m->lib->drives < PHYS_MAX_DRIVES ? m->lib->drives : PHYS_MAX_DRIVES;
+	lock(m);
+	for (unsigned d = 0; d < out->drives; d++) {
+		const struct runner *r = &m->run[d];
+		struct migd_drive_snap *s = &out->drive[d];
+		s->runs_jobs = d < m->ndrives;
+		s->busy = r->assigned;
+		s->jobs_ended = r->jobs_ended;
+		s->bytes = r->ended.bytes + r->live.bytes;
+		s->writer_waits = r->ended.writer_waits + r->live.c.writer_waits;
+		s->reader_waits = r->ended.reader_waits + r->live.c.reader_waits;
+		s->gaps = r->ended.gaps + r->live.c.gaps;
+		if (r->assigned) {
+			s->job = r->job.id;
+			s->kind = r->job.kind;
+			snprintf(s->barcode, sizeof s->barcode, "%s", r->job.barcode);
+			s->job_bytes = r->live.bytes;
+			s->job_total = r->live.total;
+			s->ring_full = r->live.full;
+			s->ring_buffers = r->live.buffers;
+		}
+	}
+	out->recalls = m->recalls;
+	memcpy(out->recall_first_block, m->recall_first_block, sizeof out->recall_first_block);
+	out->recall_first_block_sum = m->recall_first_block_sum;
+	unlock(m);
+	/* Neither under mu (never held across a catalog call) nor under the policy's lock. */
+	struct job_counts jc = {out->jobs};
+	out->jobs_ok = catalog_job_list(m->cat, CAT_JOB_ANY, count_job, &jc) == VTL_OK;
+	policyd_counts(m->policy, &out->policy);
 }
 
 /* "policy" and "release BARCODE [force]", answered by the cache policy. */

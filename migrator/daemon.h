@@ -11,9 +11,14 @@
 #ifndef VTL_MIGRATOR_DAEMON_H
 #define VTL_MIGRATOR_DAEMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "catalog/catalog.h"
 #include "config/config.h"
+#include "migrator/phys.h"
+#include "migrator/policyd.h"
 
 struct migd;
 
@@ -22,6 +27,42 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 
 /* Stops the running jobs (they are queued again), the threads and the socket, and frees m. */
 void migd_stop(struct migd *m);
+
+#define MIGD_RECALL_BUCKETS 10 /* upper bounds of the recalls' time to first block (migd_recall_bounds) */
+#define MIGD_JOB_KINDS 4       /* enum cat_job_kind, from 1 */
+#define MIGD_JOB_STATES 5      /* enum cat_job_state, from 1 */
+
+/* One physical drive as the metrics see it. */
+struct migd_drive_snap {
+	bool runs_jobs;         /* within [migrator] drives */
+	bool busy;              /* a job is given to it */
+	int64_t job;
+	enum cat_job_kind kind;
+	char barcode[CAT_BARCODE_MAX + 1];
+	uint64_t job_bytes, job_total; /* the running job's, at its last progress report */
+	unsigned ring_full, ring_buffers;
+	/* Since the start, the ended jobs' last progress reports and the running one's. */
+	uint64_t bytes, writer_waits, reader_waits, gaps;
+	uint64_t jobs_ended;
+};
+
+/* What vtl-migrator's /metrics shows, read under its scheduler lock and then the catalog's and the policy's. */
+struct migd_snapshot {
+	unsigned drives;        /* the physical library's, at most PHYS_MAX_DRIVES */
+	struct migd_drive_snap drive[PHYS_MAX_DRIVES];
+	uint64_t recalls;       /* recalls that reached their first block */
+	uint64_t recall_first_block[MIGD_RECALL_BUCKETS + 1]; /* by bucket, the last above every bound */
+	double recall_first_block_sum; /* seconds */
+	bool jobs_ok;           /* the catalog answered the job counts */
+	uint64_t jobs[MIGD_JOB_KINDS][MIGD_JOB_STATES];
+	struct policyd_counts policy;
+};
+
+/* The upper bounds, in seconds, of the time-to-first-block buckets (MIGD_RECALL_BUCKETS of them). */
+const double *migd_recall_bounds(void);
+
+/* Fills *out. */
+void migd_snapshot(struct migd *m, struct migd_snapshot *out);
 
 /* Answers one control request line into out (JSON, cap bytes); the socket's handler, for tests too. */
 void migd_answer(struct migd *m, const char *request, char *out, size_t cap);

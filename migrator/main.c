@@ -13,7 +13,9 @@
 #include "common/ctlsock.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
+#include "common/http.h"
 #include "migrator/daemon.h"
+#include "migrator/web.h"
 #include "config/config.h"
 
 static void usage(FILE *f)
@@ -65,11 +67,19 @@ int main(int argc, char **argv)
 		vtl_config_free(cfg);
 		return 1;
 	}
+	struct http_server *web;
+	if (migd_web_start(cfg, m, &web, err, sizeof err) != VTL_OK) {
+		log_error("[migrator] http: %s", err);
+		migd_stop(m);
+		vtl_config_free(cfg);
+		return 1;
+	}
 	log_info("ready: copies go to %s (%s); control socket %s", cfg->physical.name, cfg->physical.type,
 		 cfg->migrator.control_socket);
 	int sig = 0;
 	sigwait(&stop, &sig);
 	log_info("signal %d: stopping", sig);
+	http_stop(web); /* first: its handlers use m */
 	migd_stop(m);
 	log_info("stopped");
 	vtl_config_free(cfg);

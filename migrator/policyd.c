@@ -117,6 +117,14 @@ static void rules_text(unsigned bits, char *buf, size_t cap)
 		jo_printf(buf, cap, &at, "none");
 }
 
+void policyd_counts(struct policyd *pd, struct policyd_counts *out)
+{
+	pthread_mutex_lock(&pd->mu);
+	*out = (struct policyd_counts){.passes = pd->passes, .queued = pd->queued, .released = pd->released,
+				       .released_bytes = pd->released_bytes};
+	pthread_mutex_unlock(&pd->mu);
+}
+
 void policyd_answer_status(struct policyd *pd, char *out, size_t cap)
 {
 	const struct vtl_policy_config *p = &pd->cfg->policy;

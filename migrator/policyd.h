@@ -28,6 +28,15 @@ void policyd_destroy(struct policyd *pd);
 /* Runs a pass when the interval has passed since the last one; call only where no job of this process runs. */
 void policyd_tick(struct policyd *pd);
 
+/* What the policy did since the start: passes, copies queued, disk copies released and their bytes. */
+struct policyd_counts {
+	unsigned long passes, queued, released;
+	uint64_t released_bytes;
+};
+
+/* Fills *out (waits for a pass that is running). */
+void policyd_counts(struct policyd *pd, struct policyd_counts *out);
+
 /* Answers "policy": the pool's fill now, the marks and rules, and what the last pass did (JSON into out). */
 void policyd_answer_status(struct policyd *pd, char *out, size_t cap);
 

@@ -2,6 +2,7 @@
 #include "vtl/lu_worker.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "common/vtl_error.h"
@@ -16,7 +17,29 @@ struct lu_worker {
 	void *dev;
 	void (*gate)(void *arg, const struct scsi_cmd *c);
 	void *gate_arg;
+	_Atomic uint64_t commands, data_in, data_out, checks[LU_SENSE_KEYS];
 };
+
+/* Counts c, run: relaxed adds, as nothing is ordered by them. */
+static void count(struct lu_worker *wk, const struct scsi_cmd *c)
+{
+	atomic_fetch_add_explicit(&wk->commands, 1, memory_order_relaxed);
+	if (c->dir == SCSI_DIR_IN)
+		atomic_fetch_add_explicit(&wk->data_in, c->data_len, memory_order_relaxed);
+	else if (c->dir == SCSI_DIR_OUT)
+		atomic_fetch_add_explicit(&wk->data_out, c->data_len, memory_order_relaxed);
+	if (c->status == SCSI_CHECK_CONDITION)
+		atomic_fetch_add_explicit(&wk->checks[c->sense.key & (LU_SENSE_KEYS - 1)], 1, memory_order_relaxed);
+}
+
+void lu_worker_counts(struct lu_worker *wk, struct lu_counts *out)
+{
+	out->commands = atomic_load_explicit(&wk->commands, memory_order_relaxed);
+	out->data_in_bytes = atomic_load_explicit(&wk->data_in, memory_order_relaxed);
+	out->data_out_bytes = atomic_load_explicit(&wk->data_out, memory_order_relaxed);
+	for (unsigned i = 0; i < LU_SENSE_KEYS; i++)
+		out->checks[i] = atomic_load_explicit(&wk->checks[i], memory_order_relaxed);
+}
 
 static void *run(void *arg)
 {
@@ -34,8 +57,10 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&wk->mu);
 		if (w->cmd && wk->gate)
 			wk->gate(wk->gate_arg, w->cmd);
-		if (w->cmd)
+		if (w->cmd) {
 			wk->exec(wk->dev, w->cmd);
+			count(wk, w->cmd); /* before done: the command belongs to its front end again after it */
+		}
 		w->done(w);
 		pthread_mutex_lock(&wk->mu);
 	}

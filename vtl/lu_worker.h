@@ -22,6 +22,16 @@ struct lu_work {
 
 struct lu_worker;
 
+#define LU_SENSE_KEYS 16 /* a sense key is 4 bits (SPC-4 4.5.6) */
+
+/* What a worker has run since it started (atomic adds on its thread; read at any time). */
+struct lu_counts {
+	uint64_t commands;
+	uint64_t data_in_bytes;  /* data transferred to initiators (READ, INQUIRY, ...) */
+	uint64_t data_out_bytes; /* data taken from initiators (WRITE, MODE SELECT, ...) */
+	uint64_t checks[LU_SENSE_KEYS]; /* CHECK CONDITION by sense key */
+};
+
 /* Starts a worker that runs exec(dev, cmd) for each submitted command. */
 int lu_worker_start(void (*exec)(void *dev, struct scsi_cmd *c), void *dev, struct lu_worker **out);
 
@@ -34,6 +44,9 @@ void lu_worker_set_gate(struct lu_worker *wk, void (*gate)(void *arg, const stru
 
 /* Queues w; commands run one at a time in the order they were submitted. */
 void lu_worker_submit(struct lu_worker *wk, struct lu_work *w);
+
+/* Fills *out with what wk has run so far (each field read atomically; together, not one instant). */
+void lu_worker_counts(struct lu_worker *wk, struct lu_counts *out);
 
 /* Runs what is queued, then stops the thread and frees wk. */
 void lu_worker_stop(struct lu_worker *wk);

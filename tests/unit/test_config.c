@@ -1082,6 +1082,39 @@ static void policy_section(void **state)
 	}
 }
 
+/* [daemon] http and [migrator] http: off by default; loopback alone, or another address with a token. */
+static void http_endpoints(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nslots = 4\n" POOL);
+	assert_string_equal(c->daemon.http.listen, "");
+	assert_string_equal(c->migrator.http.listen, "");
+	vtl_config_free(c);
+	c = parse_ok("[library]\nslots = 4\n" POOL "[daemon]\nhttp = 127.0.0.1:9110\nhttp_connections = 4\n"
+		     "http_connections_per_address = 2\nhttp_timeout = 1m\n[migrator]\nhttp = [::1]:9111\n");
+	assert_string_equal(c->daemon.http.listen, "127.0.0.1:9110");
+	assert_int_equal(c->daemon.http.connections, 4);
+	assert_int_equal(c->daemon.http.per_address, 2);
+	assert_int_equal(c->daemon.http.timeout, 60);
+	assert_string_equal(c->migrator.http.listen, "[::1]:9111");
+	vtl_config_free(c);
+	c = parse_ok("[library]\nslots = 4\n" POOL "[daemon]\nhttp = 0.0.0.0:9110\nhttp_token = 0123456789abcdef\n");
+	assert_string_equal(c->daemon.http.token, "0123456789abcdef");
+	vtl_config_free(c);
+	expect_error("[library]\nslots = 4\n" POOL "[daemon]\nhttp = 0.0.0.0:9110\n",
+		     "t.conf:6: [daemon] http = 0.0.0.0:9110 is not a loopback address: set http_token too");
+	expect_error("[library]\nslots = 4\n" POOL "[migrator]\nhttp = 10.1.1.1:9110\n",
+		     "t.conf:6: [migrator] http = 10.1.1.1:9110 is not a loopback address");
+	expect_error("[library]\nslots = 4\n" POOL "[daemon]\nhttp = localhost:9110\n",
+		     "t.conf:6: [daemon] http = localhost:9110: give an IP address and a port");
+	expect_error("[library]\nslots = 4\n" POOL "[daemon]\nhttp = 127.0.0.1\n", "give an IP address and a port");
+	expect_error("[library]\nslots = 4\n" POOL "[daemon]\nhttp_token = short-token\n",
+		     "t.conf:6: [daemon] http_token is 11 characters long: use 16 to 128");
+	expect_error("[library]\nslots = 4\n" POOL "[daemon]\nhttp_token = 0123456789 abcdef\n",
+		     "without blanks");
+	expect_error("[library]\nslots = 4\n" POOL "[daemon]\nhttp_connections = 0\n", "http_connections");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1106,6 +1139,7 @@ int main(void)
 		cmocka_unit_test(migration_sections),
 		cmocka_unit_test(migrator_drives),
 		cmocka_unit_test(policy_section),
+		cmocka_unit_test(http_endpoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,11 +134,63 @@ static void gate_runs_before_each_command(void **state)
 	assert_int_equal(atomic_load(&u.on_caller), 0);
 }
 
+/* What the metrics count: each command the unit ran, its data by direction, its CHECK CONDITIONs by sense key. */
+static void answer(void *dev, struct scsi_cmd *c)
+{
+	(void)dev;
+	if (c->cdb[0] == 0x01) /* REWIND: fails NOT READY */
+		scsi_fail(c, sense_of(SK_NOT_READY, ASC_MEDIUM_NOT_PRESENT));
+	else
+		scsi_done(c, c->xfer_len);
+}
+
+static atomic_int counted_done;
+static void counted(struct lu_work *w)
+{
+	(void)w;
+	atomic_fetch_add(&counted_done, 1);
+}
+
+static void counts_commands_data_and_checks(void **state)
+{
+	(void)state;
+	struct lu_worker *wk;
+	EXPECT_RC(lu_worker_start(answer, NULL, &wk), 0);
+	static struct scsi_cmd cmds[4];
+	static struct lu_work works[4];
+	memset(cmds, 0, sizeof cmds);
+	cmds[0] = (struct scsi_cmd){.cdb = {0x0A}, .dir = SCSI_DIR_OUT, .xfer_len = 65536};  /* WRITE(6) */
+	cmds[1] = (struct scsi_cmd){.cdb = {0x08}, .dir = SCSI_DIR_IN, .xfer_len = 4096};    /* READ(6) */
+	cmds[2] = (struct scsi_cmd){.cdb = {0x01}, .dir = SCSI_DIR_NONE};                    /* REWIND */
+	cmds[3] = (struct scsi_cmd){.cdb = {0x0A}, .dir = SCSI_DIR_OUT, .xfer_len = 100};
+	atomic_store(&counted_done, 0);
+	for (int i = 0; i < 4; i++) {
+		works[i] = (struct lu_work){.cmd = &cmds[i], .done = counted};
+		lu_worker_submit(wk, &works[i]);
+	}
+	while (atomic_load(&counted_done) < 4) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	struct lu_counts n;
+	lu_worker_counts(wk, &n);
+	assert_int_equal(n.commands, 4);
+	assert_int_equal(n.data_out_bytes, 65636);
+	assert_int_equal(n.data_in_bytes, 4096);
+	assert_int_equal(n.checks[SK_NOT_READY], 1);
+	uint64_t checks = 0;
+	for (int k = 0; k < LU_SENSE_KEYS; k++)
+		checks += n.checks[k];
+	assert_int_equal(checks, 1);
+	lu_worker_stop(wk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(runs_in_order_one_at_a_time),
 		cmocka_unit_test(gate_runs_before_each_command),
+		cmocka_unit_test(counts_commands_data_and_checks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

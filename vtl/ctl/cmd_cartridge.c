@@ -14,17 +14,6 @@
 #define CAPACITY_MIN 1000000ull /* 1 MB: below that early warning and EOM make no sense */
 #define RANGE_MAX 10000ul       /* cartridges one 'cartridge add' creates at most */
 
-static const char *cache_name(enum cat_cache_state s)
-{
-	switch (s) {
-	case CAT_CACHE_RESIDENT: return "resident";
-	case CAT_CACHE_PREMIGRATED: return "premigrated";
-	case CAT_CACHE_MIGRATED: return "migrated";
-	case CAT_CACHE_RECALLING: return "recalling";
-	}
-	return "unknown";
-}
-
 /* The suffix a label needs for a media: "L8", "LY", "M8", "CU". */
 static const char *media_suffix(enum cat_media m, bool type_m)
 {
@@ -195,7 +184,7 @@ static void print_added(struct ctl *ctl, const struct new_cart *nc, const uint16
 			json_str(&j, "media", vtl_media_name(nc[i].media, nc[i].type_m));
 			json_u64(&j, "capacity", nc[i].capacity);
 			json_obj(&j, "location");
-			json_str(&j, "type", ctl_elem_type_name(ctl_elem_type(&ctl->lib, where[i])));
+			json_str(&j, "type", libdoc_elem_type_name(libdoc_elem_type(&ctl->lib, where[i])));
 			json_u64(&j, "address", where[i]);
 			json_obj_end(&j);
 			json_obj_end(&j);
@@ -211,7 +200,7 @@ static void print_added(struct ctl *ctl, const struct new_cart *nc, const uint16
 	for (size_t i = 0; i < n; i++) {
 		char cap[32], loc[32];
 		fmt_bytes(nc[i].capacity, cap, sizeof cap);
-		snprintf(loc, sizeof loc, "%s %u", ctl_elem_type_name(ctl_elem_type(&ctl->lib, where[i])), where[i]);
+		snprintf(loc, sizeof loc, "%s %u", libdoc_elem_type_name(libdoc_elem_type(&ctl->lib, where[i])), where[i]);
 		table_add(&t, nc[i].barcode, vtl_media_name(nc[i].media, nc[i].type_m),
 			  nc[i].media == CAT_MEDIA_CLEANING ? NULL : cap, loc);
 	}
@@ -356,61 +345,15 @@ out:
 
 /* ------------------------------------------------------------------- list */
 
-/* The members of a cartridge's JSON object. */
-static void json_cart_fields(struct json *j, const struct cat_library *lib, const struct cat_cartridge *c)
-{
-	bool tm = c->media == CAT_MEDIA_LTO7 && vtl_label_is_type_m(c->barcode);
-	char tbuf[40];
-	json_str(j, "barcode", c->barcode);
-	json_str(j, "media", vtl_media_name(c->media, tm));
-	json_u64(j, "capacity", c->capacity);
-	json_bool(j, "write_protect", c->write_protect);
-	json_str(j, "state", c->state);
-	json_bool(j, "in_library", c->library_id == lib->id);
-	if (c->library_id == lib->id && c->element != CAT_NO_ELEMENT) {
-		json_obj(j, "location");
-		json_str(j, "type", ctl_elem_type_name(ctl_elem_type(lib, c->element)));
-		json_u64(j, "address", c->element);
-		json_obj_end(j);
-	} else {
-		json_null(j, "location");
-	}
-	json_u64(j, "bytes_written", c->bytes_written);
-	json_u64(j, "bytes_stored", c->bytes_stored);
-	json_u64(j, "eod", c->eod);
-	json_u64(j, "mounts", c->mounts);
-	if (c->last_mounted) {
-		fmt_time_iso(c->last_mounted, tbuf, sizeof tbuf);
-		json_str(j, "last_mounted", tbuf);
-	} else {
-		json_null(j, "last_mounted");
-	}
-	json_str(j, "cache", cache_name(c->cache));
-}
-
-static void json_cart(struct json *j, const struct cat_library *lib, const struct cat_cartridge *c)
-{
-	json_obj(j, NULL);
-	json_cart_fields(j, lib, c);
-	json_obj_end(j);
-}
-
 struct list_walk {
 	struct ctl *ctl;
 	struct table t;
-	struct json j;
-	unsigned long n;
 	int err;
 };
 
 static int list_row(const struct cat_cartridge *c, void *arg)
 {
 	struct list_walk *w = arg;
-	w->n++;
-	if (w->ctl->json) {
-		json_cart(&w->j, &w->ctl->lib, c);
-		return 0;
-	}
 	bool tm = c->media == CAT_MEDIA_LTO7 && vtl_label_is_type_m(c->barcode);
 	char cap[32], used[32], loc[64];
 	fmt_bytes(c->capacity, cap, sizeof cap);
@@ -419,7 +362,7 @@ static int list_row(const struct cat_cartridge *c, void *arg)
 	const char *media = vtl_media_name(c->media, tm);
 	if (table_add(&w->t, c->barcode, media ? media : "?", c->media == CAT_MEDIA_CLEANING ? NULL : cap,
 		      c->media == CAT_MEDIA_CLEANING ? NULL : used, loc, c->state[0] ? c->state : NULL,
-		      c->media == CAT_MEDIA_CLEANING ? NULL : cache_name(c->cache)))
+		      c->media == CAT_MEDIA_CLEANING ? NULL : libdoc_cache_name(c->cache)))
 		return w->err = VTL_E_NOMEM;
 	return 0;
 }
@@ -436,28 +379,22 @@ int cmd_cartridge_list(struct ctl *ctl, int argc, char **argv)
 				 pos[0], pos[0]);
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
+	if (ctl->json) {
+		/* The document vtld's /api/cartridges serves too (vtl/library/docs.h). */
+		if ((rc = libdoc_cartridges(ctl->cat, &ctl->lib, stdout)))
+			return ctl_cat_err(ctl, rc, "listing the cartridges");
+		return 0;
+	}
 	struct list_walk w;
 	memset(&w, 0, sizeof w);
 	w.ctl = ctl;
 	static const char *const head[] = {"BARCODE", "MEDIA", "CAPACITY", "STORED", "LOCATION", "STATE", "CACHE"};
 	table_init(&w.t, 7, head, "LLRRLLL");
-	if (ctl->json) {
-		json_init(&w.j, stdout);
-		json_obj(&w.j, NULL);
-		json_str(&w.j, "library", ctl->lib.name);
-		json_arr(&w.j, "cartridges");
-	}
 	rc = catalog_cartridge_list(ctl->cat, 0, list_row, &w);
 	if (!rc && w.err)
 		rc = w.err;
-	if (ctl->json) {
-		json_arr_end(&w.j);
-		json_u64(&w.j, "count", w.n);
-		json_obj_end(&w.j);
-		json_end(&w.j);
-	} else if (!rc) {
+	if (!rc)
 		table_print(&w.t, stdout);
-	}
 	table_free(&w.t);
 	if (rc)
 		return ctl_cat_err(ctl, rc, "listing the cartridges");
@@ -548,7 +485,7 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 		json_init(&j, stdout);
 		json_obj(&j, NULL);
 		json_str(&j, "library", ctl->lib.name);
-		json_cart_fields(&j, &ctl->lib, &c);
+		libdoc_cartridge_fields(&j, &ctl->lib, &c);
 		json_obj(&j, "pool");
 		if (irc) {
 			json_str(&j, "error", perr);
@@ -608,7 +545,7 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 	KV("mounts", "%" PRIu32, c.mounts);
 	fmt_time(c.last_mounted, b2, sizeof b2);
 	KV("last mounted", "%s", b2);
-	KV("cache", "%s", cache_name(c.cache));
+	KV("cache", "%s", libdoc_cache_name(c.cache));
 	if (irc)
 		KV("pool", "%s", perr);
 	else
@@ -680,7 +617,7 @@ int cmd_cartridge_remove(struct ctl *ctl, int argc, char **argv)
 			break;
 		}
 		if (c.library_id == ctl->lib.id && c.element != CAT_NO_ELEMENT &&
-		    ctl_elem_type(&ctl->lib, c.element) == CAT_ELEM_DRIVE && !force) {
+		    libdoc_elem_type(&ctl->lib, c.element) == CAT_ELEM_DRIVE && !force) {
 			rc = ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is in drive %u; move it to a slot first ('vtlctl move "
 				     "%u <slot>') or use --force; nothing was removed", bc, c.element, c.element);
 			break;

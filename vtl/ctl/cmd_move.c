@@ -30,7 +30,7 @@ static void json_elem(struct json *j, const char *key, const struct cat_library 
 		return;
 	}
 	json_obj(j, key);
-	json_str(j, "type", ctl_elem_type_name(ctl_elem_type(lib, a)));
+	json_str(j, "type", libdoc_elem_type_name(libdoc_elem_type(lib, a)));
 	json_u64(j, "address", a);
 	json_obj_end(j);
 }
@@ -41,7 +41,7 @@ static void where_words(const struct cat_library *lib, uint16_t a, char *buf, si
 	if (a == CAT_NO_ELEMENT)
 		snprintf(buf, len, "outside the library");
 	else
-		snprintf(buf, len, "%s %u", ctl_elem_type_words(ctl_elem_type(lib, a)), a);
+		snprintf(buf, len, "%s %u", ctl_elem_type_words(libdoc_elem_type(lib, a)), a);
 }
 
 static void print_moved(struct ctl *ctl, const char *verb, const char *barcode, uint16_t from, uint16_t to,
@@ -75,7 +75,7 @@ static int move_err(struct ctl *ctl, int rc, const char *barcode, uint16_t from,
 	switch (rc) {
 	case VTL_E_SRC_EMPTY:
 		return ctl_err(ctl, VTLCTL_FAIL, "%s %u is empty; see 'vtlctl slot list --full'",
-			       ctl_elem_type_words(ctl_elem_type(&ctl->lib, from)), from);
+			       ctl_elem_type_words(libdoc_elem_type(&ctl->lib, from)), from);
 	case VTL_E_DST_FULL:
 		if (catalog_element_get(ctl->cat, ctl->lib.id, to, &e) == 0 && e.full)
 			return ctl_err(ctl, VTLCTL_FAIL, "%s %u already holds %s; choose an empty one ('vtlctl slot list "
@@ -151,8 +151,8 @@ int cmd_move(struct ctl *ctl, int argc, char **argv)
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
 	bool online = ctl_daemon_up(ctl);
-	bool robot_from = all_digits(pos[0]) && ctl_elem_type(&ctl->lib, from) == CAT_ELEM_TRANSPORT;
-	if (robot_from || ctl_elem_type(&ctl->lib, to) == CAT_ELEM_TRANSPORT)
+	bool robot_from = all_digits(pos[0]) && libdoc_elem_type(&ctl->lib, from) == CAT_ELEM_TRANSPORT;
+	if (robot_from || libdoc_elem_type(&ctl->lib, to) == CAT_ELEM_TRANSPORT)
 		return ctl_err(ctl, VTLCTL_FAIL, "element %u is the robot, which only carries cartridges during a move; "
 			       "move between slots, mail slots and drives", robot_from ? from : to);
 	char barcode[CAT_BARCODE_MAX + 1] = "";
@@ -327,7 +327,7 @@ int cmd_export(struct ctl *ctl, int argc, char **argv)
 		return ctl_cat_err(ctl, rc, "reading %s", bc);
 	if (c.library_id != ctl->lib.id)
 		return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is outside the library already", bc);
-	enum cat_elem_type t = c.element == CAT_NO_ELEMENT ? CAT_ELEM_ALL : ctl_elem_type(&ctl->lib, c.element);
+	enum cat_elem_type t = c.element == CAT_NO_ELEMENT ? CAT_ELEM_ALL : libdoc_elem_type(&ctl->lib, c.element);
 	if (t == CAT_ELEM_DRIVE || t == CAT_ELEM_TRANSPORT)
 		return ctl_err(ctl, VTLCTL_FAIL, "cartridge %s is in %s %u; move it to a slot first ('vtlctl move %u "
 			       "<slot>')", bc, ctl_elem_type_words(t), c.element, c.element);

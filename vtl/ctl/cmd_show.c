@@ -180,92 +180,38 @@ int cmd_library_show(struct ctl *ctl, int argc, char **argv)
 
 /* ------------------------------------------------------------- drive list */
 
-struct drives {
-	struct cat_drive d[VTL_CFG_MAX_DRIVES];
-	char loaded[VTL_CFG_MAX_DRIVES][CAT_BARCODE_MAX + 1];
-	uint16_t addr[VTL_CFG_MAX_DRIVES];
-	size_t n;
-	int err;
-};
-
-static int add_drive(const struct cat_drive *d, void *arg)
-{
-	struct drives *ds = arg;
-	if (ds->n >= VTL_CFG_MAX_DRIVES)
-		return 1;
-	ds->d[ds->n++] = *d;
-	return 0;
-}
-
-static int drive_elem(const struct cat_element *e, void *arg)
-{
-	struct drives *ds = arg;
-	for (size_t i = 0; i < ds->n; i++)
-		if (ds->d[i].address == e->address && e->full)
-			snprintf(ds->loaded[i], sizeof ds->loaded[i], "%s", e->barcode);
-	return 0;
-}
-
 int cmd_drive_list(struct ctl *ctl, int argc, char **argv)
 {
 	int rc = no_args(ctl, argc, argv);
 	if (rc || (rc = ctl_open_library(ctl)))
 		return rc;
-	struct drives *ds = calloc(1, sizeof *ds);
-	if (!ds)
-		return ctl_err(ctl, VTLCTL_FAIL, "out of memory");
-	if ((rc = catalog_drive_list(ctl->cat, ctl->lib.id, add_drive, ds)) ||
-	    (rc = catalog_element_list(ctl->cat, ctl->lib.id, CAT_ELEM_DRIVE, drive_elem, ds))) {
-		free(ds);
-		return ctl_cat_err(ctl, rc, "listing the drives");
-	}
 	if (ctl->json) {
-		struct json j;
-		json_init(&j, stdout);
-		json_obj(&j, NULL);
-		json_arr(&j, "drives");
-		for (size_t i = 0; i < ds->n; i++) {
-			const struct cat_drive *d = &ds->d[i];
-			json_obj(&j, NULL);
-			json_u64(&j, "address", d->address);
-			json_u64(&j, "number", ctl_elem_ordinal(&ctl->lib, d->address));
-			json_str(&j, "vendor", d->vendor);
-			json_str(&j, "model", d->model);
-			json_str(&j, "revision", d->revision);
-			json_str(&j, "serial", d->serial);
-			unsigned g = vtl_drive_generation(d->vendor, d->model);
-			if (g)
-				json_u64(&j, "generation", g);
-			else
-				json_null(&j, "generation");
-			json_i64(&j, "lun", d->lun);
-			json_str(&j, "state", d->state);
-			json_str(&j, "cartridge", ds->loaded[i][0] ? ds->loaded[i] : NULL);
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-		json_end(&j);
-	} else {
-		static const char *const head[] = {"ADDRESS", "DRIVE", "VENDOR", "MODEL", "LTO", "SERIAL", "LUN", "STATE",
-						   "CARTRIDGE"};
-		struct table t;
-		table_init(&t, 9, head, "RRLLRLRLL");
-		for (size_t i = 0; i < ds->n && !rc; i++) {
-			const struct cat_drive *d = &ds->d[i];
-			char a[8], num[8], gen[8], lun[8];
-			snprintf(a, sizeof a, "%u", d->address);
-			snprintf(num, sizeof num, "%u", ctl_elem_ordinal(&ctl->lib, d->address));
-			unsigned g = vtl_drive_generation(d->vendor, d->model);
-			snprintf(gen, sizeof gen, "%u", g);
-			snprintf(lun, sizeof lun, "%d", d->lun);
-			rc = table_add(&t, a, num, d->vendor, d->model, g ? gen : NULL, d->serial, lun, d->state,
-				       ds->loaded[i][0] ? ds->loaded[i] : NULL);
-		}
-		if (!rc)
-			table_print(&t, stdout);
-		table_free(&t);
+		/* The document vtld's /api/drives serves too (vtl/library/docs.h). */
+		if ((rc = libdoc_drives(ctl->cat, &ctl->lib, stdout)))
+			return ctl_cat_err(ctl, rc, "listing the drives");
+		return 0;
 	}
+	struct libdoc_drive_rows *ds;
+	if ((rc = libdoc_drive_rows(ctl->cat, &ctl->lib, &ds)))
+		return ctl_cat_err(ctl, rc, "listing the drives");
+	static const char *const head[] = {"ADDRESS", "DRIVE", "VENDOR", "MODEL", "LTO", "SERIAL", "LUN", "STATE",
+					   "CARTRIDGE"};
+	struct table t;
+	table_init(&t, 9, head, "RRLLRLRLL");
+	for (size_t i = 0; i < ds->n && !rc; i++) {
+		const struct cat_drive *d = &ds->d[i];
+		char a[8], num[8], gen[8], lun[8];
+		snprintf(a, sizeof a, "%u", d->address);
+		snprintf(num, sizeof num, "%u", libdoc_elem_ordinal(&ctl->lib, d->address));
+		unsigned g = vtl_drive_generation(d->vendor, d->model);
+		snprintf(gen, sizeof gen, "%u", g);
+		snprintf(lun, sizeof lun, "%d", d->lun);
+		rc = table_add(&t, a, num, d->vendor, d->model, g ? gen : NULL, d->serial, lun, d->state,
+			       ds->loaded[i][0] ? ds->loaded[i] : NULL);
+	}
+	if (!rc)
+		table_print(&t, stdout);
+	table_free(&t);
 	free(ds);
 	return rc ? ctl_err(ctl, VTLCTL_FAIL, "out of memory") : 0;
 }
@@ -275,36 +221,21 @@ int cmd_drive_list(struct ctl *ctl, int argc, char **argv)
 struct slot_walk {
 	struct ctl *ctl;
 	struct table t;
-	struct json j;
-	int filter; /* 0 all, 1 full, 2 empty */
+	int filter; /* enum libdoc_filter */
 	int err;
 };
 
 static int slot_row(const struct cat_element *e, void *arg)
 {
 	struct slot_walk *w = arg;
-	if ((w->filter == 1 && !e->full) || (w->filter == 2 && e->full))
+	if ((w->filter == LIBDOC_FULL && !e->full) || (w->filter == LIBDOC_EMPTY && e->full))
 		return 0;
 	const struct cat_library *lib = &w->ctl->lib;
-	if (w->ctl->json) {
-		json_obj(&w->j, NULL);
-		json_u64(&w->j, "address", e->address);
-		json_str(&w->j, "type", ctl_elem_type_name(e->type));
-		json_u64(&w->j, "number", ctl_elem_ordinal(lib, e->address));
-		json_bool(&w->j, "full", e->full);
-		json_str(&w->j, "barcode", e->full ? e->barcode : NULL);
-		if (e->full && e->source != CAT_NO_ELEMENT)
-			json_u64(&w->j, "source", e->source);
-		else
-			json_null(&w->j, "source");
-		json_obj_end(&w->j);
-		return 0;
-	}
 	char a[8], num[8], src[8];
 	snprintf(a, sizeof a, "%u", e->address);
-	snprintf(num, sizeof num, "%u", ctl_elem_ordinal(lib, e->address));
+	snprintf(num, sizeof num, "%u", libdoc_elem_ordinal(lib, e->address));
 	snprintf(src, sizeof src, "%u", e->source);
-	if (table_add(&w->t, a, ctl_elem_type_name(e->type), num, e->full ? "full" : "empty",
+	if (table_add(&w->t, a, libdoc_elem_type_name(e->type), num, e->full ? "full" : "empty",
 		      e->full ? e->barcode : NULL, e->full && e->source != CAT_NO_ELEMENT ? src : NULL))
 		return w->err = VTL_E_NOMEM;
 	return 0;
@@ -348,28 +279,24 @@ int cmd_slot_list(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "--full and --empty exclude each other");
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
+	int filter = opts[1].set ? LIBDOC_FULL : opts[2].set ? LIBDOC_EMPTY : LIBDOC_ALL;
+	if (ctl->json) {
+		/* The document vtld's /api/elements serves too (vtl/library/docs.h). */
+		if ((rc = libdoc_elements(ctl->cat, &ctl->lib, type, (enum libdoc_filter)filter, stdout)))
+			return ctl_cat_err(ctl, rc, "listing the elements");
+		return 0;
+	}
 	struct slot_walk w;
 	memset(&w, 0, sizeof w);
 	w.ctl = ctl;
-	w.filter = opts[1].set ? 1 : opts[2].set ? 2 : 0;
+	w.filter = filter;
 	static const char *const head[] = {"ADDRESS", "TYPE", "NUMBER", "STATUS", "BARCODE", "SOURCE"};
 	table_init(&w.t, 6, head, "RLRLLR");
-	if (ctl->json) {
-		json_init(&w.j, stdout);
-		json_obj(&w.j, NULL);
-		json_arr(&w.j, "elements");
-	}
 	rc = catalog_element_list(ctl->cat, ctl->lib.id, type, slot_row, &w);
 	if (!rc && w.err)
 		rc = w.err;
-	if (ctl->json) {
-		/* Close the document even on failure, so that what was printed stays parseable. */
-		json_arr_end(&w.j);
-		json_obj_end(&w.j);
-		json_end(&w.j);
-	} else if (!rc) {
+	if (!rc)
 		table_print(&w.t, stdout);
-	}
 	table_free(&w.t);
 	if (rc)
 		return ctl_cat_err(ctl, rc, "listing the elements");
@@ -379,28 +306,14 @@ int cmd_slot_list(struct ctl *ctl, int argc, char **argv)
 /* ----------------------------------------------------------------- events */
 
 struct ev_walk {
-	struct ctl *ctl;
 	struct table t;
-	struct json j;
 	int err;
 };
 
 static int ev_row(const struct cat_event *ev, void *arg)
 {
 	struct ev_walk *w = arg;
-	char tm[40];
-	if (w->ctl->json) {
-		fmt_time_iso(ev->time, tm, sizeof tm);
-		json_obj(&w->j, NULL);
-		json_i64(&w->j, "id", ev->id);
-		json_i64(&w->j, "time", ev->time);
-		json_str(&w->j, "time_utc", tm);
-		json_str(&w->j, "actor", ev->actor);
-		json_str(&w->j, "what", ev->what);
-		json_obj_end(&w->j);
-		return 0;
-	}
-	char id[24];
+	char tm[40], id[24];
 	snprintf(id, sizeof id, "%" PRId64, ev->id);
 	fmt_time(ev->time, tm, sizeof tm);
 	if (table_add(&w->t, id, tm, ev->actor, ev->what))
@@ -428,26 +341,21 @@ int cmd_events(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "--limit %s: give a number of events from 1 to %u", opts[1].val, UINT32_MAX);
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
+	if (ctl->json) {
+		/* The document vtld's /api/events serves too (vtl/library/docs.h). */
+		if ((rc = libdoc_events(ctl->cat, (int64_t)since, (unsigned)limit, stdout)))
+			return ctl_cat_err(ctl, rc, "reading the event log");
+		return 0;
+	}
 	struct ev_walk w;
 	memset(&w, 0, sizeof w);
-	w.ctl = ctl;
 	static const char *const head[] = {"ID", "TIME", "ACTOR", "WHAT"};
 	table_init(&w.t, 4, head, "RLLL");
-	if (ctl->json) {
-		json_init(&w.j, stdout);
-		json_obj(&w.j, NULL);
-		json_arr(&w.j, "events");
-	}
 	rc = catalog_event_list(ctl->cat, (int64_t)since, (unsigned)limit, ev_row, &w);
 	if (!rc && w.err)
 		rc = w.err;
-	if (ctl->json) {
-		json_arr_end(&w.j);
-		json_obj_end(&w.j);
-		json_end(&w.j);
-	} else if (!rc) {
+	if (!rc)
 		table_print(&w.t, stdout);
-	}
 	table_free(&w.t);
 	if (rc)
 		return ctl_cat_err(ctl, rc, "reading the event log");

@@ -18,7 +18,9 @@
 #include "backend/pool.h"
 #include "catalog/catalog.h"
 #include "common/ctlproto.h"
+#include "common/jsonw.h"
 #include "config/config.h"
+#include "vtl/library/docs.h"
 #include "vtl/library/library.h"
 
 #define VTLCTL_OK 0
@@ -93,14 +95,8 @@ int ctl_cat_err(struct ctl *ctl, int rc, const char *fmt, ...) __attribute__((fo
 
 /* ----------------------------------------------------------- the elements */
 
-/* Type of the element at address in the library (CAT_ELEM_ALL if it has none there). */
-enum cat_elem_type ctl_elem_type(const struct cat_library *lib, uint16_t address);
-/* "transport", "slot", "ie", "drive" (what --type takes and JSON says). */
-const char *ctl_elem_type_name(enum cat_elem_type t);
 /* "robot", "slot", "mail slot", "drive": for sentences. */
 const char *ctl_elem_type_words(enum cat_elem_type t);
-/* 1-based number of the element among those of its type (slot 1, drive 2), 0 if none. */
-unsigned ctl_elem_ordinal(const struct cat_library *lib, uint16_t address);
 /* The library's element ranges, for messages: "storage slots 1025..1064, mail slots 769..772, drives 257..260". */
 void ctl_elem_ranges(const struct cat_library *lib, char *buf, size_t len);
 /* Where a cartridge is, for tables: "slot 1025", "drive 257", "ie 769", "none", "outside". */
@@ -149,31 +145,10 @@ struct kv {
 };
 void kv_print(const struct kv *kv, size_t n, FILE *f);
 
-/* A JSON writer: one document, indented, strings escaped (invalid UTF-8 becomes U+FFFD). */
-struct json {
-	FILE *f;
-	int depth;
-	bool first[32];
-};
-void json_init(struct json *j, FILE *f);
-void json_obj(struct json *j, const char *key); /* key NULL inside an array or at the top */
-void json_obj_end(struct json *j);
-void json_arr(struct json *j, const char *key);
-void json_arr_end(struct json *j);
-void json_str(struct json *j, const char *key, const char *v); /* v NULL: null */
-void json_u64(struct json *j, const char *key, uint64_t v);
-void json_i64(struct json *j, const char *key, int64_t v);
-void json_bool(struct json *j, const char *key, bool v);
-void json_null(struct json *j, const char *key);
-/* Ends the document with a newline. */
-void json_end(struct json *j);
-
 /* "12.0 TB", "980 MB", "0 B": decimal units, as tape capacities are quoted. */
 void fmt_bytes(uint64_t n, char *buf, size_t len);
 /* "2026-11-29 23:55:43" in local time, "never" for 0. */
 void fmt_time(int64_t t, char *buf, size_t len);
-/* "2026-11-29T23:55:43Z" (UTC) for JSON. */
-void fmt_time_iso(int64_t t, char *buf, size_t len);
 
 /* Fields of a daemon's one-line JSON answer (the first "key": at or after s): a number, a real, a string. */
 unsigned long long ans_u64(const char *s, const char *key);

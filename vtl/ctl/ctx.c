@@ -285,31 +285,6 @@ void ctl_close(struct ctl *ctl)
 
 /* --------------------------------------------------------------- elements */
 
-enum cat_elem_type ctl_elem_type(const struct cat_library *lib, uint16_t a)
-{
-	if (a >= lib->transport_first && a - lib->transport_first < lib->transports)
-		return CAT_ELEM_TRANSPORT;
-	if (a >= lib->slot_first && a - lib->slot_first < lib->slots)
-		return CAT_ELEM_SLOT;
-	if (a >= lib->ie_first && a - lib->ie_first < lib->ies)
-		return CAT_ELEM_IE;
-	if (a >= lib->drive_first && a - lib->drive_first < lib->drives)
-		return CAT_ELEM_DRIVE;
-	return CAT_ELEM_ALL;
-}
-
-const char *ctl_elem_type_name(enum cat_elem_type t)
-{
-	switch (t) {
-	case CAT_ELEM_TRANSPORT: return "transport";
-	case CAT_ELEM_SLOT: return "slot";
-	case CAT_ELEM_IE: return "ie";
-	case CAT_ELEM_DRIVE: return "drive";
-	case CAT_ELEM_ALL: break;
-	}
-	return "unknown";
-}
-
 const char *ctl_elem_type_words(enum cat_elem_type t)
 {
 	switch (t) {
@@ -320,18 +295,6 @@ const char *ctl_elem_type_words(enum cat_elem_type t)
 	case CAT_ELEM_ALL: break;
 	}
 	return "element";
-}
-
-unsigned ctl_elem_ordinal(const struct cat_library *lib, uint16_t a)
-{
-	switch (ctl_elem_type(lib, a)) {
-	case CAT_ELEM_TRANSPORT: return (unsigned)(a - lib->transport_first) + 1;
-	case CAT_ELEM_SLOT: return (unsigned)(a - lib->slot_first) + 1;
-	case CAT_ELEM_IE: return (unsigned)(a - lib->ie_first) + 1;
-	case CAT_ELEM_DRIVE: return (unsigned)(a - lib->drive_first) + 1;
-	case CAT_ELEM_ALL: break;
-	}
-	return 0;
 }
 
 void ctl_elem_ranges(const struct cat_library *lib, char *buf, size_t len)
@@ -368,7 +331,7 @@ void ctl_location(const struct cat_library *lib, const struct cat_cartridge *c, 
 	else if (c->element == CAT_NO_ELEMENT)
 		snprintf(buf, len, "none");
 	else
-		snprintf(buf, len, "%s %u", ctl_elem_type_name(ctl_elem_type(lib, c->element)), c->element);
+		snprintf(buf, len, "%s %u", libdoc_elem_type_name(libdoc_elem_type(lib, c->element)), c->element);
 }
 
 int ctl_parse_address(const char *s, uint16_t *out)

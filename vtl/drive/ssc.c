@@ -213,6 +213,7 @@ static void fill_counts(struct ssc_drive *d, struct ssc_status *st)
 	st->eod = pos.eod;
 	st->stored_bytes = pos.stored_bytes;
 	st->written_bytes = cs.written_bytes;
+	st->written_stored = cs.written_stored;
 	st->read_bytes = cs.read_bytes;
 	st->readahead_ready = cs.readahead_ready;
 	st->readahead_limit = cs.readahead_limit;
@@ -723,6 +724,17 @@ void ssc_status_now(struct ssc_drive *d, struct ssc_status *st)
 	st->busy = true;
 }
 
+const char *ssc_state_name(enum ssc_state st)
+{
+	switch (st) {
+	case SSC_LOADED: return "loaded";
+	case SSC_EJECTED: return "ejected";
+	case SSC_CLEANING: return "cleaning";
+	case SSC_STAGING: return "staging";
+	default: return "empty";
+	}
+}
+
 static void status_locked(struct ssc_drive *d, struct ssc_status *st)
 {
 	ssc_tick(d);
@@ -739,6 +751,7 @@ static void status_locked(struct ssc_drive *d, struct ssc_status *st)
 		st->eod = d->last.eod;
 		st->stored_bytes = d->last.stored_bytes;
 		st->written_bytes = d->last.written_bytes;
+		st->written_stored = d->last.written_stored;
 		st->read_bytes = d->last.read_bytes;
 	}
 	st->removable = d->state == SSC_EJECTED && !d->held;

@@ -138,6 +138,7 @@ struct ssc_status {
 	uint64_t eod;
 	uint64_t stored_bytes;  /* on the medium before EOD */
 	uint64_t written_bytes; /* this load (kept after an unload until the next load) */
+	uint64_t written_stored; /* what those took on the medium, after compression */
 	uint64_t read_bytes;
 	uint64_t readahead_ready; /* stored bytes read ahead for the host: the read buffer's fill */
 	uint64_t readahead_limit; /* the read buffer's size */
@@ -205,6 +206,9 @@ void ssc_status_now(struct ssc_drive *d, struct ssc_status *st);
 
 /* Whether ssc_remove would take the cartridge now (ejected, not held by the host). */
 bool ssc_removable(struct ssc_drive *d);
+
+/* "loaded", "ejected", "cleaning", "staging" or "empty": what vtlctl status and the metrics call a state. */
+const char *ssc_state_name(enum ssc_state st);
 
 /* Fills *st. */
 void ssc_status(struct ssc_drive *d, struct ssc_status *st);

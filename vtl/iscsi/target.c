@@ -28,6 +28,7 @@
 #define MAX_EVENTS 64
 #define LISTEN_BACKLOG SOMAXCONN   /* the kernel's queue of connections not yet accepted; limits are ours */
 #define TICK_MS 1000               /* how often idle connections are looked at for keepalives */
+#define PUBLISH_MS 250             /* how often the sessions are published for iscsi_target_sessions, at most */
 #define SPARES_IDLE_S 2            /* a session idle this long gives its spare buffers back */
 #define NEXUS_MAX 4096             /* initiator ports remembered (their nexus ids outlive their sessions) */
 #define NEXUS_BASE 0x1000000000000000ull /* iSCSI nexus ids: base + n, apart from TCMU's (vtl/tcmu/front.h) */
@@ -78,6 +79,7 @@ struct conn {
 	bool want_close;            /* close once out is written */
 	bool dead;                  /* socket closed; freed when no command is with a unit */
 	unsigned in_flight;
+	uint64_t commands, data_in, data_out; /* finished commands and their data, for iscsi_target_sessions */
 	char peer[ISCSI_PORTAL_MAX], local[ISCSI_PORTAL_MAX];
 	time_t last_rx;             /* when the initiator last sent something (CLOCK_MONOTONIC seconds) */
 	time_t ping_at;             /* when the unanswered keepalive went out */
@@ -115,6 +117,11 @@ struct iscsi_target {
 	bool accept_paused;
 	time_t emfile_logged;
 	uint8_t rbuf[READ_CHUNK];   /* the event loop's socket reads: one thread per target, one buffer each */
+	/* The sessions as the loop last saw them, for readers on other threads (a leaf lock, held to copy). */
+	pthread_mutex_t snap_mu;
+	struct iscsi_session_info *snap; /* lim.max_sessions of them */
+	unsigned n_snap;
+	uint64_t published_ms;           /* when they last were (the loop's alone) */
 };
 
 void iscsi_limits_default(struct iscsi_limits *l)
@@ -880,6 +887,11 @@ static void completions(struct iscsi_target *t)
 		struct job *next = j->next;
 		struct conn *c = j->c;
 		c->in_flight--;
+		c->commands++;
+		if (j->task->cmd.dir == SCSI_DIR_IN)
+			c->data_in += j->task->cmd.data_len;
+		else if (j->task->cmd.dir == SCSI_DIR_OUT)
+			c->data_out += j->task->cmd.data_len;
 		if (!c->dead) {
 			session_complete(c->sess, j->task);
 			flush(c);
@@ -889,6 +901,42 @@ static void completions(struct iscsi_target *t)
 		free(j);
 		j = next;
 	}
+}
+
+/* Publishes the logged-in normal sessions for iscsi_target_sessions. */
+static void publish(struct iscsi_target *t)
+{
+	uint64_t now = vtl_mono_ms();
+	if (now - t->published_ms < PUBLISH_MS)
+		return; /* a busy loop turns thousands of times a second: the copy is not worth making each time */
+	t->published_ms = now;
+	pthread_mutex_lock(&t->snap_mu);
+	unsigned n = 0;
+	for (struct conn *c = t->conns; c && n < t->lim.max_sessions; c = c->next) {
+		if (c->dead || c->phase != PH_FFP || c->params.session_type != ISCSI_SESSION_NORMAL)
+			continue;
+		struct iscsi_session_info *s = &t->snap[n++];
+		snprintf(s->initiator, sizeof s->initiator, "%s", c->params.initiator_name);
+		for (unsigned i = 0; i < ISCSI_ISID_LEN; i++)
+			snprintf(s->isid + 2 * i, sizeof s->isid - 2 * i, "%02x", c->params.isid[i]);
+		snprintf(s->peer, sizeof s->peer, "%s", c->peer);
+		s->in_flight = c->in_flight;
+		s->commands = c->commands;
+		s->data_in_bytes = c->data_in;
+		s->data_out_bytes = c->data_out;
+	}
+	t->n_snap = n;
+	pthread_mutex_unlock(&t->snap_mu);
+}
+
+unsigned iscsi_target_sessions(struct iscsi_target *t, struct iscsi_session_info *out, unsigned max)
+{
+	pthread_mutex_lock(&t->snap_mu);
+	unsigned n = t->n_snap;
+	if (out && max)
+		memcpy(out, t->snap, (n < max ? n : max) * sizeof *out);
+	pthread_mutex_unlock(&t->snap_mu);
+	return n;
 }
 
 static void *loop(void *arg)
@@ -930,6 +978,7 @@ static void *loop(void *arg)
 		keepalives(t);
 		release_held(t);
 		bury(t);
+		publish(t);
 	}
 	bury(t);
 	return NULL;
@@ -980,10 +1029,12 @@ int iscsi_target_start(const struct iscsi_target_opts *o, struct iscsi_target **
 	t->budget.max = t->lim.buffer_max;
 	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_mutex_init(&t->snap_mu, NULL);
 	t->lus = calloc(o->n_lus ? o->n_lus : 1, sizeof *t->lus);
 	t->nexus = calloc(NEXUS_MAX, sizeof *t->nexus);
+	t->snap = calloc(t->lim.max_sessions, sizeof *t->snap);
 	int rc = VTL_E_NOMEM;
-	if (!t->lus || !t->nexus || t->spare_fd < 0)
+	if (!t->lus || !t->nexus || !t->snap || t->spare_fd < 0)
 		goto fail;
 	memcpy(t->lus, o->lus, o->n_lus * sizeof *t->lus);
 	if ((rc = listen_on(t, o->listen, o->port, err, errlen)) != VTL_OK)
@@ -1011,6 +1062,8 @@ fail:
 		close(t->spare_fd);
 	free(t->nexus);
 	free(t->lus);
+	free(t->snap);
+	pthread_mutex_destroy(&t->snap_mu);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 	return rc;
@@ -1041,6 +1094,8 @@ void iscsi_target_stop(struct iscsi_target *t)
 		free(t->nexus[i]);
 	free(t->nexus);
 	free(t->lus);
+	free(t->snap);
+	pthread_mutex_destroy(&t->snap_mu);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }

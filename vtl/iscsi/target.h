@@ -57,11 +57,28 @@ struct iscsi_target_opts {
 
 struct iscsi_target;
 
+/* A logged-in normal session, as the metrics show it. */
+struct iscsi_session_info {
+	char initiator[ISCSI_NAME_MAX + 1];
+	char isid[2 * ISCSI_ISID_LEN + 1]; /* hex */
+	char peer[ISCSI_PORTAL_MAX];
+	unsigned in_flight;                /* commands with a unit now */
+	uint64_t commands;                 /* commands the units finished */
+	uint64_t data_in_bytes, data_out_bytes; /* SCSI data sent to and taken from the initiator */
+};
+
 /* Listens and starts the event loop thread; err says why not. */
 int iscsi_target_start(const struct iscsi_target_opts *o, struct iscsi_target **out, char *err, size_t errlen);
 
 /* The TCP port listened on. */
 unsigned iscsi_target_port(const struct iscsi_target *t);
+
+/*
+ * Copies up to max of the normal sessions logged in into out (NULL with max
+ * 0: none), as the event loop last published them (at most PUBLISH_MS old);
+ * how many there are, max or not.
+ */
+unsigned iscsi_target_sessions(struct iscsi_target *t, struct iscsi_session_info *out, unsigned max);
 
 /* Closes every connection (waiting for commands the units are running), stops the thread, frees t. */
 void iscsi_target_stop(struct iscsi_target *t);

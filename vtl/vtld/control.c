@@ -9,6 +9,7 @@
 #include "common/ctlproto.h"
 #include "common/ctlsock.h"
 #include "common/jsonout.h"
+#include "common/lockorder.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "catalog/catalog.h"
@@ -21,17 +22,6 @@
 #define SAMPLE_MS 1000         /* how often the drives' byte counters are sampled for MB/s */
 #define INGEST_TIMEOUT_MS 250  /* the control thread waits no longer for a migrator that does not answer */
 #define MB 1e6
-
-static const char *state_name(enum ssc_state st)
-{
-	switch (st) {
-	case SSC_LOADED: return "loaded";
-	case SSC_EJECTED: return "ejected";
-	case SSC_CLEANING: return "cleaning";
-	case SSC_STAGING: return "staging";
-	default: return "empty";
-	}
-}
 
 /* Samples every drive's byte counters, at most once per SAMPLE_MS unless forced (a status asked). */
 static void sample_drives(struct vtld *v, bool force)
@@ -78,28 +68,30 @@ static void measure_ingest(struct vtld *v)
  * that its copies read the pool only with what is left. A migrator that is
  * not running, or does not answer soon, is tried again at the next tick.
  */
-static void report_ingest(struct vtld *v)
+/* What the hosts move now, in whole MB/s as the ingest hint carries it (rounded up: a trickle counts). */
+static unsigned ingest_mbs(const struct vtld_ingest *g)
 {
-	struct vtld_ingest *g = vtld_ingest(v);
-	if (!g->migrator)
-		return;
-	double mbs_now = g->host_bps / MB;
-	unsigned mbs = mbs_now >= CTLPROTO_RATE_MAX ? CTLPROTO_RATE_MAX : (unsigned)(mbs_now + 0.999);
-	if (mbs == 0 && g->last_mbs == 0)
-		return; /* quiet, and said so */
+	double mbs = g->host_bps / MB;
+	return mbs >= CTLPROTO_RATE_MAX ? CTLPROTO_RATE_MAX : (unsigned)(mbs + 0.999);
+}
+
+/* Tells the migrator at path (NULL: none) that the hosts move mbs, unless mbs and the last report are 0. True when told. */
+static bool report_ingest(const char *path, unsigned mbs, unsigned last)
+{
+	if (!path || (mbs == 0 && last == 0)) /* nobody to tell; or quiet, and said so */
+		return false;
 	struct ctlproto_request r = {.verb = CTLPROTO_INGEST};
 	r.given[CTLPROTO_OPT_RATE] = true;
 	r.option[CTLPROTO_OPT_RATE] = mbs;
 	char req[CTLSOCK_REQUEST_MAX], ans[256], err[256];
 	if (ctlproto_format(&r, req, sizeof req, err, sizeof err) != VTL_OK) {
 		log_debug("cannot tell vtl-migrator the hosts' rate: %s", err);
-		return;
+		return false;
 	}
-	int rc = ctlsock_exchange(g->migrator, req, ans, sizeof ans, INGEST_TIMEOUT_MS);
-	if (rc == VTL_OK)
-		g->last_mbs = mbs;
-	else
+	int rc = ctlsock_exchange(path, req, ans, sizeof ans, INGEST_TIMEOUT_MS);
+	if (rc != VTL_OK)
 		log_debug("telling vtl-migrator \"%s\": %s", req, vtl_strerror(rc));
+	return rc == VTL_OK;
 }
 
 static void status(struct vtld *v, char *out, size_t cap)
@@ -122,7 +114,7 @@ static void status(struct vtld *v, char *out, size_t cap)
 		    "\"file\":%llu,\"eod\":%llu,\"written_bytes\":%llu,\"read_bytes\":%llu,"
 		    "\"write_mb_s\":%.1f,\"read_mb_s\":%.1f,\"read_buffer_bytes\":%llu,\"read_buffer_size\":%llu,"
 		    "\"write_buffer_bytes\":%llu,\"compression\":\"%s\",\"prevent\":%s}",
-		    k > 1 ? "," : "", lus[i].lun, address, state_name(st.state), st.barcode,
+		    k > 1 ? "," : "", lus[i].lun, address, ssc_state_name(st.state), st.barcode,
 		    (unsigned long long)st.object, (unsigned long long)st.file, (unsigned long long)st.eod,
 		    (unsigned long long)st.written_bytes, (unsigned long long)st.read_bytes,
 		    meter_rate(&vtld_meters(v, i)->written) / MB, meter_rate(&vtld_meters(v, i)->read) / MB,
@@ -245,7 +237,7 @@ static const operator_fn operators[CTLPROTO_VERBS] = {
 	[CTLPROTO_IMPORT] = op_import, [CTLPROTO_EXPORT] = op_export,
 };
 
-void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
+static void answer(struct vtld *v, const char *request, char *out, size_t cap)
 {
 	struct ctlproto_request r;
 	char err[512] = "", done[256] = "";
@@ -259,6 +251,13 @@ void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
 	jo_answer(out, cap, rc, err, done);
 }
 
+void control_answer(struct vtld *v, const char *request, char *out, size_t cap)
+{
+	vtl_lock(vtld_control_mu(v), VTL_LOCK_CONTROL);
+	answer(v, request, out, cap);
+	vtl_unlock(vtld_control_mu(v), VTL_LOCK_CONTROL);
+}
+
 static void handle(void *arg, const char *request, char *out, size_t cap)
 {
 	control_answer(arg, request, out, cap);
@@ -266,9 +265,17 @@ static void handle(void *arg, const char *request, char *out, size_t cap)
 
 static void tick(void *arg)
 {
+	vtl_lock(vtld_control_mu(arg), VTL_LOCK_CONTROL);
 	sample_drives(arg, false);
 	measure_ingest(arg);
-	report_ingest(arg);
+	unsigned mbs = ingest_mbs(vtld_ingest(arg)), last = vtld_ingest(arg)->last_mbs;
+	vtl_unlock(vtld_control_mu(arg), VTL_LOCK_CONTROL);
+	/* Not under the lock: a migrator slow to answer must not hold up vtlctl or HTTP answers. */
+	if (report_ingest(vtld_ingest(arg)->migrator, mbs, last)) {
+		vtl_lock(vtld_control_mu(arg), VTL_LOCK_CONTROL);
+		vtld_ingest(arg)->last_mbs = mbs;
+		vtl_unlock(vtld_control_mu(arg), VTL_LOCK_CONTROL);
+	}
 }
 
 bool control_answers(const char *path)

@@ -30,7 +30,11 @@ bool control_answers(const char *path);
 /* Stops serving, removes the socket and frees c. */
 void control_stop(struct ctlsock *c);
 
-/* Answers one request line into out (cap bytes, NUL-terminated JSON); for tests and the server. */
+/*
+ * Answers one request line into out (cap bytes, NUL-terminated JSON), one
+ * answer at a time (vtld_control_mu): for the socket, the HTTP endpoint's
+ * /api routes and tests.
+ */
 void control_answer(struct vtld *v, const char *request, char *out, size_t cap);
 
 #endif

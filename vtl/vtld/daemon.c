@@ -29,6 +29,7 @@ struct vtld {
 	struct throttle *throttle; /* slows host writes when the pool is nearly full */
 	struct tcmu_front *tcmu;   /* the LIO front end ([daemon] tcmu) */
 	struct iscsi_credentials *hosts; /* [initiator NAME] credentials, as the target reads them */
+	pthread_mutex_t control_mu;      /* one control answer at a time (vtld_control_mu) */
 };
 
 static void drive_gate(void *arg, const struct scsi_cmd *c)
@@ -55,6 +56,7 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	struct vtld *v = calloc(1, sizeof *v);
 	if (!v)
 		return VTL_E_NOMEM;
+	pthread_mutex_init(&v->control_mu, NULL);
 	char why[512] = "";
 	int rc = catalog_open(cfg->catalog.path, false, &v->cat, why, sizeof why);
 	if (rc != VTL_OK) {
@@ -211,6 +213,7 @@ int vtld_stop(struct vtld *v)
 	if (v->pool)
 		vtl_pool_close(v->pool);
 	free(v->hosts);
+	pthread_mutex_destroy(&v->control_mu);
 	free(v);
 	return rc;
 }
@@ -249,4 +252,19 @@ struct vtld_meters *vtld_meters(struct vtld *v, unsigned i)
 struct vtld_ingest *vtld_ingest(struct vtld *v)
 {
 	return &v->ingest;
+}
+
+pthread_mutex_t *vtld_control_mu(struct vtld *v)
+{
+	return &v->control_mu;
+}
+
+struct vtl_pool *vtld_pool(struct vtld *v)
+{
+	return v->pool;
+}
+
+struct iscsi_target *vtld_iscsi(struct vtld *v)
+{
+	return v->iscsi;
 }

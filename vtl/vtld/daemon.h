@@ -8,6 +8,7 @@
 #ifndef VTL_VTLD_DAEMON_H
 #define VTL_VTLD_DAEMON_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,7 +64,7 @@ struct tcmu_front *vtld_tcmu(struct vtld *v);
 /* The logical units, changer first; *n gets their number. */
 struct vtl_lu *vtld_lus(struct vtld *v, unsigned *n);
 
-/* The meters of logical unit i of vtld_lus (the control thread's alone). */
+/* The meters of logical unit i of vtld_lus (read and sampled under vtld_control_mu only). */
 struct vtld_meters *vtld_meters(struct vtld *v, unsigned i);
 
 /* What the control thread tells vtl-migrator of the hosts' traffic (its alone; docs/migrator.md, "Host ingest first"). */
@@ -75,5 +76,15 @@ struct vtld_ingest {
 
 /* The control thread's ingest report state. */
 struct vtld_ingest *vtld_ingest(struct vtld *v);
+/* The lock (rank VTL_LOCK_CONTROL) under which one control answer at a time is made: socket or HTTP. */
+pthread_mutex_t *vtld_control_mu(struct vtld *v);
+
+struct vtl_pool;
+/* The disk pool (for the metrics' per-member space). */
+struct vtl_pool *vtld_pool(struct vtld *v);
+
+struct iscsi_target;
+/* The built-in iSCSI target (for the metrics' sessions). */
+struct iscsi_target *vtld_iscsi(struct vtld *v);
 
 #endif

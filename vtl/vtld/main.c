@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "vtl/vtld/control.h"
 #include "vtl/vtld/daemon.h"
+#include "vtl/vtld/web.h"
 
 /* Exit statuses (docs/operations.md, "Starting and stopping vtld"). */
 #define VTLD_EXIT_OK 0       /* stopped by a signal, every loaded cartridge synced */
@@ -94,6 +95,14 @@ int main(int argc, char **argv)
 		vtl_config_free(cfg);
 		return VTLD_EXIT_START;
 	}
+	struct http_server *web;
+	if (web_start(cfg, v, &web, err, sizeof err) != VTL_OK) {
+		log_error("[daemon] http: %s", err);
+		control_stop(ctl);
+		vtl_ignore(vtld_stop(v));
+		vtl_config_free(cfg);
+		return VTLD_EXIT_START;
+	}
 	unsigned n;
 	struct vtl_lu *lus = vtld_lus(v, &n);
 	log_info("library %s ready: %u logical units (LUN %u %s, LUN %u..%u drives)", cfg->library.name, n,
@@ -101,6 +110,7 @@ int main(int argc, char **argv)
 	int sig = 0;
 	sigwait(&stop, &sig);
 	log_info("signal %d: stopping", sig);
+	web_stop(web); /* first: its handlers use v */
 	control_stop(ctl);
 	int rc = vtld_stop(v);
 	if (rc != VTL_OK)

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "common/http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/log.h"
+#include "common/vtl_error.h"
+
+#define PORT_MAX 65535u
+#define BEARER "Bearer " /* RFC 6750 2.1: the Authorization header's scheme */
+#define ALLOWED "GET, HEAD"
+#define MESSAGE_MAX 256
+
+struct http_server {
+	struct MHD_Daemon *d;
+	const struct http_route *routes;
+	unsigned nroutes;
+	void *arg;
+	char token[HTTP_TOKEN_MAX + 1];
+	const char *daemon;
+	char last[MESSAGE_MAX]; /* libmicrohttpd's last message: why a start failed */
+};
+
+int http_listen_parse(const char *listen, char *host, size_t cap, unsigned *port, char *err, size_t errlen)
+{
+	const char *colon, *h = listen;
+	size_t hl;
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+		if (!close || close[1] != ':') {
+			snprintf(err, errlen, "'%s': write an IPv6 address in brackets and a port: [::1]:9110", listen);
+			return VTL_E_INVAL;
+		}
+		h = listen + 1;
+		hl = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon || strchr(listen, ':') != colon) {
+			snprintf(err, errlen, "'%s': give an address and a port: 127.0.0.1:9110", listen);
+			return VTL_E_INVAL;
+		}
+		hl = (size_t)(colon - listen);
+	}
+	char *end;
+	const char *p = colon + 1;
+	unsigned long n = *p >= '0' && *p <= '9' ? strtoul(p, &end, 10) : PORT_MAX + 1;
+	if (n > PORT_MAX || *end) {
+		snprintf(err, errlen, "'%s': the port must be a number from 0 to %u", listen, PORT_MAX);
+		return VTL_E_INVAL;
+	}
+	if (hl == 0 || hl >= cap) {
+		snprintf(err, errlen, "'%s': give a numeric address before the port", listen);
+		return VTL_E_INVAL;
+	}
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	struct in6_addr a6;
+	struct in_addr a4;
+	if (listen[0] == '[' ? inet_pton(AF_INET6, host, &a6) != 1 : inet_pton(AF_INET, host, &a4) != 1) {
+		snprintf(err, errlen, "'%s': %s is not a numeric IP%s address", listen, host, listen[0] == '[' ? "v6" : "v4");
+		return VTL_E_INVAL;
+	}
+	*port = (unsigned)n;
+	return VTL_OK;
+}
+
+bool http_listen_loopback(const char *listen)
+{
+	char host[HTTP_LISTEN_MAX], err[8];
+	unsigned port;
+	if (http_listen_parse(listen, host, sizeof host, &port, err, sizeof err) != VTL_OK)
+		return false;
+	if (listen[0] == '[')
+		return strcmp(host, "::1") == 0;
+	struct in_addr a;
+	return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127; /* 127.0.0.0/8 (RFC 1122 3.2.1.3) */
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct http_server *s = cls;
+	vsnprintf(s->last, sizeof s->last, fmt, ap);
+	size_t n = strlen(s->last);
+	while (n && (s->last[n - 1] == '\n' || s->last[n - 1] == '\r'))
+		s->last[--n] = 0;
+	/* Refused connections over a limit are routine under load: not worth a line each above debug. */
+	log_debug("%s: http: %s", s->daemon, s->last);
+}
+
+/* Whether the request carries the token, compared in time that does not depend on where it differs. */
+static bool authorized(const struct http_server *s, struct MHD_Connection *c)
+{
+	if (!s->token[0])
+		return true;
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h || strncmp(h, BEARER, strlen(BEARER)) != 0)
+		return false;
+	h += strlen(BEARER);
+	size_t tl = strlen(s->token), hl = strlen(h);
+	unsigned char diff = tl != hl;
+	for (size_t i = 0; i < tl; i++)
+		diff |= (unsigned char)s->token[i] ^ (unsigned char)(i < hl ? h[i] : 0);
+	return diff == 0;
+}
+
+/* Counts the bytes of the query arguments (MHD_get_connection_values' iterator). */
+static enum MHD_Result arg_bytes(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	size_t *n = cls;
+	*n += strlen(key) + 2 + (value ? strlen(value) : 0); /* with its '?' or '&' and '=' */
+	return MHD_YES;
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, unsigned status, const char *type, void *body,
+				  size_t len, bool own, const char *header, const char *value)
+{
+	struct MHD_Response *rsp = MHD_create_response_from_buffer(len, body ? body : (void *)"",
+								   own && body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!rsp) {
+		if (own)
+			free(body);
+		return MHD_NO; /* libmicrohttpd closes the connection */
+	}
+	enum MHD_Result ok = MHD_add_response_header(rsp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (ok == MHD_YES)
+		ok = MHD_add_response_header(rsp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (ok == MHD_YES)
+		ok = MHD_add_response_header(rsp, "X-Content-Type-Options", "nosniff");
+	if (ok == MHD_YES && header)
+		ok = MHD_add_response_header(rsp, header, value);
+	if (ok == MHD_YES)
+		ok = MHD_queue_response(c, status, rsp);
+	MHD_destroy_response(rsp);
+	return ok;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *text, const char *header,
+				 const char *value)
+{
+	return send_reply(c, status, "text/plain; charset=utf-8", (void *)text, strlen(text), false, header, value);
+}
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			     const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	(void)version;
+	(void)upload_data;
+	(void)con_cls;
+	struct http_server *s = cls;
+	if (*upload_data_size)
+		return MHD_NO; /* a body was refused on the first call: nothing more is read */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are served\n", MHD_HTTP_HEADER_ALLOW,
+				 ALLOWED);
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if ((cl && strcmp(cl, "0") != 0) || MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return send_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "a request body is not accepted\n", NULL, NULL);
+	size_t target = strlen(url);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, arg_bytes, &target);
+	if (target > HTTP_URL_MAX)
+		return send_text(c, MHD_HTTP_URI_TOO_LONG, "the request target is too long\n", NULL, NULL);
+	if (!authorized(s, c))
+		return send_text(c, MHD_HTTP_UNAUTHORIZED, "give the token: Authorization: Bearer TOKEN\n",
+				 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	const struct http_route *r = NULL;
+	for (unsigned i = 0; i < s->nroutes && !r; i++)
+		if (strcmp(s->routes[i].path, url) == 0)
+			r = &s->routes[i];
+	if (!r)
+		return send_text(c, MHD_HTTP_NOT_FOUND, "no such page\n", NULL, NULL);
+	if (!r->fn)
+		return send_reply(c, MHD_HTTP_OK, r->type, (void *)r->data, r->len, false, NULL, NULL);
+	struct http_reply rep = {.status = MHD_HTTP_OK, .type = "application/json", .conn = c};
+	outbuf_init(&rep.body, HTTP_REPLY_MAX);
+	r->fn(s->arg, &rep);
+	if (rep.body.failed) {
+		outbuf_free(&rep.body);
+		log_warn("%s: http: the reply to %s passed %u bytes or found no memory", s->daemon, url, HTTP_REPLY_MAX);
+		return send_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "the reply could not be built\n", NULL, NULL);
+	}
+	size_t len;
+	char *body = outbuf_take(&rep.body, &len);
+	return send_reply(c, rep.status, rep.type, body, len, true, NULL, NULL);
+}
+
+const char *http_arg(const struct http_reply *r, const char *key)
+{
+	const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+	if (v)
+		return v;
+	/* "?key" without "=": libmicrohttpd keeps the key with no value. */
+	return MHD_lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, key, strlen(key), NULL, NULL) == MHD_YES
+		       ? ""
+		       : NULL;
+}
+
+int http_start(const struct http_config *c, struct http_server **out, char *err, size_t errlen)
+{
+	char host[HTTP_LISTEN_MAX];
+	unsigned port;
+	int rc = http_listen_parse(c->listen, host, sizeof host, &port, err, errlen);
+	if (rc)
+		return VTL_E_CONFIG;
+	if (c->token && c->token[0] && (strlen(c->token) < HTTP_TOKEN_MIN || strlen(c->token) > HTTP_TOKEN_MAX)) {
+		snprintf(err, errlen, "the HTTP token must be %d to %d characters long", HTTP_TOKEN_MIN, HTTP_TOKEN_MAX);
+		return VTL_E_CONFIG;
+	}
+	if (!(c->token && c->token[0]) && !http_listen_loopback(c->listen)) {
+		snprintf(err, errlen, "http = %s is not a loopback address: set http_token, or listen on 127.0.0.1 "
+			 "behind a reverse proxy (docs/operations.md)", c->listen);
+		return VTL_E_CONFIG;
+	}
+	struct http_server *s = calloc(1, sizeof *s);
+	if (!s)
+		return VTL_E_NOMEM;
+	s->routes = c->routes;
+	s->nroutes = c->nroutes;
+	s->arg = c->arg;
+	s->daemon = c->daemon ? c->daemon : "daemon";
+	snprintf(s->token, sizeof s->token, "%s", c->token ? c->token : "");
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof ss);
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	if (c->listen[0] == '[') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		(void)inet_pton(AF_INET6, host, &a->sin6_addr); /* checked by http_listen_parse */
+		flags |= MHD_USE_IPv6;
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		(void)inet_pton(AF_INET, host, &a->sin_addr);
+	}
+	unsigned conns = c->connections ? c->connections : HTTP_CONNECTIONS_DEFAULT;
+	unsigned per = c->per_address ? c->per_address : HTTP_PER_ADDRESS_DEFAULT;
+	unsigned timeout = c->timeout ? c->timeout : HTTP_TIMEOUT_DEFAULT;
+	s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, serve, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				MHD_OPTION_CONNECTION_LIMIT, conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per,
+				MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)HTTP_HEADERS_MAX, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+	if (!s->d) {
+		snprintf(err, errlen, "cannot serve HTTP on %s: %s", c->listen, s->last[0] ? s->last : "libmicrohttpd failed");
+		free(s);
+		return VTL_E_IO;
+	}
+	*out = s;
+	return VTL_OK;
+}
+
+unsigned http_port(const struct http_server *s)
+{
+	const union MHD_DaemonInfo *i = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+	return i ? i->port : 0;
+}
+
+void http_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	MHD_stop_daemon(s->d);
+	free(s);
+}

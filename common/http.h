@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The daemons' HTTP endpoint (/metrics, /api/..., built-in static files),
+ * on libmicrohttpd. One thread polls every connection and runs the
+ * handlers; a handler builds its whole reply in memory (from snapshots
+ * taken under the daemon's own locks, released before it returns) and the
+ * thread then writes it as the client reads, so no other thread of the
+ * daemon ever waits on a slow HTTP client.
+ *
+ * What a client may make the daemon hold is bounded (docs/operations.md,
+ * "HTTP endpoint"): connections in all and from one address, how long a
+ * connection may stay idle, the bytes of a request line and its headers.
+ * Only GET and HEAD of a route in the table are served: another method is
+ * 405, a request with a body 413, a target longer than HTTP_URL_MAX 414, an
+ * unknown path 404. With a token, every request must carry
+ * "Authorization: Bearer TOKEN" (else 401).
+ */
+#ifndef VTL_COMMON_HTTP_H
+#define VTL_COMMON_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/outbuf.h"
+
+#define HTTP_CONNECTIONS_DEFAULT 16  /* connections at once, from everywhere */
+#define HTTP_PER_ADDRESS_DEFAULT 8   /* ... from one address */
+#define HTTP_TIMEOUT_DEFAULT 10      /* seconds a connection may stay idle */
+#define HTTP_URL_MAX 256             /* bytes of a request target (path and query): longer is 414 */
+#define HTTP_HEADERS_MAX (16u << 10) /* bytes of a request line and its headers a connection may hold */
+#define HTTP_REPLY_MAX (16u << 20)   /* bytes of one reply built in memory */
+#define HTTP_TOKEN_MIN 16            /* a bearer token: long enough not to be guessed over the network */
+#define HTTP_TOKEN_MAX 128
+#define HTTP_LISTEN_MAX 64           /* "host:port" or "[v6]:port", with its NUL */
+
+/* The statuses a handler sets itself (RFC 9110, section 15); the others are common/http.c's own. */
+#define HTTP_STATUS_OK 200            /* 15.3.1 */
+#define HTTP_STATUS_BAD_REQUEST 400   /* 15.5.1: a query argument that is not what the page takes */
+#define HTTP_STATUS_SERVER_ERROR 500  /* 15.6.1: what the page is made from failed */
+
+/* What a handler fills: the body, its status (200 unless set) and content type. */
+struct http_reply {
+	struct outbuf body;
+	unsigned status;
+	const char *type; /* a static string */
+	void *conn;       /* the request's connection, for http_arg */
+};
+
+/* The value of the request's query argument key ("" for "?key"), or NULL when it has none. */
+const char *http_arg(const struct http_reply *r, const char *key);
+
+/* Builds the reply to a GET of the route's path. */
+typedef void (*http_handler)(void *arg, struct http_reply *r);
+
+/* A route: a handler, or (fn NULL) a built-in static file of len bytes. */
+struct http_route {
+	const char *path; /* exact: "/metrics" */
+	http_handler fn;
+	const char *type; /* the static file's content type */
+	const void *data;
+	size_t len;
+};
+
+struct http_config {
+	const char *listen;       /* "127.0.0.1:9110", "[::1]:9110"; port 0: any free one (http_port) */
+	const char *token;        /* NULL or "": none */
+	unsigned connections;     /* 0: HTTP_CONNECTIONS_DEFAULT */
+	unsigned per_address;     /* 0: HTTP_PER_ADDRESS_DEFAULT */
+	unsigned timeout;         /* seconds; 0: HTTP_TIMEOUT_DEFAULT */
+	const struct http_route *routes;
+	unsigned nroutes;
+	void *arg;                /* for the handlers */
+	const char *daemon;       /* for log lines ("vtld") */
+};
+
+struct http_server;
+
+/*
+ * Parses "host:port" (an IPv4 address, or an IPv6 one in brackets; port
+ * 0..65535) into a numeric host (cap bytes) and port. VTL_OK, or VTL_E_INVAL
+ * with err saying what is wrong.
+ */
+int http_listen_parse(const char *listen, char *host, size_t cap, unsigned *port, char *err, size_t errlen);
+
+/* Whether the host part of a listen address is a loopback address (127.0.0.0/8, ::1). */
+bool http_listen_loopback(const char *listen);
+
+/* Listens on c->listen and serves c->routes from a thread; err says why not (VTL_E_CONFIG, VTL_E_IO). */
+int http_start(const struct http_config *c, struct http_server **out, char *err, size_t errlen);
+
+/* The TCP port listened on. */
+unsigned http_port(const struct http_server *s);
+
+/* Stops serving (closing every connection) and frees s (NULL is fine). */
+void http_stop(struct http_server *s);
+
+#endif

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vtl-migrator's /metrics: the Prometheus exposition of a migd_snapshot
+ * (its physical drives and their jobs, the jobs by state, the policy's
+ * passes and releases, the recalls' time to first block). docs/operations.md
+ * lists every series.
+ */
+#ifndef VTL_MIGRATOR_METRICS_H
+#define VTL_MIGRATOR_METRICS_H
+
+#include "common/outbuf.h"
+#include "migrator/daemon.h"
+
+/* Writes the exposition of s, for the physical library named library, into o. */
+void migd_metrics_write(const struct migd_snapshot *s, const char *library, struct outbuf *o);
+
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The daemons' HTTP endpoint (common/http.h), over real loopback sockets:
+ * what a client gets for a route, a static file, another method, a body, a
+ * long target, an unknown page, a missing or wrong token; and the limits a
+ * client cannot pass (connections in all and from one address, idle time);
+ * the listen addresses it takes and the non-loopback one it refuses.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/http.h"
+#include "common/vtl_error.h"
+
+#define REPLY_MAX 65536
+#define WAIT_MS 3000  /* the most a reply may take on loopback */
+#define TOKEN "0123456789abcdef0123"
+
+static void hello(void *arg, struct http_reply *r)
+{
+	(void)arg;
+	r->type = "text/plain";
+	outbuf_printf(&r->body, "hello\n");
+}
+
+static const char page[] = "<p>static</p>";
+static const struct http_route routes[] = {
+	{.path = "/hello", .fn = hello},
+	{.path = "/page.html", .type = "text/html", .data = page, .len = sizeof page - 1},
+};
+
+static struct http_server *start(const char *token, unsigned conns, unsigned per, unsigned timeout)
+{
+	struct http_config c = {.listen = "127.0.0.1:0", .token = token, .connections = conns, .per_address = per,
+				.timeout = timeout, .routes = routes, .nroutes = 2, .daemon = "test"};
+	struct http_server *s = NULL;
+	char err[256] = "";
+	int rc = http_start(&c, &s, err, sizeof err);
+	if (rc != VTL_OK)
+		fail_msg("http_start: %s", err);
+	assert_true(http_port(s) > 0);
+	return s;
+}
+
+static int connect_to(struct http_server *s)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)http_port(s))};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+	return fd;
+}
+
+/* Reads what the server sends until it closes or WAIT_MS pass; the bytes read (NUL-terminated in buf). */
+static size_t read_all(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, WAIT_MS) <= 0)
+			break;
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n == cap - 1)
+			break;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+/* Sends request whole on a new connection and returns the reply (static buffer). */
+static const char *ask(struct http_server *s, const char *request)
+{
+	static char reply[REPLY_MAX];
+	int fd = connect_to(s);
+	size_t len = strlen(request);
+	assert_int_equal(write(fd, request, len), (ssize_t)len);
+	read_all(fd, reply, sizeof reply);
+	close(fd);
+	return reply;
+}
+
+/* The status code of a reply ("HTTP/1.1 200 OK" -> 200), 0 for none. */
+static int code_of(const char *reply)
+{
+	int code = 0;
+	return sscanf(reply, "HTTP/1.%*c %d", &code) == 1 ? code : 0;
+}
+
+static void routes_and_static_files(void **state)
+{
+	(void)state;
+	struct http_server *s = start(NULL, 0, 0, 0);
+	const char *r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 200);
+	assert_non_null(strstr(r, "Content-Type: text/plain"));
+	assert_non_null(strstr(r, "\r\n\r\nhello\n"));
+	r = ask(s, "GET /page.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 200);
+	assert_non_null(strstr(r, "Content-Type: text/html"));
+	assert_non_null(strstr(r, "<p>static</p>"));
+	r = ask(s, "HEAD /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 200);
+	assert_null(strstr(r, "hello\n"));
+	r = ask(s, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 404);
+	http_stop(s);
+}
+
+static void only_get_without_a_body(void **state)
+{
+	(void)state;
+	struct http_server *s = start(NULL, 0, 0, 0);
+	const char *r = ask(s, "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 405);
+	assert_non_null(strstr(r, "Allow: GET, HEAD"));
+	r = ask(s, "DELETE /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 405);
+	r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+	assert_int_equal(code_of(r), 413);
+	r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+		   "5\r\nhello\r\n0\r\n\r\n");
+	assert_int_equal(code_of(r), 413);
+	http_stop(s);
+}
+
+/* A target one byte over HTTP_URL_MAX is 414; one far over the header memory is refused too (414 or 431). */
+static void long_targets_refused(void **state)
+{
+	(void)state;
+	struct http_server *s = start(NULL, 0, 0, 0);
+	static char req[3 * HTTP_HEADERS_MAX];
+	char path[HTTP_URL_MAX + 2];
+	memset(path, 'a', sizeof path - 1);
+	path[0] = '/';
+	path[sizeof path - 1] = 0;
+	snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+	assert_int_equal(code_of(ask(s, req)), 414);
+	snprintf(req, sizeof req, "GET /hello?q=%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path + 1);
+	assert_int_equal(code_of(ask(s, req)), 414);
+	/* Exactly HTTP_URL_MAX is served (as a 404: no such page). */
+	path[HTTP_URL_MAX] = 0;
+	snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+	assert_int_equal(code_of(ask(s, req)), 404);
+	size_t at = (size_t)snprintf(req, sizeof req, "GET /");
+	memset(req + at, 'b', 2 * HTTP_HEADERS_MAX);
+	snprintf(req + at + 2 * HTTP_HEADERS_MAX, sizeof req - at - 2 * HTTP_HEADERS_MAX,
+		 " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	int code = code_of(ask(s, req));
+	assert_true(code == 414 || code == 431);
+	http_stop(s);
+}
+
+static void token_required(void **state)
+{
+	(void)state;
+	struct http_server *s = start(TOKEN, 0, 0, 0);
+	const char *r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 401);
+	assert_non_null(strstr(r, "WWW-Authenticate: Bearer"));
+	r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 401);
+	r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer 0123456789abcdef012\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 401);
+	r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " TOKEN "\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 401);
+	r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 200);
+	http_stop(s);
+}
+
+/* Whether the server closes fd without an answer within WAIT_MS (what a connection over a limit gets). */
+static bool closed_unanswered(int fd)
+{
+	char buf[256];
+	return read_all(fd, buf, sizeof buf) == 0;
+}
+
+/* Whether a request on fd (open already) is answered 200. */
+static bool served(int fd)
+{
+	static const char req[] = "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	if (write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1))
+		return false;
+	char buf[1024];
+	read_all(fd, buf, sizeof buf);
+	return code_of(buf) == 200;
+}
+
+static void connection_limits(void **state)
+{
+	(void)state;
+	/* Two at once in all: a third is closed unanswered; once one goes, a new one is served. */
+	struct http_server *s = start(NULL, 2, 2, 0);
+	int a = connect_to(s), b = connect_to(s);
+	int c = connect_to(s);
+	assert_true(closed_unanswered(c));
+	close(c);
+	close(a);
+	struct timespec pause = {0, 200000000};
+	nanosleep(&pause, NULL); /* the server sees the close on its next poll */
+	int d = connect_to(s);
+	assert_true(served(d));
+	close(d);
+	assert_true(served(b));
+	close(b);
+	http_stop(s);
+	/* One from an address: a second from 127.0.0.1 is closed although the total allows 8. */
+	s = start(NULL, 8, 1, 0);
+	a = connect_to(s);
+	b = connect_to(s);
+	assert_true(closed_unanswered(b));
+	close(b);
+	assert_true(served(a));
+	close(a);
+	http_stop(s);
+}
+
+/* A client that connects and sends nothing is closed after the idle timeout, never held. */
+static void idle_connections_closed(void **state)
+{
+	(void)state;
+	struct http_server *s = start(NULL, 0, 0, 1);
+	int fd = connect_to(s);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_true(closed_unanswered(fd));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s_waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_true(s_waited < 2.9); /* closed by the 1 s timeout, not by read_all giving up after WAIT_MS */
+	close(fd);
+	http_stop(s);
+}
+
+static void listen_addresses(void **state)
+{
+	(void)state;
+	char host[HTTP_LISTEN_MAX], err[256];
+	unsigned port;
+	assert_int_equal(http_listen_parse("127.0.0.1:9110", host, sizeof host, &port, err, sizeof err), VTL_OK);
+	assert_string_equal(host, "127.0.0.1");
+	assert_int_equal(port, 9110);
+	assert_int_equal(http_listen_parse("[::1]:0", host, sizeof host, &port, err, sizeof err), VTL_OK);
+	assert_string_equal(host, "::1");
+	assert_int_equal(port, 0);
+	static const char *const bad[] = {"localhost:9110", "127.0.0.1", ":9110", "127.0.0.1:70000", "127.0.0.1:x",
+					  "::1:9110", "[::1]9110", "[127.0.0.1]:80", "127.0.0.1:-1", "127.0.0.1:"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(http_listen_parse(bad[i], host, sizeof host, &port, err, sizeof err), VTL_E_INVAL);
+	assert_true(http_listen_loopback("127.0.0.1:1"));
+	assert_true(http_listen_loopback("127.1.2.3:1"));
+	assert_true(http_listen_loopback("[::1]:1"));
+	assert_false(http_listen_loopback("0.0.0.0:1"));
+	assert_false(http_listen_loopback("[::]:1"));
+	assert_false(http_listen_loopback("10.0.0.1:1"));
+}
+
+/* Another address than loopback only with a token, and a token long enough. */
+static void exposure_needs_a_token(void **state)
+{
+	(void)state;
+	struct http_config c = {.listen = "0.0.0.0:0", .routes = routes, .nroutes = 2};
+	struct http_server *s = NULL;
+	char err[256] = "";
+	assert_int_equal(http_start(&c, &s, err, sizeof err), VTL_E_CONFIG);
+	assert_non_null(strstr(err, "not a loopback address: set http_token"));
+	c.token = "short";
+	assert_int_equal(http_start(&c, &s, err, sizeof err), VTL_E_CONFIG);
+	assert_non_null(strstr(err, "16 to 128 characters"));
+	c.token = TOKEN;
+	assert_int_equal(http_start(&c, &s, err, sizeof err), VTL_OK);
+	assert_true(http_port(s) > 0);
+	http_stop(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(routes_and_static_files), cmocka_unit_test(only_get_without_a_body),
+		cmocka_unit_test(long_targets_refused),    cmocka_unit_test(token_required),
+		cmocka_unit_test(connection_limits),       cmocka_unit_test(idle_connections_closed),
+		cmocka_unit_test(listen_addresses),        cmocka_unit_test(exposure_needs_a_token),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The library's catalog as JSON documents: its elements, drives, cartridges
+ * and event log, written exactly as `vtlctl --json slot list`, `drive
+ * list`, `cartridge list` and `events` print them and vtld's /api/elements,
+ * /api/drives, /api/cartridges and /api/events serve them (one writer for
+ * both), and the vocabulary they use.
+ */
+#ifndef VTL_LIBRARY_DOCS_H
+#define VTL_LIBRARY_DOCS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "catalog/catalog.h"
+#include "common/jsonw.h"
+#include "config/config.h"
+
+/* Type of the element at address in lib (CAT_ELEM_ALL if it has none there). */
+enum cat_elem_type libdoc_elem_type(const struct cat_library *lib, uint16_t address);
+
+/* "transport", "slot", "ie", "drive" (what --type takes and the documents say). */
+const char *libdoc_elem_type_name(enum cat_elem_type t);
+
+/* 1-based number of the element among those of its type (slot 1, drive 2), 0 if none. */
+unsigned libdoc_elem_ordinal(const struct cat_library *lib, uint16_t address);
+
+/* Which elements libdoc_elements lists. */
+enum libdoc_filter { LIBDOC_ALL, LIBDOC_FULL, LIBDOC_EMPTY };
+
+/*
+ * Writes {"elements":[...]} of lib's elements of type (CAT_ELEM_ALL: every
+ * one) onto f, closed even when the catalog fails midway (what was written
+ * stays parseable). VTL_OK or the catalog's error.
+ */
+int libdoc_elements(struct vtl_catalog *cat, const struct cat_library *lib, enum cat_elem_type type,
+		    enum libdoc_filter filter, FILE *f);
+
+/* "resident", "premigrated", "migrated", "recalling": a cache state as the documents and tables name it. */
+const char *libdoc_cache_name(enum cat_cache_state s);
+
+/* The members of a cartridge's object (barcode, media, location, bytes, cache...) into the open object of j. */
+void libdoc_cartridge_fields(struct json *j, const struct cat_library *lib, const struct cat_cartridge *c);
+
+/* Writes {"library":...,"cartridges":[...],"count":N} of every cartridge in the catalog onto f; as libdoc_elements. */
+int libdoc_cartridges(struct vtl_catalog *cat, const struct cat_library *lib, FILE *f);
+
+/* A library's drives as the catalog has them, with the barcode each holds ("" when empty). */
+struct libdoc_drive_rows {
+	struct cat_drive d[VTL_CFG_MAX_DRIVES];
+	char loaded[VTL_CFG_MAX_DRIVES][CAT_BARCODE_MAX + 1];
+	size_t n;
+};
+
+/* Reads lib's drives into *out (allocated; the caller frees it). VTL_OK, VTL_E_NOMEM or the catalog's error. */
+int libdoc_drive_rows(struct vtl_catalog *cat, const struct cat_library *lib, struct libdoc_drive_rows **out);
+
+/* Writes {"drives":[...]} of lib's drives onto f (nothing when the catalog fails first). VTL_OK or the error. */
+int libdoc_drives(struct vtl_catalog *cat, const struct cat_library *lib, FILE *f);
+
+/* Writes {"events":[...]}, those after id since, at most limit (0: all), onto f; as libdoc_elements. */
+int libdoc_events(struct vtl_catalog *cat, int64_t since, unsigned limit, FILE *f);
+
+#endif

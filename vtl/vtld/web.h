@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vtld's HTTP endpoint ([daemon] http): /metrics (vtl/vtld/metrics.h);
+ * /api/status, the document `vtlctl --json status` prints, made by the same
+ * control_answer; /api/elements and /api/events, the documents `vtlctl
+ * --json slot list` and `events` print, by the same writers
+ * (vtl/library/docs.h). docs/operations.md, "HTTP endpoint", lists the routes.
+ */
+#ifndef VTL_VTLD_WEB_H
+#define VTL_VTLD_WEB_H
+
+#include <stddef.h>
+
+#include "config/config.h"
+
+struct vtld;
+struct http_server;
+
+/* Serves v on cfg's [daemon] http address; *out stays NULL when it is off. VTL_OK, or the error with err. */
+int web_start(const struct vtl_config *cfg, struct vtld *v, struct http_server **out, char *err, size_t errlen);
+
+/* Stops serving (NULL is fine). */
+void web_stop(struct http_server *s);
+
+#endif

@@ -12,6 +12,8 @@
 
 #include "common/ctlsock.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
+#include "common/service.h"
 #include "common/vtl_error.h"
 #include "migrator/daemon.h"
 #include "config/config.h"
@@ -47,12 +49,8 @@ int main(int argc, char **argv)
 	int level = log_level_parse(cfg->migrator.log_level);
 	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, cfg->daemon.syslog, "vtl-migrator");
 
-	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sigset_t sigs;
+	service_signals(&sigs);
 
 	if (ctlsock_answers(cfg->migrator.control_socket)) {
 		log_error("another vtl-migrator answers on %s", cfg->migrator.control_socket);
@@ -67,9 +65,9 @@ int main(int argc, char **argv)
 	}
 	log_info("ready: copies go to %s (%s); control socket %s", cfg->physical.name, cfg->physical.type,
 		 cfg->migrator.control_socket);
-	int sig = 0;
-	sigwait(&stop, &sig);
-	log_info("signal %d: stopping", sig);
+	char status[SDNOTIFY_STATUS_LEN];
+	snprintf(status, sizeof status, "copies go to %s (%s)", cfg->physical.name, cfg->physical.type);
+	service_wait(&sigs, status, "stopping: an interrupted job is queued again for the next start", NULL, NULL);
 	migd_stop(m);
 	log_info("stopped");
 	vtl_config_free(cfg);

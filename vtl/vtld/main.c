@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/sdnotify.h"
+#include "common/service.h"
 #include "common/vtl_error.h"
 #include "config/config.h"
 #include "vtl/vtld/control.h"
@@ -69,12 +71,8 @@ int main(int argc, char **argv)
 	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, cfg->daemon.syslog, "vtld");
 
 	/* Signals are taken synchronously by this thread; every other thread inherits the mask. */
-	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sigset_t sigs;
+	service_signals(&sigs);
 
 	if (control_answers(cfg->daemon.control_socket)) {
 		log_error("another vtld answers on %s: it serves this library already", cfg->daemon.control_socket);
@@ -98,9 +96,9 @@ int main(int argc, char **argv)
 	struct vtl_lu *lus = vtld_lus(v, &n);
 	log_info("library %s ready: %u logical units (LUN %u %s, LUN %u..%u drives)", cfg->library.name, n,
 		 lus[0].lun, lus[0].what, n > 1 ? lus[1].lun : 0, n > 1 ? lus[n - 1].lun : 0);
-	int sig = 0;
-	sigwait(&stop, &sig);
-	log_info("signal %d: stopping", sig);
+	char status[SDNOTIFY_STATUS_LEN];
+	snprintf(status, sizeof status, "library %s: %u logical units", cfg->library.name, n);
+	service_wait(&sigs, status, "stopping: finishing the commands in flight, syncing the cartridges", NULL, NULL);
 	control_stop(ctl);
 	int rc = vtld_stop(v);
 	if (rc != VTL_OK)

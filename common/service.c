@@ -24,11 +24,9 @@ int service_wait(const sigset_t *set, const char *status, const char *stopping, 
 		if (sigwait(set, &sig) != 0)
 			continue; /* only EINVAL, for a set this module built: cannot happen */
 		if (sig == SIGHUP) {
-			vtl_ignore(sdnotify_reloading());
 			log_info("signal %d (SIGHUP): reloading the configuration", sig);
 			if (reload)
 				reload(arg);
-			vtl_ignore(sdnotify_ready(status));
 			continue;
 		}
 		log_info("signal %d: stopping", sig);

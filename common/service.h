@@ -17,14 +17,13 @@
  */
 void service_signals(sigset_t *set);
 
-/* What a SIGHUP runs, between RELOADING=1 and READY=1; its own log lines say what it applied. */
+/* What a SIGHUP runs; it tells the manager RELOADING=1 and READY=1 and logs what it applied. */
 typedef void (*service_reload_fn)(void *arg);
 
 /*
  * Tells the manager READY=1 with status, then waits on set: each SIGHUP
- * runs reload(arg) (when not NULL) between RELOADING=1 and READY=1; the
- * first SIGTERM or SIGINT is logged, told as STOPPING=1 with stopping, and
- * returned.
+ * is logged and runs reload(arg) (when not NULL); the first SIGTERM or
+ * SIGINT is logged, told as STOPPING=1 with stopping, and returned.
  */
 int service_wait(const sigset_t *set, const char *status, const char *stopping, service_reload_fn reload, void *arg);
 

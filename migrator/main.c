@@ -18,6 +18,13 @@
 #include "migrator/daemon.h"
 #include "config/config.h"
 
+/* SIGHUP: migd_reload logs what it applied or why nothing. */
+static void reload(void *arg)
+{
+	char msg[2048];
+	vtl_ignore(migd_reload(arg, msg, sizeof msg));
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vtl-migrator [-c FILE]\n"
@@ -67,7 +74,7 @@ int main(int argc, char **argv)
 		 cfg->migrator.control_socket);
 	char status[SDNOTIFY_STATUS_LEN];
 	snprintf(status, sizeof status, "copies go to %s (%s)", cfg->physical.name, cfg->physical.type);
-	service_wait(&sigs, status, "stopping: an interrupted job is queued again for the next start", NULL, NULL);
+	service_wait(&sigs, status, "stopping: an interrupted job is queued again for the next start", reload, m);
 	migd_stop(m);
 	log_info("stopped");
 	vtl_config_free(cfg);

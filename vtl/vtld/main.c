@@ -25,6 +25,13 @@
 #define VTLD_EXIT_USAGE 2    /* a wrong argument */
 #define VTLD_EXIT_UNSYNCED 3 /* stopped, but a loaded cartridge's final sync failed (logged with its barcode) */
 
+/* SIGHUP: vtld_reload logs what it applied or why nothing. */
+static void reload(void *arg)
+{
+	char msg[2048];
+	vtl_ignore(vtld_reload(arg, msg, sizeof msg));
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vtld [-c FILE] [--port N]\n"
@@ -98,7 +105,7 @@ int main(int argc, char **argv)
 		 lus[0].lun, lus[0].what, n > 1 ? lus[1].lun : 0, n > 1 ? lus[n - 1].lun : 0);
 	char status[SDNOTIFY_STATUS_LEN];
 	snprintf(status, sizeof status, "library %s: %u logical units", cfg->library.name, n);
-	service_wait(&sigs, status, "stopping: finishing the commands in flight, syncing the cartridges", NULL, NULL);
+	service_wait(&sigs, status, "stopping: finishing the commands in flight, syncing the cartridges", reload, v);
 	control_stop(ctl);
 	int rc = vtld_stop(v);
 	if (rc != VTL_OK)

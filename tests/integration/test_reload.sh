@@ -4,8 +4,11 @@
 # Reloading the configuration while vtld and vtl-migrator run (docs/operations.md, "Reload"):
 #   - vtld tells a service manager READY=1 when it serves, RELOADING=1 then READY=1 around a reload,
 #     STOPPING=1 at SIGTERM (a datagram socket stands in for systemd's $NOTIFY_SOCKET);
+#   - with $JOURNAL_STREAM naming its stderr (as systemd sets it), each log line starts with its
+#     syslog priority (<6> for info, <3> for error) and carries no time of its own;
 #   - vtlctl reload applies a new log level and CHAP secret and says so: a login with the old secret
-#     is then refused, one with the new secret accepted;
+#     is then refused, one with the new secret accepted, and a session that logged in with the old
+#     one before the reload goes on working;
 #   - a change of [library] slots is refused, naming the key and both values, and nothing of that
 #     reload applies (a CHAP secret changed with it does not work); a file that does not parse is
 #     refused too (by vtlctl, which reads it first, and by vtld at SIGHUP); vtld serves on with what
@@ -117,11 +120,23 @@ with open(sys.argv[2], "a", buffering=1) as f:
 npid=$!
 i=0
 until [ -S "$tmp/notify" ]; do i=$((i + 1)); [ "$i" -le 50 ] || fail "the notify listener did not start"; sleep 0.1; done
+: >"$log"
 export NOTIFY_SOCKET="$tmp/notify"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$log")
+export JOURNAL_STREAM
 vtld_start
-unset NOTIFY_SOCKET
+unset NOTIFY_SOCKET JOURNAL_STREAM
 notified 1 "READY=1"
+grep -q '^<6>info  library reload ready: 2 logical units' "$log" || fail "vtld's journal line has no priority <6>"
+if grep -q '^[0-9]' "$log"; then fail "a journal line carries its own time"; fi
 login 0 "commands work" "$old"
+# A host logged in with the old secret, whose session must outlive the reload.
+timeout 60 "$AUTH" -u "$user" -p "$old" -w "$tmp/go-on" "127.0.0.1:$port" "$iqn" >"$tmp/held" 2>&1 &
+held=$!
+i=0
+until grep -q "commands work" "$tmp/held"; do
+	i=$((i + 1)); [ "$i" -le 100 ] || { cat "$tmp/held" >&2; fail "the held session did not log in"; }; sleep 0.1
+done
 
 step "vtlctl reload applies a new log level and CHAP secret"
 write_conf 8 "$new" debug
@@ -131,15 +146,19 @@ notified 3 "READY=1"
 grep -q "reload: applied .*\[daemon\] log_level changed from info to debug" "$log" || fail "vtld did not log the reload"
 grep -q "chap_secret" "$log" && ! grep -q "$new" "$log" || fail "vtld's log shows the secret or not its key"
 
-step "the old secret is refused now, the new one logs in"
+step "the old secret is refused now, the new one logs in; the session logged in before goes on"
 login 2 "authentication fail" "$old"
 login 0 "commands work" "$new"
+touch "$tmp/go-on"
+wait "$held" || { cat "$tmp/held" >&2; fail "the session logged in before the reload stopped working"; }
+sed 's/^/   | /' "$tmp/held"
+[ "$(grep -c "commands work" "$tmp/held")" -eq 2 ] || fail "the held session did not run its commands twice"
 
 step "[library] slots changed: refused, nothing of it applied (its new secret neither), the old config serves"
 write_conf 12 "$third" debug
 reload_says 1 "vtld: reload: [library] slots changed from 8 to 12: needs a restart; nothing applied" --vtld
-grep -q "reload: \[library\] slots changed from 8 to 12: needs a restart; nothing applied" "$log" ||
-	fail "vtld did not log the refusal"
+grep -q "^<3>error reload: \[library\] slots changed from 8 to 12: needs a restart; nothing applied" "$log" ||
+	fail "vtld did not log the refusal (at priority 3)"
 login 2 "authentication fail" "$third"
 login 0 "commands work" "$new"
 "$VTLCTL" -c "$conf" status >/dev/null 2>&1 || fail "vtlctl status failed after the refused reload"

@@ -327,6 +327,7 @@ runstatedir   ?= $(if $(filter /usr,$(prefix)),/run,$(localstatedir)/run)
 # --variable=systemdsystemunitdir systemd` there) and sysusers.d files in /usr/lib/sysusers.d.
 systemdsystemunitdir ?= $(if $(filter /usr,$(prefix)),/lib/systemd/system,$(prefix)/lib/systemd/system)
 sysusersdir   ?= $(if $(filter /usr,$(prefix)),/usr/lib/sysusers.d,$(prefix)/lib/sysusers.d)
+bashcompletiondir ?= $(datarootdir)/bash-completion/completions
 DESTDIR       ?=
 INSTALL       ?= install
 
@@ -355,7 +356,7 @@ SED_UNITS := -e 's|/usr/sbin/|$(sbindir)/|g' -e 's|/etc/vtl/|$(sysconfdir)/vtl/|
 # Every file install puts down, and so every file uninstall removes (vtl.conf aside: see uninstall).
 INSTALLED := $(sbindir)/vtld $(sbindir)/vtl-migrator $(sbindir)/vtl-lio-setup $(bindir)/vtlctl \
 	$(sysconfdir)/vtl/vtl.conf.example $(MAN8:man/%=$(mandir)/man8/%) $(mandir)/man5/vtl.conf.5 \
-	$(DOCS:%=$(docdir)/%) $(if $(WITH_UNITS),$(UNITS:systemd/%=$(systemdsystemunitdir)/%) $(sysusersdir)/vtl.conf)
+	$(DOCS:%=$(docdir)/%) $(bashcompletiondir)/vtlctl $(if $(WITH_UNITS),$(UNITS:systemd/%=$(systemdsystemunitdir)/%) $(sysusersdir)/vtl.conf)
 # The example with its paths made absolute: state under localstatedir, sockets under runstatedir.
 SED_PATHS := -e 's|\.\./var/vtld\.sock|$(runstatedir)/vtl/vtld.sock|' -e 's|\.\./var/migrator\.sock|$(runstatedir)/vtl/migrator.sock|' \
 	-e 's|\.\./var/|$(localstatedir)/lib/vtl/|'
@@ -377,6 +378,8 @@ install: $(PROGRAMS) $(MAN5)
 	$(INSTALL) -m 0644 $(MAN5) $(DESTDIR)$(mandir)/man5/
 	$(INSTALL) -m 0644 README.md LICENSE $(DESTDIR)$(docdir)/
 	$(INSTALL) -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(docdir)/docs/
+	$(INSTALL) -d $(DESTDIR)$(bashcompletiondir)
+	$(INSTALL) -m 0644 completion/vtlctl.bash $(DESTDIR)$(bashcompletiondir)/vtlctl
 ifneq ($(WITH_UNITS),)
 	$(INSTALL) -d $(DESTDIR)$(systemdsystemunitdir) $(DESTDIR)$(sysusersdir)
 	for u in $(UNITS); do sed $(SED_UNITS) $$u >$(BUILD)/$${u#systemd/} && \

@@ -85,6 +85,25 @@ while read -r c; do
 	printf '%s\n' "$page" | grep -q "^ *$c\( \|$\)" || fail "vtlctl(8) lacks the command '$c'"
 done <"$tmp/cmds"
 
+step "bash completes vtlctl's commands and options from the installed vtlctl"
+if command -v bash >/dev/null; then
+	got=$(PATH=$root/usr/bin:$PATH bash -c '
+		. "$1"
+		t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _vtlctl; echo "${COMPREPLY[*]}"; }
+		t vtlctl ca; t vtlctl cartridge ""; t vtlctl reload --; t vtlctl -c x cartridge add --b' \
+		sh "$root/usr/share/bash-completion/completions/vtlctl")
+	want="cancel cartridge catalog
+add list show remove
+--config --help --json --migrator --vtld
+--barcode"
+	[ "$got" = "$want" ] || fail "bash completion gave:
+$got
+expected:
+$want"
+else
+	echo "   (bash not installed: completion not checked)"
+fi
+
 step "the installed vtld serves the installed config and vtlctl reaches it without -c"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir -p -m 0700 "$root/run/vtl"

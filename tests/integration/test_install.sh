@@ -5,7 +5,8 @@
 # docs/install.md; every manual page renders without a warning, vtl.conf(5) names every key of the
 # parser's table and vtlctl(8) every command of vtlctl's; the installed vtld serves the installed
 # configuration (its paths moved under the temporary root) and the installed vtlctl talks to it;
-# uninstall leaves no file behind. The installed systemd units pass systemd-analyze verify (their
+# uninstall leaves no file behind; with the example's [physical] section uncommented, the installed
+# vtl-migrator runs beside it and vtlctl reload asks both. The installed systemd units pass systemd-analyze verify (their
 # binaries and manual pages those of the temporary root) and name the state and socket folders the
 # installed configuration uses; a PREFIX without /var and /run installs no unit.
 # (sysconfdir=/etc there too: the programs are not rebuilt for another one.) Writes nowhere outside its temporary folder (and <build-dir>).
@@ -15,8 +16,8 @@ set -eu
 build=${1:?usage: test_install.sh <build-dir>}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/install-test.XXXXXX")
-pid=""
-trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+pid="" mpid=""
+trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; [ -z "$mpid" ] || kill "$mpid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
 root=$tmp/root
 step() { echo "-- $*"; }
 fail() { echo "FAIL: $*" >&2; [ ! -e "$tmp/vtld.log" ] || tail -20 "$tmp/vtld.log" >&2; exit 1; }
@@ -118,6 +119,25 @@ until VTL_CONFIG=$conf "$root/usr/bin/vtlctl" status >"$tmp/status" 2>&1; do
 	kill -0 "$pid" 2>/dev/null || fail "the installed vtld exited"
 	sleep 0.1
 done
+
+step "with the example's [physical] section, the installed vtl-migrator runs too; vtlctl reload asks both"
+cp "$conf" "$tmp/conf.before"
+sed -i -e '/^# \[physical\]$/,/^# data_dir/s/^# //' "$conf"
+grep -q "^data_dir = $root/var/lib/vtl/physical" "$conf" || fail "the example's [physical] does not keep its tapes under /var/lib/vtl"
+"$root/usr/sbin/vtl-migrator" -c "$conf" 2>"$tmp/migrator.log" &
+mpid=$!
+i=0
+until grep -q "ready: copies go to simlib" "$tmp/migrator.log"; do
+	i=$((i + 1)); [ "$i" -le 100 ] || { cat "$tmp/migrator.log" >&2; fail "the installed vtl-migrator did not start"; }
+	kill -0 "$mpid" 2>/dev/null || { cat "$tmp/migrator.log" >&2; fail "the installed vtl-migrator exited"; }
+	sleep 0.1
+done
+VTL_CONFIG=$conf "$root/usr/bin/vtlctl" reload >"$tmp/reload" 2>&1 || { cat "$tmp/reload" >&2; fail "vtlctl reload failed"; }
+grep -q "^vtld: reload: nothing this daemon reads changed" "$tmp/reload" &&
+	grep -q "^vtl-migrator: reload: nothing this daemon reads changed" "$tmp/reload" ||
+	{ cat "$tmp/reload" >&2; fail "vtlctl reload did not ask both daemons"; }
+kill "$mpid"; wait "$mpid" || { cat "$tmp/migrator.log" >&2; fail "vtl-migrator did not stop cleanly"; }; mpid=""
+cp "$tmp/conf.before" "$conf"
 kill "$pid"; wait "$pid" || fail "vtld did not stop cleanly"; pid=""
 rm -rf "$root/var/lib/vtl"/* "$root/run"
 sed -i -e "s|$root||" -e "s|^port = .*|port = 3260|" "$conf"

@@ -1676,8 +1676,8 @@ static void scalar_text(const struct keydef *k, const char *base, char *out, siz
 		snprintf(out, cap, "%s", ((const struct vtl_cfg_group *)f)->name[0] ? ((const struct vtl_cfg_group *)f)->name
 										    : "(none)");
 		break;
-	default: /* the string kinds */
-		snprintf(out, cap, "%s", (const char *)f);
+	default: /* the string kinds; an unset one ("") reads as such in a message */
+		snprintf(out, cap, "%s", *(const char *)f ? (const char *)f : "(none)");
 		break;
 	}
 }

@@ -1107,6 +1107,12 @@ static void reload_plans(void **state)
 			      applied, refused), 2);
 	assert_string_equal(applied, "[iscsi] chap_secret changed, [daemon] log_level changed from info to debug");
 	assert_null(strstr(applied, "second-secret"));
+	/* A key set where it was not: "(none)" before. */
+	assert_int_equal(plan(RELOAD_LIB "[iscsi]\nchap_user = u\nchap_secret = first-secret-123\n",
+			      RELOAD_LIB "[iscsi]\nchap_user = u\nchap_secret = first-secret-123\nmutual_user = m\n"
+					 "mutual_secret = mutual-secret-99\n", applied, refused), VTL_E_CONFIG);
+	assert_string_equal(refused, "[iscsi] mutual_user changed from (none) to m, [iscsi] mutual_secret changed: need a "
+				     "restart; nothing applied");
 	/* Nothing changed, or only what the daemon does not read. */
 	assert_int_equal(plan(RELOAD_LIB, RELOAD_LIB "[migrator]\nrate = 40\n", applied, refused), 0);
 	assert_string_equal(applied, "nothing this daemon reads changed");

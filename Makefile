@@ -323,6 +323,11 @@ docdir        ?= $(datarootdir)/doc/vtl
 sysconfdir    ?= $(if $(filter /usr,$(prefix)),/etc,$(prefix)/etc)
 localstatedir ?= $(if $(filter /usr,$(prefix)),/var,$(prefix)/var)
 runstatedir   ?= $(if $(filter /usr,$(prefix)),/run,$(localstatedir)/run)
+# systemd's folders: Debian 12 packages put units in /lib/systemd/system (`pkg-config
+# --variable=systemdsystemunitdir systemd` there) and sysusers.d files in /usr/lib/sysusers.d.
+systemdsystemunitdir ?= $(if $(filter /usr,$(prefix)),/lib/systemd/system,$(prefix)/lib/systemd/system)
+sysusersdir   ?= $(if $(filter /usr,$(prefix)),/usr/lib/sysusers.d,$(prefix)/lib/sysusers.d)
+bashcompletiondir ?= $(datarootdir)/bash-completion/completions
 DESTDIR       ?=
 INSTALL       ?= install
 
@@ -341,10 +346,17 @@ $(MAN5): docs/configuration.md scripts/gen-vtl-conf-man
 	scripts/gen-vtl-conf-man docs/configuration.md >$@.tmp && mv $@.tmp $@
 all: $(MAN5)
 
+# The systemd units (systemd/) keep their state in StateDirectory=vtl and their sockets in
+# RuntimeDirectory=vtl, which systemd always puts under /var/lib and /run: they are installed only when
+# the installed configuration's paths are those (localstatedir=/var, runstatedir=/run, as PREFIX=/usr
+# sets), with ExecStart's /usr/sbin and /etc/vtl rewritten to sbindir and sysconfdir.
+UNITS := systemd/vtld.service systemd/vtl-migrator.service
+WITH_UNITS := $(and $(filter /var,$(localstatedir)),$(filter /run,$(runstatedir)))
+SED_UNITS := -e 's|/usr/sbin/|$(sbindir)/|g' -e 's|/etc/vtl/|$(sysconfdir)/vtl/|g'
 # Every file install puts down, and so every file uninstall removes (vtl.conf aside: see uninstall).
 INSTALLED := $(sbindir)/vtld $(sbindir)/vtl-migrator $(sbindir)/vtl-lio-setup $(bindir)/vtlctl \
 	$(sysconfdir)/vtl/vtl.conf.example $(MAN8:man/%=$(mandir)/man8/%) $(mandir)/man5/vtl.conf.5 \
-	$(DOCS:%=$(docdir)/%)
+	$(DOCS:%=$(docdir)/%) $(bashcompletiondir)/vtlctl $(if $(WITH_UNITS),$(UNITS:systemd/%=$(systemdsystemunitdir)/%) $(sysusersdir)/vtl.conf)
 # The example with its paths made absolute: state under localstatedir, sockets under runstatedir.
 SED_PATHS := -e 's|\.\./var/vtld\.sock|$(runstatedir)/vtl/vtld.sock|' -e 's|\.\./var/migrator\.sock|$(runstatedir)/vtl/migrator.sock|' \
 	-e 's|\.\./var/|$(localstatedir)/lib/vtl/|'
@@ -366,6 +378,16 @@ install: $(PROGRAMS) $(MAN5)
 	$(INSTALL) -m 0644 $(MAN5) $(DESTDIR)$(mandir)/man5/
 	$(INSTALL) -m 0644 README.md LICENSE $(DESTDIR)$(docdir)/
 	$(INSTALL) -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(docdir)/docs/
+	$(INSTALL) -d $(DESTDIR)$(bashcompletiondir)
+	$(INSTALL) -m 0644 completion/vtlctl.bash $(DESTDIR)$(bashcompletiondir)/vtlctl
+ifneq ($(WITH_UNITS),)
+	$(INSTALL) -d $(DESTDIR)$(systemdsystemunitdir) $(DESTDIR)$(sysusersdir)
+	for u in $(UNITS); do sed $(SED_UNITS) $$u >$(BUILD)/$${u#systemd/} && \
+		$(INSTALL) -m 0644 $(BUILD)/$${u#systemd/} $(DESTDIR)$(systemdsystemunitdir)/ || exit 1; done
+	$(INSTALL) -m 0644 systemd/vtl.sysusers $(DESTDIR)$(sysusersdir)/vtl.conf
+else
+	@echo "systemd units not installed: they need localstatedir=/var and runstatedir=/run (docs/install.md)"
+endif
 
 # Removes what install put down. vtl.conf goes only while it equals the example; an edited one stays
 # (and so do its folder and the state folder while they hold anything).

@@ -39,6 +39,8 @@ static const struct ctlproto_verb_info verbs[CTLPROTO_VERBS] = {
 			     {ARG_BARCODE, {.kind = CTLPROTO_ARG_ELEMENT, .name = "IE", .optional = true, .slot = 0}}},
 	[CTLPROTO_EXPORT] = {"export", CTLPROTO_VTLD, "takes the cartridge in mail slot IE out of the library", 1,
 			     {{.kind = CTLPROTO_ARG_ELEMENT, .name = "IE", .slot = 0}}},
+	[CTLPROTO_RELOAD] = {"reload", CTLPROTO_VTLD, "reads the configuration file again and applies the log level, "
+			     "CHAP credentials, allowed initiators and throttle, or nothing", 0, {{0}}},
 	[CTLPROTO_MIGRATE] = {"migrate", CTLPROTO_MIGRATOR, "queues a copy of the cartridge to physical tape (native 1: "
 			      "the host's blocks one to one), on drive N, at MB/S", 4, {ARG_BARCODE, JOB_OPTIONS}},
 	[CTLPROTO_VERIFY] = {"verify", CTLPROTO_MIGRATOR, "queues a check of the cartridge's tape copies against their "
@@ -65,6 +67,8 @@ static const struct ctlproto_verb_info verbs[CTLPROTO_VERBS] = {
 			     "(none given: 0), which copies leave them", 1,
 			     {{.kind = CTLPROTO_ARG_OPTION, .name = "rate", .value = "MB/S", .slot = CTLPROTO_OPT_RATE,
 			       .max = CTLPROTO_RATE_MAX}}},
+	[CTLPROTO_MIGRATOR_RELOAD] = {"reload", CTLPROTO_MIGRATOR, "reads the configuration file again and applies "
+				      "the log level, rates and cache policy, or nothing", 0, {{0}}},
 };
 
 const struct ctlproto_verb_info *ctlproto_verb(enum ctlproto_verb v)
@@ -292,8 +296,18 @@ int ctlproto_parse(const char *line, size_t len, enum ctlproto_daemon daemon, st
 	if (n == 0)
 		return refuse(&ps, "empty request; %s answers %s", ctlproto_daemon_name(daemon), known);
 	unsigned v = 0;
-	while (v < CTLPROTO_VERBS && (strlen(verbs[v].word) != w[0].n || memcmp(verbs[v].word, w[0].p, w[0].n) != 0))
-		v++;
+	/* A word two daemons answer (reload) has an entry for each: the one of this daemon, else the first. */
+	unsigned first = CTLPROTO_VERBS;
+	for (v = 0; v < CTLPROTO_VERBS; v++) {
+		if (strlen(verbs[v].word) != w[0].n || memcmp(verbs[v].word, w[0].p, w[0].n) != 0)
+			continue;
+		if (first == CTLPROTO_VERBS)
+			first = v;
+		if (verbs[v].daemon == daemon)
+			break;
+	}
+	if (v == CTLPROTO_VERBS)
+		v = first;
 	if (v == CTLPROTO_VERBS)
 		return refuse(&ps, "unknown request '%.*s'; %s answers %s", (int)(w[0].n < VTL_BARCODE_MAX ? w[0].n : VTL_BARCODE_MAX),
 			      w[0].p, ctlproto_daemon_name(daemon), known);

@@ -5,13 +5,19 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
-static enum log_level threshold = LOG_LEVEL_INFO;
+/* Atomic: a reload changes it while other threads log. */
+static _Atomic int threshold = LOG_LEVEL_INFO;
 static bool to_syslog;
+static bool to_journal;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 #define LINE_MAX_BYTES 1024 /* a formatted line longer than this is cut */
@@ -20,12 +26,52 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static const char *const names[] = {"error", "warn", "info", "debug"};
 static const int priorities[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
 
+/*
+ * Whether stderr is the journal's stream: systemd sets $JOURNAL_STREAM to
+ * "DEVICE:INODE" of the stream it connected (systemd.exec(5)); comparing
+ * them with stderr's tells a service's stderr from one a shell redirected.
+ */
+static bool stderr_is_journal(void)
+{
+	const char *v = getenv("JOURNAL_STREAM");
+	if (!v || !*v)
+		return false;
+	char *end;
+	unsigned long long dev = strtoull(v, &end, 10);
+	if (end == v || *end != ':')
+		return false;
+	const char *ino_text = end + 1;
+	unsigned long long ino = strtoull(ino_text, &end, 10);
+	if (end == ino_text || *end)
+		return false;
+	struct stat st;
+	if (fstat(STDERR_FILENO, &st) != 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 void log_setup(enum log_level level, bool syslog_too, const char *ident)
 {
-	threshold = level;
+	atomic_store(&threshold, (int)level);
 	to_syslog = syslog_too;
+	to_journal = stderr_is_journal();
 	if (syslog_too)
 		openlog(ident, LOG_PID, LOG_DAEMON);
+}
+
+void log_set_level(enum log_level level)
+{
+	atomic_store(&threshold, (int)level);
+}
+
+enum log_level log_get_level(void)
+{
+	return (enum log_level)atomic_load(&threshold);
+}
+
+const char *log_level_name(enum log_level level)
+{
+	return (unsigned)level < VTL_ARRAY_SIZE(names) ? names[level] : "?";
 }
 
 int log_level_parse(const char *name)
@@ -95,7 +141,7 @@ size_t log_escape(const char *in, char *out, size_t cap)
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-	if (level > threshold)
+	if ((int)level > atomic_load(&threshold))
 		return;
 	char raw[LINE_MAX_BYTES], line[ESCAPED_MAX + 1];
 	va_list ap;
@@ -104,6 +150,15 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 	/* Values in a line come from hosts, files and operators: none may start a fake line or drive a terminal. */
 	log_escape(raw, line, sizeof line);
+	if (to_journal) {
+		/* The journal stamps each line itself and reads "<N>" as its priority (sd-daemon(3)). */
+		vtl_lock(&mu, VTL_LOCK_LOG);
+		fprintf(stderr, "<%d>%-5s %s\n", priorities[level], names[level], line);
+		if (to_syslog)
+			syslog(priorities[level], "%s", line);
+		vtl_unlock(&mu, VTL_LOCK_LOG);
+		return;
+	}
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	struct tm tm;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Logging with levels for the daemons: one line per event on stderr, with
- * the time and level, and to syslog when asked.
+ * the time and level, and to syslog when asked. When stderr is the journal
+ * ($JOURNAL_STREAM names it), a line starts with its syslog priority as
+ * "<N>" instead of the time, which the journal records itself.
  */
 #ifndef VTL_COMMON_LOG_H
 #define VTL_COMMON_LOG_H
@@ -11,8 +13,17 @@
 
 enum log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
-/* Sets the lowest level written and whether lines also go to syslog as ident. */
+/* Sets the lowest level written and whether lines also go to syslog as ident; looks whether stderr is the journal. */
 void log_setup(enum log_level level, bool syslog, const char *ident);
+
+/* Changes the lowest level written (a reload), while other threads log. */
+void log_set_level(enum log_level level);
+
+/* The lowest level written now. */
+enum log_level log_get_level(void);
+
+/* "error", "warn", "info" or "debug". */
+const char *log_level_name(enum log_level level);
 
 /* Parses "error", "warn", "info" or "debug"; -1 for anything else. */
 int log_level_parse(const char *name);

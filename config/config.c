@@ -1649,3 +1649,251 @@ void vtl_config_library(const struct vtl_config *c, struct cat_library *lib)
 	lib->drive_first = c->library.drive_first;
 	lib->drives = (uint16_t)c->library.drives;
 }
+
+/* ------------------------------------------------------------- comparing */
+
+/* out = text, cut with "..." when it does not fit. */
+static void value_text(char *out, const char *text)
+{
+	size_t n = strlen(text);
+	if (n < VTL_CFG_VALUE_TEXT)
+		memcpy(out, text, n + 1);
+	else
+		snprintf(out, VTL_CFG_VALUE_TEXT, "%.*s...", VTL_CFG_VALUE_TEXT - 4, text);
+}
+
+/* A list of n strings as "a, b, c" ("(none)" for none), cut to fit. */
+static void list_text(char *out, char *const *items, unsigned n)
+{
+	char buf[VTL_CFG_VALUE_TEXT * 2];
+	size_t at = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < n && at < sizeof buf - 1; i++) {
+		int w = snprintf(buf + at, sizeof buf - at, "%s%s", i ? ", " : "", items[i] ? items[i] : "");
+		if (w < 0)
+			break;
+		at += (size_t)w < sizeof buf - at ? (size_t)w : sizeof buf - at - 1;
+	}
+	value_text(out, n ? buf : "(none)");
+}
+
+static bool same_list(char *const *a, unsigned na, char *const *b, unsigned nb)
+{
+	if (na != nb)
+		return false;
+	for (unsigned i = 0; i < na; i++)
+		if (strcmp(a[i] ? a[i] : "", b[i] ? b[i] : "") != 0)
+			return false;
+	return true;
+}
+
+struct differ {
+	vtl_config_change_fn fn;
+	void *arg;
+	unsigned n;
+};
+
+static void report(struct differ *d, const struct keydef *k, const char *sec_arg, const char *from, const char *to)
+{
+	struct vtl_config_change ch = {.section = section_names[k ? k->sec : SEC_NONE], .key = k ? k->name : "(section)"};
+	snprintf(ch.section_arg, sizeof ch.section_arg, "%s", sec_arg ? sec_arg : "");
+	bool secret = k && k->type == K_SECRET;
+	value_text(ch.from, secret ? "(secret)" : from);
+	value_text(ch.to, secret ? "(secret)" : to);
+	d->n++;
+	if (d->fn)
+		d->fn(d->arg, &ch);
+}
+
+/* Writes the value of scalar key k at base into out (VTL_CFG_VALUE_TEXT * 2 bytes). */
+static void scalar_text(const struct keydef *k, const char *base, char *out, size_t cap)
+{
+	const void *f = base + k->off;
+	switch (k->type) {
+	case K_UINT: case K_DURATION: case K_RULES: case K_DRIVES:
+		snprintf(out, cap, "%u", *(const unsigned *)f);
+		break;
+	case K_ADDR:
+		snprintf(out, cap, "%u", (unsigned)*(const uint16_t *)f);
+		break;
+	case K_SIZE:
+		snprintf(out, cap, "%llu", (unsigned long long)*(const uint64_t *)f);
+		break;
+	case K_INT:
+		snprintf(out, cap, "%d", *(const int *)f);
+		break;
+	case K_BOOL:
+		snprintf(out, cap, "%s", *(const bool *)f ? "yes" : "no");
+		break;
+	case K_PATH: {
+		const char *p = *(char *const *)f;
+		snprintf(out, cap, "%s", p ? p : "(none)");
+		break;
+	}
+	case K_GROUP:
+		snprintf(out, cap, "%s", ((const struct vtl_cfg_group *)f)->name[0] ? ((const struct vtl_cfg_group *)f)->name
+										    : "(none)");
+		break;
+	default: /* the string kinds; an unset one ("") reads as such in a message */
+		snprintf(out, cap, "%s", *(const char *)f ? (const char *)f : "(none)");
+		break;
+	}
+}
+
+/* Compares the scalar keys of section sec between the two bases (a whole config, a drive, an initiator). */
+static void diff_section(struct differ *d, enum section sec, const char *a, const char *b, const char *sec_arg)
+{
+	char ta[VTL_CFG_VALUE_TEXT * 2], tb[VTL_CFG_VALUE_TEXT * 2];
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct keydef *k = &keys[i];
+		if (k->sec != sec || k->type == K_MEMBER || k->type == K_INITIATOR || k->type == K_DEVNODE ||
+		    k->type == K_POOLS)
+			continue;
+		scalar_text(k, a, ta, sizeof ta);
+		scalar_text(k, b, tb, sizeof tb);
+		if (strcmp(ta, tb) != 0)
+			report(d, k, sec_arg, ta, tb);
+	}
+}
+
+static const struct keydef *key_of(enum section sec, const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].sec == sec && !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+/* A repeatable key as one list. */
+static void diff_list(struct differ *d, enum section sec, const char *name, char *const *a, unsigned na, char *const *b,
+		      unsigned nb)
+{
+	if (same_list(a, na, b, nb))
+		return;
+	char ta[VTL_CFG_VALUE_TEXT], tb[VTL_CFG_VALUE_TEXT];
+	list_text(ta, a, na);
+	list_text(tb, b, nb);
+	report(d, key_of(sec, name), NULL, ta, tb);
+}
+
+static const struct vtl_initiator_config *host_named(const struct vtl_config *c, const char *name)
+{
+	for (unsigned i = 0; i < c->iscsi.hosts; i++)
+		if (!strcmp(c->iscsi.host[i]->name, name))
+			return c->iscsi.host[i];
+	return NULL;
+}
+
+unsigned vtl_config_diff(const struct vtl_config *a, const struct vtl_config *b, vtl_config_change_fn fn, void *arg)
+{
+	struct differ d = {.fn = fn, .arg = arg};
+	for (enum section sec = SEC_LIBRARY; sec < SEC_COUNT; sec++)
+		if (sec != SEC_DRIVE && sec != SEC_INITIATOR)
+			diff_section(&d, sec, (const char *)a, (const char *)b, NULL);
+	diff_list(&d, SEC_POOL, "member", a->pool.member, a->pool.members, b->pool.member, b->pool.members);
+	diff_list(&d, SEC_ISCSI, "initiator", a->iscsi.initiator, a->iscsi.initiators, b->iscsi.initiator,
+		  b->iscsi.initiators);
+	diff_list(&d, SEC_PHYSICAL, "drive", a->physical.drive, a->physical.st_drives, b->physical.drive,
+		  b->physical.st_drives);
+	diff_list(&d, SEC_PHYSICAL, "drive_sg", a->physical.drive_sg, a->physical.st_drive_sgs, b->physical.drive_sg,
+		  b->physical.st_drive_sgs);
+	char *pa[VTL_POLICY_MAX_COPIES], *pb[VTL_POLICY_MAX_COPIES];
+	for (unsigned i = 0; i < VTL_POLICY_MAX_COPIES; i++) {
+		pa[i] = (char *)a->policy.copy_pool[i];
+		pb[i] = (char *)b->policy.copy_pool[i];
+	}
+	diff_list(&d, SEC_POLICY, "copy_pools", pa, a->policy.copy_pools, pb, b->policy.copy_pools);
+	/* [drive N]: the drives both have, key by key; the count itself is [library] drives. */
+	unsigned drives = a->library.drives < b->library.drives ? a->library.drives : b->library.drives;
+	for (unsigned i = 0; i < drives; i++) {
+		char n[16];
+		snprintf(n, sizeof n, "%u", i + 1);
+		diff_section(&d, SEC_DRIVE, (const char *)&a->drive[i], (const char *)&b->drive[i], n);
+	}
+	/* [initiator NAME]: by name, in either file's order. */
+	static const struct keydef section_key = {.sec = SEC_INITIATOR, .name = "(section)", .type = K_TEXT};
+	for (unsigned i = 0; i < a->iscsi.hosts; i++) {
+		const struct vtl_initiator_config *ha = a->iscsi.host[i], *hb = host_named(b, ha->name);
+		if (hb)
+			diff_section(&d, SEC_INITIATOR, (const char *)ha, (const char *)hb, ha->name);
+		else
+			report(&d, &section_key, ha->name, "present", "removed");
+	}
+	for (unsigned i = 0; i < b->iscsi.hosts; i++)
+		if (!host_named(a, b->iscsi.host[i]->name))
+			report(&d, &section_key, b->iscsi.host[i]->name, "absent", "added");
+	return d.n;
+}
+
+struct plan {
+	const char *const *reloads, *const *ignores;
+	char *applied, *refused;
+	size_t acap, rcap, aat, rat;
+	unsigned napplied, nrefused;
+};
+
+static bool rule_matches(const char *const *rules, const struct vtl_config_change *ch)
+{
+	for (; rules && *rules; rules++) {
+		size_t n = strlen(ch->section);
+		if (strncmp(*rules, ch->section, n) != 0 || (*rules)[n] != ' ')
+			continue;
+		const char *key = *rules + n + 1;
+		if (!strcmp(key, "*") || !strcmp(key, ch->key))
+			return true;
+	}
+	return false;
+}
+
+/* Appends "[SECTION ARG] key changed from X to Y" (or "... changed" for a secret) to buf. */
+static void append_change(char *buf, size_t cap, size_t *at, const struct vtl_config_change *ch)
+{
+	if (*at >= cap)
+		return;
+	int w;
+	const char *sep = *at ? ", " : "";
+	const char *sp = ch->section_arg[0] ? " " : "";
+	if (!strcmp(ch->key, "(section)"))
+		w = snprintf(buf + *at, cap - *at, "%s[%s%s%s] %s", sep, ch->section, sp, ch->section_arg,
+			     !strcmp(ch->to, "added") ? "added" : "removed");
+	else if (!strcmp(ch->from, "(secret)"))
+		w = snprintf(buf + *at, cap - *at, "%s[%s%s%s] %s changed", sep, ch->section, sp, ch->section_arg, ch->key);
+	else
+		w = snprintf(buf + *at, cap - *at, "%s[%s%s%s] %s changed from %s to %s", sep, ch->section, sp,
+			     ch->section_arg, ch->key, ch->from, ch->to);
+	if (w > 0)
+		*at += (size_t)w < cap - *at ? (size_t)w : cap - *at;
+}
+
+static void plan_change(void *arg, const struct vtl_config_change *ch)
+{
+	struct plan *p = arg;
+	if (rule_matches(p->ignores, ch))
+		return;
+	if (rule_matches(p->reloads, ch)) {
+		append_change(p->applied, p->acap, &p->aat, ch);
+		p->napplied++;
+	} else {
+		append_change(p->refused, p->rcap, &p->rat, ch);
+		p->nrefused++;
+	}
+}
+
+int vtl_config_reload_plan(const struct vtl_config *cur, const struct vtl_config *next, const char *const *reloads,
+			   const char *const *ignores, char *applied, size_t acap, char *refused, size_t rcap)
+{
+	char a[1024] = "", r[1024] = "";
+	struct plan p = {.reloads = reloads, .ignores = ignores, .applied = a, .refused = r, .acap = sizeof a,
+			 .rcap = sizeof r};
+	vtl_config_diff(cur, next, plan_change, &p);
+	if (p.nrefused) {
+		snprintf(refused, rcap, "%s: %s; nothing applied", r, p.nrefused == 1 ? "needs a restart" : "need a restart");
+		if (acap)
+			applied[0] = 0;
+		return VTL_E_CONFIG;
+	}
+	snprintf(applied, acap, "%s", p.napplied ? a : "nothing this daemon reads changed");
+	if (rcap)
+		refused[0] = 0;
+	return (int)p.napplied;
+}

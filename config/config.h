@@ -229,6 +229,43 @@ bool vtl_config_iscsi_guarded(const struct vtl_config *cfg);
 /* Frees a configuration (NULL is fine). */
 void vtl_config_free(struct vtl_config *cfg);
 
+#define VTL_CFG_VALUE_TEXT 64 /* a changed value as a message shows it; longer ones are cut with "..." */
+
+/* One key whose value differs between two configurations (vtl_config_diff). */
+struct vtl_config_change {
+	const char *section;          /* "library", "drive", "iscsi", "initiator", ... as in the file */
+	char section_arg[VTL_CFG_NAME_MAX + 1]; /* the N of [drive N], the NAME of [initiator NAME]; "" otherwise */
+	const char *key;              /* "slots"; "(section)" when a [drive N] or [initiator NAME] section came or went */
+	char from[VTL_CFG_VALUE_TEXT], to[VTL_CFG_VALUE_TEXT]; /* the values as text; a secret's are "(secret)" */
+};
+
+/* Called once per key that differs, in the order of the key table. */
+typedef void (*vtl_config_change_fn)(void *arg, const struct vtl_config_change *ch);
+
+/*
+ * Compares every key of the file, after defaults, between a and b (two
+ * readings of one file, so relative paths resolve alike), calling fn for
+ * each that differs: repeatable keys (member, initiator, drive, drive_sg,
+ * copy_pools) as one list, [drive N] and [initiator NAME] sections by N and
+ * NAME. Returns how many keys differ.
+ */
+unsigned vtl_config_diff(const struct vtl_config *a, const struct vtl_config *b, vtl_config_change_fn fn, void *arg);
+
+/*
+ * Sorts what differs between the running configuration cur and next (the
+ * file read again) for a daemon's reload. reloads and ignores are
+ * NULL-terminated lists of "SECTION KEY" or "SECTION *" (SECTION without
+ * brackets or argument: "initiator *" is every [initiator NAME]): the keys
+ * the daemon applies while running and those it does not read. When every
+ * change is one of them, returns how many are to apply (0 or more):
+ * applied (acap bytes) then lists them ("[daemon] log_level changed from
+ * info to debug"), or says that nothing the daemon reads changed.
+ * VTL_E_CONFIG otherwise: refused (rcap bytes) names every other change and
+ * says it needs a restart.
+ */
+int vtl_config_reload_plan(const struct vtl_config *cur, const struct vtl_config *next, const char *const *reloads,
+			   const char *const *ignores, char *applied, size_t acap, char *refused, size_t rcap);
+
 /* Fills *pc with the pool settings of cfg (its strings point into cfg). */
 void vtl_config_pool(const struct vtl_config *cfg, struct vtl_pool_config *pc);
 

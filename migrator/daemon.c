@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/vtl_error.h"
 #include "migrator/ingest.h"
+#include "config/reload.h"
 #include "migrator/migrate.h"
 #include "migrator/phys_iscsi.h"
 #include "migrator/phys_st.h"
@@ -102,7 +103,45 @@ struct migd {
 	struct policyd *policy;   /* the cache policy: a pass each dispatcher round, and its requests */
 	struct ingest ingest;     /* vtld's last report of what its hosts move (migrator/ingest.h) */
 	atomic_uint copies;       /* copies (migrate jobs) running now: they share what the hosts leave */
+	/* [migrator] rate, window_rate, pool_rate, copy_floor (MB/s) and window (minutes of the day; from < 0:
+	 * none), which a reload changes. */
+	_Atomic unsigned rate, window_rate, pool_rate, copy_floor;
+	_Atomic int window_from, window_to;
+	struct vtl_config *applied; /* the last reload's configuration; NULL: cfg's */
+	atomic_flag reloading;    /* one reload at a time (SIGHUP and vtlctl reload) */
 };
+
+/*
+ * What a reload applies (docs/operations.md, "Reload"): the log level, the
+ * rates and the cache policy's marks, rules, idle time and interval.
+ * copy_pools stays: running copies read it. vtl-migrator does not read
+ * vtld's keys ([iscsi], [initiator NAME], [daemon], [drive N], the
+ * throttle, the library's shape); any other change needs a restart.
+ */
+static const char *const reloads[] = {
+	"migrator log_level", "migrator rate", "migrator window", "migrator window_rate", "migrator pool_rate",
+	"migrator copy_floor", "policy interval",
+	"policy premigrate", "policy idle", "policy high_water", "policy low_water", NULL,
+};
+static const char *const ignores[] = {
+	"iscsi *", "initiator *", "daemon *", "drive *", "policy throttle", "policy throttle_rate",
+	"library vendor", "library product", "library revision", "library serial", "library lun", "library slots",
+	"library mail_slots", "library drives", "library transport_first", "library slot_first",
+	"library mail_slot_first", "library drive_first", "library recall_wait", NULL,
+};
+
+/* Takes cfg's rates, for rate_now. */
+static void set_rates(struct migd *m, const struct vtl_config *cfg)
+{
+	unsigned from, to;
+	bool window = cfg->migrator.window[0] && vtl_config_window(cfg->migrator.window, &from, &to);
+	atomic_store(&m->rate, cfg->migrator.rate);
+	atomic_store(&m->window_rate, cfg->migrator.window_rate);
+	atomic_store(&m->pool_rate, cfg->migrator.pool_rate);
+	atomic_store(&m->copy_floor, cfg->migrator.copy_floor);
+	atomic_store(&m->window_to, window ? (int)to : 0);
+	atomic_store(&m->window_from, window ? (int)from : -1);
+}
 
 static const char *const kind_names[] = {"", "migrate", "recall", "verify"};
 
@@ -111,28 +150,27 @@ static const char *const kind_names[] = {"", "migrate", "recall", "verify"};
 /* Bytes/s a job may write as asked: its own rate, else the window's during the window, else [migrator] rate. */
 static double rate_asked(const struct runner *r)
 {
-	const struct vtl_config *c = r->m->cfg;
+	struct migd *m = r->m;
 	if (r->job.opts.rate) /* set before the job runs and constant while it does */
 		return r->job.opts.rate * MB;
-	unsigned from, to;
-	if (c->migrator.window[0] && vtl_config_window(c->migrator.window, &from, &to)) {
+	int from = atomic_load(&m->window_from), to = atomic_load(&m->window_to);
+	if (from >= 0) {
 		time_t now = time(NULL);
 		struct tm tm;
 		localtime_r(&now, &tm);
-		unsigned min = (unsigned)(tm.tm_hour * 60 + tm.tm_min);
+		int min = tm.tm_hour * 60 + tm.tm_min;
 		bool in = from <= to ? min >= from && min < to : min >= from || min < to; /* a window may span midnight */
 		if (in)
-			return c->migrator.window_rate * MB;
+			return atomic_load(&m->window_rate) * MB;
 	}
-	return c->migrator.rate * MB;
+	return atomic_load(&m->rate) * MB;
 }
 
 /* The share of the pool a copy gets while hosts move data (migrator/ingest.h); 0: no limit from it. */
 static uint64_t ingest_limit(struct migd *m, uint64_t now_ms)
 {
-	const struct vtl_config *c = m->cfg;
-	return ingest_copy_limit((uint64_t)c->migrator.pool_rate * (uint64_t)MB,
-				 (uint64_t)c->migrator.copy_floor * (uint64_t)MB, ingest_host(&m->ingest, now_ms),
+	return ingest_copy_limit((uint64_t)atomic_load(&m->pool_rate) * (uint64_t)MB,
+				 (uint64_t)atomic_load(&m->copy_floor) * (uint64_t)MB, ingest_host(&m->ingest, now_ms),
 				 atomic_load(&m->copies));
 }
 
@@ -571,7 +609,7 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 	jo_printf(out, cap, &at,
 		  "],\"ingest\":{\"host_mb_s\":%.1f,\"pool_rate\":%u,\"copy_floor\":%u,\"copies\":%u,"
 		  "\"copy_limit_mb_s\":%.1f}}",
-		  (double)ingest_host(&m->ingest, now) / MB, m->cfg->migrator.pool_rate, m->cfg->migrator.copy_floor,
+		  (double)ingest_host(&m->ingest, now) / MB, atomic_load(&m->pool_rate), atomic_load(&m->copy_floor),
 		  atomic_load(&m->copies), (double)ingest_limit(m, now) / MB);
 	free(js.j);
 }
@@ -784,11 +822,11 @@ static void req_ingest(struct migd *m, const struct ctlproto_request *r, char *o
 	uint64_t now = vtl_mono_ms();
 	bool before = ingest_host(&m->ingest, now) > 0;
 	ingest_note(&m->ingest, now, mbs * (uint64_t)MB);
-	if (before != (mbs > 0) && m->cfg->migrator.pool_rate)
+	if (before != (mbs > 0) && atomic_load(&m->pool_rate))
 		log_info(mbs ? "hosts move %llu MB/s: copies read what is left of pool_rate %u MB/s, at least %u each"
 			     : "hosts stopped moving data (%llu MB/s): copies read at their own rate again; pool_rate %u, "
 			       "copy_floor %u",
-			 (unsigned long long)mbs, m->cfg->migrator.pool_rate, m->cfg->migrator.copy_floor);
+			 (unsigned long long)mbs, atomic_load(&m->pool_rate), atomic_load(&m->copy_floor));
 	jo_answer(out, cap, VTL_OK, NULL, "noted");
 }
 
@@ -824,12 +862,43 @@ static void req_policy(struct migd *m, const struct ctlproto_request *r, char *o
 		policy_request(m, "release", force ? 2 : 1, r->barcode, force ? "force" : "", out, cap);
 }
 
+static void req_reload(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	(void)r;
+	char msg[2048];
+	int rc = migd_reload(m, msg, sizeof msg);
+	jo_answer(out, cap, rc, msg, msg);
+}
+
 static const request_fn requests[CTLPROTO_VERBS] = {
 	[CTLPROTO_MIGRATE] = req_job,       [CTLPROTO_VERIFY] = req_job,   [CTLPROTO_RECALL] = req_job,
 	[CTLPROTO_WAKE] = req_hint,         [CTLPROTO_YIELD] = req_hint,   [CTLPROTO_JOBS] = req_jobs,
 	[CTLPROTO_CANCEL] = req_cancel,     [CTLPROTO_SCAN] = req_scan,    [CTLPROTO_PHYSICAL] = req_physical,
-	[CTLPROTO_POLICY] = req_policy,     [CTLPROTO_RELEASE] = req_policy, [CTLPROTO_INGEST] = req_ingest,
+	[CTLPROTO_POLICY] = req_policy,     [CTLPROTO_RELEASE] = req_policy,  [CTLPROTO_INGEST] = req_ingest,
+	[CTLPROTO_MIGRATOR_RELOAD] = req_reload,
 };
+
+/* vtl_reload's apply: nothing here can fail, so all of next applies. */
+static int apply_reload(void *arg, struct vtl_config *next)
+{
+	struct migd *m = arg;
+	int level = log_level_parse(next->migrator.log_level);
+	log_set_level(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level);
+	set_rates(m, next);
+	policyd_set(m->policy, &next->policy);
+	vtl_config_free(m->applied);
+	m->applied = next; /* what the next reload compares with */
+	return VTL_OK;
+}
+
+int migd_reload(struct migd *m, char *msg, size_t cap)
+{
+	char name[CAT_NAME_MAX + 16];
+	snprintf(name, sizeof name, "copies go to %s", m->cfg->physical.name);
+	struct vtl_reload r = {.reloads = reloads, .ignores = ignores, .apply = apply_reload, .arg = m, .name = name,
+			       .busy = &m->reloading};
+	return vtl_reload(m->applied ? m->applied : m->cfg, &r, msg, cap);
+}
 
 void migd_answer(struct migd *m, const char *request, char *out, size_t cap)
 {
@@ -934,6 +1003,8 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 	if (!m)
 		return VTL_E_NOMEM;
 	m->cfg = cfg;
+	set_rates(m, cfg);
+	atomic_flag_clear(&m->reloading);
 	pthread_mutex_init(&m->robot, NULL);
 	pthread_mutex_init(&m->mu, NULL);
 	/* Its idle and tape waits are monotonic deadlines. */
@@ -1015,6 +1086,7 @@ void migd_stop(struct migd *m)
 		if (m->run[d].th_started)
 			pthread_join(m->run[d].th, NULL);
 	policyd_destroy(m->policy);
+	vtl_config_free(m->applied);
 	if (m->lib)
 		m->lib->ops->close(m->lib);
 	if (m->pool)

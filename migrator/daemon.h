@@ -64,6 +64,16 @@ const double *migd_recall_bounds(void);
 /* Fills *out. */
 void migd_snapshot(struct migd *m, struct migd_snapshot *out);
 
+/*
+ * Reads the configuration file (cfg->path of migd_start) again and applies
+ * the log level, [migrator] rate, window and window_rate and the cache
+ * policy's marks, rules, idle time and interval, all or nothing: VTL_OK
+ * with msg saying what; VTL_E_CONFIG when the file does not parse or
+ * changes anything else it reads (msg names each such key), VTL_E_BUSY
+ * during another reload. Tells the service manager RELOADING=1, READY=1.
+ */
+int migd_reload(struct migd *m, char *msg, size_t cap);
+
 /* Answers one control request line into out (JSON, cap bytes); the socket's handler, for tests too. */
 void migd_answer(struct migd *m, const char *request, char *out, size_t cap);
 

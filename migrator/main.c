@@ -12,11 +12,20 @@
 
 #include "common/ctlsock.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
+#include "common/service.h"
 #include "common/vtl_error.h"
 #include "common/http.h"
 #include "migrator/daemon.h"
 #include "migrator/web.h"
 #include "config/config.h"
+
+/* SIGHUP: migd_reload logs what it applied or why nothing. */
+static void reload(void *arg)
+{
+	char msg[2048];
+	vtl_ignore(migd_reload(arg, msg, sizeof msg));
+}
 
 static void usage(FILE *f)
 {
@@ -49,12 +58,8 @@ int main(int argc, char **argv)
 	int level = log_level_parse(cfg->migrator.log_level);
 	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, cfg->daemon.syslog, "vtl-migrator");
 
-	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sigset_t sigs;
+	service_signals(&sigs);
 
 	if (ctlsock_answers(cfg->migrator.control_socket)) {
 		log_error("another vtl-migrator answers on %s", cfg->migrator.control_socket);
@@ -76,9 +81,9 @@ int main(int argc, char **argv)
 	}
 	log_info("ready: copies go to %s (%s); control socket %s", cfg->physical.name, cfg->physical.type,
 		 cfg->migrator.control_socket);
-	int sig = 0;
-	sigwait(&stop, &sig);
-	log_info("signal %d: stopping", sig);
+	char status[SDNOTIFY_STATUS_LEN];
+	snprintf(status, sizeof status, "copies go to %s (%s)", cfg->physical.name, cfg->physical.type);
+	service_wait(&sigs, status, "stopping: an interrupted job is queued again for the next start", reload, m);
 	http_stop(web); /* first: its handlers use m */
 	migd_stop(m);
 	log_info("stopped");

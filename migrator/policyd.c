@@ -20,7 +20,8 @@ struct policyd {
 	struct vtl_catalog *cat;
 	struct vtl_pool *pool;
 	const struct vtl_config *cfg;
-	pthread_mutex_t mu;         /* one pass or release at a time; last, last_err, passes, next_ns */
+	pthread_mutex_t mu;         /* one pass or release at a time; policy, last, last_err, passes, next_ns */
+	struct vtl_policy_config policy; /* cfg's [policy], or a reload's */
 	struct policy_report last;
 	char last_err[ERR_MAX];
 	unsigned long passes;
@@ -38,10 +39,20 @@ int policyd_create(struct vtl_catalog *cat, struct vtl_pool *pool, const struct 
 	pd->cat = cat;
 	pd->pool = pool;
 	pd->cfg = cfg;
+	pd->policy = cfg->policy;
 	pthread_mutex_init(&pd->mu, NULL);
 	pd->next_ns = vtl_mono_ns(); /* the first pass runs at once */
 	*out = pd;
 	return VTL_OK;
+}
+
+void policyd_set(struct policyd *pd, const struct vtl_policy_config *p)
+{
+	pthread_mutex_lock(&pd->mu);
+	uint64_t last = pd->next_ns - (uint64_t)pd->policy.interval * VTL_NS_PER_S;
+	pd->policy = *p;
+	pd->next_ns = last + (uint64_t)p->interval * VTL_NS_PER_S; /* the new interval counts from the last pass */
+	pthread_mutex_unlock(&pd->mu);
 }
 
 void policyd_destroy(struct policyd *pd)
@@ -73,9 +84,9 @@ void policyd_tick(struct policyd *pd)
 		pthread_mutex_unlock(&pd->mu);
 		return;
 	}
-	pd->next_ns = now + (uint64_t)pd->cfg->policy.interval * VTL_NS_PER_S;
+	pd->next_ns = now + (uint64_t)pd->policy.interval * VTL_NS_PER_S;
 	struct policy_ctx ctx = {.cat = pd->cat, .pool = pd->pool, .library = pd->cfg->library.name,
-				 .cfg = &pd->cfg->policy, .now = time(NULL), .draining = pd->last.draining};
+				 .cfg = &pd->policy, .now = time(NULL), .draining = pd->last.draining};
 	char err[ERR_MAX] = "";
 	int rc = policy_pass(&ctx, &pd->last, err, sizeof err);
 	pd->passes++;
@@ -127,7 +138,9 @@ void policyd_counts(struct policyd *pd, struct policyd_counts *out)
 
 void policyd_answer_status(struct policyd *pd, char *out, size_t cap)
 {
-	const struct vtl_policy_config *p = &pd->cfg->policy;
+	pthread_mutex_lock(&pd->mu);
+	const struct vtl_policy_config policy = pd->policy, *p = &policy;
+	pthread_mutex_unlock(&pd->mu);
 	struct vtl_pool_fill fill;
 	int rc = vtl_pool_fill(pd->pool, true, &fill);
 	if (rc) {
@@ -170,9 +183,9 @@ void policyd_answer_release(struct policyd *pd, const char *barcode, bool force,
 	char err[ERR_MAX * 2] = "", msg[ERR_MAX] = "";
 	uint64_t freed = 0;
 	pthread_mutex_lock(&pd->mu);
-	int rc = force ? policy_release_forced(pd->cat, pd->pool, &pd->cfg->policy, barcode, "asked by the operator",
+	int rc = force ? policy_release_forced(pd->cat, pd->pool, &pd->policy, barcode, "asked by the operator",
 					       &freed, msg, sizeof msg, err, sizeof err)
-		       : policy_release(pd->cat, pd->pool, &pd->cfg->policy, barcode, "asked by the operator", &freed, err,
+		       : policy_release(pd->cat, pd->pool, &pd->policy, barcode, "asked by the operator", &freed, err,
 					sizeof err);
 	pthread_mutex_unlock(&pd->mu);
 	if (rc == VTL_OK) {

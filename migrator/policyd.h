@@ -25,6 +25,9 @@ int policyd_create(struct vtl_catalog *cat, struct vtl_pool *pool, const struct 
 /* Frees pd (NULL is fine). */
 void policyd_destroy(struct policyd *pd);
 
+/* Makes later passes and releases use p (a reload; copied): its marks, rules, idle time and interval. */
+void policyd_set(struct policyd *pd, const struct vtl_policy_config *p);
+
 /* Runs a pass when the interval has passed since the last one; call only where no job of this process runs. */
 void policyd_tick(struct policyd *pd);
 

@@ -5,10 +5,13 @@
  * target's name and secret the host expects), optional header digests;
  * then runs TEST UNIT READY and INQUIRY on LUN 0 to show the session works.
  * With -d it runs a discovery session (SendTargets) instead and lists what
- * it is told. It prints what libiscsi reports, so a refusal says why.
+ * it is told. With -w FILE it then waits (up to WAIT_MAX_S) until FILE
+ * exists and runs the commands again in the same session, so that a test
+ * can change the target in between (a reload). It prints what libiscsi
+ * reports, so a refusal says why.
  *
  * Usage: iscsi_auth [-i INITIATOR] [-u USER -p SECRET [-U TARGET-USER -P TARGET-SECRET]] [-H] [-d]
- *                   PORTAL TARGET-IQN
+ *                   [-w FILE] PORTAL TARGET-IQN
  * Exit status: 0 logged in and the commands worked (or discovery listed
  * targets); 2 the login was refused (the message says why); 1 anything else.
  */
@@ -25,11 +28,13 @@
 #define TUR_TRIES 5            /* unit attentions a new nexus may see first */
 #define TYPE_MEDIUM_CHANGER 8  /* SPC-4 peripheral device type */
 #define DEFAULT_INITIATOR "iqn.2026-01.org.vtl:test-host"
+#define WAIT_MAX_S 30          /* -w: how long FILE may take to appear */
+#define WAIT_STEP_US 50000
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: iscsi_auth [-i INITIATOR] [-u USER -p SECRET [-U TARGET-USER -P TARGET-SECRET]] "
-			"[-H] [-d] PORTAL TARGET-IQN\n");
+			"[-H] [-d] [-w FILE] PORTAL TARGET-IQN\n");
 	return 1;
 }
 
@@ -82,8 +87,10 @@ static int use_session(struct iscsi_context *iscsi)
 int main(int argc, char **argv)
 {
 	const char *initiator = DEFAULT_INITIATOR, *user = NULL, *secret = NULL, *tuser = NULL, *tsecret = NULL;
+	const char *wait_for = NULL;
+	setvbuf(stdout, NULL, _IOLBF, 0); /* a test reads the lines of a session it holds while the host waits */
 	int header_digest = 0, discovery = 0, opt;
-	while ((opt = getopt(argc, argv, "i:u:p:U:P:Hd")) != -1) {
+	while ((opt = getopt(argc, argv, "i:u:p:U:P:Hdw:")) != -1) {
 		switch (opt) {
 		case 'i': initiator = optarg; break;
 		case 'u': user = optarg; break;
@@ -92,6 +99,7 @@ int main(int argc, char **argv)
 		case 'P': tsecret = optarg; break;
 		case 'H': header_digest = 1; break;
 		case 'd': discovery = 1; break;
+		case 'w': wait_for = optarg; break;
 		default: return usage();
 		}
 	}
@@ -133,6 +141,13 @@ int main(int argc, char **argv)
 	}
 	printf("logged in\n");
 	rc = discovery ? discover(iscsi) : use_session(iscsi);
+	if (!rc && wait_for && !discovery) {
+		int waited = 0;
+		while (access(wait_for, F_OK) != 0 && waited++ < WAIT_MAX_S * (1000000 / WAIT_STEP_US))
+			usleep(WAIT_STEP_US);
+		printf("%s, the same session again\n", access(wait_for, F_OK) == 0 ? "told to go on" : "waited in vain");
+		rc = use_session(iscsi);
+	}
 	iscsi_logout_sync(iscsi);
 	iscsi_destroy_context(iscsi);
 	return rc;

@@ -1115,6 +1115,61 @@ static void http_endpoints(void **state)
 	expect_error("[library]\nslots = 4\n" POOL "[daemon]\nhttp_connections = 0\n", "http_connections");
 }
 
+/* What a daemon's reload would do with the file changed from base to next (vtl_config_reload_plan). */
+static int plan(const char *base, const char *next, char *applied, char *refused)
+{
+	static const char *const reloads[] = {"daemon log_level", "iscsi chap_secret", "iscsi initiator", "initiator *",
+						       NULL};
+	static const char *const ignores[] = {"physical *", "migrator rate", NULL};
+	struct vtl_config *a = parse_ok(base), *b = parse_ok(next);
+	int rc = vtl_config_reload_plan(a, b, reloads, ignores, applied, 1024, refused, 1024);
+	vtl_config_free(a);
+	vtl_config_free(b);
+	return rc;
+}
+
+#define RELOAD_LIB "[library]\nslots = 20\ndrives = 2\n[pool]\nmember = /p/m0\n[catalog]\npath = /c.db\n"
+
+static void reload_plans(void **state)
+{
+	(void)state;
+	char applied[1024], refused[1024];
+	/* Only reloadable changes: each is listed (a secret without its values), in the key table's order. */
+	assert_int_equal(plan(RELOAD_LIB "[iscsi]\nchap_user = u\nchap_secret = first-secret-123\n",
+			      RELOAD_LIB "[iscsi]\nchap_user = u\nchap_secret = second-secret-45\n[daemon]\nlog_level = debug\n",
+			      applied, refused), 2);
+	assert_string_equal(applied, "[iscsi] chap_secret changed, [daemon] log_level changed from info to debug");
+	assert_null(strstr(applied, "second-secret"));
+	/* A key set where it was not: "(none)" before. */
+	assert_int_equal(plan(RELOAD_LIB "[iscsi]\nchap_user = u\nchap_secret = first-secret-123\n",
+			      RELOAD_LIB "[iscsi]\nchap_user = u\nchap_secret = first-secret-123\nmutual_user = m\n"
+					 "mutual_secret = mutual-secret-99\n", applied, refused), VTL_E_CONFIG);
+	assert_string_equal(refused, "[iscsi] mutual_user changed from (none) to m, [iscsi] mutual_secret changed: need a "
+				     "restart; nothing applied");
+	/* Nothing changed, or only what the daemon does not read. */
+	assert_int_equal(plan(RELOAD_LIB, RELOAD_LIB "[migrator]\nrate = 40\n", applied, refused), 0);
+	assert_string_equal(applied, "nothing this daemon reads changed");
+	/* One key that needs a restart refuses the whole reload, naming it and both values. */
+	assert_int_equal(plan(RELOAD_LIB, "[library]\nslots = 30\ndrives = 2\n[pool]\nmember = /p/m0\n[catalog]\npath = /c.db\n"
+				      "[daemon]\nlog_level = debug\n", applied, refused), VTL_E_CONFIG);
+	assert_string_equal(refused, "[library] slots changed from 20 to 30: needs a restart; nothing applied");
+	assert_string_equal(applied, "");
+	/* Several: each is named; repeatable keys as lists, drive sections by number. */
+	assert_int_equal(plan(RELOAD_LIB, "[library]\nslots = 20\ndrives = 2\n[drive 2]\nmodel = ULT3580-TD9\n"
+				      "[pool]\nmember = /p/m0\nmember = /p/m1\n[catalog]\npath = /c.db\n[iscsi]\nport = 3261\n",
+			      applied, refused), VTL_E_CONFIG);
+	assert_string_equal(refused, "[iscsi] port changed from 3260 to 3261, [pool] member changed from /p/m0 to "
+				     "/p/m0, /p/m1, [drive 2] model changed from ULT3580-TD8 to ULT3580-TD9, [drive 2] "
+				     "generation changed from 8 to 9: need a restart; nothing applied");
+	/* [initiator NAME] sections that come and go (their names join [iscsi]'s allow list). */
+	assert_int_equal(plan(RELOAD_LIB "[initiator iqn.2026-01.com.example:a]\nchap_user = a\nchap_secret = a-secret-0123456\n",
+			      RELOAD_LIB "[initiator iqn.2026-01.com.example:b]\nchap_user = b\nchap_secret = b-secret-0123456\n",
+			      applied, refused), 3);
+	assert_string_equal(applied, "[iscsi] initiator changed from iqn.2026-01.com.example:a to "
+				     "iqn.2026-01.com.example:b, [initiator iqn.2026-01.com.example:a] removed, "
+				     "[initiator iqn.2026-01.com.example:b] added");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1140,6 +1195,7 @@ int main(void)
 		cmocka_unit_test(migrator_drives),
 		cmocka_unit_test(policy_section),
 		cmocka_unit_test(http_endpoints),
+		cmocka_unit_test(reload_plans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

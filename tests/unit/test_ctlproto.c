@@ -150,15 +150,30 @@ static void every_migrator_verb_round_trips(void **state)
 	round_trip(&ingest, "ingest rate 0");
 	ingest.option[CTLPROTO_OPT_RATE] = 412;
 	round_trip(&ingest, "ingest rate 412");
+	round_trip(&(struct ctlproto_request){.verb = CTLPROTO_RELOAD}, "reload");
+	round_trip(&(struct ctlproto_request){.verb = CTLPROTO_MIGRATOR_RELOAD}, "reload");
+}
+
+/* reload is a request for both daemons: each parses it as its own verb. */
+static void reload_goes_to_either_daemon(void **state)
+{
+	(void)state;
+	struct ctlproto_request r;
+	char err[512];
+	assert_int_equal(ctlproto_parse("reload", 6, CTLPROTO_VTLD, &r, err, sizeof err), VTL_OK);
+	assert_int_equal(r.verb, CTLPROTO_RELOAD);
+	assert_int_equal(ctlproto_parse("reload", 6, CTLPROTO_MIGRATOR, &r, err, sizeof err), VTL_OK);
+	assert_int_equal(r.verb, CTLPROTO_MIGRATOR_RELOAD);
+	assert_int_equal(ctlproto_parse("reload now", 10, CTLPROTO_MIGRATOR, &r, err, sizeof err), VTL_E_INVAL);
 }
 
 /* Every verb of the table is one of the two above: a new verb without a round trip fails here. */
 static void the_round_trips_cover_the_table(void **state)
 {
 	(void)state;
-	static const char *const tested[] = {"status", "move", "load", "unload", "import", "export", "migrate",
-					     "verify", "recall", "wake", "yield", "jobs", "cancel", "scan",
-					     "physical", "policy", "release", "ingest"};
+	static const char *const tested[] = {"status", "move", "load", "unload", "import", "export", "reload",
+					     "migrate", "verify", "recall", "wake", "yield", "jobs", "cancel", "scan",
+					     "physical", "policy", "release", "ingest", "reload"};
 	assert_int_equal(sizeof tested / sizeof tested[0], CTLPROTO_VERBS);
 	for (unsigned v = 0; v < CTLPROTO_VERBS; v++)
 		assert_string_equal(ctlproto_verb(v)->word, tested[v]);
@@ -196,12 +211,13 @@ static void spacing_and_order_of_options_are_free(void **state)
 static void unknown_empty_and_other_daemons_verbs(void **state)
 {
 	(void)state;
-	refused(CTLPROTO_VTLD, "", "empty request; vtld answers status, move, load, unload, import, export");
-	refused(CTLPROTO_VTLD, "   ", "empty request; vtld answers status, move, load, unload, import, export");
-	refused(CTLPROTO_VTLD, "stat", "unknown request 'stat'; vtld answers status, move, load, unload, import, export");
+	refused(CTLPROTO_VTLD, "", "empty request; vtld answers status, move, load, unload, import, export, reload");
+	refused(CTLPROTO_VTLD, "   ", "empty request; vtld answers status, move, load, unload, import, export, reload");
+	refused(CTLPROTO_VTLD, "stat",
+		"unknown request 'stat'; vtld answers status, move, load, unload, import, export, reload");
 	refused(CTLPROTO_MIGRATOR, "Jobs",
 		"unknown request 'Jobs'; vtl-migrator answers migrate, verify, recall, wake, yield, jobs, cancel, scan, "
-		"physical, policy, release, ingest");
+		"physical, policy, release, ingest, reload");
 	refused(CTLPROTO_VTLD, "migrate A00001L8", "'migrate' is a request for vtl-migrator, not vtld");
 	refused(CTLPROTO_MIGRATOR, "status", "'status' is a request for vtld, not vtl-migrator");
 }
@@ -421,6 +437,7 @@ int main(void)
 		cmocka_unit_test(every_vtld_verb_round_trips),
 		cmocka_unit_test(every_migrator_verb_round_trips),
 		cmocka_unit_test(the_round_trips_cover_the_table),
+		cmocka_unit_test(reload_goes_to_either_daemon),
 		cmocka_unit_test(spacing_and_order_of_options_are_free),
 		cmocka_unit_test(unknown_empty_and_other_daemons_verbs),
 		cmocka_unit_test(missing_and_extra_words),

@@ -3,11 +3,15 @@
  * Unit tests of the daemons' log lines (common/log): values from hosts and
  * files with control characters, terminal escapes, C1 controls or invalid
  * UTF-8 come out as \xHH, printable UTF-8 stays as it is, and one log call
- * writes exactly one line to stderr whatever its values hold.
+ * writes exactly one line to stderr whatever its values hold. When
+ * $JOURNAL_STREAM names stderr (as systemd sets it), a line starts with its
+ * syslog priority "<N>" and has no time stamp; when it names another stream
+ * (a shell redirected stderr), or is malformed, lines keep their time.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -100,6 +104,84 @@ static void one_call_one_line(void **state)
 	assert_ptr_equal(strchr(text, '\n'), text + n - 1);
 }
 
+/*
+ * What log_setup (with JOURNAL_STREAM set to journal, or unset for NULL) and
+ * a warning and an error, then a debug line below the threshold, write to stderr.
+ * With journal "%s", the stream's own device and inode are put in.
+ */
+static void lines_with_journal(const char *journal, char *text, size_t cap)
+{
+	char path[] = "/tmp/test_log.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	char value[64];
+	if (journal) {
+		if (!strcmp(journal, "%s"))
+			snprintf(value, sizeof value, "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+		else
+			snprintf(value, sizeof value, "%s", journal);
+		assert_int_equal(setenv("JOURNAL_STREAM", value, 1), 0);
+	} else {
+		unsetenv("JOURNAL_STREAM");
+	}
+	fflush(stderr);
+	int saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	log_setup(LOG_LEVEL_INFO, false, "test_log");
+	log_warn("drive %u: %s", 2u, "cleaning\nneeded");
+	log_error("pool full");
+	log_debug("not written");
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	unsetenv("JOURNAL_STREAM");
+	log_setup(LOG_LEVEL_INFO, false, "test_log"); /* stderr is the terminal again: no journal */
+	FILE *f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	size_t n = fread(text, 1, cap - 1, f);
+	fclose(f);
+	unlink(path);
+	text[n] = 0;
+}
+
+static void journal_lines_carry_the_priority(void **state)
+{
+	(void)state;
+	char text[512];
+	lines_with_journal("%s", text, sizeof text);
+	/* LOG_WARNING is 4 and LOG_ERR 3 (RFC 5424 6.2.1), as sd-daemon(3) reads them. */
+	assert_string_equal(text, "<4>warn  drive 2: cleaning\\x0Aneeded\n<3>error pool full\n");
+}
+
+static void other_streams_keep_the_time(void **state)
+{
+	(void)state;
+	char text[512];
+	const char *cases[] = {NULL, "1:1", "", "12", "12:", ":12", "1:2:3", "x:y"};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		lines_with_journal(cases[i], text, sizeof text);
+		/* "YYYY-MM-DD HH:MM:SS.mmmZ " then the level. */
+		if (strlen(text) < 25 || text[4] != '-' || text[23] != 'Z' || strncmp(text + 25, "warn  drive 2:", 14) != 0)
+			fail_msg("JOURNAL_STREAM=%s: got \"%s\"", cases[i] ? cases[i] : "(unset)", text);
+		assert_null(strchr(text, '<'));
+	}
+}
+
+static void the_level_changes_while_running(void **state)
+{
+	(void)state;
+	log_setup(LOG_LEVEL_INFO, false, "test_log");
+	assert_int_equal(log_get_level(), LOG_LEVEL_INFO);
+	log_set_level(LOG_LEVEL_DEBUG);
+	assert_int_equal(log_get_level(), LOG_LEVEL_DEBUG);
+	assert_string_equal(log_level_name(log_get_level()), "debug");
+	log_set_level(LOG_LEVEL_INFO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +189,9 @@ int main(void)
 		cmocka_unit_test(utf8_kept_unless_invalid_or_c1),
 		cmocka_unit_test(output_is_bounded),
 		cmocka_unit_test(one_call_one_line),
+		cmocka_unit_test(journal_lines_carry_the_priority),
+		cmocka_unit_test(other_streams_keep_the_time),
+		cmocka_unit_test(the_level_changes_while_running),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

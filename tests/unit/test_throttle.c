@@ -3,7 +3,8 @@
  * The write throttle: the schedule's arithmetic (writes spaced at the rate,
  * no credit saved up while idle), which commands it slows, and over a real
  * pool: idle below its fill threshold, slowing writes (never reads) above it,
- * never with a threshold of 0.
+ * never with a threshold of 0; a reload's new threshold and rate (throttle_set)
+ * take effect at the next write.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,11 +132,44 @@ static void slows_writes_above_the_threshold(void **state)
 	assert_int_equal(throttle_create(f->pool, 50, 0, &t), VTL_E_INVAL);
 }
 
+static void a_reload_changes_threshold_and_rate(void **state)
+{
+	struct fx *f = *state;
+	struct throttle *t;
+	fill(f, "FILL02", 3u << 20); /* 75 % of the quota */
+	EXPECT_RC(throttle_create(f->pool, 90, 10, &t), 0);
+	struct throttle_state st;
+	throttle_state(t, &st);
+	assert_false(st.active); /* 75 % is below 90 */
+	gate(t, 0x0A, MB);
+	assert_true(gate(t, 0x0A, MB) < NS / 20);
+	/* Threshold 50 at 5 MB/s: the very next writes are measured against it and spaced 0.2 s apart. */
+	EXPECT_RC(throttle_set(t, 50, 5), 0);
+	throttle_state(t, &st);
+	assert_true(st.active);
+	assert_int_equal(st.threshold, 50);
+	assert_int_equal(st.rate, 5);
+	gate(t, 0x0A, MB);
+	uint64_t waited = gate(t, 0x0A, MB);
+	assert_true(waited >= NS / 5 - NS / 100);
+	assert_true(waited < NS);
+	/* Back to 0 (never): at once again; a rate of 0 is refused and changes nothing. */
+	EXPECT_RC(throttle_set(t, 0, 5), 0);
+	gate(t, 0x0A, MB);
+	assert_true(gate(t, 0x0A, MB) < NS / 20);
+	EXPECT_RC(throttle_set(t, 50, 0), VTL_E_INVAL);
+	throttle_state(t, &st);
+	assert_int_equal(st.threshold, 0);
+	assert_int_equal(st.rate, 5);
+	throttle_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(schedule_spaces_writes_at_the_rate),
 		cmocka_unit_test_setup_teardown(slows_writes_above_the_threshold, setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_reload_changes_threshold_and_rate, setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

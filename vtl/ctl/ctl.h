@@ -217,6 +217,7 @@ int cmd_verify(struct ctl *ctl, int argc, char **argv);
 int cmd_recall(struct ctl *ctl, int argc, char **argv);
 int cmd_jobs(struct ctl *ctl, int argc, char **argv);
 int cmd_policy(struct ctl *ctl, int argc, char **argv);
+int cmd_reload(struct ctl *ctl, int argc, char **argv);
 int cmd_release(struct ctl *ctl, int argc, char **argv);
 int cmd_cancel(struct ctl *ctl, int argc, char **argv);
 

@@ -205,6 +205,17 @@ static const struct ctl_cmd commands[] = {
 	 "A queued job fails at once; a running one stops after the block it is writing. Nothing partial is\n"
 	 "recorded as a copy.",
 	 cmd_cancel},
+	{"reload", "reload [--vtld] [--migrator]", "have the running daemons read the configuration file again",
+	 "vtld and vtl-migrator read the file again and apply what can change while they run, or, when\n"
+	 "anything else changed or the file does not parse, nothing (each says which keys need a restart).\n"
+	 "vtld applies log_level, the CHAP credentials ([iscsi], [initiator NAME]), the allowed initiators and\n"
+	 "the throttle; vtl-migrator its log_level, rate, window, window_rate and [policy]'s marks, rules,\n"
+	 "idle and interval. New logins use the new credentials; logged-in sessions stay. Each daemon that\n"
+	 "runs is asked unless one is named. The same as SIGHUP (systemctl reload). See docs/operations.md.\n"
+	 "\n"
+	 "  --vtld      only vtld\n"
+	 "  --migrator  only vtl-migrator",
+	 cmd_reload},
 };
 #define NCMDS (VTL_ARRAY_SIZE(commands))
 

@@ -101,9 +101,12 @@ struct iscsi_target {
 	int lfd, epfd, evfd;
 	unsigned port;
 	pthread_t thread;
-	pthread_mutex_t mu;         /* done list and stopping */
+	pthread_mutex_t mu;         /* done list, stopping, auth and auth_pending */
+	pthread_cond_t auth_applied; /* auth_pending went false */
 	struct job *done_head, *done_tail;
 	bool stopping;
+	struct iscsi_auth auth;     /* credentials a reload handed over, for the loop to apply */
+	bool auth_pending;
 	struct conn *conns;         /* newest first */
 	struct conn *graveyard;     /* ended, freed after the events of this turn of the loop (they may name them) */
 	uint16_t next_tsih;
@@ -939,6 +942,57 @@ unsigned iscsi_target_sessions(struct iscsi_target *t, struct iscsi_session_info
 	return n;
 }
 
+/* Applies credentials a reload handed over, between two turns of the loop, where no login step runs. */
+static void apply_auth(struct iscsi_target *t)
+{
+	pthread_mutex_lock(&t->mu);
+	bool pending = t->auth_pending;
+	struct iscsi_auth a = t->auth;
+	pthread_mutex_unlock(&t->mu);
+	if (!pending)
+		return;
+	struct iscsi_target_config *l = &t->o.login;
+	l->chap_user = a.chap_user;
+	l->chap_secret = a.chap_secret;
+	l->mutual_user = a.mutual_user;
+	l->mutual_secret = a.mutual_secret;
+	l->discovery_chap = a.discovery_chap;
+	l->hosts = a.hosts;
+	l->n_hosts = a.n_hosts;
+	l->initiators = a.initiators;
+	l->n_initiators = a.n_initiators;
+	unsigned closed = 0;
+	/* A login part way through holds the old credentials it looked up: it starts again, with the new ones. */
+	for (struct conn *c = t->conns, *next; c; c = next) {
+		next = c->next;
+		if (!c->dead && c->phase == PH_LOGIN && !c->waiting && !c->held_until) {
+			conn_kill(c);
+			closed++;
+		}
+	}
+	log_info("iscsi: the next logins use the new credentials and allowed initiators; %u login%s in progress "
+		 "closed, logged-in sessions kept", closed, closed == 1 ? "" : "s");
+	pthread_mutex_lock(&t->mu);
+	t->auth_pending = false;
+	pthread_cond_broadcast(&t->auth_applied);
+	pthread_mutex_unlock(&t->mu);
+}
+
+void iscsi_target_set_auth(struct iscsi_target *t, const struct iscsi_auth *a)
+{
+	pthread_mutex_lock(&t->mu);
+	t->auth = *a;
+	t->auth_pending = true;
+	pthread_mutex_unlock(&t->mu);
+	uint64_t one = 1;
+	if (write(t->evfd, &one, sizeof one) != sizeof one)
+		log_error("iscsi: cannot wake the event loop"); /* its next tick (TICK_MS) applies them */
+	pthread_mutex_lock(&t->mu);
+	while (t->auth_pending)
+		pthread_cond_wait(&t->auth_applied, &t->mu);
+	pthread_mutex_unlock(&t->mu);
+}
+
 static void *loop(void *arg)
 {
 	struct iscsi_target *t = arg;
@@ -975,6 +1029,7 @@ static void *loop(void *arg)
 					conn_read(c);
 			}
 		}
+		apply_auth(t);
 		keepalives(t);
 		release_held(t);
 		bury(t);
@@ -1030,6 +1085,7 @@ int iscsi_target_start(const struct iscsi_target_opts *o, struct iscsi_target **
 	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_mutex_init(&t->snap_mu, NULL);
+	pthread_cond_init(&t->auth_applied, NULL);
 	t->lus = calloc(o->n_lus ? o->n_lus : 1, sizeof *t->lus);
 	t->nexus = calloc(NEXUS_MAX, sizeof *t->nexus);
 	t->snap = calloc(t->lim.max_sessions, sizeof *t->snap);
@@ -1064,6 +1120,7 @@ fail:
 	free(t->lus);
 	free(t->snap);
 	pthread_mutex_destroy(&t->snap_mu);
+	pthread_cond_destroy(&t->auth_applied);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 	return rc;
@@ -1096,6 +1153,7 @@ void iscsi_target_stop(struct iscsi_target *t)
 	free(t->lus);
 	free(t->snap);
 	pthread_mutex_destroy(&t->snap_mu);
+	pthread_cond_destroy(&t->auth_applied);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }

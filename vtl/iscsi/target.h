@@ -80,6 +80,25 @@ unsigned iscsi_target_port(const struct iscsi_target *t);
  */
 unsigned iscsi_target_sessions(struct iscsi_target *t, struct iscsi_session_info *out, unsigned max);
 
+/* What of iscsi_target_config a reload may change: the CHAP credentials and the allowed initiators. */
+struct iscsi_auth {
+	const char *chap_user, *chap_secret, *mutual_user, *mutual_secret;
+	bool discovery_chap;
+	const struct iscsi_credentials *hosts;
+	size_t n_hosts;
+	const char *const *initiators;
+	size_t n_initiators;
+};
+
+/*
+ * Makes every later login use a (its strings must outlive the target or
+ * the next call) and closes the connections still in their login, whose
+ * next steps would use the credentials they started with; sessions already
+ * logged in stay, as on a real target. Returns once the event loop applied
+ * it: from then on nothing reads the previous credentials.
+ */
+void iscsi_target_set_auth(struct iscsi_target *t, const struct iscsi_auth *a);
+
 /* Closes every connection (waiting for commands the units are running), stops the thread, frees t. */
 void iscsi_target_stop(struct iscsi_target *t);
 

@@ -15,8 +15,8 @@
 
 struct throttle {
 	struct vtl_pool *pool;
-	unsigned threshold, rate;
 	pthread_mutex_t mu;   /* all below */
+	unsigned threshold, rate;
 	double fill;
 	bool active;
 	bool measuring;       /* a thread is measuring: the others use the last value */
@@ -83,6 +83,18 @@ static void measure(struct throttle *t, uint64_t now)
 	if (active && !t->active)
 		t->next = now;
 	t->active = active;
+}
+
+int throttle_set(struct throttle *t, unsigned threshold, unsigned rate)
+{
+	if (!rate)
+		return VTL_E_INVAL;
+	pthread_mutex_lock(&t->mu);
+	t->threshold = threshold;
+	t->rate = rate;
+	t->measured = 0; /* the next write measures the fill against the new threshold */
+	pthread_mutex_unlock(&t->mu);
+	return VTL_OK;
 }
 
 void throttle_gate(struct throttle *t, const struct scsi_cmd *c)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "backend/pool.h"
+#include "common/vtl_error.h"
 #include "vtl/scsi/cmd.h"
 
 #define THROTTLE_MEASURE_NS 1000000000ull /* the pool's fill is measured at most this often */
@@ -33,6 +34,9 @@ int throttle_create(struct vtl_pool *pool, unsigned threshold, unsigned rate, st
 
 /* Frees t (NULL is fine). */
 void throttle_destroy(struct throttle *t);
+
+/* Changes the threshold (0: never) and the rate (> 0, else VTL_E_INVAL) while drives write (a reload). */
+int throttle_set(struct throttle *t, unsigned threshold, unsigned rate) VTL_MUST_CHECK;
 
 /* Before a drive runs c (on its worker): sleeps as long as a write must wait while throttled; else returns at once. */
 void throttle_gate(struct throttle *t, const struct scsi_cmd *c);

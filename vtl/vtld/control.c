@@ -246,6 +246,12 @@ static void answer(struct vtld *v, const char *request, char *out, size_t cap)
 		status(v, out, cap);
 		return;
 	}
+	if (rc == VTL_OK && r.verb == CTLPROTO_RELOAD) {
+		char msg[2048];
+		rc = vtld_reload(v, msg, sizeof msg);
+		jo_answer(out, cap, rc, msg, msg);
+		return;
+	}
 	if (rc == VTL_OK)
 		rc = operators[r.verb](vtld_library(v), vtld_catalog(v), &r, done, sizeof done, err, sizeof err);
 	jo_answer(out, cap, rc, err, done);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "vtl/vtld/daemon.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "catalog/catalog.h"
 #include "common/log.h"
 #include "common/vtl_error.h"
+#include "config/reload.h"
 #include "vtl/iscsi/target.h"
 #include "vtl/library/library.h"
 #include "vtl/changer/smc.h"
@@ -30,6 +32,29 @@ struct vtld {
 	struct tcmu_front *tcmu;   /* the LIO front end ([daemon] tcmu) */
 	struct iscsi_credentials *hosts; /* [initiator NAME] credentials, as the target reads them */
 	pthread_mutex_t control_mu;      /* one control answer at a time (vtld_control_mu) */
+	const struct vtl_config *cfg;    /* as started: every part but the target's credentials points into it */
+	struct vtl_config *applied;      /* the last reload's, whose credentials the target reads; NULL: cfg's */
+	atomic_flag reloading;           /* one reload at a time (SIGHUP and vtlctl reload) */
+};
+
+/*
+ * What a reload applies (docs/operations.md, "Reload"): the log level, the
+ * target's CHAP credentials and allowed initiators (for the next logins),
+ * the write throttle. vtld does not read [physical], the migrator's engine
+ * and [policy]'s other keys, so their changes are vtl-migrator's business;
+ * any other change needs a restart.
+ */
+static const char *const reloads[] = {
+	"daemon log_level", "iscsi chap_user", "iscsi chap_secret", "iscsi mutual_user", "iscsi mutual_secret",
+	"iscsi discovery_chap", "iscsi initiator", "initiator *", "policy throttle", "policy throttle_rate", NULL,
+};
+static const char *const ignores[] = {
+	"physical *", "migrator buffers", "migrator buffer_size", "migrator watermark", "migrator readers",
+	"migrator rate", "migrator window", "migrator window_rate", "migrator verify", "migrator drives",
+	"migrator recall_drives", "migrator control_group", "migrator log_level", "migrator pool_rate",
+	"migrator copy_floor", "migrator http", "migrator http_token", "migrator http_connections",
+	"migrator http_connections_per_address", "migrator http_timeout", "policy interval",
+	"policy premigrate", "policy copy_pools", "policy idle", "policy high_water", "policy low_water", NULL,
 };
 
 static void drive_gate(void *arg, const struct scsi_cmd *c)
@@ -51,9 +76,30 @@ static int find_lun(const struct cat_drive *d, void *arg)
 	return 1;
 }
 
+/* The [initiator NAME] credentials of cfg as the target reads them (pointing into cfg), malloc'ed; NULL for none. */
+static int credentials_of(const struct vtl_config *cfg, struct iscsi_credentials **out)
+{
+	*out = NULL;
+	if (!cfg->iscsi.hosts)
+		return VTL_OK;
+	struct iscsi_credentials *hosts = calloc(cfg->iscsi.hosts, sizeof *hosts);
+	if (!hosts)
+		return VTL_E_NOMEM;
+	for (unsigned i = 0; i < cfg->iscsi.hosts; i++) {
+		const struct vtl_initiator_config *h = cfg->iscsi.host[i];
+		hosts[i] = (struct iscsi_credentials){.initiator_name = h->name, .chap_user = h->chap_user,
+						      .chap_secret = h->chap_secret, .mutual_user = h->mutual_user,
+						      .mutual_secret = h->mutual_secret, .discovery_chap = h->discovery_chap};
+	}
+	*out = hosts;
+	return VTL_OK;
+}
+
 int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_t errlen)
 {
 	struct vtld *v = calloc(1, sizeof *v);
+	if (v)
+		atomic_flag_clear(&v->reloading);
 	if (!v)
 		return VTL_E_NOMEM;
 	pthread_mutex_init(&v->control_mu, NULL);
@@ -122,17 +168,10 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 			lu_worker_set_gate(v->lus[i].worker, drive_gate, v->throttle);
 	}
 	/* The iSCSI target: every unit, commands through its worker. */
-	if (cfg->iscsi.hosts && !(v->hosts = calloc(cfg->iscsi.hosts, sizeof *v->hosts))) {
-		rc = VTL_E_NOMEM;
+	v->cfg = cfg;
+	if ((rc = credentials_of(cfg, &v->hosts)) != VTL_OK) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
-	}
-	for (unsigned i = 0; i < cfg->iscsi.hosts; i++) {
-		const struct vtl_initiator_config *h = cfg->iscsi.host[i];
-		v->hosts[i] = (struct iscsi_credentials){.initiator_name = h->name, .chap_user = h->chap_user,
-							 .chap_secret = h->chap_secret, .mutual_user = h->mutual_user,
-							 .mutual_secret = h->mutual_secret,
-							 .discovery_chap = h->discovery_chap};
 	}
 	struct iscsi_target_opts to = {
 		.listen = cfg->iscsi.listen, .port = cfg->iscsi.port, .lus = v->lus, .n_lus = v->n_lus,
@@ -214,8 +253,49 @@ int vtld_stop(struct vtld *v)
 		vtl_pool_close(v->pool);
 	free(v->hosts);
 	pthread_mutex_destroy(&v->control_mu);
+	vtl_config_free(v->applied);
 	free(v);
 	return rc;
+}
+
+/* Applies the reloadable part of next, which the plan accepted; keeps next (as v->applied) on success. */
+static int apply(struct vtld *v, struct vtl_config *next)
+{
+	struct iscsi_credentials *hosts;
+	if (credentials_of(next, &hosts) != VTL_OK)
+		return VTL_E_NOMEM; /* before anything changed: nothing applied */
+	if (throttle_set(v->throttle, next->policy.throttle, next->policy.throttle_rate) != VTL_OK) {
+		free(hosts); /* the parser keeps throttle_rate >= 1: cannot happen */
+		return VTL_E_INVAL;
+	}
+	int level = log_level_parse(next->daemon.log_level[0] ? next->daemon.log_level : "info");
+	log_set_level(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level);
+	const struct vtl_config *c = next;
+	struct iscsi_auth a = {.chap_user = c->iscsi.chap_user, .chap_secret = c->iscsi.chap_secret,
+			       .mutual_user = c->iscsi.mutual_user, .mutual_secret = c->iscsi.mutual_secret,
+			       .discovery_chap = c->iscsi.discovery_chap, .hosts = hosts, .n_hosts = c->iscsi.hosts,
+			       .initiators = (const char *const *)c->iscsi.initiator, .n_initiators = c->iscsi.initiators};
+	iscsi_target_set_auth(v->iscsi, &a); /* from here on nothing reads the old credentials */
+	free(v->hosts);
+	vtl_config_free(v->applied);
+	v->hosts = hosts;
+	v->applied = next;
+	return VTL_OK;
+}
+
+/* vtl_reload's apply: v, then next. */
+static int apply_reload(void *arg, struct vtl_config *next)
+{
+	return apply(arg, next);
+}
+
+int vtld_reload(struct vtld *v, char *msg, size_t cap)
+{
+	char name[CAT_NAME_MAX + 16];
+	snprintf(name, sizeof name, "library %s", v->cfg->library.name);
+	struct vtl_reload r = {.reloads = reloads, .ignores = ignores, .apply = apply_reload, .arg = v, .name = name,
+			       .busy = &v->reloading};
+	return vtl_reload(v->applied ? v->applied : v->cfg, &r, msg, cap);
 }
 
 struct tcmu_front *vtld_tcmu(struct vtld *v)

@@ -45,6 +45,17 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
  */
 int vtld_stop(struct vtld *v);
 
+/*
+ * Reads the configuration file again and applies what can change while
+ * serving (the log level, CHAP credentials and allowed initiators for the
+ * next logins, the write throttle), all or nothing: VTL_OK with msg saying
+ * what was applied; VTL_E_CONFIG when the file does not parse or changes
+ * anything else (msg names each such key), VTL_E_BUSY during another
+ * reload, VTL_E_NOMEM: then nothing changed. Tells the service manager
+ * RELOADING=1, then READY=1. Any thread; the file is cfg->path of vtld_start.
+ */
+int vtld_reload(struct vtld *v, char *msg, size_t cap);
+
 struct vtl_library;
 /* The library model (for the control socket). */
 struct vtl_library *vtld_library(struct vtld *v);

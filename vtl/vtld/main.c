@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/sdnotify.h"
+#include "common/service.h"
 #include "common/vtl_error.h"
 #include "config/config.h"
 #include "vtl/vtld/control.h"
@@ -23,6 +25,13 @@
 #define VTLD_EXIT_START 1    /* could not start: the log says why */
 #define VTLD_EXIT_USAGE 2    /* a wrong argument */
 #define VTLD_EXIT_UNSYNCED 3 /* stopped, but a loaded cartridge's final sync failed (logged with its barcode) */
+
+/* SIGHUP: vtld_reload logs what it applied or why nothing. */
+static void reload(void *arg)
+{
+	char msg[2048];
+	vtl_ignore(vtld_reload(arg, msg, sizeof msg));
+}
 
 static void usage(FILE *f)
 {
@@ -70,12 +79,8 @@ int main(int argc, char **argv)
 	log_setup(level < 0 ? LOG_LEVEL_INFO : (enum log_level)level, cfg->daemon.syslog, "vtld");
 
 	/* Signals are taken synchronously by this thread; every other thread inherits the mask. */
-	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sigset_t sigs;
+	service_signals(&sigs);
 
 	if (control_answers(cfg->daemon.control_socket)) {
 		log_error("another vtld answers on %s: it serves this library already", cfg->daemon.control_socket);
@@ -107,9 +112,9 @@ int main(int argc, char **argv)
 	struct vtl_lu *lus = vtld_lus(v, &n);
 	log_info("library %s ready: %u logical units (LUN %u %s, LUN %u..%u drives)", cfg->library.name, n,
 		 lus[0].lun, lus[0].what, n > 1 ? lus[1].lun : 0, n > 1 ? lus[n - 1].lun : 0);
-	int sig = 0;
-	sigwait(&stop, &sig);
-	log_info("signal %d: stopping", sig);
+	char status[SDNOTIFY_STATUS_LEN];
+	snprintf(status, sizeof status, "library %s: %u logical units", cfg->library.name, n);
+	service_wait(&sigs, status, "stopping: finishing the commands in flight, syncing the cartridges", reload, v);
 	web_stop(web); /* first: its handlers use v */
 	control_stop(ctl);
 	int rc = vtld_stop(v);

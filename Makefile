@@ -255,13 +255,15 @@ $(KERNEL_CHECK): $(BUILD)/tests/kernel/%: tests/kernel/%.c $(LIBS)
 
 # The kernel tier: a real Linux (the host's Debian kernel in qemu) as an iSCSI host (tests/kernel/).
 # The power cuts of the kernel tier (tests/kernel/test_powercut.sh): POWERCUT_TRIALS in make kernel,
-# 3 of every 10 during vtl-migrator's copy, release and recall (iscsi_recall is their host), on a disk
+# one of each kind in turn (POWERCUT_KINDS: three of vtld alone, and vtl-migrator's copy, release and
+# recall, with iscsi_recall as their host; make soak runs 40 in test_powercut.sh's own mix), on a disk
 # whose cache mode is POWERCUT_CACHE (volatile: a write cache that loses unflushed writes at the cut).
-POWERCUT_TRIALS ?= 10
+POWERCUT_TRIALS ?= 6
+POWERCUT_KINDS ?= early copy random release ack recall
 POWERCUT_CACHE ?= volatile
 POWERCUT_HOST := $(BUILD)/tests/integration/iscsi_crashwrite $(BUILD)/tests/integration/iscsi_recall
 kernel: $(PROGRAMS) $(KERNEL_CHECK) $(POWERCUT_HOST)
-	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) VTL_POWERCUT_CACHE=$(POWERCUT_CACHE) sh tests/kernel/test_kernel.sh $(BUILD)
+	@POWERCUT_TRIALS=$(POWERCUT_TRIALS) VTL_POWERCUT_KINDS="$(POWERCUT_KINDS)" VTL_POWERCUT_CACHE=$(POWERCUT_CACHE) sh tests/kernel/test_kernel.sh $(BUILD)
 
 # The long runs, not part of make check: the kill -9 test of vtld (20 trials in make integration) with
 # SOAK_TRIALS, the kill -9 test of vtl-migrator (10 trials in make integration) with MIGKILL_SOAK_TRIALS,

@@ -14,7 +14,7 @@
 #   and releases; the second loads it with mtx and restores it with tar.
 #   tcmu needs none of the host's library: vtld runs in the guest and serves
 #   LIO user backstores (TCMU) on tcm_loop (scripts/vtl-lio-setup).
-#   powercut runs test_powercut.sh: $POWERCUT_TRIALS (10) power cuts of a guest
+#   powercut runs test_powercut.sh: $POWERCUT_TRIALS (10; make kernel: 6, one of each kind) power cuts of a guest
 #   whose vtld a host program outside it writes to; it needs none of the host's library either.
 #   VTL_KERNEL_KEEP=DIR keeps vtld's log and each guest's console, kernel log,
 #   script log and btape output in DIR (see docs/testing.md).

@@ -214,6 +214,11 @@ $(BUILD)/tests/bench/bench_iscsi: tests/bench/bench_iscsi.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(call pkg_libs,libiscsi liblz4)
 
+# The library benchmark's host likewise (bench_library.sh starts vtld and vtl-migrator for it).
+$(BUILD)/tests/bench/bench_library: tests/bench/bench_library.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP $< -o $@ $(call pkg_libs,libiscsi)
+
 # Every tier this machine can run: the build (with the layering check), unit (cmocka), integration
 # (the programs, end to end), kernel and a short fuzz run (libFuzzer, FUZZ_CHECK_SECONDS per target).
 check: deps

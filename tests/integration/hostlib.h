@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the libiscsi host programs of the integration tests share: failing
- * with libiscsi's own words, running one CDB on a LUN of a context, waiting
+ * with libiscsi's own words, running one CDB on a LUN of a context (and failing unless GOOD), a
+ * monotonic clock, waiting
  * for a unit to become ready, reading a barcode from the changer, and
  * deterministic block content. Each program
  * is built on its own, so these are static functions; a program may use only
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
@@ -45,6 +47,25 @@ static HOST_MAYBE_UNUSED struct scsi_task *host_run(struct iscsi_context *c, int
 	if (!t || !iscsi_scsi_command_sync(c, lun, t, dir == SCSI_XFER_WRITE ? &d : NULL))
 		fail("command %02Xh on LUN %d did not complete", cdb[0], lun);
 	return t;
+}
+
+/* Runs cdb on lun of c and fails unless it ended GOOD; what names it in the failure. */
+static HOST_MAYBE_UNUSED void host_good(struct iscsi_context *c, int lun, const uint8_t *cdb, int len, int dir,
+					void *data, size_t n, const char *what)
+{
+	struct scsi_task *t = host_run(c, lun, cdb, len, dir, data, n);
+	if (t->status != SCSI_STATUS_GOOD)
+		fail("%s: status %d, sense key %d, ASC/ASCQ %02X/%02X", what, t->status, t->sense.key,
+		     t->sense.ascq >> 8, t->sense.ascq & 0xFF);
+	scsi_free_scsi_task(t);
+}
+
+/* Seconds on the monotonic clock. */
+static HOST_MAYBE_UNUSED double host_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* TEST UNIT READY until GOOD, taking the unit attentions a new initiator and a load bring. */

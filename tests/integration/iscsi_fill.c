@@ -24,24 +24,6 @@
 #define BLOCK (256u << 10)
 #define MIB (1u << 20)
 
-/* Runs cdb and fails unless it ended GOOD. */
-static void good(struct iscsi_context *c, int lun, const uint8_t *cdb, int len, int dir, void *data, size_t n,
-		 const char *what)
-{
-	struct scsi_task *t = host_run(c, lun, cdb, len, dir, data, n);
-	if (t->status != SCSI_STATUS_GOOD)
-		fail("%s: status %d, sense key %d, ASC/ASCQ %02X/%02X", what, t->status, t->sense.key,
-		     t->sense.ascq >> 8, t->sense.ascq & 0xFF);
-	scsi_free_scsi_task(t);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
@@ -60,23 +42,23 @@ int main(int argc, char **argv)
 		fail("login to %s at %s", argv[2], argv[1]);
 	host_ready(c, CHANGER);
 	uint8_t load[12] = {0xA5, 0, 0, 0, slot >> 8, slot & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
-	good(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");
+	host_good(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");
 	host_ready(c, DRIVE);
 	static uint8_t block[BLOCK];
 	const uint8_t wr6[6] = {0x0A, 0, BLOCK >> 16, (BLOCK >> 8) & 0xFF, BLOCK & 0xFF, 0}; /* one variable block */
 	const uint8_t wfm1[6] = {0x10, 0, 0, 0, 1, 0}, rewind6[6] = {0x01}, unload[6] = {0x1B};
-	double t0 = now_s();
+	double t0 = host_now_s();
 	unsigned blocks = mib * (MIB / BLOCK);
 	for (unsigned i = 0; i < blocks; i++) {
 		host_fill(block, BLOCK, slot * 100000u + i);
-		good(c, DRIVE, wr6, 6, SCSI_XFER_WRITE, block, BLOCK, "WRITE(6)");
+		host_good(c, DRIVE, wr6, 6, SCSI_XFER_WRITE, block, BLOCK, "WRITE(6)");
 	}
-	good(c, DRIVE, wfm1, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS(6)");
-	double s = now_s() - t0;
-	good(c, DRIVE, rewind6, 6, SCSI_XFER_NONE, NULL, 0, "REWIND");
-	good(c, DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0, "UNLOAD");
+	host_good(c, DRIVE, wfm1, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS(6)");
+	double s = host_now_s() - t0;
+	host_good(c, DRIVE, rewind6, 6, SCSI_XFER_NONE, NULL, 0, "REWIND");
+	host_good(c, DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0, "UNLOAD");
 	uint8_t back[12] = {0xA5, 0, 0, 0, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF, slot >> 8, slot & 0xFF};
-	good(c, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM back to its slot");
+	host_good(c, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM back to its slot");
 	printf("wrote %u MiB in %.2f s: %.1f MB/s\n", mib, s, (double)mib * MIB / 1e6 / s);
 	iscsi_logout_sync(c);
 	iscsi_destroy_context(c);

@@ -259,8 +259,10 @@ int vtld_stop(struct vtld *v)
 }
 
 /* Applies the reloadable part of next, which the plan accepted; keeps next (as v->applied) on success. */
-static int apply(struct vtld *v, struct vtl_config *next)
+/* vtl_reload's apply: makes next vtld arg's configuration (credentials, throttle, log level). */
+static int apply(void *arg, struct vtl_config *next)
 {
+	struct vtld *v = arg;
 	struct iscsi_credentials *hosts;
 	if (credentials_of(next, &hosts) != VTL_OK)
 		return VTL_E_NOMEM; /* before anything changed: nothing applied */
@@ -283,17 +285,11 @@ static int apply(struct vtld *v, struct vtl_config *next)
 	return VTL_OK;
 }
 
-/* vtl_reload's apply: v, then next. */
-static int apply_reload(void *arg, struct vtl_config *next)
-{
-	return apply(arg, next);
-}
-
 int vtld_reload(struct vtld *v, char *msg, size_t cap)
 {
 	char name[CAT_NAME_MAX + 16];
 	snprintf(name, sizeof name, "library %s", v->cfg->library.name);
-	struct vtl_reload r = {.reloads = reloads, .ignores = ignores, .apply = apply_reload, .arg = v, .name = name,
+	struct vtl_reload r = {.reloads = reloads, .ignores = ignores, .apply = apply, .arg = v, .name = name,
 			       .busy = &v->reloading};
 	return vtl_reload(v->applied ? v->applied : v->cfg, &r, msg, cap);
 }

@@ -1,0 +1,241 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# The library benchmark (issue 19): a running vtld and vtl-migrator with a
+# simulated library of 5 drives (drive buffers of VTL_BENCH_LIB_BUFFER, 256M,
+# so that a copy's average is its streaming rate, not the buffer's fill), for each generation in VTL_BENCH_LIB_GENS
+# ("6 8": LTO-6 at 160 MB/s, then LTO-8 at 360 MB/s), each in a fresh folder
+# under VTL_BENCH_DIR (/var/tmp). bench_library (the host, over iSCSI)
+#   1. writes 5 cartridges of VTL_BENCH_LIB_MB MiB (4096) through drives 0..3;
+#   2. baseline (ii): two hosts write VTL_BENCH_LIB_HOST_MB MiB (the same) each
+#      to drives 4 and 5 of vtld, alone;
+#   3. baseline (i): one copy alone (cartridge 5 to physical drive 0), beside
+#      the model's native rate; cartridge 5 is then released (migrated);
+#   4. four copies at once, pinned to physical drives 0..3, while the two hosts
+#      write two fresh cartridges to drives 4 and 5 and, once the four run, a
+#      host loads cartridge 5 into drive 6 (a recall on physical drive 4): its time to the
+#      first block. Every second the copies' rates are sampled.
+# Printed: each copy's MB/s and share of the native rate (the goal: >= 0.98,
+# 0 back-hitches), the aggregate in TB/h beside the field's 2 TB/h for four
+# LTO-4, the hosts' rates during the copies beside alone (goal >= 0.8), the
+# recall's time to first block, and each drive's rate over time. Nothing
+# passes or fails on time. The simulated tapes keep their data (a recall
+# must read it back) in the same folder: the copies' tape writes share the
+# disk with the pool, which a real library's drives do not: a conservative
+# setup (docs/benchmarks.md).
+#
+# Usage: sh bench_library.sh BUILD/tests/bench/bench_library   (tests/bench/run calls it)
+set -eu
+
+bench=$(cd "$(dirname "${1:?usage: bench_library.sh <bench_library binary>}")" && pwd)/$(basename "$1")
+build=$(cd "$(dirname "$bench")/../.." && pwd)
+VTLD=$build/vtld
+VTLCTL=$build/vtlctl
+MIGRATOR=$build/vtl-migrator
+for x in "$bench" "$VTLD" "$VTLCTL" "$MIGRATOR"; do
+	[ -x "$x" ] || { echo "bench_library.sh: $x is missing; build it with 'make'" >&2; exit 1; }
+done
+MB=${VTL_BENCH_LIB_MB:-4096}
+HOST_MB=${VTL_BENCH_LIB_HOST_MB:-$MB}
+GENS=${VTL_BENCH_LIB_GENS:-6 8}
+BUFFER=${VTL_BENCH_LIB_BUFFER:-256M}
+
+tmp=""
+pid=""
+mpid=""
+hosts=""
+cleanup() {
+	for p in $hosts $mpid $pid; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in $hosts $mpid $pid; do wait "$p" 2>/dev/null || true; done
+	[ -z "$tmp" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() {
+	echo "bench_library: $*" >&2
+	for f in vtld.log migrator.log; do [ ! -f "$tmp/$f" ] || { echo "-- $f:" >&2; tail -20 "$tmp/$f" >&2; }; done
+	exit 1
+}
+ctl() { "$VTLCTL" -c "$tmp/etc/vtl.conf" "$@"; }
+# wait_line FILE TEXT: waits up to 30 s for a line with TEXT in FILE.
+wait_line() {
+	i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1)); [ "$i" -le 300 ] || die "no '$2' in $1 within 30 s"
+		sleep 0.1
+	done
+}
+# write DRIVE SLOT MIB: a host writes a cartridge in the background (its PID is appended to $hosts).
+write() {
+	"$bench" "127.0.0.1:$port" "$iqn" write "$1" "$2" "$3" >"$tmp/host.$1.$2" 2>&1 &
+	hosts="$hosts $!"
+}
+wait_hosts() {
+	for p in $hosts; do wait "$p" || { cat "$tmp"/host.* >&2; die "a host failed"; }; done
+	hosts=""
+}
+rate_of() { sed -n 's/.*: \([0-9.]*\) MB\/s$/\1/p' "$tmp/host.$1.$2"; }
+# job_rate ID: the average MB/s the migrator logged for job ID; job_hitches ID its back-hitches.
+job_rate() { sed -n "s/.*job $1: copied .*: \\([0-9.]*\\) MB\\/s average.*/\\1/p" "$tmp/migrator.log"; }
+job_hitches() { sed -n "s/.*job $1: copied .*back-hitches: \\([0-9]*\\) .*/\\1/p" "$tmp/migrator.log"; }
+# jobs_done ID...: waits until every job ID has ended; fails if one failed.
+jobs_done() {
+	python3 - "$VTLCTL" "$tmp/etc/vtl.conf" "$@" <<'PY' || die "a job failed or did not end"
+import json, subprocess, sys, time
+vtlctl, conf, ids = sys.argv[1], sys.argv[2], {int(a) for a in sys.argv[3:]}
+end = time.monotonic() + 3600
+while time.monotonic() < end:
+    js = json.loads(subprocess.run([vtlctl, "-c", conf, "--json", "jobs"], capture_output=True, text=True,
+                                   check=True).stdout)["jobs"]
+    st = {j["id"]: j["state"] for j in js if j["id"] in ids}
+    if any(s == "failed" for s in st.values()):
+        print(js, file=sys.stderr)
+        sys.exit(1)
+    if all(st.get(i) == "done" for i in ids):
+        sys.exit(0)
+    time.sleep(0.5)
+sys.exit(1)
+PY
+}
+
+run_gen() {
+	gen=$1
+	case $gen in 5) native=140 ;; 6) native=160 ;; 7) native=300 ;; 8) native=360 ;; 9) native=400 ;;
+	*) die "VTL_BENCH_LIB_GENS: no LTO generation '$gen' (5 to 9)" ;; esac
+	tmp=$(mktemp -d "${VTL_BENCH_DIR:-/var/tmp}/vtl-bench-library.XXXXXX")
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	iqn=iqn.2026-01.org.vtl:benchlib
+	mkdir -p "$tmp/etc"
+	cat >"$tmp/etc/vtl.conf" <<CONF
+[library]
+name = benchlib
+serial = BENCHLIB1
+slots = 16
+mail_slots = 2
+drives = 7
+
+[pool]
+member = ../pool/m0
+
+[catalog]
+path = ../var/catalog.db
+
+[iscsi]
+listen = 127.0.0.1
+port = $port
+target_iqn = $iqn
+advertise = local
+
+[physical]
+type = sim
+name = simlib
+generation = $gen
+drives = 5
+slots = 12
+tapes = 10
+drive_buffer = $BUFFER
+data_dir = ../physical
+
+[migrator]
+verify = no
+
+[policy]
+premigrate = none
+CONF
+	ctl init >/dev/null || die "vtlctl init"
+	ctl cartridge add --barcode B00001L8 --count 9 >/dev/null || die "vtlctl cartridge add"
+	"$VTLD" -c "$tmp/etc/vtl.conf" 2>"$tmp/vtld.log" &
+	pid=$!
+	wait_line "$tmp/vtld.log" "ready: [0-9]* logical units"
+	"$MIGRATOR" -c "$tmp/etc/vtl.conf" 2>"$tmp/migrator.log" &
+	mpid=$!
+	wait_line "$tmp/migrator.log" "ready: copies go to"
+	echo "-- LTO-$gen: 5 simulated drives, native $native MB/s each, $BUFFER buffers; cartridges of $MB MiB, hosts write $HOST_MB MiB"
+
+	# 1. The cartridges the copies read (B00001..B00005 in slots 1025..1029).
+	t=$(date +%s)
+	for d in 0 1 2 3; do write "$d" $((1025 + d)) "$MB"; done
+	wait_hosts
+	write 0 1029 "$MB"
+	wait_hosts
+	echo "   written: 5 x $MB MiB in $(($(date +%s) - t)) s"
+
+	# 2. Baseline (ii): the two hosts alone.
+	write 4 1030 "$HOST_MB"; write 5 1031 "$HOST_MB"
+	wait_hosts
+	solo4=$(rate_of 4 1030) solo5=$(rate_of 5 1031)
+	echo "   hosts alone: drive 4 $solo4 MB/s, drive 5 $solo5 MB/s"
+
+	# 3. Baseline (i): one copy alone; then cartridge 5 is released, for the recall of step 4.
+	out=$(ctl migrate B00005L8 --drive 0) || die "migrate: $out"
+	one=$(echo "$out" | sed -n 's/^queued job \([0-9]*\).*/\1/p')
+	jobs_done "$one"
+	r=$(job_rate "$one")
+	echo "   one copy alone: $r MB/s ($(python3 -c "print(f'{$r / $native:.3f}')") of native), back-hitches $(job_hitches "$one")"
+	ctl release B00005L8 >/dev/null || die "release B00005L8"
+
+	# 4. Four copies at once, with the hosts writing and a recall.
+	ids=""
+	for d in 0 1 2 3; do
+		out=$(ctl migrate "B0000$((d + 1))L8" --drive "$d") || die "migrate: $out"
+		ids="$ids $(echo "$out" | sed -n 's/^queued job \([0-9]*\).*/\1/p')"
+	done
+	: >"$tmp/samples"
+	python3 - "$VTLCTL" "$tmp/etc/vtl.conf" >"$tmp/samples" <<'PY' &
+import json, subprocess, sys, time
+vtlctl, conf = sys.argv[1], sys.argv[2]
+t0, seen = time.monotonic(), False
+while True:
+    js = json.loads(subprocess.run([vtlctl, "-c", conf, "--json", "jobs"], capture_output=True, text=True,
+                                   check=True).stdout)["jobs"]
+    run = {j["drive"]: j.get("mb_s", 0) for j in js if j["state"] == "running" and "drive" in j and j["kind"] == "migrate"}
+    if run:
+        seen = True
+        print(f"{time.monotonic() - t0:.0f} " + " ".join(f"{run.get(d, 0):.0f}" for d in range(4)), flush=True)
+    elif seen:
+        break
+    time.sleep(1)
+PY
+	sampler=$!
+	write 4 1032 "$HOST_MB"; write 5 1033 "$HOST_MB"
+	# The recall once the four have run for 3 s (or at once, when they are done before that).
+	while [ "$(wc -l <"$tmp/samples")" -lt 3 ] && kill -0 "$sampler" 2>/dev/null; do sleep 0.5; done
+	"$bench" "127.0.0.1:$port" "$iqn" first 6 1029 >"$tmp/recall" 2>&1 || { cat "$tmp/recall" >&2; die "the recall's host failed"; }
+	wait_hosts
+	jobs_done $ids
+	wait "$sampler" || true
+	python3 - "$native" "$MB" "$tmp/migrator.log" "$tmp/samples" $ids <<'PY'
+import re, sys
+native, mb, log, samples, ids = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+text = open(log).read()
+total = 0.0
+for i in ids:
+    m = re.search(rf"job {i}: copied \S+ to \S+ file \d+: ([0-9.]+) MB/s average, ([0-9.]+) minimum.*"
+                  rf"back-hitches: (\d+) .*drive (\d+)", text)
+    if not m:
+        sys.exit(f"bench_library: no result line for job {i} in the migrator's log")
+    avg, low, hitches, drive = float(m[1]), float(m[2]), int(m[3]), int(m[4])
+    total += avg
+    print(f"   copy on drive {drive}: {avg:.1f} MB/s ({avg / native:.3f} of native; goal >= 0.98), "
+          f"minimum {low:.1f}, back-hitches {hitches} (goal 0)")
+rows = [l.split() for l in open(samples) if l.strip()]
+busy = [r for r in rows if all(float(x) > 0 for x in r[1:])]
+agg = sum(sum(float(x) for x in r[1:]) for r in busy) / len(busy) if busy else total
+print(f"   aggregate while all four ran: {agg:.0f} MB/s = {agg * 3600 / 1e6:.2f} TB/h "
+      f"(the field's four LTO-4: 2 TB/h; four of these drives at native: {4 * native * 3600 / 1e6:.2f} TB/h)")
+print("   each copy's rate over time (s, MB/s on drives 0 1 2 3):")
+step = max(1, len(rows) // 20)
+for r in rows[::step]:
+    print("     " + " ".join(f"{x:>5}" for x in r))
+PY
+	r4=$(rate_of 4 1032) r5=$(rate_of 5 1033)
+	echo "   hosts during the copies: drive 4 $r4 MB/s ($(python3 -c "print(f'{$r4 / $solo4:.2f}')") of alone), drive 5 $r5 MB/s ($(python3 -c "print(f'{$r5 / $solo5:.2f}')") of alone; goal >= 0.8)"
+	echo "   recall while four copies run: $(sed -n 's/^drive 6: //p' "$tmp/recall")"
+
+	kill -TERM "$mpid"; wait "$mpid" || die "vtl-migrator did not stop cleanly"; mpid=""
+	kill -TERM "$pid"; wait "$pid" || die "vtld did not stop cleanly"; pid=""
+	rm -rf "$tmp"; tmp=""
+}
+
+for g in $GENS; do run_gen "$g"; done

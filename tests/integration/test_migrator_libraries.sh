@@ -35,7 +35,7 @@ trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$pid" ] || kill 
 iqn=iqn.2026-01.org.vtl:librariestest
 vtld_library $iqn LIBS0001
 mlog=$tmp/migrator.log
-# sim_library NAME PREFIX POOLS: a small simulated LTO-8 library at 8 MB/s with its tapes in ../NAME.
+# sim_library NAME PREFIX POOLS: a small simulated LTO-8 library at 16 MB/s with its tapes in ../NAME.
 sim_library() {
 	cat <<CONF
 
@@ -47,7 +47,7 @@ slots = 6
 tapes = 3
 prefix = $2
 tape_capacity = 1G
-rate = 8
+rate = 16
 load_ms = 50
 locate_ms = 20
 drive_buffer = 2M
@@ -85,10 +85,10 @@ $(sim_library vault VLT vault)
 [policy]
 copy_pools = default, elsewhere" "[policy] copy_pools: pool elsewhere is in no physical library's pools (default in site, vault in vault)"
 
-step "vtld up; a host writes 8 MiB to each of two cartridges"
+step "vtld up; a host writes 4 MiB to each of two cartridges"
 vtld_start
 for s in 1025 1026; do
-	timeout 120 "$FILL" "127.0.0.1:$port" "$iqn" $s 8 >"$tmp/fill" 2>&1 || { cat "$tmp/fill" >&2; fail "iscsi_fill $s"; }
+	timeout 120 "$FILL" "127.0.0.1:$port" "$iqn" $s 4 >"$tmp/fill" 2>&1 || { cat "$tmp/fill" >&2; fail "iscsi_fill $s"; }
 done
 
 step "vtl-migrator opens both libraries; each one's tapes are in the catalog under its name, in its pool"

@@ -495,6 +495,30 @@ static int copy_libraries(struct migd *m, const char *barcode, struct route *rt)
 	return catalog_copy_list(m->cat, barcode, copy_lib, &cl);
 }
 
+struct stale_copy {
+	struct migd *m;
+	int lib;             /* the library of the good copy checked longest ago; -1: none yet */
+	bool unknown;        /* that copy's block size is not known (recorded before schema 5) */
+	int64_t verified_at;
+};
+
+/* Keeps the good stacked copy a verify should check first: one without its block size, else the oldest check. */
+static int stale_copy(const struct cat_copy *k, void *arg)
+{
+	struct stale_copy *sc = arg;
+	struct cat_ptape t;
+	if (strcmp(k->state, CAT_COPY_GOOD) != 0 || !strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)) ||
+	    catalog_ptape_get(sc->m->cat, k->tape, &t) != VTL_OK)
+		return 0;
+	const struct vtl_physical_config *pc = vtl_config_physical_named(sc->m->cfg, t.library);
+	bool unknown = !k->block_size;
+	if (!pc || (sc->lib >= 0 && (sc->unknown || (!unknown && k->verified_at >= sc->verified_at))))
+		return 0;
+	*sc = (struct stale_copy){.m = sc->m, .lib = (int)(pc - sc->m->cfg->physical), .unknown = unknown,
+				  .verified_at = k->verified_at};
+	return 0;
+}
+
 /* The names of the libraries, "site, vault", for messages. */
 static void library_names(const struct migd *m, char *buf, size_t cap)
 {
@@ -509,8 +533,9 @@ static void library_names(const struct migd *m, char *buf, size_t cap)
 /*
  * Where a queued job runs (not under mu: it reads the catalog): the library
  * it names; else a copy in the library that keeps the next copy pool it
- * needs, a recall or verify in those holding a good copy (the newest's
- * first), anything else in the first. false (why says) when it can never
+ * needs, a recall in those holding a good copy (the newest's first), a
+ * verify where a good copy was checked longest ago, anything else in the
+ * first. false (why says) when it can never
  * run here: it fails.
  */
 static bool route(struct migd *m, const struct cat_job *j, struct route *rt, char *why, size_t cap)
@@ -532,7 +557,12 @@ static bool route(struct migd *m, const struct cat_job *j, struct route *rt, cha
 		if (policy_copy_pools(m->cat, &m->cfg->policy, j->barcode, &have) == VTL_OK)
 			at = vtl_config_pool_library(m->cfg, policy_next_pool(&m->cfg->policy, have));
 		rt->lib[rt->n++] = at >= 0 ? (unsigned)at : 0; /* a catalog that does not answer: the next plan asks again */
-	} else if (m->nlibs > 1 && j->kind != CAT_JOB_MIGRATE) {
+	} else if (m->nlibs > 1 && j->kind == CAT_JOB_VERIFY) {
+		/* The policy's verifies record block sizes: each goes where a copy still lacks one, or was checked last. */
+		struct stale_copy sc = {.m = m, .lib = -1};
+		vtl_ignore(catalog_copy_list(m->cat, j->barcode, stale_copy, &sc)); /* none: it fails in the first */
+		rt->lib[rt->n++] = sc.lib >= 0 ? (unsigned)sc.lib : 0;
+	} else if (m->nlibs > 1 && j->kind == CAT_JOB_RECALL) {
 		if (copy_libraries(m, j->barcode, rt) != VTL_OK || !rt->n)
 			*rt = (struct route){.lib = {0}, .n = 1}; /* none: it fails in the first, saying so */
 	} else {
@@ -706,6 +736,22 @@ static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcod
 	struct cat_job_opts o = {.drive = drive, .rate = rate, .native = native};
 	snprintf(o.library, sizeof o.library, "%s", m->nlibs == 1 && !library[0] ? m->libs[0].pc->name : library);
 	int rc = catalog_cartridge_get(m->cat, barcode, &cc);
+	/* A verify of every copy: one job in each library holding one. */
+	struct route each = {.n = 0};
+	if (rc == VTL_OK && kind == CAT_JOB_VERIFY && m->nlibs > 1 && !o.library[0])
+		rc = copy_libraries(m, barcode, &each);
+	char more[256] = "";
+	size_t mat = 0;
+	for (unsigned i = 1; rc == VTL_OK && i < each.n; i++) {
+		int64_t extra;
+		snprintf(o.library, sizeof o.library, "%s", m->libs[each.lib[i]].pc->name);
+		if ((rc = catalog_job_add_opts(m->cat, kind, barcode, &o, &extra)) == VTL_OK) {
+			int w = snprintf(more + mat, sizeof more - mat, ", job %lld in %s", (long long)extra, o.library);
+			mat += w > 0 && (size_t)w < sizeof more - mat ? (size_t)w : 0;
+		}
+	}
+	if (each.n)
+		snprintf(o.library, sizeof o.library, "%s", m->libs[each.lib[0]].pc->name);
 	if (rc == VTL_OK)
 		rc = catalog_job_add_opts(m->cat, kind, barcode, &o, &id);
 	if (rc) {
@@ -715,9 +761,10 @@ static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcod
 	lock(m);
 	pthread_cond_signal(&m->wake);
 	unlock(m);
-	char msg[128];
-	snprintf(msg, sizeof msg, "queued job %lld: %s %s%s%s%s", (long long)id, kind_names[kind], barcode,
-		 native ? " (native)" : "", o.library[0] && m->nlibs > 1 ? " in " : "", m->nlibs > 1 ? o.library : "");
+	char msg[512];
+	snprintf(msg, sizeof msg, "queued job %lld: %s %s%s%s%s%s", (long long)id, kind_names[kind], barcode,
+		 native ? " (native)" : "", o.library[0] && m->nlibs > 1 ? " in " : "", m->nlibs > 1 ? o.library : "",
+		 more);
 	size_t at = 0;
 	jo_printf(out, cap, &at, "{\"ok\":true,\"job\":%lld,\"message\":\"", (long long)id);
 	jo_str(out, cap, &at, msg);

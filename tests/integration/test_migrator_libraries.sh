@@ -11,6 +11,7 @@
 #   - a copy queued for each library runs at the same time as the other,
 #     one on a drive of site and one on a drive of vault (the jobs show
 #     both running, each with its LIBRARY);
+#   - cartridge show names each copy's library; a verify runs in each;
 #   - the policy (premigrate turned on by a reload) copies the other
 #     cartridge to both libraries by itself: the one keeping its next pool;
 #   - with its disk copy released and the site tape's data destroyed, a
@@ -129,6 +130,21 @@ grep -q "^ *$j2 .* vault " "$tmp/out" || fail "vtlctl jobs does not show job $j2
 "$VTLCTL" -c "$conf" --json cartridge show X00001L8 >"$tmp/show"
 [ "$(json "$tmp/show" 'sorted(k["tape"][:3] for k in d["copies"] if k["state"] == "good")')" = "['PHY', 'VLT']" ] ||
 	{ cat "$tmp/show" >&2; fail "X00001L8 has no good copy in each library"; }
+
+step "cartridge show names each copy's library; a verify checks the copies in each library"
+ctl cartridge show X00001L8
+grep -q "PHY00[0-9]L8 file [0-9]*, [0-9]* bytes, good (library site, pool default)" "$tmp/out" ||
+	fail "cartridge show does not name the site copy's library and pool"
+grep -q "VLT00[0-9]L8 file [0-9]*, [0-9]* bytes, good (library vault, pool vault)" "$tmp/out" ||
+	fail "cartridge show does not name the vault copy's library and pool"
+ctl verify X00001L8
+grep -q "^queued job [0-9]*: verify X00001L8 in [a-z]*, job [0-9]* in [a-z]*$" "$tmp/out" || fail "verify did not queue a job in each library"
+for j in $(grep -o "job [0-9]*" "$tmp/out" | cut -d' ' -f2); do
+	job_ends "$j" done
+done
+"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs"
+[ "$(json "$tmp/jobs" 'sorted(j["library"] for j in d["jobs"] if j["kind"] == "verify" and j["state"] == "done")')" = "['site', 'vault']" ] ||
+	{ cat "$tmp/jobs" >&2; fail "the verifies did not run one in each library"; }
 
 step "a reload turns the policy on: it copies X00002L8 to both libraries by itself"
 sed -i 's/^premigrate = none$/premigrate = idle/' "$conf"

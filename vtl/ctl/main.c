@@ -179,8 +179,8 @@ static const struct ctl_cmd commands[] = {
 	 cmd_migrate},
 	{"verify", "verify BARCODE [--library NAME]", "read a cartridge's copies back and check their digests",
 	 "Queues a job that reads every good copy of the cartridge from physical tape and checks each block,\n"
-	 "record and the digest; a copy that fails is marked bad. With several physical libraries it checks\n"
-	 "the copies in the library of the newest good copy, or in --library NAME.",
+	 "record and the digest; a copy that fails is marked bad. With several physical libraries, one job in\n"
+	 "each library holding a good copy, or in --library NAME only.",
 	 cmd_verify},
 	{"recall", "recall BARCODE [--library NAME]", "stage a migrated cartridge back from physical tape",
 	 "Queues a job that stages the cartridge (cache state migrated: its data is on physical tape only)\n"

@@ -465,18 +465,29 @@ struct copy_libs {
 	struct route *rt;
 };
 
+/*
+ * The index in cfg->physical of the library holding copy k when it is a good
+ * stacked one (one a recall can stage) on a tape of a library this migrator
+ * serves; -1 otherwise.
+ */
+static int good_copy_library(struct migd *m, const struct cat_copy *k)
+{
+	struct cat_ptape t;
+	if (strcmp(k->state, CAT_COPY_GOOD) != 0 || !strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)) ||
+	    catalog_ptape_get(m->cat, k->tape, &t) != VTL_OK)
+		return -1;
+	const struct vtl_physical_config *pc = vtl_config_physical_named(m->cfg, t.library);
+	return pc ? (int)(pc - m->cfg->physical) : -1;
+}
+
 /* Adds the library of each good stacked copy (listed oldest first) to the front: the newest copy's comes first. */
 static int copy_lib(const struct cat_copy *k, void *arg)
 {
 	struct copy_libs *cl = arg;
-	struct cat_ptape t;
-	if (strcmp(k->state, CAT_COPY_GOOD) != 0 || !strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)) ||
-	    catalog_ptape_get(cl->m->cat, k->tape, &t) != VTL_OK)
+	int at = good_copy_library(cl->m, k);
+	if (at < 0)
 		return 0;
-	const struct vtl_physical_config *pc = vtl_config_physical_named(cl->m->cfg, t.library);
-	if (!pc)
-		return 0; /* a library this migrator does not serve */
-	unsigned idx = (unsigned)(pc - cl->m->cfg->physical), n = 0;
+	unsigned idx = (unsigned)at, n = 0;
 	struct route *rt = cl->rt;
 	for (unsigned i = 0; i < rt->n; i++)
 		if (rt->lib[i] != idx)
@@ -506,16 +517,11 @@ struct stale_copy {
 static int stale_copy(const struct cat_copy *k, void *arg)
 {
 	struct stale_copy *sc = arg;
-	struct cat_ptape t;
-	if (strcmp(k->state, CAT_COPY_GOOD) != 0 || !strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)) ||
-	    catalog_ptape_get(sc->m->cat, k->tape, &t) != VTL_OK)
-		return 0;
-	const struct vtl_physical_config *pc = vtl_config_physical_named(sc->m->cfg, t.library);
+	int at = good_copy_library(sc->m, k);
 	bool unknown = !k->block_size;
-	if (!pc || (sc->lib >= 0 && (sc->unknown || (!unknown && k->verified_at >= sc->verified_at))))
+	if (at < 0 || (sc->lib >= 0 && (sc->unknown || (!unknown && k->verified_at >= sc->verified_at))))
 		return 0;
-	*sc = (struct stale_copy){.m = sc->m, .lib = (int)(pc - sc->m->cfg->physical), .unknown = unknown,
-				  .verified_at = k->verified_at};
+	*sc = (struct stale_copy){.m = sc->m, .lib = at, .unknown = unknown, .verified_at = k->verified_at};
 	return 0;
 }
 

@@ -383,6 +383,8 @@ VTL_MUST_CHECK int catalog_job_add_opts(struct vtl_catalog *cat, enum cat_job_ki
  */
 VTL_MUST_CHECK int catalog_job_update(struct vtl_catalog *cat, int64_t id, enum cat_job_state state, uint64_t bytes_done,
 		       const char *error);
+/* Sends a queued job to physical library library; VTL_E_NOTFOUND when no queued job has that id. */
+VTL_MUST_CHECK int catalog_job_set_library(struct vtl_catalog *cat, int64_t id, const char *library);
 /* Reads a job. */
 VTL_MUST_CHECK int catalog_job_get(struct vtl_catalog *cat, int64_t id, struct cat_job *out);
 /* Calls fn for each job in state (CAT_JOB_ANY: all), oldest first. */

@@ -359,6 +359,20 @@ int catalog_job_update(struct vtl_catalog *cat, int64_t id, enum cat_job_state s
 	return cat_unlock(cat, rc);
 }
 
+int catalog_job_set_library(struct vtl_catalog *cat, int64_t id, const char *library)
+{
+	if (!cat || !library)
+		return VTL_E_INVAL;
+	cat_lock(cat);
+	if (!cat_str_ok(library, sizeof(((struct cat_job_opts *)0)->library), false))
+		return cat_unlock(cat, cat_fail(cat, VTL_E_INVAL, "job: bad library name"));
+	/* Only a queued job moves: a running one is its library's until it ends. */
+	int rc = cat_exec(cat, "UPDATE job SET library = ?2 WHERE id = ?1 AND state = 1", "It", id, library);
+	if (rc == 0 && cat_changes(cat) == 0)
+		rc = cat_fail(cat, VTL_E_NOTFOUND, "no queued job %lld", (long long)id);
+	return cat_unlock(cat, rc);
+}
+
 #define JOB_COLS "id, kind, barcode, state, bytes_done, started, finished, error, drive, rate, copy, library"
 
 static void job_read(sqlite3_stmt *st, struct cat_job *o)

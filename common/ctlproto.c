@@ -10,6 +10,9 @@
 #include "common/ctlsock.h"
 #include "common/vtl_error.h"
 
+/* No argument is longer than a library name (a barcode has 32 bytes, a job id 19 digits at most). */
+#define WORD_MAX (CTLPROTO_NAME_MAX > VTL_BARCODE_MAX ? CTLPROTO_NAME_MAX : VTL_BARCODE_MAX)
+
 /* The arguments several verbs share. */
 #define ARG_BARCODE {.kind = CTLPROTO_ARG_BARCODE, .name = "BARCODE"}
 #define JOB_OPTIONS                                                                                                 \
@@ -17,7 +20,9 @@
 	 .max = CTLPROTO_DRIVE_MAX},                                                                                \
 	{.kind = CTLPROTO_ARG_OPTION, .name = "rate", .value = "MB/S", .slot = CTLPROTO_OPT_RATE, .min = 1,         \
 	 .max = CTLPROTO_RATE_MAX},                                                                                 \
-	{.kind = CTLPROTO_ARG_OPTION, .name = "native", .value = "0|1", .slot = CTLPROTO_OPT_NATIVE, .max = 1}
+	{.kind = CTLPROTO_ARG_OPTION, .name = "native", .value = "0|1", .slot = CTLPROTO_OPT_NATIVE, .max = 1},   \
+	ARG_LIBRARY
+#define ARG_LIBRARY {.kind = CTLPROTO_ARG_NAME, .name = "library", .value = "NAME"}
 
 static const struct ctlproto_verb_info verbs[CTLPROTO_VERBS] = {
 	[CTLPROTO_STATUS] = {"status", CTLPROTO_VTLD, "the library, every drive (state, cartridge, position, MB/s, "
@@ -42,11 +47,11 @@ static const struct ctlproto_verb_info verbs[CTLPROTO_VERBS] = {
 	[CTLPROTO_RELOAD] = {"reload", CTLPROTO_VTLD, "reads the configuration file again and applies the log level, "
 			     "CHAP credentials, allowed initiators and throttle, or nothing", 0, {{0}}},
 	[CTLPROTO_MIGRATE] = {"migrate", CTLPROTO_MIGRATOR, "queues a copy of the cartridge to physical tape (native 1: "
-			      "the host's blocks one to one), on drive N, at MB/S", 4, {ARG_BARCODE, JOB_OPTIONS}},
+			      "the host's blocks one to one), on drive N, at MB/S, to library NAME", 5, {ARG_BARCODE, JOB_OPTIONS}},
 	[CTLPROTO_VERIFY] = {"verify", CTLPROTO_MIGRATOR, "queues a check of the cartridge's tape copies against their "
-			     "digests", 4, {ARG_BARCODE, JOB_OPTIONS}},
+			     "digests (in library NAME)", 5, {ARG_BARCODE, JOB_OPTIONS}},
 	[CTLPROTO_RECALL] = {"recall", CTLPROTO_MIGRATOR, "queues a stage of a migrated cartridge back to the disk "
-			     "pool", 4, {ARG_BARCODE, JOB_OPTIONS}},
+			     "pool (from library NAME)", 5, {ARG_BARCODE, JOB_OPTIONS}},
 	[CTLPROTO_WAKE] = {"wake", CTLPROTO_MIGRATOR, "vtld's hint: a host loaded the migrated cartridge, its recall "
 			   "is queued; run it now", 1, {ARG_BARCODE}},
 	[CTLPROTO_YIELD] = {"yield", CTLPROTO_MIGRATOR, "vtld's hint: a host loads the cartridge; stop copying it", 1,
@@ -56,8 +61,8 @@ static const struct ctlproto_verb_info verbs[CTLPROTO_VERBS] = {
 	[CTLPROTO_CANCEL] = {"cancel", CTLPROTO_MIGRATOR, "cancels a queued or running job", 1,
 			     {{.kind = CTLPROTO_ARG_JOB, .name = "JOB"}}},
 	[CTLPROTO_SCAN] = {"scan", CTLPROTO_MIGRATOR, "adds the physical library's new tapes to the catalog", 0, {{0}}},
-	[CTLPROTO_PHYSICAL] = {"physical", CTLPROTO_MIGRATOR, "the physical library's elements and what they hold", 0,
-			       {{0}}},
+	[CTLPROTO_PHYSICAL] = {"physical", CTLPROTO_MIGRATOR, "each physical library's (or library NAME's) elements and "
+			       "what they hold", 1, {ARG_LIBRARY}},
 	[CTLPROTO_POLICY] = {"policy", CTLPROTO_MIGRATOR, "the cache policy: pool fill, marks, and its last pass", 0,
 			     {{0}}},
 	[CTLPROTO_RELEASE] = {"release", CTLPROTO_MIGRATOR, "gives up the disk copy of a premigrated cartridge (force: "
@@ -106,7 +111,7 @@ static void put(char *buf, size_t cap, size_t *at, const char *fmt, ...)
 
 static bool positional(const struct ctlproto_arg *a)
 {
-	return a->kind != CTLPROTO_ARG_FLAG && a->kind != CTLPROTO_ARG_OPTION;
+	return a->kind != CTLPROTO_ARG_FLAG && a->kind != CTLPROTO_ARG_OPTION && a->kind != CTLPROTO_ARG_NAME;
 }
 
 void ctlproto_usage(enum ctlproto_verb v, char *buf, size_t cap)
@@ -234,9 +239,23 @@ static int positional_value(struct parse *ps, const struct ctlproto_arg *a, cons
 		return VTL_OK;
 	case CTLPROTO_ARG_FLAG:
 	case CTLPROTO_ARG_OPTION:
+	case CTLPROTO_ARG_NAME:
 		break;
 	}
 	return refuse(ps, "%s is not a positional argument", a->name);
+}
+
+/* A library name: what [physical NAME] takes. */
+static bool name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > CTLPROTO_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      strchr("._-", s[i])))
+			return false;
+	return true;
 }
 
 /* The verb's flag or option whose word is w, or NULL. */
@@ -319,12 +338,11 @@ int ctlproto_parse(const char *line, size_t len, enum ctlproto_daemon daemon, st
 	req->verb = ps.verb;
 	if (n > CTLPROTO_WORDS_MAX)
 		return refuse(&ps, "too many words");
-	char text[CTLPROTO_WORDS_MAX][VTL_BARCODE_MAX + 1];
+	char text[CTLPROTO_WORDS_MAX][WORD_MAX + 1];
 	for (unsigned i = 1; i < n; i++) {
-		/* No argument is longer than a barcode (a job id has 19 digits at most). */
-		if (w[i].n > VTL_BARCODE_MAX)
+		if (w[i].n > WORD_MAX)
 			return refuse(&ps, "word %u ('%.*s...') is longer than %d bytes", i + 1, VTL_BARCODE_MAX, w[i].p,
-				      VTL_BARCODE_MAX);
+				      WORD_MAX);
 		memcpy(text[i], w[i].p, w[i].n);
 		text[i][w[i].n] = 0;
 	}
@@ -352,6 +370,17 @@ int ctlproto_parse(const char *line, size_t len, enum ctlproto_daemon daemon, st
 			if (req->flags & a->slot)
 				return refuse(&ps, "%s is given twice", a->name);
 			req->flags |= a->slot;
+			continue;
+		}
+		if (a->kind == CTLPROTO_ARG_NAME) {
+			if (req->library[0])
+				return refuse(&ps, "%s is given twice", a->name);
+			if (at + 1 == n)
+				return refuse(&ps, "%s needs a value (%s)", a->name, a->value);
+			if (!name_ok(text[++at]))
+				return refuse(&ps, "%s '%s': give a name of 1 to %d letters, digits, '.', '_' or '-'", a->name,
+					      text[at], CTLPROTO_NAME_MAX);
+			memcpy(req->library, text[at], strlen(text[at]) + 1);
 			continue;
 		}
 		if (req->given[a->slot])
@@ -407,6 +436,7 @@ static int format_positional(struct parse *ps, const struct ctlproto_arg *a, con
 		return VTL_OK;
 	case CTLPROTO_ARG_FLAG:
 	case CTLPROTO_ARG_OPTION:
+	case CTLPROTO_ARG_NAME:
 		break;
 	}
 	return refuse(ps, "%s is not a positional argument", a->name);
@@ -424,9 +454,19 @@ int ctlproto_format(const struct ctlproto_request *req, char *line, size_t cap, 
 	size_t at = 0;
 	put(line, cap, &at, "%s", ps.vi->word);
 	unsigned elements = 0, flags = 0;
-	bool options[CTLPROTO_OPTIONS] = {false};
+	bool options[CTLPROTO_OPTIONS] = {false}, library = false;
 	for (unsigned i = 0; i < ps.vi->nargs; i++) {
 		const struct ctlproto_arg *a = &ps.vi->args[i];
+		if (a->kind == CTLPROTO_ARG_NAME) {
+			library = true;
+			if (!req->library[0])
+				continue;
+			if (!name_ok(req->library))
+				return refuse(&ps, "%s '%.*s': give a name of 1 to %d letters, digits, '.', '_' or '-'", a->name,
+					      CTLPROTO_NAME_MAX, req->library, CTLPROTO_NAME_MAX);
+			put(line, cap, &at, " %s %s", a->name, req->library);
+			continue;
+		}
 		if (a->kind == CTLPROTO_ARG_ELEMENT) {
 			if (a->slot >= req->elements) {
 				if (a->optional)
@@ -457,7 +497,7 @@ int ctlproto_format(const struct ctlproto_request *req, char *line, size_t cap, 
 			return rc;
 	}
 	/* Values the verb does not take would not come back from the line: refused, not dropped. */
-	if (req->elements != elements || (req->flags & ~flags))
+	if (req->elements != elements || (req->flags & ~flags) || (req->library[0] && !library))
 		return refuse(&ps, "a value that %s does not take", ps.vi->word);
 	for (unsigned o = 0; o < CTLPROTO_OPTIONS; o++)
 		if (req->given[o] && !options[o])

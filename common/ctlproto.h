@@ -27,8 +27,9 @@
 #define CTLPROTO_DRIVE_MAX 15u       /* a physical drive number: migrator/phys.h PHYS_MAX_DRIVES (16), from 0 */
 #define CTLPROTO_RATE_MAX 100000u    /* MB/s: far above any tape drive (LTO-9 streams 400 MB/s) */
 #define CTLPROTO_JOB_MAX INT64_MAX   /* the catalog's job ids are SQLite rowids */
-#define CTLPROTO_ARGS_MAX 4          /* the most arguments a verb takes (migrate: BARCODE and three options) */
-#define CTLPROTO_WORDS_MAX 8         /* the most words a request has (migrate BARCODE drive N rate N native 1) */
+#define CTLPROTO_ARGS_MAX 5          /* the most arguments a verb takes (migrate: BARCODE and four options) */
+#define CTLPROTO_WORDS_MAX 10        /* the most words a request has (migrate BARCODE drive N rate N native 1 library L) */
+#define CTLPROTO_NAME_MAX 64         /* a physical library's name: catalog/catalog.h CAT_NAME_MAX */
 #define CTLPROTO_USAGE_MAX 96        /* a usage line, with its NUL */
 
 /* Which daemon answers a verb. */
@@ -68,6 +69,7 @@ enum ctlproto_kind {
 	CTLPROTO_ARG_JOB,     /* a job id, 1..CTLPROTO_JOB_MAX */
 	CTLPROTO_ARG_FLAG,    /* a keyword ("force") */
 	CTLPROTO_ARG_OPTION,  /* a keyword and its number ("drive 1"), within the argument's bounds */
+	CTLPROTO_ARG_NAME,    /* a keyword and a name ("library vault"): 1 to CTLPROTO_NAME_MAX of [A-Za-z0-9._-] */
 };
 
 /* The named options (migrate, verify, recall; ingest: rate). */
@@ -111,6 +113,7 @@ struct ctlproto_request {
 	unsigned flags;                    /* CTLPROTO_FLAG_* given */
 	bool given[CTLPROTO_OPTIONS];      /* the named options given */
 	uint64_t option[CTLPROTO_OPTIONS]; /* their values */
+	char library[CTLPROTO_NAME_MAX + 1]; /* migrate, verify, recall, physical: the physical library; "": any */
 };
 
 /* The table's entry for verb v (v < CTLPROTO_VERBS). */

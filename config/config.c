@@ -229,6 +229,7 @@ enum ktype {
 	K_DURATION, /* unsigned seconds, written with an optional unit s/m/h/d, min..max */
 	K_RULES,   /* [policy] premigrate: a comma list of full, ejected, idle, or none */
 	K_POOLS,   /* [policy] copy_pools: a comma list of 1 or 2 distinct pool names */
+	K_LIBPOOLS, /* [physical NAME] pools: a comma list of 1 to VTL_CFG_MAX_LIB_POOLS distinct pool names */
 	K_GROUP,   /* struct vtl_cfg_group: the name of a group that exists on this host */
 	K_DRIVES,  /* unsigned: "all" (0) or a count, min..max */
 	K_LISTEN,  /* an HTTP listen address, host:port (http_listen_parse) */
@@ -239,7 +240,9 @@ struct keydef {
 	enum section sec;
 	const char *name;
 	enum ktype type;
-	size_t off; /* into struct vtl_config, struct vtl_drive_config for SEC_DRIVE, vtl_initiator_config for SEC_INITIATOR */
+	/* into struct vtl_config; vtl_drive_config for SEC_DRIVE, vtl_initiator_config for SEC_INITIATOR,
+	 * vtl_physical_config for SEC_PHYSICAL */
+	size_t off;
 	size_t cap; /* string capacity including the NUL */
 	uint64_t min, max;
 };
@@ -254,6 +257,8 @@ struct keydef {
 #define CAP(f) sizeof(((struct vtl_config *)0)->f)
 #define DCAP(f) sizeof(((struct vtl_drive_config *)0)->f)
 #define HF(f) offsetof(struct vtl_initiator_config, f)
+#define PF(f) offsetof(struct vtl_physical_config, f)
+#define PCAP(f) sizeof(((struct vtl_physical_config *)0)->f)
 #define HCAP(f) sizeof(((struct vtl_initiator_config *)0)->f)
 /* An HTTP endpoint for operators and a scraper needs few connections; more is a mistake or a flood. */
 #define HTTP_CFG_CONNECTIONS_MAX 1024
@@ -330,31 +335,33 @@ static const struct keydef keys[] = {
 	{SEC_DAEMON, "http_connections", K_UINT, CF(daemon.http.connections), 0, 1, HTTP_CFG_CONNECTIONS_MAX},
 	{SEC_DAEMON, "http_connections_per_address", K_UINT, CF(daemon.http.per_address), 0, 1, HTTP_CFG_CONNECTIONS_MAX},
 	{SEC_DAEMON, "http_timeout", K_DURATION, CF(daemon.http.timeout), 0, 1, HTTP_CFG_TIMEOUT_MAX},
-	{SEC_PHYSICAL, "name", K_NAME, CF(physical.name), CAP(physical.name), 0, 0},
-	{SEC_PHYSICAL, "type", K_NAME, CF(physical.type), CAP(physical.type), 0, 0},
-	{SEC_PHYSICAL, "generation", K_UINT, CF(physical.generation), 0, 5, 9},
-	{SEC_PHYSICAL, "drives", K_UINT, CF(physical.drives), 0, 1, 16},
-	{SEC_PHYSICAL, "slots", K_UINT, CF(physical.slots), 0, 1, 1000},
-	{SEC_PHYSICAL, "mail_slots", K_UINT, CF(physical.mail_slots), 0, 0, 100},
-	{SEC_PHYSICAL, "tapes", K_UINT, CF(physical.tapes), 0, 0, 1000},
-	{SEC_PHYSICAL, "tape_capacity", K_SIZE, CF(physical.tape_capacity), 0, 1u << 20, 0},
-	{SEC_PHYSICAL, "drive_buffer", K_SIZE, CF(physical.drive_buffer), 0, 1u << 20, 64ull << 30},
-	{SEC_PHYSICAL, "rate", K_UINT, CF(physical.rate), 0, 1, 100000},
-	{SEC_PHYSICAL, "backhitch_ms", K_UINT, CF(physical.backhitch_ms), 0, 0, 600000},
-	{SEC_PHYSICAL, "load_ms", K_UINT, CF(physical.load_ms), 0, 0, 600000},
-	{SEC_PHYSICAL, "locate_ms", K_UINT, CF(physical.locate_ms), 0, 0, 600000},
-	{SEC_PHYSICAL, "data_dir", K_PATH, CF(physical.data_dir), 0, 0, 0},
-	{SEC_PHYSICAL, "keep_data", K_BOOL, CF(physical.keep_data), 0, 0, 0},
-	{SEC_PHYSICAL, "portal", K_TEXT, CF(physical.portal), CAP(physical.portal), 0, 0},
-	{SEC_PHYSICAL, "target", K_IQN, CF(physical.target), CAP(physical.target), 0, 0},
-	{SEC_PHYSICAL, "initiator", K_IQN, CF(physical.initiator), CAP(physical.initiator), 0, 0},
-	{SEC_PHYSICAL, "chap_user", K_TEXT, CF(physical.chap_user), CAP(physical.chap_user), 0, 0},
-	{SEC_PHYSICAL, "chap_secret", K_SECRET, CF(physical.chap_secret), CAP(physical.chap_secret), 0, 0},
-	{SEC_PHYSICAL, "mutual_user", K_TEXT, CF(physical.mutual_user), CAP(physical.mutual_user), 0, 0},
-	{SEC_PHYSICAL, "mutual_secret", K_SECRET, CF(physical.mutual_secret), CAP(physical.mutual_secret), 0, 0},
-	{SEC_PHYSICAL, "changer", K_PATH, CF(physical.changer), 0, 0, 0},
-	{SEC_PHYSICAL, "drive", K_DEVNODE, CF(physical.drive), 0, 0, 0},
-	{SEC_PHYSICAL, "drive_sg", K_DEVNODE, CF(physical.drive_sg), 0, 0, 0},
+	{SEC_PHYSICAL, "name", K_NAME, PF(name), PCAP(name), 0, 0},
+	{SEC_PHYSICAL, "type", K_NAME, PF(type), PCAP(type), 0, 0},
+	{SEC_PHYSICAL, "generation", K_UINT, PF(generation), 0, 5, 9},
+	{SEC_PHYSICAL, "drives", K_UINT, PF(drives), 0, 1, 16},
+	{SEC_PHYSICAL, "slots", K_UINT, PF(slots), 0, 1, 1000},
+	{SEC_PHYSICAL, "mail_slots", K_UINT, PF(mail_slots), 0, 0, 100},
+	{SEC_PHYSICAL, "tapes", K_UINT, PF(tapes), 0, 0, 1000},
+	{SEC_PHYSICAL, "prefix", K_SERIAL, PF(prefix), PCAP(prefix), 0, 0},
+	{SEC_PHYSICAL, "tape_capacity", K_SIZE, PF(tape_capacity), 0, 1u << 20, 0},
+	{SEC_PHYSICAL, "drive_buffer", K_SIZE, PF(drive_buffer), 0, 1u << 20, 64ull << 30},
+	{SEC_PHYSICAL, "rate", K_UINT, PF(rate), 0, 1, 100000},
+	{SEC_PHYSICAL, "backhitch_ms", K_UINT, PF(backhitch_ms), 0, 0, 600000},
+	{SEC_PHYSICAL, "load_ms", K_UINT, PF(load_ms), 0, 0, 600000},
+	{SEC_PHYSICAL, "locate_ms", K_UINT, PF(locate_ms), 0, 0, 600000},
+	{SEC_PHYSICAL, "data_dir", K_PATH, PF(data_dir), 0, 0, 0},
+	{SEC_PHYSICAL, "keep_data", K_BOOL, PF(keep_data), 0, 0, 0},
+	{SEC_PHYSICAL, "portal", K_TEXT, PF(portal), PCAP(portal), 0, 0},
+	{SEC_PHYSICAL, "target", K_IQN, PF(target), PCAP(target), 0, 0},
+	{SEC_PHYSICAL, "initiator", K_IQN, PF(initiator), PCAP(initiator), 0, 0},
+	{SEC_PHYSICAL, "chap_user", K_TEXT, PF(chap_user), PCAP(chap_user), 0, 0},
+	{SEC_PHYSICAL, "chap_secret", K_SECRET, PF(chap_secret), PCAP(chap_secret), 0, 0},
+	{SEC_PHYSICAL, "mutual_user", K_TEXT, PF(mutual_user), PCAP(mutual_user), 0, 0},
+	{SEC_PHYSICAL, "mutual_secret", K_SECRET, PF(mutual_secret), PCAP(mutual_secret), 0, 0},
+	{SEC_PHYSICAL, "changer", K_PATH, PF(changer), 0, 0, 0},
+	{SEC_PHYSICAL, "drive", K_DEVNODE, PF(drive), 0, 0, 0},
+	{SEC_PHYSICAL, "drive_sg", K_DEVNODE, PF(drive_sg), 0, 0, 0},
+	{SEC_PHYSICAL, "pools", K_LIBPOOLS, PF(pool), 0, 0, 0},
 	{SEC_MIGRATOR, "buffers", K_UINT, CF(migrator.buffers), 0, 2, 1024},
 	{SEC_MIGRATOR, "buffer_size", K_SIZE, CF(migrator.buffer_size), 0, 64u << 10, 64ull << 20},
 	{SEC_MIGRATOR, "watermark", K_UINT, CF(migrator.watermark), 0, 0, 1024},
@@ -396,13 +403,15 @@ struct parser {
 	enum section sec;
 	struct vtl_drive_config *drive;     /* current [drive N] */
 	struct vtl_initiator_config *host;  /* current [initiator NAME] */
+	struct vtl_physical_config *phys;   /* current [physical] or [physical NAME] */
 	unsigned sec_line[SEC_COUNT];       /* header line of each (non-drive) section seen */
 	unsigned key_line[NKEYS];           /* line of each key in non-drive sections */
 	unsigned drive_key_line[VTL_CFG_MAX_DRIVES][NKEYS];
 	unsigned member_line[VTL_POOL_MAX_MEMBERS];
 	unsigned initiator_line[VTL_CFG_MAX_INITIATORS];
 	unsigned host_key_line[VTL_CFG_MAX_INITIATORS][NKEYS]; /* keys of each [initiator NAME] */
-	unsigned devnode_line[2][VTL_CFG_MAX_PHYS_DRIVES]; /* [physical] drive, drive_sg */
+	unsigned phys_key_line[VTL_CFG_MAX_PHYS_LIBS][NKEYS]; /* keys of each physical library */
+	unsigned devnode_line[VTL_CFG_MAX_PHYS_LIBS][2][VTL_CFG_MAX_PHYS_DRIVES]; /* its drive, drive_sg lines */
 };
 
 static int perr(struct parser *ps, unsigned line, const char *fmt, ...)
@@ -553,34 +562,38 @@ static int parse_rules(struct parser *ps, const char *sec, const char *key, cons
 	return VTL_OK;
 }
 
-/* [policy] copy_pools = NAME[, NAME]: the pools each cartridge gets a copy in, distinct. */
+/*
+ * A comma list of distinct pool names into names (at most max of them), *n
+ * how many: [policy] copy_pools (the pools each cartridge gets a copy in) and
+ * [physical NAME] pools (the pools whose tapes a library keeps).
+ */
 static int parse_pools(struct parser *ps, const char *sec, const char *key, const char *v,
-		       struct vtl_policy_config *pc)
+		       char (*names)[CAT_NAME_MAX + 1], unsigned max, unsigned *count)
 {
 	unsigned n = 0;
 	const char *p = v;
 	while (*p) {
 		size_t len = strcspn(p, ", \t");
 		char name[CAT_NAME_MAX + 1];
-		if (len == 0 || len > CAT_NAME_MAX || n == VTL_POLICY_MAX_COPIES)
-			return perr(ps, ps->line, "[%s] %s = %s: give 1 or %d pool names of up to %d characters, "
-				    "separated by commas (e.g. default, vault)", sec, key, v, VTL_POLICY_MAX_COPIES,
+		if (len == 0 || len > CAT_NAME_MAX || n == max)
+			return perr(ps, ps->line, "[%s] %s = %s: give 1 %s %u pool names of up to %d characters, "
+				    "separated by commas (e.g. default, vault)", sec, key, v, max == 2 ? "or" : "to", max,
 				    CAT_NAME_MAX);
 		snprintf(name, sizeof name, "%.*s", (int)len, p);
 		if (!all_in(name, name_char))
 			return perr(ps, ps->line, "[%s] %s: pool '%s': use letters, digits, '.', '_' or '-'", sec, key,
 				    name);
 		for (unsigned i = 0; i < n; i++)
-			if (!strcmp(pc->copy_pool[i], name))
+			if (!strcmp(names[i], name))
 				return perr(ps, ps->line, "[%s] %s = %s: pool '%s' is named twice: each copy goes to "
 					    "another pool", sec, key, v, name);
-		snprintf(pc->copy_pool[n++], sizeof pc->copy_pool[0], "%s", name);
+		snprintf(names[n++], CAT_NAME_MAX + 1, "%s", name);
 		p += len;
 		p += strspn(p, ", \t");
 	}
 	if (n == 0)
 		return perr(ps, ps->line, "[%s] %s: give at least one pool name", sec, key);
-	pc->copy_pools = n;
+	*count = n;
 	return VTL_OK;
 }
 
@@ -639,7 +652,9 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 {
 	const struct keydef *k = &keys[ki];
 	char *base = ps->sec == SEC_DRIVE ? (char *)ps->drive
-		     : ps->sec == SEC_INITIATOR ? (char *)ps->host : (char *)ps->c;
+		     : ps->sec == SEC_INITIATOR ? (char *)ps->host
+		     : ps->sec == SEC_PHYSICAL	? (char *)ps->phys
+						: (char *)ps->c;
 	void *field = base + k->off;
 	const char *key = k->name;
 	uint64_t u;
@@ -695,10 +710,11 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		return allow_initiator(ps, v);
 	case K_DEVNODE: {
 		/* drive and drive_sg lines: each list keeps the order of the file, a node appears once. */
-		struct vtl_config *c = ps->c;
+		struct vtl_physical_config *pc = ps->phys;
 		bool sg = !strcmp(key, "drive_sg");
-		char **list = sg ? c->physical.drive_sg : c->physical.drive;
-		unsigned *n = sg ? &c->physical.st_drive_sgs : &c->physical.st_drives;
+		char **list = sg ? pc->drive_sg : pc->drive;
+		unsigned *n = sg ? &pc->st_drive_sgs : &pc->st_drives;
+		unsigned *lines = ps->devnode_line[pc - ps->c->physical][sg];
 		if (v[0] != '/')
 			return perr(ps, ps->line, "[%s] %s = %s: give the device node's absolute path (e.g. %s)", sec, key, v,
 				    sg ? "/dev/sg2" : "/dev/nst0");
@@ -706,11 +722,10 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 			return perr(ps, ps->line, "too many %s lines: at most %d", key, VTL_CFG_MAX_PHYS_DRIVES);
 		for (unsigned i = 0; i < *n; i++)
 			if (strcmp(list[i], v) == 0)
-				return perr(ps, ps->line, "%s %s is listed twice (first at line %u)", key, v,
-					    ps->devnode_line[sg][i]);
+				return perr(ps, ps->line, "%s %s is listed twice (first at line %u)", key, v, lines[i]);
 		if (!(list[*n] = strdup(v)))
 			return VTL_E_NOMEM;
-		ps->devnode_line[sg][(*n)++] = ps->line;
+		lines[(*n)++] = ps->line;
 		return VTL_OK;
 	}
 	case K_LISTEN: {
@@ -769,8 +784,12 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		return VTL_OK;
 	case K_RULES:
 		return parse_rules(ps, sec, key, v, field);
-	case K_POOLS:
-		return parse_pools(ps, sec, key, v, field);
+	case K_POOLS: {
+		struct vtl_policy_config *pc = field;
+		return parse_pools(ps, sec, key, v, pc->copy_pool, VTL_POLICY_MAX_COPIES, &pc->copy_pools);
+	}
+	case K_LIBPOOLS:
+		return parse_pools(ps, sec, key, v, ps->phys->pool, VTL_CFG_MAX_LIB_POOLS, &ps->phys->pools);
 	case K_GROUP:
 		return parse_group(ps, sec, key, v, field);
 	case K_SIZE:
@@ -834,6 +853,38 @@ static char *trim(char *s)
 	return s;
 }
 
+/*
+ * [physical] (one library, named by its name key) or [physical NAME] (one of
+ * several, named by NAME): each its own struct vtl_physical_config.
+ */
+static int physical_section(struct parser *ps, const char *arg)
+{
+	struct vtl_config *c = ps->c;
+	for (unsigned i = 0; i < c->physicals; i++) {
+		const struct vtl_physical_config *o = &c->physical[i];
+		if (!*arg && !o->named)
+			return perr(ps, ps->line, "section [physical] appears twice (first at line %u); put all its keys "
+				    "in one, or name each library: [physical NAME]", o->line);
+		if (*arg && o->named && !strcmp(o->name, arg))
+			return perr(ps, ps->line, "[physical %s] appears twice (first at line %u)", arg, o->line);
+	}
+	if (c->physicals == VTL_CFG_MAX_PHYS_LIBS)
+		return perr(ps, ps->line, "[physical%s%s]: at most %d physical libraries", *arg ? " " : "", arg,
+			    VTL_CFG_MAX_PHYS_LIBS);
+	if (*arg && (strlen(arg) > CAT_NAME_MAX || !all_in(arg, name_char)))
+		return perr(ps, ps->line, "[physical %s]: name a library with 1 to %d letters, digits, '.', '_' or '-'",
+			    arg, CAT_NAME_MAX);
+	struct vtl_physical_config *p = &c->physical[c->physicals++];
+	p->line = ps->line;
+	p->named = *arg != 0;
+	if (p->named)
+		snprintf(p->name, sizeof p->name, "%s", arg);
+	if (!ps->sec_line[SEC_PHYSICAL])
+		ps->sec_line[SEC_PHYSICAL] = ps->line;
+	ps->phys = p;
+	return VTL_OK;
+}
+
 static int parse_section(struct parser *ps, char *s)
 {
 	char *close = strchr(s, ']');
@@ -885,6 +936,10 @@ static int parse_section(struct parser *ps, char *s)
 		h->line = ps->line;
 		c->iscsi.host[c->iscsi.hosts++] = h;
 		ps->host = h;
+	} else if (sec == SEC_PHYSICAL) {
+		int rc = physical_section(ps, arg);
+		if (rc)
+			return rc;
 	} else {
 		if (*arg)
 			return perr(ps, ps->line, "[%s]: section [%s] takes no argument", name, word);
@@ -961,6 +1016,8 @@ static int parse_line(struct parser *ps, char *line)
 		snprintf(secname, sizeof secname, "drive %u", ps->drive->number);
 	else if (ps->sec == SEC_INITIATOR)
 		snprintf(secname, sizeof secname, "initiator %s", ps->host->name);
+	else if (ps->sec == SEC_PHYSICAL && ps->phys->named)
+		snprintf(secname, sizeof secname, "physical %s", ps->phys->name);
 	else
 		snprintf(secname, sizeof secname, "%s", sname);
 	if (ki == NKEYS) {
@@ -977,11 +1034,15 @@ static int parse_line(struct parser *ps, char *line)
 	if (keys[ki].type != K_MEMBER && keys[ki].type != K_INITIATOR && keys[ki].type != K_DEVNODE) {
 		unsigned *seen = ps->sec == SEC_DRIVE       ? &ps->drive_key_line[ps->drive->number - 1][ki]
 				 : ps->sec == SEC_INITIATOR ? &ps->host_key_line[ps->c->iscsi.hosts - 1][ki]
+				 : ps->sec == SEC_PHYSICAL  ? &ps->phys_key_line[ps->phys - ps->c->physical][ki]
 							    : &ps->key_line[ki];
 		if (*seen)
 			return perr(ps, ps->line, "[%s] %s is set twice (first at line %u)", secname, keys[ki].name, *seen);
 		*seen = ps->line;
 	}
+	if (ps->sec == SEC_PHYSICAL && ps->phys->named && !strcmp(keys[ki].name, "name"))
+		return perr(ps, ps->line, "[%s] name = %s: the section header names this library (%s); leave name out, "
+			    "or use a plain [physical] section", secname, val, ps->phys->name);
 	return set_value(ps, ki, secname, val);
 }
 
@@ -1023,13 +1084,14 @@ static uint32_t fnv1a(const char *s)
  * migrator logs in to) go in pairs, and mutual CHAP builds on one-way CHAP
  * (RFC 7143 12.1.3).
  */
-static int validate_chap(struct parser *ps, enum section sec, const char *secret, const char *msecret)
+/* s: the section as messages name it ("iscsi", "physical", "physical NAME"); lines: where its keys are. */
+static int validate_chap(struct parser *ps, enum section sec, const char *s, const unsigned *lines, const char *secret,
+			 const char *msecret)
 {
-	const char *s = section_names[sec];
-	unsigned l_user = ps->key_line[key_index(sec, "chap_user")];
-	unsigned l_secret = ps->key_line[key_index(sec, "chap_secret")];
-	unsigned l_muser = ps->key_line[key_index(sec, "mutual_user")];
-	unsigned l_msecret = ps->key_line[key_index(sec, "mutual_secret")];
+	unsigned l_user = lines[key_index(sec, "chap_user")];
+	unsigned l_secret = lines[key_index(sec, "chap_secret")];
+	unsigned l_muser = lines[key_index(sec, "mutual_user")];
+	unsigned l_msecret = lines[key_index(sec, "mutual_secret")];
 	if (l_user && !l_secret)
 		return perr(ps, l_user, "[%s] chap_user is set but chap_secret is not; CHAP needs both", s);
 	if (l_secret && !l_user)
@@ -1106,9 +1168,11 @@ bool vtl_config_iscsi_guarded(const struct vtl_config *c)
 
 bool vtl_config_has_secrets(const struct vtl_config *c)
 {
-	if (c->iscsi.chap_secret[0] || c->iscsi.mutual_secret[0] || c->physical.chap_secret[0] ||
-	    c->daemon.http.token[0] || c->migrator.http.token[0])
+	if (c->iscsi.chap_secret[0] || c->iscsi.mutual_secret[0] || c->daemon.http.token[0] || c->migrator.http.token[0])
 		return true;
+	for (unsigned i = 0; i < c->physicals; i++)
+		if (c->physical[i].chap_secret[0] || c->physical[i].mutual_secret[0])
+			return true;
 	for (unsigned i = 0; i < c->iscsi.hosts; i++)
 		if (c->iscsi.host[i]->chap_secret[0] || c->iscsi.host[i]->mutual_secret[0])
 			return true;
@@ -1157,61 +1221,172 @@ bool vtl_config_window(const char *w, unsigned *from, unsigned *to)
 	return true;
 }
 
+/* "[physical]" or "[physical NAME]" of p, as messages name it. */
+static void physical_label(const struct vtl_physical_config *p, char *buf, size_t cap)
+{
+	snprintf(buf, cap, p->named ? "[physical %s]" : "[physical]", p->name);
+}
+
 /* [physical] type = st: a changer, drives (none: vtl-migrator finds them), and drive_sg lines (if any) one for
  * each drive. */
-static int validate_st(struct parser *ps)
+static int validate_st(struct parser *ps, const struct vtl_physical_config *p, const char *sec)
 {
-	struct vtl_config *c = ps->c;
-	if (!c->physical.changer)
-		return perr(ps, ps->sec_line[SEC_PHYSICAL], "[physical] type = st needs changer = /dev/sgN (lsscsi -g: "
+	const unsigned(*dl)[VTL_CFG_MAX_PHYS_DRIVES] = ps->devnode_line[p - ps->c->physical];
+	if (!p->changer)
+		return perr(ps, p->line, "%s type = st needs changer = /dev/sgN (lsscsi -g: "
 			    "the mediumx line), and a drive = /dev/nstN line for each drive unless they are to be found "
-			    "by serial number");
-	if (c->physical.st_drives == 0 && c->physical.st_drive_sgs)
-		return perr(ps, ps->devnode_line[1][0], "[physical] drive_sg lines without drive lines: drives that are "
-			    "found by serial number come with their sg nodes; list both or neither");
-	for (unsigned i = 0; i < c->physical.st_drives; i++) {
+			    "by serial number", sec);
+	if (p->st_drives == 0 && p->st_drive_sgs)
+		return perr(ps, dl[1][0], "%s drive_sg lines without drive lines: drives that are "
+			    "found by serial number come with their sg nodes; list both or neither", sec);
+	for (unsigned i = 0; i < p->st_drives; i++) {
 		/* A rewinding node (/dev/st0) rewinds whenever it is closed: the migrator would lose its place. */
-		const char *base = strrchr(c->physical.drive[i], '/') + 1;
+		const char *base = strrchr(p->drive[i], '/') + 1;
 		if (base[0] == 's' && base[1] == 't')
-			return perr(ps, ps->devnode_line[0][i], "[physical] drive = %s rewinds on close: use the "
-				    "non-rewinding node /dev/n%s", c->physical.drive[i], base);
+			return perr(ps, dl[0][i], "%s drive = %s rewinds on close: use the "
+				    "non-rewinding node /dev/n%s", sec, p->drive[i], base);
 	}
-	if (c->physical.st_drive_sgs && c->physical.st_drive_sgs != c->physical.st_drives)
-		return perr(ps, ps->devnode_line[1][0], "[physical] %u drive_sg lines for %u drives: give each drive's "
-			    "sg node, in the order of the drive lines, or none", c->physical.st_drive_sgs,
-			    c->physical.st_drives);
+	if (p->st_drive_sgs && p->st_drive_sgs != p->st_drives)
+		return perr(ps, dl[1][0], "%s %u drive_sg lines for %u drives: give each drive's "
+			    "sg node, in the order of the drive lines, or none", sec, p->st_drive_sgs, p->st_drives);
 	return VTL_OK;
 }
 
-/* [physical] and [migrator]: the type's own keys, the ring's sizes, the rate window, default paths. */
+/* One physical library: its type's own keys and default paths. */
+static int validate_physical(struct parser *ps, struct vtl_physical_config *p)
+{
+	struct vtl_config *c = ps->c;
+	const unsigned *kl = ps->phys_key_line[p - c->physical];
+	char sec[CAT_NAME_MAX + 16];
+	physical_label(p, sec, sizeof sec);
+	unsigned tl = kl[key_index(SEC_PHYSICAL, "type")];
+	if (!strcmp(p->type, "iscsi")) {
+		if (!p->portal[0] || !p->target[0])
+			return perr(ps, p->line, "%s type = iscsi needs portal = HOST:PORT and target = IQN", sec);
+		if (!p->initiator[0])
+			snprintf(p->initiator, sizeof p->initiator, "iqn.2026-01.org.vtl:migrator");
+	} else if (!strcmp(p->type, "sim")) {
+		if (p->tapes > p->slots)
+			return perr(ps, kl[key_index(SEC_PHYSICAL, "tapes")], "%s tapes = %u: more than its %u slots", sec,
+				    p->tapes, p->slots);
+		if (strlen(p->prefix) != 3)
+			return perr(ps, kl[key_index(SEC_PHYSICAL, "prefix")], "%s prefix = %s: give 3 letters or digits "
+				    "(the tapes are PREFIX001L<generation>, ...)", sec, p->prefix);
+		/* A tape's barcode names it in the catalog: two simulated libraries must not make the same ones. */
+		for (const struct vtl_physical_config *o = c->physical; o < p; o++)
+			if (!strcmp(o->type, "sim") && !strcmp(o->prefix, p->prefix))
+				return perr(ps, kl[key_index(SEC_PHYSICAL, "prefix")] ? kl[key_index(SEC_PHYSICAL, "prefix")]
+											 : p->line,
+					    "%s prefix = %s: the tapes of simulated library %s begin with %s too; give each "
+					    "its own prefix (a tape's barcode names it in the catalog)", sec, p->prefix,
+					    o->name, o->prefix);
+		/* Several simulated libraries: each its own folder of tapes by default. */
+		char dir[CAT_NAME_MAX + 16];
+		snprintf(dir, sizeof dir, p->named && c->physicals > 1 ? "physical-%s" : "physical", p->name);
+		if (!p->data_dir && !(p->data_dir = path_resolve(c->dir, dir)))
+			return VTL_E_NOMEM;
+	} else if (!strcmp(p->type, "st")) {
+		int rc = validate_st(ps, p, sec);
+		if (rc != VTL_OK)
+			return rc;
+	} else {
+		return perr(ps, tl ? tl : p->line, "%s type = '%s': use sim (a simulated "
+			    "LTO library), iscsi (a library reached over iSCSI) or st (a library attached to this "
+			    "host: st drives, SCSI generic changer)", sec, p->type);
+	}
+	return VTL_OK;
+}
+
+/*
+ * The libraries together: distinct names, and every copy pool kept by one
+ * library. The rule: the only library serves every pool unless it names its
+ * pools; with several, each names its pools, and a pool is in one library.
+ */
+static int validate_libraries(struct parser *ps)
+{
+	struct vtl_config *c = ps->c;
+	for (unsigned i = 0; i < c->physicals; i++) {
+		const struct vtl_physical_config *p = &c->physical[i];
+		char sec[CAT_NAME_MAX + 16];
+		physical_label(p, sec, sizeof sec);
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(c->physical[j].name, p->name))
+				return perr(ps, p->line, "%s: another physical library (line %u) is called %s too; give each "
+					    "its own name", sec, c->physical[j].line, p->name);
+		if (c->physicals > 1 && !p->pools)
+			return perr(ps, p->line, "%s has no pools = line: with several physical libraries, name the copy "
+				    "pools whose tapes each one keeps (e.g. pools = default)", sec);
+		for (unsigned k = 0; k < p->pools; k++)
+			for (unsigned j = 0; j < i; j++)
+				if (vtl_config_library_serves(&c->physical[j], p->pool[k]))
+					return perr(ps, ps->phys_key_line[i][key_index(SEC_PHYSICAL, "pools")],
+						    "%s pools: pool %s is in physical library %s (line %u) already: a pool's "
+						    "tapes are in one library", sec, p->pool[k], c->physical[j].name,
+						    c->physical[j].line);
+	}
+	for (unsigned k = 0; c->physicals && k < c->policy.copy_pools; k++)
+		if (vtl_config_pool_library(c, c->policy.copy_pool[k]) < 0) {
+			unsigned l = ps->key_line[key_index(SEC_POLICY, "copy_pools")];
+			char libs[256] = "";
+			size_t at = 0;
+			for (unsigned i = 0; i < c->physicals && at < sizeof libs; i++) {
+				const struct vtl_physical_config *p = &c->physical[i];
+				for (unsigned j = 0; j < p->pools && at < sizeof libs; j++) {
+					int w = snprintf(libs + at, sizeof libs - at, "%s%s in %s", at ? ", " : "", p->pool[j],
+							 p->name);
+					at += w > 0 ? (size_t)w : 0;
+				}
+			}
+			return perr(ps, l ? l : ps->sec_line[SEC_POLICY], "[policy] copy_pools: pool %s is in no physical "
+				    "library's pools (%s): add it to the pools line of the library whose tapes hold it",
+				    c->policy.copy_pool[k], libs);
+		}
+	return VTL_OK;
+}
+
+bool vtl_config_has_physical(const struct vtl_config *c)
+{
+	return c->physicals > 0;
+}
+
+const struct vtl_physical_config *vtl_config_physical_named(const struct vtl_config *c, const char *name)
+{
+	for (unsigned i = 0; i < c->physicals; i++)
+		if (!strcmp(c->physical[i].name, name))
+			return &c->physical[i];
+	return NULL;
+}
+
+bool vtl_config_library_serves(const struct vtl_physical_config *p, const char *pool)
+{
+	if (!p->pools)
+		return true;
+	for (unsigned i = 0; i < p->pools; i++)
+		if (!strcmp(p->pool[i], pool))
+			return true;
+	return false;
+}
+
+int vtl_config_pool_library(const struct vtl_config *c, const char *pool)
+{
+	for (unsigned i = 0; i < c->physicals; i++)
+		if (vtl_config_library_serves(&c->physical[i], pool))
+			return (int)i;
+	return -1;
+}
+
+/* The physical libraries and [migrator]: the types' own keys, the ring's sizes, the rate window, default paths. */
 static int validate_migration(struct parser *ps)
 {
 	struct vtl_config *c = ps->c;
-	c->physical.configured = ps->sec_line[SEC_PHYSICAL] != 0;
-	if (c->physical.configured) {
-		unsigned tl = ps->key_line[key_index(SEC_PHYSICAL, "type")];
-		if (!strcmp(c->physical.type, "iscsi")) {
-			if (!c->physical.portal[0] || !c->physical.target[0])
-				return perr(ps, ps->sec_line[SEC_PHYSICAL], "[physical] type = iscsi needs portal = HOST:PORT "
-					    "and target = IQN");
-			if (!c->physical.initiator[0])
-				snprintf(c->physical.initiator, sizeof c->physical.initiator, "iqn.2026-01.org.vtl:migrator");
-		} else if (!strcmp(c->physical.type, "sim")) {
-			if (c->physical.tapes > c->physical.slots)
-				return perr(ps, ps->key_line[key_index(SEC_PHYSICAL, "tapes")],
-					    "[physical] tapes = %u: more than its %u slots", c->physical.tapes, c->physical.slots);
-			if (!c->physical.data_dir && !(c->physical.data_dir = path_resolve(c->dir, "physical")))
-				return VTL_E_NOMEM;
-		} else if (!strcmp(c->physical.type, "st")) {
-			int rc = validate_st(ps);
-			if (rc != VTL_OK)
-				return rc;
-		} else {
-			return perr(ps, tl ? tl : ps->sec_line[SEC_PHYSICAL], "[physical] type = '%s': use sim (a simulated "
-				    "LTO library), iscsi (a library reached over iSCSI) or st (a library attached to this "
-				    "host: st drives, SCSI generic changer)", c->physical.type);
-		}
+	for (unsigned i = 0; i < c->physicals; i++) {
+		int rc = validate_physical(ps, &c->physical[i]);
+		if (rc != VTL_OK)
+			return rc;
 	}
+	int lrc = validate_libraries(ps);
+	if (lrc != VTL_OK)
+		return lrc;
 	if (c->migrator.watermark > c->migrator.buffers)
 		return perr(ps, ps->key_line[key_index(SEC_MIGRATOR, "watermark")],
 			    "[migrator] watermark = %u: more than its %u buffers", c->migrator.watermark, c->migrator.buffers);
@@ -1369,9 +1544,13 @@ static int validate(struct parser *ps)
 	for (unsigned i = 0; i < c->pool.members; i++)
 		if (strcmp(c->pool.member[i], c->catalog.path) == 0)
 			return perr(ps, ps->member_line[i], "pool member %s is also the catalog path", c->catalog.path);
-	int rc = validate_chap(ps, SEC_ISCSI, c->iscsi.chap_secret, c->iscsi.mutual_secret);
-	if (rc == VTL_OK)
-		rc = validate_chap(ps, SEC_PHYSICAL, c->physical.chap_secret, c->physical.mutual_secret);
+	int rc = validate_chap(ps, SEC_ISCSI, "iscsi", ps->key_line, c->iscsi.chap_secret, c->iscsi.mutual_secret);
+	for (unsigned i = 0; rc == VTL_OK && i < c->physicals; i++) {
+		const struct vtl_physical_config *p = &c->physical[i];
+		char sec[CAT_NAME_MAX + 16];
+		snprintf(sec, sizeof sec, p->named ? "physical %s" : "physical", p->name);
+		rc = validate_chap(ps, SEC_PHYSICAL, sec, ps->phys_key_line[i], p->chap_secret, p->mutual_secret);
+	}
 	if (rc == VTL_OK)
 		rc = validate_exposure(ps);
 	if (rc == VTL_OK)
@@ -1417,13 +1596,17 @@ static void set_defaults(struct vtl_config *c)
 	c->iscsi.auth_fail_delay = AUTH_FAIL_DELAY_DEFAULT;
 	snprintf(c->iscsi.advertise, sizeof c->iscsi.advertise, "local");
 	snprintf(c->daemon.log_level, sizeof c->daemon.log_level, "info");
-	snprintf(c->physical.name, sizeof c->physical.name, "physical");
-	c->physical.generation = 9;
-	c->physical.drives = 2;
-	c->physical.slots = 20;
-	c->physical.tapes = 10;
-	c->physical.backhitch_ms = 3000;
-	c->physical.keep_data = true;
+	for (unsigned i = 0; i < VTL_CFG_MAX_PHYS_LIBS; i++) {
+		struct vtl_physical_config *p = &c->physical[i];
+		snprintf(p->name, sizeof p->name, "physical");
+		p->generation = 9;
+		p->drives = 2;
+		p->slots = 20;
+		p->tapes = 10;
+		p->backhitch_ms = 3000;
+		p->keep_data = true;
+		snprintf(p->prefix, sizeof p->prefix, "PHY");
+	}
 	c->migrator.buffers = 64;
 	c->migrator.buffer_size = 1u << 20;
 	c->migrator.readers = 4;
@@ -1468,12 +1651,15 @@ void vtl_config_free(struct vtl_config *c)
 		free(c->pool.member[i]);
 	free(c->catalog.path);
 	free(c->daemon.control_socket);
-	free(c->physical.data_dir);
-	free(c->physical.changer);
-	for (unsigned i = 0; i < c->physical.st_drives; i++)
-		free(c->physical.drive[i]);
-	for (unsigned i = 0; i < c->physical.st_drive_sgs; i++)
-		free(c->physical.drive_sg[i]);
+	for (unsigned l = 0; l < VTL_CFG_MAX_PHYS_LIBS; l++) {
+		struct vtl_physical_config *p = &c->physical[l];
+		free(p->data_dir);
+		free(p->changer);
+		for (unsigned i = 0; i < p->st_drives; i++)
+			free(p->drive[i]);
+		for (unsigned i = 0; i < p->st_drive_sgs; i++)
+			free(p->drive_sg[i]);
+	}
 	free(c->migrator.control_socket);
 	for (unsigned i = 0; i < c->iscsi.initiators; i++)
 		free(c->iscsi.initiator[i]);
@@ -1747,7 +1933,7 @@ static void diff_section(struct differ *d, enum section sec, const char *a, cons
 	for (size_t i = 0; i < NKEYS; i++) {
 		const struct keydef *k = &keys[i];
 		if (k->sec != sec || k->type == K_MEMBER || k->type == K_INITIATOR || k->type == K_DEVNODE ||
-		    k->type == K_POOLS)
+		    k->type == K_POOLS || k->type == K_LIBPOOLS)
 			continue;
 		scalar_text(k, a, ta, sizeof ta);
 		scalar_text(k, b, tb, sizeof tb);
@@ -1765,15 +1951,39 @@ static const struct keydef *key_of(enum section sec, const char *name)
 }
 
 /* A repeatable key as one list. */
-static void diff_list(struct differ *d, enum section sec, const char *name, char *const *a, unsigned na, char *const *b,
-		      unsigned nb)
+static void diff_list(struct differ *d, enum section sec, const char *sec_arg, const char *name, char *const *a,
+		      unsigned na, char *const *b, unsigned nb)
 {
 	if (same_list(a, na, b, nb))
 		return;
 	char ta[VTL_CFG_VALUE_TEXT], tb[VTL_CFG_VALUE_TEXT];
 	list_text(ta, a, na);
 	list_text(tb, b, nb);
-	report(d, key_of(sec, name), NULL, ta, tb);
+	report(d, key_of(sec, name), sec_arg, ta, tb);
+}
+
+/* The library of c called like p ([physical NAME] by NAME; the plain [physical] matches a plain one), or NULL. */
+static const struct vtl_physical_config *phys_like(const struct vtl_config *c, const struct vtl_physical_config *p)
+{
+	for (unsigned i = 0; i < c->physicals; i++)
+		if (c->physical[i].named == p->named && (!p->named || !strcmp(c->physical[i].name, p->name)))
+			return &c->physical[i];
+	return NULL;
+}
+
+/* One physical library's keys; its section's argument is NAME for [physical NAME]. */
+static void diff_physical(struct differ *d, const struct vtl_physical_config *a, const struct vtl_physical_config *b)
+{
+	const char *arg = a->named ? a->name : NULL;
+	diff_section(d, SEC_PHYSICAL, (const char *)a, (const char *)b, arg);
+	diff_list(d, SEC_PHYSICAL, arg, "drive", a->drive, a->st_drives, b->drive, b->st_drives);
+	diff_list(d, SEC_PHYSICAL, arg, "drive_sg", a->drive_sg, a->st_drive_sgs, b->drive_sg, b->st_drive_sgs);
+	char *pa[VTL_CFG_MAX_LIB_POOLS], *pb[VTL_CFG_MAX_LIB_POOLS];
+	for (unsigned i = 0; i < VTL_CFG_MAX_LIB_POOLS; i++) {
+		pa[i] = (char *)a->pool[i];
+		pb[i] = (char *)b->pool[i];
+	}
+	diff_list(d, SEC_PHYSICAL, arg, "pools", pa, a->pools, pb, b->pools);
 }
 
 static const struct vtl_initiator_config *host_named(const struct vtl_config *c, const char *name)
@@ -1788,21 +1998,29 @@ unsigned vtl_config_diff(const struct vtl_config *a, const struct vtl_config *b,
 {
 	struct differ d = {.fn = fn, .arg = arg};
 	for (enum section sec = SEC_LIBRARY; sec < SEC_COUNT; sec++)
-		if (sec != SEC_DRIVE && sec != SEC_INITIATOR)
+		if (sec != SEC_DRIVE && sec != SEC_INITIATOR && sec != SEC_PHYSICAL)
 			diff_section(&d, sec, (const char *)a, (const char *)b, NULL);
-	diff_list(&d, SEC_POOL, "member", a->pool.member, a->pool.members, b->pool.member, b->pool.members);
-	diff_list(&d, SEC_ISCSI, "initiator", a->iscsi.initiator, a->iscsi.initiators, b->iscsi.initiator,
+	diff_list(&d, SEC_POOL, NULL, "member", a->pool.member, a->pool.members, b->pool.member, b->pool.members);
+	diff_list(&d, SEC_ISCSI, NULL, "initiator", a->iscsi.initiator, a->iscsi.initiators, b->iscsi.initiator,
 		  b->iscsi.initiators);
-	diff_list(&d, SEC_PHYSICAL, "drive", a->physical.drive, a->physical.st_drives, b->physical.drive,
-		  b->physical.st_drives);
-	diff_list(&d, SEC_PHYSICAL, "drive_sg", a->physical.drive_sg, a->physical.st_drive_sgs, b->physical.drive_sg,
-		  b->physical.st_drive_sgs);
+	/* Physical libraries: by name ([physical NAME]), in either file's order; a plain [physical] with a plain one. */
+	static const struct keydef phys_key = {.sec = SEC_PHYSICAL, .name = "(section)", .type = K_TEXT};
+	for (unsigned i = 0; i < a->physicals; i++) {
+		const struct vtl_physical_config *pa = &a->physical[i], *pb = phys_like(b, pa);
+		if (pb)
+			diff_physical(&d, pa, pb);
+		else
+			report(&d, &phys_key, pa->named ? pa->name : NULL, "present", "removed");
+	}
+	for (unsigned i = 0; i < b->physicals; i++)
+		if (!phys_like(a, &b->physical[i]))
+			report(&d, &phys_key, b->physical[i].named ? b->physical[i].name : NULL, "absent", "added");
 	char *pa[VTL_POLICY_MAX_COPIES], *pb[VTL_POLICY_MAX_COPIES];
 	for (unsigned i = 0; i < VTL_POLICY_MAX_COPIES; i++) {
 		pa[i] = (char *)a->policy.copy_pool[i];
 		pb[i] = (char *)b->policy.copy_pool[i];
 	}
-	diff_list(&d, SEC_POLICY, "copy_pools", pa, a->policy.copy_pools, pb, b->policy.copy_pools);
+	diff_list(&d, SEC_POLICY, NULL, "copy_pools", pa, a->policy.copy_pools, pb, b->policy.copy_pools);
 	/* [drive N]: the drives both have, key by key; the count itself is [library] drives. */
 	unsigned drives = a->library.drives < b->library.drives ? a->library.drives : b->library.drives;
 	for (unsigned i = 0; i < drives; i++) {

@@ -33,6 +33,8 @@
 #define VTL_CFG_NAME_MAX 223 /* bytes of an iSCSI name (RFC 7143 4.2.7.1) */
 #define VTL_CFG_AUTH_FAIL_DELAY_MAX 60 /* [iscsi] auth_fail_delay: longer only holds connections open */
 #define VTL_CFG_MAX_PHYS_DRIVES 16 /* [physical] drive lines (type = st): PHYS_MAX_DRIVES */
+#define VTL_CFG_MAX_PHYS_LIBS 4    /* [physical NAME] sections: a site library, a vault, two more rooms */
+#define VTL_CFG_MAX_LIB_POOLS 8    /* names in a [physical NAME] pools line */
 /* CHAP secrets: RFC 7143 12.1.3 recommends 12 to 16 bytes; shorter ones fall to an offline guess from one exchange. */
 #define VTL_CFG_CHAP_SECRET_MIN 12
 #define VTL_CFG_CHAP_SECRET_MAX 255
@@ -87,6 +89,35 @@ struct vtl_initiator_config {
 	char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
 	char mutual_user[256], mutual_secret[VTL_CFG_CHAP_SECRET_MAX + 1]; /* "": the [iscsi] ones */
 	bool discovery_chap;            /* default: [iscsi] discovery_chap */
+};
+
+/* A physical library vtl-migrator copies cartridges to (docs/migrator.md): a [physical] or [physical NAME] section. */
+struct vtl_physical_config {
+	char name[CAT_NAME_MAX + 1];  /* its name in the catalog (ptape.library): NAME, or [physical] name */
+	unsigned line;                /* of its section header */
+	bool named;                   /* [physical NAME] (else a plain [physical]) */
+	/* pools: the copy pools whose tapes are in it; 0 (none given, the only library): every pool */
+	char pool[VTL_CFG_MAX_LIB_POOLS][CAT_NAME_MAX + 1];
+	unsigned pools;
+	char type[8];                 /* "sim", "iscsi" or "st" */
+	/* sim */
+	unsigned generation, drives, slots, mail_slots, tapes;
+	uint64_t tape_capacity, drive_buffer; /* 0: the generation's native capacity; 1 GiB */
+	char prefix[4];               /* its tapes' barcodes begin with these 3 characters (default PHY) */
+	unsigned rate;                /* MB/s; 0: the generation's native rate */
+	unsigned backhitch_ms, load_ms, locate_ms;
+	char *data_dir;               /* absolute: where the simulated tapes are kept */
+	bool keep_data;               /* no: keep only lengths and checksums (benchmarks) */
+	/* iscsi */
+	char portal[256];             /* host:port */
+	char target[224], initiator[224];
+	char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+	/* mutual CHAP: the name and secret the library's target must prove it knows; "" = unset */
+	char mutual_user[256], mutual_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
+	/* st: the changer's sg node, the drives' non-rewinding st nodes and (optional) their sg nodes, in order */
+	char *changer;
+	char *drive[VTL_CFG_MAX_PHYS_DRIVES], *drive_sg[VTL_CFG_MAX_PHYS_DRIVES];
+	unsigned st_drives, st_drive_sgs;
 };
 
 struct vtl_config {
@@ -150,29 +181,9 @@ struct vtl_config {
 		struct vtl_cfg_http http; /* /metrics and /api/... (http, http_token, http_*) */
 	} daemon;
 
-	/* The physical library vtl-migrator copies cartridges to (docs/migrator.md). */
-	struct {
-		bool configured;              /* a [physical] section was given */
-		char name[CAT_NAME_MAX + 1];  /* its name in the catalog (ptape.library) */
-		char type[8];                 /* "sim", "iscsi" or "st" */
-		/* sim */
-		unsigned generation, drives, slots, mail_slots, tapes;
-		uint64_t tape_capacity, drive_buffer; /* 0: the generation's native capacity; 1 GiB */
-		unsigned rate;                /* MB/s; 0: the generation's native rate */
-		unsigned backhitch_ms, load_ms, locate_ms;
-		char *data_dir;               /* absolute: where the simulated tapes are kept */
-		bool keep_data;               /* no: keep only lengths and checksums (benchmarks) */
-		/* iscsi */
-		char portal[256];             /* host:port */
-		char target[224], initiator[224];
-		char chap_user[256], chap_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
-		/* mutual CHAP: the name and secret the library's target must prove it knows; "" = unset */
-		char mutual_user[256], mutual_secret[VTL_CFG_CHAP_SECRET_MAX + 1];
-		/* st: the changer's sg node, the drives' non-rewinding st nodes and (optional) their sg nodes, in order */
-		char *changer;
-		char *drive[VTL_CFG_MAX_PHYS_DRIVES], *drive_sg[VTL_CFG_MAX_PHYS_DRIVES];
-		unsigned st_drives, st_drive_sgs;
-	} physical;
+	/* The physical libraries vtl-migrator copies cartridges to (docs/migrator.md), in the order of the file. */
+	struct vtl_physical_config physical[VTL_CFG_MAX_PHYS_LIBS];
+	unsigned physicals;
 
 	/* vtl-migrator's streaming engine and daemon. */
 	struct {
@@ -225,6 +236,18 @@ bool vtl_config_loopback(const char *host);
 
 /* True when cfg's target authenticates or restricts initiators: CHAP ([iscsi] or [initiator]) or an allow list. */
 bool vtl_config_iscsi_guarded(const struct vtl_config *cfg);
+
+/* True when the configuration names a physical library ([physical] or [physical NAME]): vtl-migrator runs. */
+bool vtl_config_has_physical(const struct vtl_config *cfg);
+
+/* The physical library called name, or NULL. */
+const struct vtl_physical_config *vtl_config_physical_named(const struct vtl_config *cfg, const char *name);
+
+/* Whether library p keeps the tapes of copy pool pool (its pools line; none: every pool). */
+bool vtl_config_library_serves(const struct vtl_physical_config *p, const char *pool);
+
+/* The index in cfg->physical of the library that keeps the tapes of copy pool pool, or -1. */
+int vtl_config_pool_library(const struct vtl_config *cfg, const char *pool);
 
 /* Frees a configuration (NULL is fine). */
 void vtl_config_free(struct vtl_config *cfg);

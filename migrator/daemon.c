@@ -22,6 +22,7 @@
 #include "migrator/migrate.h"
 #include "migrator/phys_iscsi.h"
 #include "migrator/phys_st.h"
+#include "migrator/policy.h"
 #include "migrator/policyd.h"
 #include "migrator/sched.h"
 #include "common/lockorder.h"
@@ -57,6 +58,7 @@ struct live {
  */
 struct runner {
 	struct migd *m;
+	struct mlib *l;                 /* its library */
 	unsigned drive;
 	pthread_t th;
 	bool th_started;
@@ -77,25 +79,41 @@ struct runner {
 };
 
 /*
- * Locks (docs/architecture.md, "Locking"): robot (one mount at a time) ranks
- * before the physical library's own locks, which rank before mu; mu is
- * never held across a catalog or a physical call.
+ * One physical library ([physical] or [physical NAME]): its robot, its
+ * drives' runners, the copy pools whose tapes it keeps. Its tapes are its
+ * own (ptape.library): reservations are per library.
+ */
+struct mlib {
+	struct migd *m;
+	unsigned index;                      /* in cfg->physical */
+	const struct vtl_physical_config *pc;
+	struct phys_lib *lib;
+	pthread_mutex_t robot;               /* one job's mount (inventory, unloads, moves) at a time */
+	bool robot_init;
+	unsigned ndrives;                    /* drives 0..ndrives-1 run jobs ([migrator] drives) */
+	unsigned recall_drives;
+	struct runner run[PHYS_MAX_DRIVES];
+	struct vtl_policy_config copies;     /* [policy] copy_pools, only those this library keeps */
+};
+
+/*
+ * Locks (docs/architecture.md, "Locking"): a library's robot (one mount at
+ * a time in it; a job holds only its own library's) ranks before the
+ * physical library's own locks, which rank before mu; mu is never held
+ * across a catalog or a physical call.
  */
 struct migd {
 	const struct vtl_config *cfg;
 	struct vtl_catalog *cat;
 	struct vtl_pool *pool;
-	struct phys_lib *lib;
-	pthread_mutex_t robot;    /* one job's mount (inventory, unloads, moves) at a time */
-	pthread_mutex_t mu;       /* run[].(assigned..), seq, stopping */
+	struct mlib libs[VTL_CFG_MAX_PHYS_LIBS];
+	unsigned nlibs;
+	pthread_mutex_t mu;       /* libs[].run[].(assigned..), seq, stopping */
 	pthread_cond_t wake;      /* the dispatcher: a job was queued or ended, a recall waits */
 	pthread_cond_t tapes;     /* a reserved tape was given back */
 	bool stopping;
 	pthread_t dispatcher;
 	bool dispatcher_started;
-	unsigned ndrives;         /* drives 0..ndrives-1 run jobs ([migrator] drives) */
-	unsigned recall_drives;
-	struct runner run[PHYS_MAX_DRIVES];
 	uint64_t seq;
 	uint64_t recalls, recall_first_block[MIGD_RECALL_BUCKETS + 1]; /* under mu */
 	double recall_first_block_sum;
@@ -235,11 +253,12 @@ static void on_progress(void *arg, const char *barcode, const struct stream_prog
 }
 
 /* The runner whose job uses tape, other than r; NULL. Under mu. */
-static struct runner *tape_holder(struct migd *m, const struct runner *r, const char *tape)
+static struct runner *tape_holder(const struct runner *r, const char *tape)
 {
-	for (unsigned i = 0; i < m->ndrives; i++)
-		if (&m->run[i] != r && m->run[i].assigned && !strcmp(m->run[i].tape, tape))
-			return &m->run[i];
+	struct mlib *l = r->l; /* tapes are a library's own: another library's tape of that name is another tape */
+	for (unsigned i = 0; i < l->ndrives; i++)
+		if (&l->run[i] != r && l->run[i].assigned && !strcmp(l->run[i].tape, tape))
+			return &l->run[i];
 	return NULL;
 }
 
@@ -255,7 +274,7 @@ static int tape_reserve(void *arg, const char *tape, bool wait)
 	int rc = VTL_OK;
 	lock(m);
 	for (;;) {
-		struct runner *h = tape_holder(m, r, tape);
+		struct runner *h = tape_holder(r, tape);
 		if (!h) {
 			snprintf(r->tape, sizeof r->tape, "%s", tape);
 			break;
@@ -299,13 +318,16 @@ static void job_set(struct migd *m, const struct cat_job *j, enum cat_job_state 
 			 catalog_last_error(m->cat));
 }
 
+static bool recall_elsewhere(struct migd *m, const struct mlib *l, const struct cat_job *j, const char *err);
+
 static void run_job(struct migd *m, struct runner *r, const struct cat_job *j)
 {
 	const struct vtl_config *c = m->cfg;
-	struct migrator mig = {.cat = m->cat, .pool = m->pool, .lib = m->lib, .phys_name = c->physical.name,
+	struct mlib *l = r->l;
+	struct migrator mig = {.cat = m->cat, .pool = m->pool, .lib = l->lib, .phys_name = l->pc->name,
 			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = (int)r->drive,
-			       .copies = &c->policy, .native = j->opts.native, .cancel = &r->cancel,
-			       .progress = on_progress, .progress_arg = r, .robot = &m->robot,
+			       .copies = &l->copies, .native = j->opts.native, .cancel = &r->cancel,
+			       .progress = on_progress, .progress_arg = r, .robot = &l->robot,
 			       .reserve = tape_reserve, .release = tape_release, .tapes_arg = r};
 	/* Each job its own ring and readers. */
 	mig.ring = (struct stream_config){.buffers = c->migrator.buffers, .buffer_size = (size_t)c->migrator.buffer_size,
@@ -328,6 +350,8 @@ static void run_job(struct migd *m, struct runner *r, const struct cat_job *j)
 				 (unsigned long long)(rep.backhitches_known ? rep.backhitches : rep.copy.counters.gaps),
 				 rep.backhitches_known ? "(counted by the drive)" : "(estimated: writer gaps of a second or more)",
 				 rep.verified ? "; verified" : "", r->drive);
+		if (rc == VTL_OK)
+			log_info("job %lld ran on drive %u of %s", (long long)j->id, r->drive, l->pc->name);
 	} else if (j->kind == CAT_JOB_VERIFY) {
 		unsigned n = 0;
 		rc = migrate_verify(&mig, j->barcode, j->id, &n, err, sizeof err);
@@ -336,7 +360,10 @@ static void run_job(struct migd *m, struct runner *r, const struct cat_job *j)
 	} else {
 		rc = migrate_recall(&mig, j->barcode, j->id, err, sizeof err);
 		if (rc == VTL_OK)
-			log_info("job %lld: recalled %s on drive %u", (long long)j->id, j->barcode, r->drive);
+			log_info("job %lld: recalled %s on drive %u of %s", (long long)j->id, j->barcode, r->drive,
+				 l->pc->name);
+		else if ((rc == VTL_E_MEDIUM || rc == VTL_E_NOTFOUND) && recall_elsewhere(m, l, j, err))
+			return;
 	}
 	if (rc) {
 		lock(m);
@@ -380,6 +407,11 @@ static void *runner_main(void *arg)
 		/* Planned from a list read before: an operator may have cancelled it since; it runs only if still queued. */
 		struct cat_job now;
 		int gr = catalog_job_get(m->cat, j.id, &now);
+		/* The library it runs in is in the catalog before it runs: jobs and a restart show it. */
+		if (gr == VTL_OK && now.state == CAT_JOB_QUEUED && strcmp(now.opts.library, j.opts.library) != 0 &&
+		    catalog_job_set_library(m->cat, j.id, j.opts.library) != VTL_OK)
+			log_warn("job %lld (%s): cannot record that it runs in %s: %s", (long long)j.id, j.barcode,
+				 j.opts.library, catalog_last_error(m->cat));
 		if (gr == VTL_OK && now.state == CAT_JOB_QUEUED)
 			run_job(m, r, &j);
 		else if (gr != VTL_OK)
@@ -422,42 +454,174 @@ static int collect_queued(const struct cat_job *j, void *arg)
 	return 0;
 }
 
-/* A job that can never run here fails, saying why (why gets it); true if j is one. */
-static bool unrunnable(struct migd *m, const struct cat_job *j, char *why, size_t cap)
+/* The libraries a job may run in, the first preferred; a recall takes the first with a free drive. */
+struct route {
+	unsigned lib[VTL_CFG_MAX_PHYS_LIBS];
+	unsigned n;
+};
+
+struct copy_libs {
+	struct migd *m;
+	struct route *rt;
+};
+
+/*
+ * The index in cfg->physical of the library holding copy k when it is a good
+ * stacked one (one a recall can stage) on a tape of a library this migrator
+ * serves; -1 otherwise.
+ */
+static int good_copy_library(struct migd *m, const struct cat_copy *k)
 {
-	const char *lib = m->cfg->physical.name;
-	if (j->opts.library[0] && strcmp(j->opts.library, lib) != 0)
-		/* Queued for another library (a catalog shared with another migrator): never written to this one. */
-		snprintf(why, cap, "queued for physical library %s; this migrator serves %s", j->opts.library, lib);
-	else if (j->opts.drive >= (int)m->ndrives)
+	struct cat_ptape t;
+	if (strcmp(k->state, CAT_COPY_GOOD) != 0 || !strncmp(k->digest, COPY_NATIVE_PREFIX, strlen(COPY_NATIVE_PREFIX)) ||
+	    catalog_ptape_get(m->cat, k->tape, &t) != VTL_OK)
+		return -1;
+	const struct vtl_physical_config *pc = vtl_config_physical_named(m->cfg, t.library);
+	return pc ? (int)(pc - m->cfg->physical) : -1;
+}
+
+/* Adds the library of each good stacked copy (listed oldest first) to the front: the newest copy's comes first. */
+static int copy_lib(const struct cat_copy *k, void *arg)
+{
+	struct copy_libs *cl = arg;
+	int at = good_copy_library(cl->m, k);
+	if (at < 0)
+		return 0;
+	unsigned idx = (unsigned)at, n = 0;
+	struct route *rt = cl->rt;
+	for (unsigned i = 0; i < rt->n; i++)
+		if (rt->lib[i] != idx)
+			rt->lib[n++] = rt->lib[i];
+	memmove(rt->lib + 1, rt->lib, n * sizeof rt->lib[0]);
+	rt->lib[0] = idx;
+	rt->n = n + 1;
+	return 0;
+}
+
+/* The libraries holding a good stacked copy of barcode, the newest copy's first. */
+static int copy_libraries(struct migd *m, const char *barcode, struct route *rt)
+{
+	rt->n = 0;
+	struct copy_libs cl = {.m = m, .rt = rt};
+	return catalog_copy_list(m->cat, barcode, copy_lib, &cl);
+}
+
+struct stale_copy {
+	struct migd *m;
+	int lib;             /* the library of the good copy checked longest ago; -1: none yet */
+	bool unknown;        /* that copy's block size is not known (recorded before schema 5) */
+	int64_t verified_at;
+};
+
+/* Keeps the good stacked copy a verify should check first: one without its block size, else the oldest check. */
+static int stale_copy(const struct cat_copy *k, void *arg)
+{
+	struct stale_copy *sc = arg;
+	int at = good_copy_library(sc->m, k);
+	bool unknown = !k->block_size;
+	if (at < 0 || (sc->lib >= 0 && (sc->unknown || (!unknown && k->verified_at >= sc->verified_at))))
+		return 0;
+	*sc = (struct stale_copy){.m = sc->m, .lib = at, .unknown = unknown, .verified_at = k->verified_at};
+	return 0;
+}
+
+/* The names of the libraries, "site, vault", for messages. */
+static void library_names(const struct migd *m, char *buf, size_t cap)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < m->nlibs && at < cap; i++) {
+		int w = snprintf(buf + at, cap - at, "%s%s", i ? ", " : "", m->libs[i].pc->name);
+		at += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/*
+ * Where a queued job runs (not under mu: it reads the catalog): the library
+ * it names; else a copy in the library that keeps the next copy pool it
+ * needs, a recall in those holding a good copy (the newest's first), a
+ * verify where a good copy was checked longest ago, anything else in the
+ * first. false (why says) when it can never
+ * run here: it fails.
+ */
+static bool route(struct migd *m, const struct cat_job *j, struct route *rt, char *why, size_t cap)
+{
+	rt->n = 0;
+	if (j->opts.library[0]) {
+		const struct vtl_physical_config *pc = vtl_config_physical_named(m->cfg, j->opts.library);
+		if (!pc) {
+			/* Queued for another library (a catalog shared with another migrator): never written to this one. */
+			char names[256];
+			library_names(m, names, sizeof names);
+			snprintf(why, cap, "queued for physical library %s; this migrator serves %s", j->opts.library, names);
+			return false;
+		}
+		rt->lib[rt->n++] = (unsigned)(pc - m->cfg->physical);
+	} else if (m->nlibs > 1 && j->kind == CAT_JOB_MIGRATE && !j->opts.native) {
+		unsigned have = 0;
+		int at = -1;
+		if (policy_copy_pools(m->cat, &m->cfg->policy, j->barcode, &have) == VTL_OK)
+			at = vtl_config_pool_library(m->cfg, policy_next_pool(&m->cfg->policy, have));
+		rt->lib[rt->n++] = at >= 0 ? (unsigned)at : 0; /* a catalog that does not answer: the next plan asks again */
+	} else if (m->nlibs > 1 && j->kind == CAT_JOB_VERIFY) {
+		/* The policy's verifies record block sizes: each goes where a copy still lacks one, or was checked last. */
+		struct stale_copy sc = {.m = m, .lib = -1};
+		vtl_ignore(catalog_copy_list(m->cat, j->barcode, stale_copy, &sc)); /* none: it fails in the first */
+		rt->lib[rt->n++] = sc.lib >= 0 ? (unsigned)sc.lib : 0;
+	} else if (m->nlibs > 1 && j->kind == CAT_JOB_RECALL) {
+		if (copy_libraries(m, j->barcode, rt) != VTL_OK || !rt->n)
+			*rt = (struct route){.lib = {0}, .n = 1}; /* none: it fails in the first, saying so */
+	} else {
+		rt->lib[rt->n++] = 0;
+	}
+	const struct mlib *l = &m->libs[rt->lib[0]];
+	if (j->opts.drive >= (int)l->ndrives) {
 		snprintf(why, cap, "queued for drive %d; this migrator runs jobs on drives 0..%u of %s ([migrator] drives)",
-			 j->opts.drive, m->ndrives - 1, lib);
-	else
+			 j->opts.drive, l->ndrives - 1, l->pc->name);
 		return false;
+	}
 	return true;
 }
 
-/* Plans and gives the jobs it starts to their drives' runners; how many. Under mu. */
-static unsigned dispatch(struct migd *m, const struct queue *q)
+/* Whether library l has a drive that runs jobs and has none. Under mu. */
+static bool has_free_drive(const struct mlib *l)
+{
+	for (unsigned i = 0; i < l->ndrives; i++)
+		if (!l->run[i].assigned)
+			return true;
+	return false;
+}
+
+/* Plans library l's jobs (those of q routed to it: lib[k] == l) and gives them to its runners; how many. Under mu. */
+static unsigned dispatch_lib(struct migd *m, struct mlib *l, const struct queue *q, const unsigned *lib)
 {
 	struct sched_job *sq = q->n ? calloc(q->n, sizeof *sq) : NULL;
-	if (q->n && !sq)
+	size_t *at = q->n ? calloc(q->n, sizeof *at) : NULL;
+	if (q->n && (!sq || !at)) {
+		free(sq);
+		free(at);
 		return 0; /* the next round plans again */
+	}
+	size_t n = 0;
 	for (size_t k = 0; k < q->n; k++)
-		sq[k] = (struct sched_job){.id = q->j[k].id, .kind = q->j[k].kind, .drive = q->j[k].opts.drive};
+		if (lib[k] == l->index) {
+			sq[n] = (struct sched_job){.id = q->j[k].id, .kind = q->j[k].kind, .drive = q->j[k].opts.drive};
+			at[n++] = k;
+		}
 	struct sched_drive sd[PHYS_MAX_DRIVES];
-	for (unsigned i = 0; i < m->ndrives; i++) {
-		const struct runner *r = &m->run[i];
+	for (unsigned i = 0; i < l->ndrives; i++) {
+		const struct runner *r = &l->run[i];
 		sd[i] = (struct sched_drive){.job = r->assigned ? r->job.id : 0, .kind = r->job.kind, .started = r->seq,
 					     .stopping = r->assigned && atomic_load(&r->cancel)};
 	}
 	struct sched_plan p;
-	sched_plan(sq, q->n, sd, m->ndrives, m->recall_drives, &p);
+	sched_plan(sq, n, sd, l->ndrives, l->recall_drives, &p);
 	free(sq);
 	for (unsigned i = 0; i < p.nstart; i++) {
-		struct runner *r = &m->run[p.start[i].drive];
-		const struct cat_job *j = &q->j[p.start[i].job];
+		struct runner *r = &l->run[p.start[i].drive];
+		const struct cat_job *j = &q->j[at[p.start[i].job]];
 		r->job = *j;
+		snprintf(r->job.opts.library, sizeof r->job.opts.library, "%s", l->pc->name); /* the runner records it */
 		r->assigned = true;
 		r->seq = ++m->seq;
 		r->by_operator = r->preempted = r->yielded = false;
@@ -467,14 +631,40 @@ static unsigned dispatch(struct migd *m, const struct queue *q)
 		snprintf(r->live.barcode, sizeof r->live.barcode, "%s", j->barcode);
 		pthread_cond_signal(&r->go);
 	}
+	free(at);
 	for (unsigned i = 0; i < p.npreempt; i++) {
-		struct runner *r = &m->run[p.preempt[i]];
+		struct runner *r = &l->run[p.preempt[i]];
 		r->preempted = true;
 		atomic_store(&r->cancel, true);
-		log_info("job %lld on drive %u stops so that a recall gets a drive; it is queued again", (long long)r->job.id,
-			 r->drive);
+		log_info("job %lld on drive %u of %s stops so that a recall gets a drive; it is queued again",
+			 (long long)r->job.id, r->drive, l->pc->name);
 	}
 	return p.nstart;
+}
+
+/*
+ * Plans each library over the jobs routed to it (rt, one per queued job): a
+ * recall that may read from several libraries goes to the first with a free
+ * drive, else to the first (where it stops a copy). Under mu.
+ */
+static unsigned dispatch(struct migd *m, const struct queue *q, const struct route *rt)
+{
+	unsigned *lib = q->n ? calloc(q->n, sizeof *lib) : NULL;
+	if (q->n && !lib)
+		return 0;
+	for (size_t k = 0; k < q->n; k++) {
+		lib[k] = rt[k].lib[0];
+		for (unsigned i = 0; q->j[k].kind == CAT_JOB_RECALL && i < rt[k].n; i++)
+			if (has_free_drive(&m->libs[rt[k].lib[i]])) {
+				lib[k] = rt[k].lib[i];
+				break;
+			}
+	}
+	unsigned started = 0;
+	for (unsigned i = 0; i < m->nlibs; i++)
+		started += dispatch_lib(m, &m->libs[i], q, lib);
+	free(lib);
+	return started;
 }
 
 static void *dispatcher_main(void *arg)
@@ -486,10 +676,13 @@ static void *dispatcher_main(void *arg)
 		policyd_tick(m->policy); /* it leaves cartridges with a queued or running job alone */
 		struct queue q = {0};
 		int rc = catalog_job_list(m->cat, CAT_JOB_QUEUED, collect_queued, &q);
+		struct route *rt = rc == VTL_OK && q.n ? calloc(q.n, sizeof *rt) : NULL;
+		if (q.n && !rt)
+			rc = VTL_E_NOMEM; /* the next round tries again */
 		size_t keep = 0;
 		for (size_t k = 0; rc == VTL_OK && k < q.n; k++) {
-			char why[256];
-			if (unrunnable(m, &q.j[k], why, sizeof why)) {
+			char why[512];
+			if (!route(m, &q.j[k], &rt[keep], why, sizeof why)) {
 				job_set(m, &q.j[k], CAT_JOB_FAILED, why);
 				log_warn("job %lld (%s): %s", (long long)q.j[k].id, q.j[k].barcode, why);
 			} else {
@@ -498,8 +691,9 @@ static void *dispatcher_main(void *arg)
 		}
 		q.n = keep;
 		lock(m);
-		unsigned started = m->stopping || rc != VTL_OK ? 0 : dispatch(m, &q);
+		unsigned started = m->stopping || rc != VTL_OK ? 0 : dispatch(m, &q, rt);
 		free(q.j);
+		free(rt);
 		if (!started && !m->stopping) {
 			struct timespec ts = vtl_mono_deadline_ms(IDLE_WAIT_S * 1000ull);
 			(void)pthread_cond_timedwait(&m->wake, &m->mu, &ts); /* ETIMEDOUT is the idle tick */
@@ -509,17 +703,61 @@ static void *dispatcher_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A recall that failed in library l (every copy there bad, or none left)
+ * goes to the next library holding a good copy: queued again there. false
+ * when none does (the failure stands).
+ */
+static bool recall_elsewhere(struct migd *m, const struct mlib *l, const struct cat_job *j, const char *err)
+{
+	struct route rt;
+	if (m->nlibs < 2 || copy_libraries(m, j->barcode, &rt) != VTL_OK)
+		return false;
+	for (unsigned i = 0; i < rt.n; i++) {
+		const struct mlib *next = &m->libs[rt.lib[i]];
+		if (next == l)
+			continue;
+		if (catalog_job_update(m->cat, j->id, CAT_JOB_QUEUED, 0, "") != VTL_OK ||
+		    catalog_job_set_library(m->cat, j->id, next->pc->name) != VTL_OK) {
+			log_warn("job %lld (%s): cannot queue it again for %s: %s", (long long)j->id, j->barcode,
+				 next->pc->name, catalog_last_error(m->cat));
+			return false;
+		}
+		log_info("job %lld: the recall of %s from %s failed (%s); queued again for %s, which has a good copy",
+			 (long long)j->id, j->barcode, l->pc->name, err, next->pc->name);
+		return true;
+	}
+	return false;
+}
+
 /* --------------------------------------------------------- the requests */
 
+/* library: "" lets the dispatcher pick (migrator/daemon.c route). */
 static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcode, int drive, unsigned rate,
-		      bool native, char *out, size_t cap)
+		      bool native, const char *library, char *out, size_t cap)
 {
 	struct cat_cartridge cc;
 	int64_t id;
 	/* Kept with the job, so that a restart runs it as it was asked for. */
 	struct cat_job_opts o = {.drive = drive, .rate = rate, .native = native};
-	snprintf(o.library, sizeof o.library, "%s", m->cfg->physical.name);
+	snprintf(o.library, sizeof o.library, "%s", m->nlibs == 1 && !library[0] ? m->libs[0].pc->name : library);
 	int rc = catalog_cartridge_get(m->cat, barcode, &cc);
+	/* A verify of every copy: one job in each library holding one. */
+	struct route each = {.n = 0};
+	if (rc == VTL_OK && kind == CAT_JOB_VERIFY && m->nlibs > 1 && !o.library[0])
+		rc = copy_libraries(m, barcode, &each);
+	char more[256] = "";
+	size_t mat = 0;
+	for (unsigned i = 1; rc == VTL_OK && i < each.n; i++) {
+		int64_t extra;
+		snprintf(o.library, sizeof o.library, "%s", m->libs[each.lib[i]].pc->name);
+		if ((rc = catalog_job_add_opts(m->cat, kind, barcode, &o, &extra)) == VTL_OK) {
+			int w = snprintf(more + mat, sizeof more - mat, ", job %lld in %s", (long long)extra, o.library);
+			mat += w > 0 && (size_t)w < sizeof more - mat ? (size_t)w : 0;
+		}
+	}
+	if (each.n)
+		snprintf(o.library, sizeof o.library, "%s", m->libs[each.lib[0]].pc->name);
 	if (rc == VTL_OK)
 		rc = catalog_job_add_opts(m->cat, kind, barcode, &o, &id);
 	if (rc) {
@@ -529,9 +767,10 @@ static void queue_job(struct migd *m, enum cat_job_kind kind, const char *barcod
 	lock(m);
 	pthread_cond_signal(&m->wake);
 	unlock(m);
-	char msg[128];
-	snprintf(msg, sizeof msg, "queued job %lld: %s %s%s", (long long)id, kind_names[kind], barcode,
-		 native ? " (native)" : "");
+	char msg[512];
+	snprintf(msg, sizeof msg, "queued job %lld: %s %s%s%s%s%s", (long long)id, kind_names[kind], barcode,
+		 native ? " (native)" : "", o.library[0] && m->nlibs > 1 ? " in " : "", m->nlibs > 1 ? o.library : "",
+		 more);
 	size_t at = 0;
 	jo_printf(out, cap, &at, "{\"ok\":true,\"job\":%lld,\"message\":\"", (long long)id);
 	jo_str(out, cap, &at, msg);
@@ -564,10 +803,11 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 		jo_answer(out, cap, rc, catalog_last_error(m->cat), NULL);
 		return;
 	}
-	struct live lv[PHYS_MAX_DRIVES];
+	struct live lv[VTL_CFG_MAX_PHYS_LIBS][PHYS_MAX_DRIVES];
 	lock(m);
-	for (unsigned d = 0; d < m->ndrives; d++)
-		lv[d] = m->run[d].live;
+	for (unsigned li = 0; li < m->nlibs; li++)
+		for (unsigned d = 0; d < m->libs[li].ndrives; d++)
+			lv[li][d] = m->libs[li].run[d].live;
 	unlock(m);
 	size_t at = 0;
 	jo_printf(out, cap, &at, "{\"ok\":true,\"jobs\":[");
@@ -576,11 +816,14 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 		const struct cat_job *j = &js.j[i];
 		const struct live *l = NULL;
 		unsigned drive = 0;
-		for (unsigned d = 0; d < m->ndrives && !l; d++)
-			if (lv[d].running && lv[d].id == j->id) {
-				l = &lv[d];
-				drive = d;
-			}
+		const char *library = j->opts.library;
+		for (unsigned li = 0; li < m->nlibs && !l; li++)
+			for (unsigned d = 0; d < m->libs[li].ndrives && !l; d++)
+				if (lv[li][d].running && lv[li][d].id == j->id) {
+					l = &lv[li][d];
+					drive = d;
+					library = m->libs[li].pc->name;
+				}
 		bool live = l != NULL;
 		jo_printf(out, cap, &at,
 			  "%s{\"id\":%lld,\"kind\":\"%s\",\"barcode\":\"%s\",\"state\":\"%s\",\"bytes\":%llu,"
@@ -590,8 +833,10 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 			  (long long)j->finished);
 		jo_str(out, cap, &at, j->error);
 		/* What it was asked for, as the catalog keeps it. */
-		jo_printf(out, cap, &at, "\",\"copy\":\"%s\",\"asked_drive\":%d,\"rate\":%u",
+		jo_printf(out, cap, &at, "\",\"copy\":\"%s\",\"asked_drive\":%d,\"rate\":%u,\"library\":\"",
 			  j->opts.native ? CAT_COPY_NATIVE : CAT_COPY_STACKED, j->opts.drive, j->opts.rate);
+		jo_str(out, cap, &at, library);
+		jo_printf(out, cap, &at, "\"");
 		if (live) {
 			double eta = l->mbs > 0 && l->total > l->bytes ? (double)(l->total - l->bytes) / (l->mbs * MB) : 0;
 			jo_printf(out, cap, &at,
@@ -628,10 +873,13 @@ static void cancel_job(struct migd *m, int64_t id, char *out, size_t cap)
 		snprintf(msg, sizeof msg, "job %lld cancelled before it started", (long long)id);
 	} else if (j.state == CAT_JOB_RUNNING) {
 		lock(m);
-		for (unsigned d = 0; d < m->ndrives; d++)
-			if (m->run[d].assigned && m->run[d].job.id == id) {
-				m->run[d].by_operator = true;
-				atomic_store(&m->run[d].cancel, true);
+		for (unsigned li = 0; li < m->nlibs; li++)
+			for (unsigned d = 0; d < m->libs[li].ndrives; d++) {
+				struct runner *r = &m->libs[li].run[d];
+				if (r->assigned && r->job.id == id) {
+					r->by_operator = true;
+					atomic_store(&r->cancel, true);
+				}
 			}
 		unlock(m);
 		snprintf(msg, sizeof msg, "job %lld is being cancelled", (long long)id);
@@ -652,49 +900,61 @@ static void host_hint(struct migd *m, bool wake, const char *barcode, char *out,
 {
 	const char *msg = wake ? "the recall takes a free drive, or one a copy gives up" : "nothing to stop";
 	lock(m);
-	for (unsigned d = 0; !wake && d < m->ndrives; d++) {
-		struct runner *r = &m->run[d];
-		if (r->assigned && r->job.kind != CAT_JOB_RECALL && !strcmp(r->job.barcode, barcode)) {
-			r->yielded = true;
-			atomic_store(&r->cancel, true);
-			msg = "stopping the copy of the cartridge";
+	for (unsigned li = 0; !wake && li < m->nlibs; li++)
+		for (unsigned d = 0; d < m->libs[li].ndrives; d++) {
+			struct runner *r = &m->libs[li].run[d];
+			if (r->assigned && r->job.kind != CAT_JOB_RECALL && !strcmp(r->job.barcode, barcode)) {
+				r->yielded = true;
+				atomic_store(&r->cancel, true);
+				msg = "stopping the copy of the cartridge";
+			}
 		}
-	}
 	pthread_cond_signal(&m->wake);
 	unlock(m);
 	jo_answer(out, cap, VTL_OK, msg, msg);
 }
 
-/* Jobs on other drives go on meanwhile: the library serialises its changer's calls itself. */
+/* The capacity a new tape of library pc gets in the catalog. */
+static uint64_t tape_capacity(const struct vtl_physical_config *pc)
+{
+	return pc->tape_capacity ? pc->tape_capacity : phys_sim_native_capacity(pc->generation);
+}
+
+/* Adds library l's new tapes to the catalog, in its first pool (none named: the default one). */
+static int scan_lib(struct migd *m, struct mlib *l, unsigned *added, char *err, size_t errlen)
+{
+	struct migrator mig = {.cat = m->cat, .lib = l->lib, .phys_name = l->pc->name,
+			       .tape_pool = l->pc->pools ? l->pc->pool[0] : NULL};
+	return migrate_scan_tapes(&mig, tape_capacity(l->pc), added, err, errlen);
+}
+
+/* Jobs on other drives go on meanwhile: each library serialises its changer's calls itself. */
 static void scan(struct migd *m, char *out, size_t cap)
 {
-	const struct vtl_config *c = m->cfg;
-	uint64_t capacity = c->physical.tape_capacity ? c->physical.tape_capacity
-						      : phys_sim_native_capacity(c->physical.generation);
-	struct migrator mig = {.cat = m->cat, .lib = m->lib, .phys_name = c->physical.name};
-	unsigned added = 0;
-	char err[512] = "", msg[128];
-	int rc = migrate_scan_tapes(&mig, capacity, &added, err, sizeof err);
-	snprintf(msg, sizeof msg, "%u new tapes of %s in the catalog", added, c->physical.name);
+	char err[512] = "", msg[512] = "";
+	size_t at = 0;
+	int rc = VTL_OK;
+	for (unsigned i = 0; rc == VTL_OK && i < m->nlibs; i++) {
+		unsigned added = 0;
+		rc = scan_lib(m, &m->libs[i], &added, err, sizeof err);
+		int w = snprintf(msg + at, sizeof msg - at, "%s%u new tapes of %s", i ? ", " : "", added,
+				 m->libs[i].pc->name);
+		at += w > 0 && (size_t)w < sizeof msg - at ? (size_t)w : 0;
+	}
+	if (at < sizeof msg)
+		snprintf(msg + at, sizeof msg - at, " in the catalog");
 	jo_answer(out, cap, rc, err, msg);
 }
 
-/* The library's elements, each drive with its job (busy), idle, or unused (beyond [migrator] drives). */
-static void physical(struct migd *m, char *out, size_t cap)
+/* One library's elements into out, each drive with its job (busy), idle, or unused (beyond [migrator] drives). */
+static int physical_lib(struct migd *m, struct mlib *l, struct phys_element *e, char *out, size_t cap, size_t *at,
+			bool first, char *err, size_t errlen)
 {
-	struct phys_element *e = malloc(INVENTORY_MAX * sizeof *e);
-	if (!e) {
-		jo_answer(out, cap, VTL_E_NOMEM, "out of memory", NULL);
-		return;
-	}
 	unsigned n = 0;
-	int rc = m->lib->ops->inventory(m->lib, e, INVENTORY_MAX, &n);
+	int rc = l->lib->ops->inventory(l->lib, e, INVENTORY_MAX, &n);
 	if (rc) {
-		char err[PHYS_ERR_MAX];
-		snprintf(err, sizeof err, "%s", phys_error(m->lib));
-		jo_answer(out, cap, rc, err, NULL);
-		free(e);
-		return;
+		snprintf(err, errlen, "%s: %s", l->pc->name, phys_error(l->lib));
+		return rc;
 	}
 	struct {
 		bool busy;
@@ -702,30 +962,67 @@ static void physical(struct migd *m, char *out, size_t cap)
 		enum cat_job_kind kind;
 	} use[PHYS_MAX_DRIVES] = {{0}};
 	lock(m);
-	for (unsigned d = 0; d < m->ndrives; d++)
-		use[d].busy = m->run[d].assigned, use[d].job = m->run[d].job.id, use[d].kind = m->run[d].job.kind;
+	for (unsigned d = 0; d < l->ndrives; d++)
+		use[d].busy = l->run[d].assigned, use[d].job = l->run[d].job.id, use[d].kind = l->run[d].job.kind;
 	unlock(m);
 	static const char *const types[] = {"", "transport", "slot", "ie", "drive"};
-	size_t at = 0;
-	jo_printf(out, cap, &at, "{\"ok\":true,\"library\":\"%s\",\"kind\":\"%s\",\"elements\":[", m->cfg->physical.name,
-		  m->lib->ops->kind);
 	for (unsigned i = 0; i < n && i < INVENTORY_MAX; i++) {
-		jo_printf(out, cap, &at, "%s{\"address\":%u,\"type\":\"%s\",\"barcode\":\"", i ? "," : "", e[i].address,
-			  types[e[i].type]);
-		jo_str(out, cap, &at, e[i].full ? e[i].barcode : "");
-		jo_printf(out, cap, &at, "\"");
-		int d = e[i].type == PHYS_ELEM_DRIVE ? phys_drive_of(m->lib, e[i].address) : -1;
-		if (d >= 0 && (unsigned)d >= m->ndrives)
-			jo_printf(out, cap, &at, ",\"drive\":%d,\"state\":\"unused\"", d);
+		jo_printf(out, cap, at, "%s{\"address\":%u,\"library\":\"", first && !i ? "" : ",", e[i].address);
+		jo_str(out, cap, at, l->pc->name);
+		jo_printf(out, cap, at, "\",\"type\":\"%s\",\"barcode\":\"", types[e[i].type]);
+		jo_str(out, cap, at, e[i].full ? e[i].barcode : "");
+		jo_printf(out, cap, at, "\"");
+		int d = e[i].type == PHYS_ELEM_DRIVE ? phys_drive_of(l->lib, e[i].address) : -1;
+		if (d >= 0 && (unsigned)d >= l->ndrives)
+			jo_printf(out, cap, at, ",\"drive\":%d,\"state\":\"unused\"", d);
 		else if (d >= 0 && use[d].busy)
-			jo_printf(out, cap, &at, ",\"drive\":%d,\"state\":\"busy\",\"job\":%lld,\"job_kind\":\"%s\"", d,
+			jo_printf(out, cap, at, ",\"drive\":%d,\"state\":\"busy\",\"job\":%lld,\"job_kind\":\"%s\"", d,
 				  (long long)use[d].job, kind_names[use[d].kind]);
 		else if (d >= 0)
-			jo_printf(out, cap, &at, ",\"drive\":%d,\"state\":\"idle\"", d);
-		jo_printf(out, cap, &at, "}");
+			jo_printf(out, cap, at, ",\"drive\":%d,\"state\":\"idle\"", d);
+		jo_printf(out, cap, at, "}");
+	}
+	return VTL_OK;
+}
+
+/* The elements of every library (library "": all), or of the one named. */
+static void physical(struct migd *m, const char *library, char *out, size_t cap)
+{
+	struct mlib *only = NULL;
+	if (library[0]) {
+		for (unsigned i = 0; i < m->nlibs; i++)
+			if (!strcmp(m->libs[i].pc->name, library))
+				only = &m->libs[i];
+		if (!only) {
+			char names[256], msg[384];
+			library_names(m, names, sizeof names);
+			snprintf(msg, sizeof msg, "no physical library %s: this migrator serves %s", library, names);
+			jo_answer(out, cap, VTL_E_NOTFOUND, msg, NULL);
+			return;
+		}
+	}
+	struct phys_element *e = malloc(INVENTORY_MAX * sizeof *e);
+	if (!e) {
+		jo_answer(out, cap, VTL_E_NOMEM, "out of memory", NULL);
+		return;
+	}
+	/* library and kind: the first one's (or the named one's), as with a single library. */
+	struct mlib *head = only ? only : &m->libs[0];
+	size_t at = 0;
+	jo_printf(out, cap, &at, "{\"ok\":true,\"library\":\"");
+	jo_str(out, cap, &at, head->pc->name);
+	jo_printf(out, cap, &at, "\",\"kind\":\"%s\",\"elements\":[", head->lib->ops->kind);
+	char err[PHYS_ERR_MAX + CAT_NAME_MAX + 4];
+	int rc = VTL_OK;
+	for (unsigned i = 0; rc == VTL_OK && i < m->nlibs; i++)
+		if (!only || only == &m->libs[i])
+			rc = physical_lib(m, &m->libs[i], e, out, cap, &at, only || i == 0, err, sizeof err);
+	free(e);
+	if (rc) {
+		jo_answer(out, cap, rc, err, NULL);
+		return;
 	}
 	jo_printf(out, cap, &at, "]}");
-	free(e);
 }
 
 /* ------------------------------------------------------------- the metrics */
@@ -745,26 +1042,31 @@ static int count_job(const struct cat_job *j, void *arg)
 void migd_snapshot(struct migd *m, struct migd_snapshot *out)
 {
 	memset(out, 0, sizeof *out);
-	out->drives = m->lib->drives < PHYS_MAX_DRIVES ? m->lib->drives : PHYS_MAX_DRIVES;
 	lock(m);
-	for (unsigned d = 0; d < out->drives; d++) {
-		const struct runner *r = &m->run[d];
-		struct migd_drive_snap *s = &out->drive[d];
-		s->runs_jobs = d < m->ndrives;
-		s->busy = r->assigned;
-		s->jobs_ended = r->jobs_ended;
-		s->bytes = r->ended.bytes + r->live.bytes;
-		s->writer_waits = r->ended.writer_waits + r->live.c.writer_waits;
-		s->reader_waits = r->ended.reader_waits + r->live.c.reader_waits;
-		s->gaps = r->ended.gaps + r->live.c.gaps;
-		if (r->assigned) {
-			s->job = r->job.id;
-			s->kind = r->job.kind;
-			snprintf(s->barcode, sizeof s->barcode, "%s", r->job.barcode);
-			s->job_bytes = r->live.bytes;
-			s->job_total = r->live.total;
-			s->ring_full = r->live.full;
-			s->ring_buffers = r->live.buffers;
+	for (unsigned li = 0; li < m->nlibs; li++) {
+		const struct mlib *l = &m->libs[li];
+		unsigned have = l->lib->drives < PHYS_MAX_DRIVES ? l->lib->drives : PHYS_MAX_DRIVES;
+		for (unsigned d = 0; d < have; d++) {
+			const struct runner *r = &l->run[d];
+			struct migd_drive_snap *s = &out->drive[out->drives++];
+			snprintf(s->library, sizeof s->library, "%s", l->pc->name);
+			s->number = d;
+			s->runs_jobs = d < l->ndrives;
+			s->busy = r->assigned;
+			s->jobs_ended = r->jobs_ended;
+			s->bytes = r->ended.bytes + r->live.bytes;
+			s->writer_waits = r->ended.writer_waits + r->live.c.writer_waits;
+			s->reader_waits = r->ended.reader_waits + r->live.c.reader_waits;
+			s->gaps = r->ended.gaps + r->live.c.gaps;
+			if (r->assigned) {
+				s->job = r->job.id;
+				s->kind = r->job.kind;
+				snprintf(s->barcode, sizeof s->barcode, "%s", r->job.barcode);
+				s->job_bytes = r->live.bytes;
+				s->job_total = r->live.total;
+				s->ring_full = r->live.full;
+				s->ring_buffers = r->live.buffers;
+			}
 		}
 	}
 	out->recalls = m->recalls;
@@ -797,9 +1099,25 @@ typedef void (*request_fn)(struct migd *m, const struct ctlproto_request *r, cha
 
 static void req_job(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
 {
-	if (r->given[CTLPROTO_OPT_DRIVE] && r->option[CTLPROTO_OPT_DRIVE] >= m->lib->drives) {
-		char msg[96];
-		snprintf(msg, sizeof msg, "%s has drives 0..%u", m->cfg->physical.name, m->lib->drives - 1);
+	const struct mlib *l = m->nlibs == 1 ? &m->libs[0] : NULL;
+	for (unsigned i = 0; r->library[0] && i < m->nlibs; i++)
+		if (!strcmp(m->libs[i].pc->name, r->library))
+			l = &m->libs[i];
+	char msg[384];
+	if (r->library[0] && (!l || strcmp(l->pc->name, r->library) != 0)) {
+		char names[256];
+		library_names(m, names, sizeof names);
+		snprintf(msg, sizeof msg, "no physical library %s: this migrator serves %s", r->library, names);
+		jo_answer(out, cap, VTL_E_NOTFOUND, msg, NULL);
+		return;
+	}
+	if (r->given[CTLPROTO_OPT_DRIVE] && !l) {
+		snprintf(msg, sizeof msg, "a drive number belongs to one library: name it with library NAME");
+		jo_answer(out, cap, VTL_E_INVAL, msg, NULL);
+		return;
+	}
+	if (r->given[CTLPROTO_OPT_DRIVE] && r->option[CTLPROTO_OPT_DRIVE] >= l->lib->drives) {
+		snprintf(msg, sizeof msg, "%s has drives 0..%u", l->pc->name, l->lib->drives - 1);
 		jo_answer(out, cap, VTL_E_INVAL, msg, NULL);
 		return;
 	}
@@ -808,7 +1126,7 @@ static void req_job(struct migd *m, const struct ctlproto_request *r, char *out,
 							      : CAT_JOB_MIGRATE;
 	int drive = r->given[CTLPROTO_OPT_DRIVE] ? (int)r->option[CTLPROTO_OPT_DRIVE] : -1;
 	unsigned rate = r->given[CTLPROTO_OPT_RATE] ? (unsigned)r->option[CTLPROTO_OPT_RATE] : 0;
-	queue_job(m, kind, r->barcode, drive, rate, r->option[CTLPROTO_OPT_NATIVE] != 0, out, cap);
+	queue_job(m, kind, r->barcode, drive, rate, r->option[CTLPROTO_OPT_NATIVE] != 0, r->library, out, cap);
 }
 
 static void req_hint(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
@@ -849,8 +1167,7 @@ static void req_scan(struct migd *m, const struct ctlproto_request *r, char *out
 
 static void req_physical(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
 {
-	(void)r;
-	physical(m, out, cap);
+	physical(m, r->library, out, cap);
 }
 
 static void req_policy(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
@@ -893,8 +1210,8 @@ static int apply_reload(void *arg, struct vtl_config *next)
 
 int migd_reload(struct migd *m, char *msg, size_t cap)
 {
-	char name[CAT_NAME_MAX + 16];
-	snprintf(name, sizeof name, "copies go to %s", m->cfg->physical.name);
+	char name[CAT_NAME_MAX + 32];
+	snprintf(name, sizeof name, "copies go to %s%s", m->libs[0].pc->name, m->nlibs > 1 ? " and more" : "");
 	struct vtl_reload r = {.reloads = reloads, .ignores = ignores, .apply = apply_reload, .arg = m, .name = name,
 			       .busy = &m->reloading};
 	return vtl_reload(m->applied ? m->applied : m->cfg, &r, msg, cap);
@@ -917,35 +1234,27 @@ static void handle(void *arg, const char *request, char *out, size_t cap)
 
 /* ------------------------------------------------------- start and stop */
 
-static int open_physical(const struct vtl_config *c, struct phys_lib **out, char *err, size_t errlen)
+static int open_physical(const struct vtl_physical_config *c, struct phys_lib **out, char *err, size_t errlen)
 {
-	if (!c->physical.configured) {
-		snprintf(err, errlen, "%s has no [physical] section: name the library copies go to (docs/migrator.md)",
-			 c->path);
-		return VTL_E_CONFIG;
-	}
-	if (!strcmp(c->physical.type, "sim")) {
-		struct phys_sim_config sc = {.generation = c->physical.generation, .drives = c->physical.drives,
-					     .slots = c->physical.slots, .mail_slots = c->physical.mail_slots,
-					     .tapes = c->physical.tapes, .capacity = c->physical.tape_capacity,
-					     .buffer = c->physical.drive_buffer, .rate_mbs = c->physical.rate,
-					     .backhitch_ms = c->physical.backhitch_ms, .load_ms = c->physical.load_ms,
-					     .locate_ms = c->physical.locate_ms,
-					     .data_dir = c->physical.keep_data ? c->physical.data_dir : NULL};
+	if (!strcmp(c->type, "sim")) {
+		struct phys_sim_config sc = {.generation = c->generation, .drives = c->drives, .slots = c->slots,
+					     .mail_slots = c->mail_slots, .tapes = c->tapes, .capacity = c->tape_capacity,
+					     .buffer = c->drive_buffer, .rate_mbs = c->rate, .backhitch_ms = c->backhitch_ms,
+					     .load_ms = c->load_ms, .locate_ms = c->locate_ms, .prefix = c->prefix,
+					     .data_dir = c->keep_data ? c->data_dir : NULL};
 		return phys_sim_open(&sc, out, err, errlen);
 	}
-	if (!strcmp(c->physical.type, "st")) {
-		struct phys_st_config sc = {.changer = c->physical.changer, .drives = c->physical.st_drives};
-		for (unsigned d = 0; d < c->physical.st_drives; d++) {
-			sc.drive[d] = c->physical.drive[d];
-			sc.drive_sg[d] = d < c->physical.st_drive_sgs ? c->physical.drive_sg[d] : NULL;
+	if (!strcmp(c->type, "st")) {
+		struct phys_st_config sc = {.changer = c->changer, .drives = c->st_drives};
+		for (unsigned d = 0; d < c->st_drives; d++) {
+			sc.drive[d] = c->drive[d];
+			sc.drive_sg[d] = d < c->st_drive_sgs ? c->drive_sg[d] : NULL;
 		}
 		return phys_st_open(&sc, out, err, errlen);
 	}
-	struct phys_iscsi_config ic = {.portal = c->physical.portal, .target_iqn = c->physical.target,
-				       .initiator_iqn = c->physical.initiator, .chap_user = c->physical.chap_user,
-				       .chap_secret = c->physical.chap_secret, .mutual_user = c->physical.mutual_user,
-				       .mutual_secret = c->physical.mutual_secret};
+	struct phys_iscsi_config ic = {.portal = c->portal, .target_iqn = c->target, .initiator_iqn = c->initiator,
+				       .chap_user = c->chap_user, .chap_secret = c->chap_secret,
+				       .mutual_user = c->mutual_user, .mutual_secret = c->mutual_secret};
 	return phys_iscsi_open(&ic, out, err, errlen);
 }
 
@@ -964,33 +1273,73 @@ static int requeue(const struct cat_job *j, void *arg)
 	return 0;
 }
 
-/* How many drives run jobs, and how many of them are kept for recalls; err says what does not fit. */
-static int plan_drives(struct migd *m, char *err, size_t errlen)
+/*
+ * How many of library l's drives run jobs, and how many of them are kept for
+ * recalls; err says what does not fit. [migrator] drives counts each
+ * library's: with several, one that has fewer uses all of its own.
+ */
+static int plan_drives(struct migd *m, struct mlib *l, char *err, size_t errlen)
 {
 	const struct vtl_config *c = m->cfg;
-	unsigned have = m->lib->drives < PHYS_MAX_DRIVES ? m->lib->drives : PHYS_MAX_DRIVES;
-	if (c->migrator.drives > have) {
-		snprintf(err, errlen, "[migrator] drives = %u: %s has %u drives", c->migrator.drives, c->physical.name, have);
+	unsigned have = l->lib->drives < PHYS_MAX_DRIVES ? l->lib->drives : PHYS_MAX_DRIVES;
+	if (c->migrator.drives > have && m->cfg->physicals == 1) {
+		snprintf(err, errlen, "[migrator] drives = %u: %s has %u drives", c->migrator.drives, l->pc->name, have);
 		return VTL_E_CONFIG;
 	}
-	m->ndrives = c->migrator.drives ? c->migrator.drives : have;
-	if (c->migrator.recall_drives >= m->ndrives) {
-		snprintf(err, errlen, "[migrator] recall_drives = %u must be below the %u drives that run jobs: copies need "
-			 "a drive too", c->migrator.recall_drives, m->ndrives);
+	l->ndrives = c->migrator.drives && c->migrator.drives < have ? c->migrator.drives : have;
+	if (c->migrator.recall_drives >= l->ndrives) {
+		snprintf(err, errlen, "[migrator] recall_drives = %u must be below the %u drives that run jobs%s%s: copies "
+			 "need a drive too", c->migrator.recall_drives, l->ndrives, m->nlibs > 1 ? " in " : "",
+			 m->nlibs > 1 ? l->pc->name : "");
 		return VTL_E_CONFIG;
 	}
-	m->recall_drives = c->migrator.recall_drives;
+	l->recall_drives = c->migrator.recall_drives;
 	return VTL_OK;
 }
 
-/* Starts a runner per drive, then the dispatcher. */
+/* [policy] copy_pools, those library l keeps: a copy there goes to the first without a good copy. */
+static void lib_copies(const struct vtl_config *c, struct mlib *l)
+{
+	l->copies = c->policy;
+	l->copies.copy_pools = 0;
+	for (unsigned i = 0; i < c->policy.copy_pools; i++)
+		if (vtl_config_library_serves(l->pc, c->policy.copy_pool[i]))
+			snprintf(l->copies.copy_pool[l->copies.copy_pools++], sizeof l->copies.copy_pool[0], "%s",
+				 c->policy.copy_pool[i]);
+	/* A library asked for by name that keeps no copy pool: its own first pool. */
+	if (!l->copies.copy_pools) {
+		snprintf(l->copies.copy_pool[0], sizeof l->copies.copy_pool[0], "%s",
+			 l->pc->pools ? l->pc->pool[0] : CAT_POOL_DEFAULT);
+		l->copies.copy_pools = 1;
+	}
+}
+
+/* Opens library i of the configuration with its drives' plan, and adds its new tapes to the catalog. */
+static int open_lib(struct migd *m, unsigned i, char *err, size_t errlen)
+{
+	struct mlib *l = &m->libs[i];
+	int rc = open_physical(l->pc, &l->lib, err, errlen);
+	if (rc == VTL_OK)
+		rc = plan_drives(m, l, err, errlen);
+	unsigned added = 0;
+	if (rc == VTL_OK && (rc = scan_lib(m, l, &added, err, errlen)) == VTL_OK && added)
+		log_info("%u tapes of %s added to the catalog", added, l->pc->name);
+	if (rc == VTL_OK)
+		log_info("%u drives of %s run jobs, %u of them kept for recalls", l->ndrives, l->pc->name,
+			 l->recall_drives);
+	return rc;
+}
+
+/* Starts a runner per drive of each library, then the dispatcher. */
 static int start_threads(struct migd *m)
 {
-	for (unsigned d = 0; d < m->ndrives; d++) {
-		if (pthread_create(&m->run[d].th, NULL, runner_main, &m->run[d]) != 0)
-			return VTL_E_NOMEM;
-		m->run[d].th_started = true;
-	}
+	for (unsigned li = 0; li < m->nlibs; li++)
+		for (unsigned d = 0; d < m->libs[li].ndrives; d++) {
+			struct runner *r = &m->libs[li].run[d];
+			if (pthread_create(&r->th, NULL, runner_main, r) != 0)
+				return VTL_E_NOMEM;
+			r->th_started = true;
+		}
 	if (pthread_create(&m->dispatcher, NULL, dispatcher_main, m) != 0)
 		return VTL_E_NOMEM;
 	m->dispatcher_started = true;
@@ -999,13 +1348,17 @@ static int start_threads(struct migd *m)
 
 int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_t errlen)
 {
+	if (!vtl_config_has_physical(cfg)) {
+		snprintf(err, errlen, "%s has no [physical] section: name the library copies go to (docs/migrator.md)",
+			 cfg->path);
+		return VTL_E_CONFIG;
+	}
 	struct migd *m = calloc(1, sizeof *m);
 	if (!m)
 		return VTL_E_NOMEM;
 	m->cfg = cfg;
 	set_rates(m, cfg);
 	atomic_flag_clear(&m->reloading);
-	pthread_mutex_init(&m->robot, NULL);
 	pthread_mutex_init(&m->mu, NULL);
 	/* Its idle and tape waits are monotonic deadlines. */
 	bool conds = vtl_cond_init_mono(&m->wake) == 0;
@@ -1015,15 +1368,25 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 	}
 	if (!conds) {
 		pthread_mutex_destroy(&m->mu);
-		pthread_mutex_destroy(&m->robot);
 		free(m);
 		snprintf(err, errlen, "cannot set up a condition variable on the monotonic clock");
 		return VTL_E_NOMEM;
 	}
-	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++) {
-		m->run[d].m = m;
-		m->run[d].drive = d;
-		pthread_cond_init(&m->run[d].go, NULL);
+	m->nlibs = cfg->physicals;
+	for (unsigned li = 0; li < m->nlibs; li++) {
+		struct mlib *l = &m->libs[li];
+		l->m = m;
+		l->index = li;
+		l->pc = &cfg->physical[li];
+		pthread_mutex_init(&l->robot, NULL);
+		l->robot_init = true;
+		lib_copies(cfg, l);
+		for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++) {
+			l->run[d].m = m;
+			l->run[d].l = l;
+			l->run[d].drive = d;
+			pthread_cond_init(&l->run[d].go, NULL);
+		}
 	}
 	int rc = catalog_open(cfg->catalog.path, false, &m->cat, err, errlen);
 	if (rc == VTL_OK) {
@@ -1031,19 +1394,8 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 		vtl_config_pool(cfg, &pc);
 		rc = vtl_pool_open(&pc, &m->pool, err, errlen);
 	}
-	if (rc == VTL_OK)
-		rc = open_physical(cfg, &m->lib, err, errlen);
-	if (rc == VTL_OK)
-		rc = plan_drives(m, err, errlen);
-	if (rc == VTL_OK) {
-		uint64_t capacity = cfg->physical.tape_capacity ? cfg->physical.tape_capacity
-								: phys_sim_native_capacity(cfg->physical.generation);
-		struct migrator mig = {.cat = m->cat, .lib = m->lib, .phys_name = cfg->physical.name};
-		unsigned added = 0;
-		rc = migrate_scan_tapes(&mig, capacity, &added, err, errlen);
-		if (rc == VTL_OK && added)
-			log_info("%u tapes of %s added to the catalog", added, cfg->physical.name);
-	}
+	for (unsigned li = 0; rc == VTL_OK && li < m->nlibs; li++)
+		rc = open_lib(m, li, err, errlen);
 	if (rc == VTL_OK && (rc = catalog_job_list(m->cat, CAT_JOB_RUNNING, requeue, m)) != VTL_OK)
 		snprintf(err, errlen, "queueing again the jobs a stop interrupted: %s", catalog_last_error(m->cat));
 	if (rc == VTL_OK)
@@ -1060,8 +1412,6 @@ int migd_start(const struct vtl_config *cfg, struct migd **out, char *err, size_
 		migd_stop(m);
 		return rc;
 	}
-	log_info("%u drives of %s run jobs, %u of them kept for recalls", m->ndrives, cfg->physical.name,
-		 m->recall_drives);
 	*out = m;
 	return VTL_OK;
 }
@@ -1073,31 +1423,37 @@ void migd_stop(struct migd *m)
 	ctlsock_stop(m->sock);
 	lock(m);
 	m->stopping = true;
-	for (unsigned d = 0; d < m->ndrives; d++) {
-		atomic_store(&m->run[d].cancel, true);
-		pthread_cond_signal(&m->run[d].go);
-	}
+	for (unsigned li = 0; li < m->nlibs; li++)
+		for (unsigned d = 0; d < m->libs[li].ndrives; d++) {
+			atomic_store(&m->libs[li].run[d].cancel, true);
+			pthread_cond_signal(&m->libs[li].run[d].go);
+		}
 	pthread_cond_signal(&m->wake);
 	pthread_cond_broadcast(&m->tapes);
 	unlock(m);
 	if (m->dispatcher_started)
 		pthread_join(m->dispatcher, NULL);
-	for (unsigned d = 0; d < m->ndrives; d++)
-		if (m->run[d].th_started)
-			pthread_join(m->run[d].th, NULL);
+	for (unsigned li = 0; li < m->nlibs; li++)
+		for (unsigned d = 0; d < m->libs[li].ndrives; d++)
+			if (m->libs[li].run[d].th_started)
+				pthread_join(m->libs[li].run[d].th, NULL);
 	policyd_destroy(m->policy);
 	vtl_config_free(m->applied);
-	if (m->lib)
-		m->lib->ops->close(m->lib);
+	for (unsigned li = 0; li < m->nlibs; li++) {
+		struct mlib *l = &m->libs[li];
+		if (l->lib)
+			l->lib->ops->close(l->lib);
+		for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++)
+			pthread_cond_destroy(&l->run[d].go);
+		if (l->robot_init)
+			pthread_mutex_destroy(&l->robot);
+	}
 	if (m->pool)
 		vtl_pool_close(m->pool);
 	if (m->cat)
 		catalog_close(m->cat);
-	for (unsigned d = 0; d < PHYS_MAX_DRIVES; d++)
-		pthread_cond_destroy(&m->run[d].go);
 	pthread_cond_destroy(&m->tapes);
 	pthread_cond_destroy(&m->wake);
 	pthread_mutex_destroy(&m->mu);
-	pthread_mutex_destroy(&m->robot);
 	free(m);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * vtl-migrator's core: the catalog, the pool and the physical library of a
- * configuration; a dispatcher that plans the queued jobs over the physical
- * drives (migrator/sched.h) and a runner thread per drive that runs one job
- * at a time on it; and the control socket vtlctl talks to (migrate, verify,
+ * vtl-migrator's core: the catalog, the pool and the physical libraries of
+ * a configuration; a dispatcher that sends each queued job to a library
+ * (a copy to the one keeping its copy pool, a recall or verify to one
+ * holding a copy) and plans each library's jobs over its drives
+ * (migrator/sched.h); a runner thread per drive that runs one job at a
+ * time on it; and the control socket vtlctl talks to (migrate, verify,
  * jobs with live progress and drive, cancel, scan, physical with each drive
  * busy or idle). Jobs live in the catalog with what they asked for: a job
  * left running by a crash is queued again at the next start.
@@ -34,6 +36,8 @@ void migd_stop(struct migd *m);
 
 /* One physical drive as the metrics see it. */
 struct migd_drive_snap {
+	char library[CAT_NAME_MAX + 1]; /* its physical library */
+	unsigned number;        /* its drive number there, from 0 */
 	bool runs_jobs;         /* within [migrator] drives */
 	bool busy;              /* a job is given to it */
 	int64_t job;
@@ -48,8 +52,8 @@ struct migd_drive_snap {
 
 /* What vtl-migrator's /metrics shows, read under its scheduler lock and then the catalog's and the policy's. */
 struct migd_snapshot {
-	unsigned drives;        /* the physical library's, at most PHYS_MAX_DRIVES */
-	struct migd_drive_snap drive[PHYS_MAX_DRIVES];
+	unsigned drives;        /* every physical library's, library by library, at most PHYS_MAX_DRIVES each */
+	struct migd_drive_snap drive[VTL_CFG_MAX_PHYS_LIBS * PHYS_MAX_DRIVES];
 	uint64_t recalls;       /* recalls that reached their first block */
 	uint64_t recall_first_block[MIGD_RECALL_BUCKETS + 1]; /* by bucket, the last above every bound */
 	double recall_first_block_sum; /* seconds */

@@ -79,10 +79,17 @@ int main(int argc, char **argv)
 		vtl_config_free(cfg);
 		return 1;
 	}
-	log_info("ready: copies go to %s (%s); control socket %s", cfg->physical.name, cfg->physical.type,
-		 cfg->migrator.control_socket);
+	/* "site (sim), vault (iscsi)": every library copies go to. */
+	char libs[SDNOTIFY_STATUS_LEN - 16] = "";
+	size_t at = 0;
+	for (unsigned i = 0; i < cfg->physicals && at < sizeof libs; i++) {
+		int w = snprintf(libs + at, sizeof libs - at, "%s%s (%s)", i ? ", " : "", cfg->physical[i].name,
+				 cfg->physical[i].type);
+		at += w > 0 ? (size_t)w : 0;
+	}
+	log_info("ready: copies go to %s; control socket %s", libs, cfg->migrator.control_socket);
 	char status[SDNOTIFY_STATUS_LEN];
-	snprintf(status, sizeof status, "copies go to %s (%s)", cfg->physical.name, cfg->physical.type);
+	snprintf(status, sizeof status, "copies go to %s", libs);
 	service_wait(&sigs, status, "stopping: an interrupted job is queued again for the next start", reload, m);
 	http_stop(web); /* first: its handlers use m */
 	migd_stop(m);

@@ -12,14 +12,14 @@ static const char *const kinds[MIGD_JOB_KINDS] = {"", "migrate", "recall", "veri
 static const char *const states[MIGD_JOB_STATES] = {"", "queued", "running", "done", "failed"};
 
 /* A drive's counter or gauge; get reads it from the drive's snapshot. */
-static void drive_family(struct outbuf *o, const struct migd_snapshot *s, const char *library, const char *name,
-			 const char *type, const char *help, uint64_t (*get)(const struct migd_drive_snap *))
+static void drive_family(struct outbuf *o, const struct migd_snapshot *s, const char *name, const char *type,
+			 const char *help, uint64_t (*get)(const struct migd_drive_snap *))
 {
 	prom_family(o, name, type, help);
 	for (unsigned d = 0; d < s->drives; d++) {
 		char num[NUM_TEXT];
-		snprintf(num, sizeof num, "%u", d);
-		struct prom_label l[] = {{"library", library}, {"drive", num}};
+		snprintf(num, sizeof num, "%u", s->drive[d].number);
+		struct prom_label l[] = {{"library", s->drive[d].library}, {"drive", num}};
 		prom_sample_u64(o, name, l, 2, get(&s->drive[d]));
 	}
 }
@@ -34,38 +34,38 @@ static uint64_t ring_buffers(const struct migd_drive_snap *d) { return d->ring_b
 static uint64_t job_bytes(const struct migd_drive_snap *d) { return d->job_bytes; }
 static uint64_t job_total(const struct migd_drive_snap *d) { return d->job_total; }
 
-void migd_metrics_write(const struct migd_snapshot *s, const char *library, struct outbuf *o)
+void migd_metrics_write(const struct migd_snapshot *s, struct outbuf *o)
 {
 	prom_family(o, "vtl_migrator_drive_info", "gauge", "A physical drive: its state (unused: beyond [migrator] drives; "
 		    "idle; busy) and its job's id, kind and cartridge; always 1");
 	for (unsigned d = 0; d < s->drives; d++) {
 		const struct migd_drive_snap *x = &s->drive[d];
 		char num[NUM_TEXT], job[NUM_TEXT];
-		snprintf(num, sizeof num, "%u", d);
+		snprintf(num, sizeof num, "%u", x->number);
 		snprintf(job, sizeof job, "%lld", x->busy ? (long long)x->job : 0LL);
-		struct prom_label l[] = {{"library", library}, {"drive", num},
+		struct prom_label l[] = {{"library", x->library}, {"drive", num},
 					 {"state", !x->runs_jobs ? "unused" : x->busy ? "busy" : "idle"}, {"job", x->busy ? job : ""},
 					 {"kind", x->busy && (unsigned)x->kind < MIGD_JOB_KINDS ? kinds[x->kind] : ""},
 					 {"barcode", x->busy ? x->barcode : ""}};
 		prom_sample_u64(o, "vtl_migrator_drive_info", l, 6, 1);
 	}
-	drive_family(o, s, library, "vtl_migrator_drive_bytes_total", "counter",
+	drive_family(o, s, "vtl_migrator_drive_bytes_total", "counter",
 		     "Bytes the drive's jobs copied or staged (as of each job's last progress report)", bytes);
-	drive_family(o, s, library, "vtl_migrator_drive_writer_waits_total", "counter",
+	drive_family(o, s, "vtl_migrator_drive_writer_waits_total", "counter",
 		     "Times the tape writer found the next ring buffer not yet full", writer_waits);
-	drive_family(o, s, library, "vtl_migrator_drive_reader_waits_total", "counter",
+	drive_family(o, s, "vtl_migrator_drive_reader_waits_total", "counter",
 		     "Times a disk reader found no empty ring buffer", reader_waits);
-	drive_family(o, s, library, "vtl_migrator_drive_backhitches_total", "counter",
+	drive_family(o, s, "vtl_migrator_drive_backhitches_total", "counter",
 		     "Writer waits of a second or more: back-hitches a real drive likely made", gaps);
-	drive_family(o, s, library, "vtl_migrator_drive_jobs_ended_total", "counter",
+	drive_family(o, s, "vtl_migrator_drive_jobs_ended_total", "counter",
 		     "Jobs the drive ran to their end (done, failed or stopped)", ended);
-	drive_family(o, s, library, "vtl_migrator_drive_ring_full_buffers", "gauge",
+	drive_family(o, s, "vtl_migrator_drive_ring_full_buffers", "gauge",
 		     "Full buffers in the running copy's ring", ring_full);
-	drive_family(o, s, library, "vtl_migrator_drive_ring_buffers", "gauge",
+	drive_family(o, s, "vtl_migrator_drive_ring_buffers", "gauge",
 		     "Buffers of the running copy's ring (0: no copy runs)", ring_buffers);
-	drive_family(o, s, library, "vtl_migrator_drive_job_bytes", "gauge", "Bytes the running job has done",
+	drive_family(o, s, "vtl_migrator_drive_job_bytes", "gauge", "Bytes the running job has done",
 		     job_bytes);
-	drive_family(o, s, library, "vtl_migrator_drive_job_total_bytes", "gauge", "Bytes the running job has to do",
+	drive_family(o, s, "vtl_migrator_drive_job_total_bytes", "gauge", "Bytes the running job has to do",
 		     job_total);
 
 	prom_family(o, "vtl_migrator_catalog_up", "gauge", "1 when the catalog answered the job counts");

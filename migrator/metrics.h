@@ -11,7 +11,7 @@
 #include "common/outbuf.h"
 #include "migrator/daemon.h"
 
-/* Writes the exposition of s, for the physical library named library, into o. */
-void migd_metrics_write(const struct migd_snapshot *s, const char *library, struct outbuf *o);
+/* Writes the exposition of s into o; each drive's series carries its library's name (label library). */
+void migd_metrics_write(const struct migd_snapshot *s, struct outbuf *o);
 
 #endif

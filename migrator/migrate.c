@@ -615,6 +615,7 @@ int migrate_scan_tapes(struct migrator *m, uint64_t capacity, unsigned *added, c
 		snprintf(t.barcode, sizeof t.barcode, "%s", e[i].barcode);
 		snprintf(t.library, sizeof t.library, "%s", m->phys_name);
 		snprintf(t.state, sizeof t.state, TAPE_SCRATCH);
+		snprintf(t.pool, sizeof t.pool, "%s", m->tape_pool ? m->tape_pool : "");
 		rc = catalog_ptape_add(m->cat, &t);
 		if (rc == VTL_E_EXISTS)
 			rc = VTL_OK;

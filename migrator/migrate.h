@@ -29,6 +29,7 @@ struct migrator {
 	struct vtl_pool *pool;
 	struct phys_lib *lib;
 	const char *phys_name;      /* the physical library's name: ptape.library of its tapes */
+	const char *tape_pool;      /* the pool its new tapes join (migrate_scan_tapes); NULL: CAT_POOL_DEFAULT */
 	const char *virt_name;      /* the virtual library's name, written in each copy's header */
 	struct stream_config ring;  /* M, B, watermark, readers, rate limit */
 	bool verify;                /* read every copy back before recording it */

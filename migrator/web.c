@@ -10,10 +10,9 @@
 #include "common/vtl_error.h"
 #include "migrator/metrics.h"
 
-/* What the handlers need: the daemon, and the name its metrics label the physical library with. */
+/* What the handlers need: the daemon (its snapshot names each drive's library). */
 struct web {
 	struct migd *m;
-	const char *library;
 };
 
 static struct web the_web; /* one endpoint per process: its handlers run on the HTTP thread */
@@ -28,7 +27,7 @@ static void get_metrics(void *arg, struct http_reply *r)
 	}
 	migd_snapshot(w->m, s);
 	r->type = PROM_CONTENT_TYPE;
-	migd_metrics_write(s, w->library, &r->body);
+	migd_metrics_write(s, &r->body);
 	free(s);
 }
 
@@ -68,7 +67,7 @@ int migd_web_start(const struct vtl_config *cfg, struct migd *m, struct http_ser
 	const struct vtl_cfg_http *h = &cfg->migrator.http;
 	if (!h->listen[0])
 		return VTL_OK;
-	the_web = (struct web){.m = m, .library = cfg->physical.name};
+	the_web = (struct web){.m = m};
 	struct http_config hc = {.listen = h->listen, .token = h->token, .connections = h->connections,
 				 .per_address = h->per_address, .timeout = h->timeout, .routes = routes,
 				 .nroutes = VTL_ARRAY_SIZE(routes), .arg = &the_web, .daemon = "vtl-migrator"};

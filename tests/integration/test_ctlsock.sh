@@ -188,7 +188,7 @@ step "vtl-migrator refuses malformed requests the same way"
 msock=$tmp/mrun/migrator.sock
 ask_refused "$msock" 'cancel 0' "cancel: JOB '0' is not a job id (1 to 9223372036854775807); usage: cancel JOB"
 ask_refused "$msock" 'migrate CTLS0001 drive 1 drive 2' \
-	'migrate: drive is given twice; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1]'
+	'migrate: drive is given twice; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1] [library NAME]'
 ask_refused "$msock" 'release CTLS0001 now' "release: 'now' is not an argument of release; usage: release BARCODE [force]"
 ask_refused "$msock" 'status' "'status' is a request for vtld, not vtl-migrator"
 migrator_stop

@@ -1892,6 +1892,22 @@ static void test_jobs(void **state)
 	/* Ids only grow. */
 	EXPECT_RC(catalog_job_add(c->cat, CAT_JOB_MIGRATE, "J00002L8", &x), 0);
 	assert_true(x > d);
+
+	/* A queued job goes to another library, kept with it; a job that left the queue does not move. */
+	EXPECT_RC(catalog_job_set_library(c->cat, x, "vault"), 0);
+	EXPECT_RC(catalog_job_get(c->cat, x, &j), 0);
+	assert_string_equal(j.opts.library, "vault");
+	assert_int_equal(j.state, CAT_JOB_QUEUED);
+	EXPECT_RC(catalog_job_update(c->cat, x, CAT_JOB_RUNNING, 0, NULL), 0);
+	EXPECT_RC(catalog_job_set_library(c->cat, x, "site"), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_job_get(c->cat, x, &j), 0);
+	assert_string_equal(j.opts.library, "vault");
+	EXPECT_RC(catalog_job_set_library(c->cat, x + 100, "site"), VTL_E_NOTFOUND);
+	EXPECT_RC(catalog_job_set_library(c->cat, x, NULL), VTL_E_INVAL);
+	char longname[CAT_NAME_MAX + 2];
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	EXPECT_RC(catalog_job_set_library(c->cat, x, longname), VTL_E_INVAL);
 }
 
 /* ================================================================== check */

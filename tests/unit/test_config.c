@@ -872,7 +872,7 @@ static void migration_sections(void **state)
 {
 	(void)state;
 	struct vtl_config *c = parse_ok("[library]\nslots = 4\n" POOL);
-	assert_false(c->physical.configured);
+	assert_int_equal(c->physicals, 0);
 	assert_int_equal(c->migrator.buffers, 64);
 	assert_int_equal(c->migrator.buffer_size, 1u << 20);
 	assert_int_equal(c->migrator.readers, 4);
@@ -883,14 +883,14 @@ static void migration_sections(void **state)
 	c = parse_ok("[library]\nslots = 4\n" POOL "[physical]\ntype = sim\nname = lto9sim\ntapes = 5\n"
 		     "tape_capacity = 2G\nbackhitch_ms = 500\n[migrator]\nbuffers = 32\nbuffer_size = 2M\n"
 		     "watermark = 8\nrate = 300\nwindow = 08:00-18:00\nwindow_rate = 100\nverify = no\n");
-	assert_true(c->physical.configured);
-	assert_string_equal(c->physical.type, "sim");
-	assert_string_equal(c->physical.name, "lto9sim");
-	assert_int_equal(c->physical.generation, 9);
-	assert_int_equal(c->physical.tapes, 5);
-	assert_int_equal(c->physical.tape_capacity, 2ull << 30);
-	assert_int_equal(c->physical.backhitch_ms, 500);
-	assert_string_equal(c->physical.data_dir, "/etc/vtl/physical");
+	assert_int_equal(c->physicals, 1);
+	assert_string_equal(c->physical[0].type, "sim");
+	assert_string_equal(c->physical[0].name, "lto9sim");
+	assert_int_equal(c->physical[0].generation, 9);
+	assert_int_equal(c->physical[0].tapes, 5);
+	assert_int_equal(c->physical[0].tape_capacity, 2ull << 30);
+	assert_int_equal(c->physical[0].backhitch_ms, 500);
+	assert_string_equal(c->physical[0].data_dir, "/etc/vtl/physical");
 	assert_int_equal(c->migrator.buffers, 32);
 	assert_int_equal(c->migrator.buffer_size, 2u << 20);
 	assert_int_equal(c->migrator.watermark, 8);
@@ -905,17 +905,17 @@ static void migration_sections(void **state)
 
 	c = parse_ok("[library]\nslots = 4\n" POOL "[physical]\ntype = iscsi\nportal = 10.0.0.5:3260\n"
 		     "target = iqn.2026-01.com.example:ts4500\n");
-	assert_string_equal(c->physical.portal, "10.0.0.5:3260");
-	assert_string_equal(c->physical.initiator, "iqn.2026-01.org.vtl:migrator");
-	assert_string_equal(c->physical.mutual_user, "");
+	assert_string_equal(c->physical[0].portal, "10.0.0.5:3260");
+	assert_string_equal(c->physical[0].initiator, "iqn.2026-01.org.vtl:migrator");
+	assert_string_equal(c->physical[0].mutual_user, "");
 	vtl_config_free(c);
 	/* Mutual CHAP for the library: the target's name and secret, as [iscsi] has them, and the same rules. */
 #define PHYS_ISCSI "[library]\nslots = 4\n" POOL "[physical]\ntype = iscsi\nportal = h\ntarget = iqn.2026-01.x:y\n"
 	c = parse_ok(PHYS_ISCSI "chap_user = migrator\nchap_secret = 123456789012\nmutual_user = ts4500\n"
 		     "mutual_secret = abcdefghijkl\n");
-	assert_string_equal(c->physical.chap_user, "migrator");
-	assert_string_equal(c->physical.mutual_user, "ts4500");
-	assert_string_equal(c->physical.mutual_secret, "abcdefghijkl");
+	assert_string_equal(c->physical[0].chap_user, "migrator");
+	assert_string_equal(c->physical[0].mutual_user, "ts4500");
+	assert_string_equal(c->physical[0].mutual_secret, "abcdefghijkl");
 	vtl_config_free(c);
 	expect_error(PHYS_ISCSI "mutual_user = t\nmutual_secret = 123456789012\n",
 		     "t.conf:10: [physical] mutual CHAP (the target proving itself) needs one-way CHAP too");
@@ -946,26 +946,26 @@ static void physical_st(void **state)
 #define ST_HDR "[library]\nslots = 4\n" POOL "[physical]\ntype = st\n"
 	struct vtl_config *c = parse_ok(ST_HDR "changer = /dev/sg3\ndrive = /dev/nst1\ndrive = /dev/nst0\n"
 					"drive_sg = /dev/sg5\ndrive_sg = /dev/sg4\n");
-	assert_true(c->physical.configured);
-	assert_string_equal(c->physical.type, "st");
-	assert_string_equal(c->physical.changer, "/dev/sg3");
-	assert_int_equal(c->physical.st_drives, 2);
-	assert_string_equal(c->physical.drive[0], "/dev/nst1");
-	assert_string_equal(c->physical.drive[1], "/dev/nst0");
-	assert_int_equal(c->physical.st_drive_sgs, 2);
-	assert_string_equal(c->physical.drive_sg[0], "/dev/sg5");
-	assert_string_equal(c->physical.drive_sg[1], "/dev/sg4");
+	assert_int_equal(c->physicals, 1);
+	assert_string_equal(c->physical[0].type, "st");
+	assert_string_equal(c->physical[0].changer, "/dev/sg3");
+	assert_int_equal(c->physical[0].st_drives, 2);
+	assert_string_equal(c->physical[0].drive[0], "/dev/nst1");
+	assert_string_equal(c->physical[0].drive[1], "/dev/nst0");
+	assert_int_equal(c->physical[0].st_drive_sgs, 2);
+	assert_string_equal(c->physical[0].drive_sg[0], "/dev/sg5");
+	assert_string_equal(c->physical[0].drive_sg[1], "/dev/sg4");
 	vtl_config_free(c);
 	c = parse_ok(ST_HDR "changer = /dev/sg3\ndrive = /dev/nst0\n");
-	assert_int_equal(c->physical.st_drives, 1);
-	assert_int_equal(c->physical.st_drive_sgs, 0);
+	assert_int_equal(c->physical[0].st_drives, 1);
+	assert_int_equal(c->physical[0].st_drive_sgs, 0);
 	vtl_config_free(c);
 
 	expect_error(ST_HDR "drive = /dev/nst0\n", "t.conf:5: [physical] type = st needs changer = /dev/sgN");
 	/* A changer alone: vtl-migrator finds its drives by serial number (docs/configuration.md). */
 	c = parse_ok(ST_HDR "changer = /dev/sg3\n");
-	assert_string_equal(c->physical.changer, "/dev/sg3");
-	assert_int_equal(c->physical.st_drives, 0);
+	assert_string_equal(c->physical[0].changer, "/dev/sg3");
+	assert_int_equal(c->physical[0].st_drives, 0);
 	vtl_config_free(c);
 	expect_error(ST_HDR "changer = /dev/sg3\ndrive_sg = /dev/sg4\n",
 		     "t.conf:8: [physical] drive_sg lines without drive lines: drives that are found by serial number "
@@ -1115,6 +1115,100 @@ static void http_endpoints(void **state)
 	expect_error("[library]\nslots = 4\n" POOL "[daemon]\nhttp_connections = 0\n", "http_connections");
 }
 
+/* Several [physical NAME] libraries: each its own keys, pools bound to one library, and what is refused. */
+#define TWO_LIBS "[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\npools = default\n" \
+		 "[physical vault]\ntype = sim\ndrives = 3\npools = vault, offsite\nprefix = VLT\n"
+static void several_libraries(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok(TWO_LIBS "[policy]\ncopy_pools = default, vault\n");
+	assert_int_equal(c->physicals, 2);
+	assert_true(vtl_config_has_physical(c));
+	assert_string_equal(c->physical[0].name, "site");
+	assert_string_equal(c->physical[1].name, "vault");
+	assert_int_equal(c->physical[0].drives, 2);
+	assert_int_equal(c->physical[1].drives, 3);
+	assert_int_equal(c->physical[1].pools, 2);
+	assert_string_equal(c->physical[1].pool[1], "offsite");
+	/* Simulated libraries keep their tapes apart by default. */
+	assert_string_equal(c->physical[0].data_dir, "/etc/vtl/physical-site");
+	assert_string_equal(c->physical[1].data_dir, "/etc/vtl/physical-vault");
+	assert_int_equal(vtl_config_pool_library(c, "default"), 0);
+	assert_int_equal(vtl_config_pool_library(c, "offsite"), 1);
+	assert_int_equal(vtl_config_pool_library(c, "elsewhere"), -1);
+	assert_ptr_equal(vtl_config_physical_named(c, "vault"), &c->physical[1]);
+	assert_null(vtl_config_physical_named(c, "physical"));
+	vtl_config_free(c);
+	/* The only library serves every pool until it names its own; a plain [physical] is named by its key. */
+	c = parse_ok("[library]\nslots = 4\n" POOL "[physical]\ntype = sim\nname = lib1\n[policy]\ncopy_pools = a, b\n");
+	assert_int_equal(c->physicals, 1);
+	assert_string_equal(c->physical[0].name, "lib1");
+	assert_int_equal(vtl_config_pool_library(c, "b"), 0);
+	assert_string_equal(c->physical[0].data_dir, "/etc/vtl/physical");
+	vtl_config_free(c);
+	expect_error("[library]\nslots = 4\n" POOL "[physical only]\ntype = sim\npools = a\n[policy]\ncopy_pools = a, b\n",
+		     "t.conf:9: [policy] copy_pools: pool b is in no physical library's pools (a in only): add it to the "
+		     "pools line of the library whose tapes hold it");
+	expect_error(TWO_LIBS "[policy]\ncopy_pools = default, tape\n",
+		     "t.conf:14: [policy] copy_pools: pool tape is in no physical library's pools (default in site, vault "
+		     "in vault, offsite in vault)");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\npools = default\n[physical vault]\n"
+		     "type = sim\nprefix = VLT\n", "t.conf:8: [physical vault] has no pools = line: with several physical libraries, "
+		     "name the copy pools whose tapes each one keeps (e.g. pools = default)");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\npools = default\n[physical vault]\n"
+		     "type = sim\nprefix = VLT\npools = vault, default\n", "t.conf:11: [physical vault] pools: pool default is in "
+		     "physical library site (line 5) already: a pool's tapes are in one library");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\n[physical site]\n",
+		     "t.conf:7: [physical site] appears twice (first at line 5)");
+	expect_error("[library]\nslots = 4\n" POOL "[physical]\ntype = sim\n[physical]\n",
+		     "t.conf:7: section [physical] appears twice (first at line 5)");
+	expect_error("[library]\nslots = 4\n" POOL "[physical]\ntype = sim\nname = vault\npools = a\n[physical vault]\n"
+		     "type = sim\nprefix = VLT\npools = b\n", "t.conf:9: [physical vault]: another physical library (line 5) is "
+		     "called vault too; give each its own name");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\nname = other\n",
+		     "t.conf:6: [physical site] name = other: the section header names this library (site); leave name out");
+	expect_error("[library]\nslots = 4\n" POOL "[physical a/b]\n",
+		     "t.conf:5: [physical a/b]: name a library with 1 to 64 letters, digits, '.', '_' or '-'");
+	expect_error("[library]\nslots = 4\n" POOL "[physical a]\n[physical b]\n[physical c]\n[physical d]\n[physical e]\n",
+		     "t.conf:9: [physical e]: at most 4 physical libraries");
+	/* Each library's messages name its section. */
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\npools = default\n[physical vault]\n"
+		     "type = iscsi\npools = vault\n", "t.conf:8: [physical vault] type = iscsi needs portal = HOST:PORT");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\npools = default\nchap_user = u\n",
+		     "t.conf:8: [physical site] chap_user is set but chap_secret is not");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\npools = default\npools = b\n",
+		     "t.conf:8: [physical site] pools is set twice (first at line 7)");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\npools = a, a\n",
+		     "t.conf:7: [physical site] pools = a, a: pool 'a' is named twice");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\npools = a\n[physical vault]\n"
+		     "type = sim\npools = b\n", "t.conf:8: [physical vault] prefix = PHY: the tapes of simulated library "
+		     "site begin with PHY too; give each its own prefix");
+	expect_error("[library]\nslots = 4\n" POOL "[physical site]\ntype = sim\nprefix = AB\n",
+		     "t.conf:7: [physical site] prefix = AB: give 3 letters or digits");
+}
+
+/* A reload compares physical libraries by name: added, removed and changed ones are restart-only. */
+static void reload_libraries(void **state)
+{
+	(void)state;
+	char applied[1024], refused[1024];
+	static const char *const none[] = {NULL};
+	struct vtl_config *a = parse_ok(TWO_LIBS), *b = parse_ok("[library]\nslots = 4\n" POOL "[physical vault]\n"
+								 "type = sim\ndrives = 4\npools = vault, offsite\nprefix = VLT\n"
+								 "[physical site]\ntype = sim\npools = default\n"
+								 "[physical more]\ntype = sim\npools = more\n"
+								 "prefix = MOR\n");
+	assert_int_equal(vtl_config_reload_plan(a, b, none, none, applied, sizeof applied, refused, sizeof refused),
+			 VTL_E_CONFIG);
+	assert_string_equal(refused, "[physical vault] drives changed from 3 to 4, [physical more] added: need a restart; "
+				     "nothing applied");
+	vtl_config_free(b);
+	b = parse_ok(TWO_LIBS);
+	assert_int_equal(vtl_config_reload_plan(a, b, none, none, applied, sizeof applied, refused, sizeof refused), 0);
+	vtl_config_free(b);
+	vtl_config_free(a);
+}
+
 /* What a daemon's reload would do with the file changed from base to next (vtl_config_reload_plan). */
 static int plan(const char *base, const char *next, char *applied, char *refused)
 {
@@ -1196,6 +1290,8 @@ int main(void)
 		cmocka_unit_test(policy_section),
 		cmocka_unit_test(http_endpoints),
 		cmocka_unit_test(reload_plans),
+		cmocka_unit_test(several_libraries),
+		cmocka_unit_test(reload_libraries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

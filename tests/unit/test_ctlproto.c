@@ -36,6 +36,7 @@ static void same_request(const struct ctlproto_request *a, const struct ctlproto
 		assert_int_equal(a->element[i], b->element[i]);
 	assert_int_equal(a->job, b->job);
 	assert_int_equal(a->flags, b->flags);
+	assert_string_equal(a->library, b->library);
 	for (unsigned o = 0; o < CTLPROTO_OPTIONS; o++) {
 		assert_int_equal(a->given[o], b->given[o]);
 		if (a->given[o])
@@ -126,7 +127,13 @@ static void every_migrator_verb_round_trips(void **state)
 		r.option[CTLPROTO_OPT_NATIVE] = 0;
 		snprintf(want, sizeof want, "%s I00001L8 rate 1 native 0", jobs[i].word);
 		round_trip(&r, want);
+		snprintf(r.library, sizeof r.library, "vault");
+		snprintf(want, sizeof want, "%s I00001L8 rate 1 native 0 library vault", jobs[i].word);
+		round_trip(&r, want);
 	}
+	struct ctlproto_request lib = {.verb = CTLPROTO_PHYSICAL};
+	snprintf(lib.library, sizeof lib.library, "site-2.a_b");
+	round_trip(&lib, "physical library site-2.a_b");
 	struct ctlproto_request hint = {.verb = CTLPROTO_WAKE};
 	snprintf(hint.barcode, sizeof hint.barcode, "M00001L8");
 	round_trip(&hint, "wake M00001L8");
@@ -234,12 +241,12 @@ static void missing_and_extra_words(void **state)
 		"release: force is given twice; usage: release BARCODE [force]");
 	refused(CTLPROTO_MIGRATOR, "release P00001L8 now",
 		"release: 'now' is not an argument of release; usage: release BARCODE [force]");
-	refused(CTLPROTO_MIGRATOR, "migrate I00001L8 drive 1 rate 2 native 1 drive",
-		"migrate: too many words; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1]");
+	refused(CTLPROTO_MIGRATOR, "migrate I00001L8 drive 1 rate 2 native 1 library a drive",
+		"migrate: too many words; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1] [library NAME]");
 	refused(CTLPROTO_MIGRATOR, "migrate I00001L8 drive",
-		"migrate: drive needs a value (N); usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1]");
+		"migrate: drive needs a value (N); usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1] [library NAME]");
 	refused(CTLPROTO_MIGRATOR, "migrate I00001L8 drive 1 drive 2",
-		"migrate: drive is given twice; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1]");
+		"migrate: drive is given twice; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1] [library NAME]");
 	refused(CTLPROTO_MIGRATOR, "wake", "wake: missing BARCODE; usage: wake BARCODE");
 	refused(CTLPROTO_MIGRATOR, "cancel", "cancel: missing JOB; usage: cancel JOB");
 }
@@ -249,13 +256,23 @@ static void bad_barcodes_and_addresses(void **state)
 	(void)state;
 	refused(CTLPROTO_MIGRATOR, "migrate .hidden",
 		"migrate: BARCODE '.hidden' is not a barcode (1 to 32 printable characters, no '/' or '\\', not starting "
-		"with '.'); usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1]");
+		"with '.'); usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1] [library NAME]");
 	refused(CTLPROTO_VTLD, "import ../etc",
 		"import: BARCODE '../etc' is not a barcode (1 to 32 printable characters, no '/' or '\\', not starting "
 		"with '.'); usage: import BARCODE [IE]");
 	refused(CTLPROTO_VTLD, "import ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456",
-		"import: word 2 ('ABCDEFGHIJKLMNOPQRSTUVWXYZ012345...') is longer than 32 bytes; usage: import BARCODE "
+		"import: BARCODE 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456' is not a barcode (1 to 32 printable characters, no "
+		"'/' or '\\', not starting with '.'); usage: import BARCODE [IE]");
+	refused(CTLPROTO_VTLD, "import ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ012",
+		"import: word 2 ('ABCDEFGHIJKLMNOPQRSTUVWXYZ012345...') is longer than 64 bytes; usage: import BARCODE "
 		"[IE]");
+	refused(CTLPROTO_MIGRATOR, "physical library a/b",
+		"physical: library 'a/b': give a name of 1 to 64 letters, digits, '.', '_' or '-'; usage: physical "
+		"[library NAME]");
+	refused(CTLPROTO_MIGRATOR, "physical library", "physical: library needs a value (NAME); usage: physical "
+		"[library NAME]");
+	refused(CTLPROTO_MIGRATOR, "recall I00001L8 library a library b",
+		"recall: library is given twice; usage: recall BARCODE [drive N] [rate MB/S] [native 0|1] [library NAME]");
 	refused(CTLPROTO_VTLD, "move 1025 x", "move: TO 'x' is not an element address (0 to 65534); usage: move FROM TO");
 	refused(CTLPROTO_VTLD, "move 1025 65535",
 		"move: TO '65535' is not an element address (0 to 65534); usage: move FROM TO");
@@ -294,7 +311,7 @@ static void negative_and_overflowing_numbers(void **state)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char want[256];
-		snprintf(want, sizeof want, "migrate: %s; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1]",
+		snprintf(want, sizeof want, "migrate: %s; usage: migrate BARCODE [drive N] [rate MB/S] [native 0|1] [library NAME]",
 			 bad[i].why);
 		refused(CTLPROTO_MIGRATOR, bad[i].line, want);
 	}
@@ -347,7 +364,7 @@ static void the_formatter_refuses_what_would_not_come_back(void **state)
 	m.option[CTLPROTO_OPT_DRIVE] = 16;
 	assert_int_equal(ctlproto_format(&m, line, sizeof line, err, sizeof err), VTL_E_INVAL);
 	assert_string_equal(err, "migrate: drive 16: give a number from 0 to 15; usage: migrate BARCODE [drive N] "
-				 "[rate MB/S] [native 0|1]");
+				 "[rate MB/S] [native 0|1] [library NAME]");
 	struct ctlproto_request s = {.verb = CTLPROTO_STATUS, .elements = 1};
 	assert_int_equal(ctlproto_format(&s, line, sizeof line, err, sizeof err), VTL_E_INVAL);
 	assert_string_equal(err, "status: a value that status does not take; usage: status");

@@ -512,8 +512,12 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 		json_obj_end(&j);
 		json_arr(&j, "copies");
 		for (size_t i = 0; i < cr->n; i++) {
+			struct cat_ptape t;
+			bool known = catalog_ptape_get(ctl->cat, cr->k[i].tape, &t) == VTL_OK;
 			json_obj(&j, NULL);
 			json_str(&j, "tape", cr->k[i].tape);
+			json_str(&j, "library", known ? t.library : ""); /* the physical library that holds it */
+			json_str(&j, "pool", known ? t.pool : "");
 			json_u64(&j, "file", cr->k[i].file);
 			json_u64(&j, "bytes", cr->k[i].length);
 			json_str(&j, "state", cr->k[i].state);
@@ -566,9 +570,13 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 		   info.damaged_objects);
 	if (!irc && info.damaged)
 		KV("", "the rest reads; recall it from a good tape copy, or export what reads (docs/operations.md)");
-	for (size_t i = 0; i < cr->n && n < VTL_ARRAY_SIZE(kv); i++)
-		KV(i ? "" : "copies", "%s file %u, %" PRIu64 " bytes, %s", cr->k[i].tape, cr->k[i].file, cr->k[i].length,
-		   cr->k[i].state);
+	for (size_t i = 0; i < cr->n && n < VTL_ARRAY_SIZE(kv); i++) {
+		struct cat_ptape t;
+		bool known = catalog_ptape_get(ctl->cat, cr->k[i].tape, &t) == VTL_OK;
+		KV(i ? "" : "copies", "%s file %u, %" PRIu64 " bytes, %s%s%s%s%s%s", cr->k[i].tape, cr->k[i].file,
+		   cr->k[i].length, cr->k[i].state, known ? " (library " : "", known ? t.library : "",
+		   known ? ", pool " : "", known ? t.pool : "", known ? ")" : "");
+	}
 #undef KV
 	kv_print(kv, n, stdout);
 	return 0;

@@ -31,6 +31,29 @@ static bool pool_name_ok(const char *s)
 	return true;
 }
 
+/*
+ * --library NAME (opt; not set: NULL) as the configuration names its
+ * physical libraries: *lib the one named, else the first. VTLCTL_USAGE
+ * (reported) for a name the configuration does not have.
+ */
+static int library_opt(struct ctl *ctl, const struct ctl_opt *opt, const struct vtl_physical_config **lib)
+{
+	const struct vtl_config *c = ctl->cfg;
+	*lib = c->physicals ? &c->physical[0] : NULL;
+	if (!opt || !opt->set)
+		return 0;
+	if ((*lib = vtl_config_physical_named(c, opt->val)) != NULL)
+		return 0;
+	char names[256] = "";
+	size_t at = 0;
+	for (unsigned i = 0; i < c->physicals && at < sizeof names; i++) {
+		int w = snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", c->physical[i].name);
+		at += w > 0 ? (size_t)w : 0;
+	}
+	return ctl_usage(ctl, c->physicals ? "--library %.64s: %s has no such physical library; its libraries are %s"
+					   : "--library %.64s: %s has no physical library%s", opt->val, c->path, names);
+}
+
 struct pt_walk {
 	struct ctl *ctl;
 	struct table t;
@@ -92,15 +115,17 @@ int cmd_physical_add(struct ctl *ctl, int argc, char **argv)
 		{"barcode", 0, true, NULL, false},
 		{"capacity", 0, true, NULL, false},
 		{"pool", 0, true, NULL, false},
+		{"library", 0, true, NULL, false},
 	};
 	char **pos;
 	int npos;
-	int rc = ctl_parse(ctl, argc, argv, opts, 3, &pos, &npos);
+	int rc = ctl_parse(ctl, argc, argv, opts, 4, &pos, &npos);
 	if (rc)
 		return rc;
 	if (npos)
 		return ctl_usage(ctl, "unexpected argument '%s'", pos[0]);
-	if ((rc = ctl_load_config(ctl)))
+	const struct vtl_physical_config *lib;
+	if ((rc = ctl_load_config(ctl)) || (rc = library_opt(ctl, &opts[3], &lib)))
 		return rc;
 	char msg[512];
 	if (opts[2].set && (!opts[0].set || !pool_name_ok(opts[2].val)))
@@ -124,9 +149,10 @@ int cmd_physical_add(struct ctl *ctl, int argc, char **argv)
 		return rc;
 	struct cat_ptape t = {.slot = -1, .capacity = capacity};
 	snprintf(t.barcode, sizeof t.barcode, "%s", opts[0].val);
-	snprintf(t.library, sizeof t.library, "%s", ctl->cfg->physical.name);
+	snprintf(t.library, sizeof t.library, "%s", lib ? lib->name : "physical");
 	snprintf(t.state, sizeof t.state, "scratch");
-	snprintf(t.pool, sizeof t.pool, "%s", opts[2].set ? opts[2].val : CAT_POOL_DEFAULT);
+	/* Not named: the library's first pool, where its scanned tapes go too. */
+	snprintf(t.pool, sizeof t.pool, "%s", opts[2].set ? opts[2].val : lib && lib->pools ? lib->pool[0] : CAT_POOL_DEFAULT);
 	if ((rc = catalog_ptape_add(ctl->cat, &t)))
 		return ctl_cat_err(ctl, rc, "adding physical tape %s", t.barcode);
 	printf("added physical tape %s of %s to pool %s (scratch)\n", t.barcode, t.library, t.pool);
@@ -157,21 +183,33 @@ int cmd_physical_pool(struct ctl *ctl, int argc, char **argv)
 
 int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 {
-	int rc = ctl_parse_bare(ctl, argc, argv);
+	struct ctl_opt opts[] = {{"library", 0, true, NULL, false}};
+	char **pos;
+	int npos;
+	int rc = ctl_parse(ctl, argc, argv, opts, 1, &pos, &npos);
 	if (rc)
 		return rc;
+	if (npos)
+		return ctl_usage(ctl, "unexpected argument '%s'", pos[0]);
+	const struct vtl_physical_config *lib;
+	if ((rc = ctl_load_config(ctl)) || (rc = library_opt(ctl, &opts[0], &lib)))
+		return rc;
 	if (!ctl_migrator_up(ctl))
-		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: it holds the physical library");
+		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: it holds the physical libraries");
 	static char answer[ANSWER_MAX];
 	bool printed;
-	if ((rc = ctl_query(ctl, &(struct ctlproto_request){.verb = CTLPROTO_PHYSICAL}, answer, sizeof answer, &printed)) || printed)
+	struct ctlproto_request r = {.verb = CTLPROTO_PHYSICAL};
+	if (opts[0].set)
+		snprintf(r.library, sizeof r.library, "%s", lib->name);
+	if ((rc = ctl_query(ctl, &r, answer, sizeof answer, &printed)) || printed)
 		return rc;
-	static const char *const head[] = {"ADDRESS", "TYPE", "BARCODE", "USE"};
+	static const char *const head[] = {"LIBRARY", "ADDRESS", "TYPE", "BARCODE", "USE"};
 	struct table t;
-	table_init(&t, 4, head, "RLLL");
+	table_init(&t, 5, head, "LRLLL");
 	for (const char *e = strstr(answer, "{\"address\""); e; e = strstr(e + 1, "{\"address\"")) {
-		char addr[16], type[16], bc[48], state[16] = "", use[64] = "";
+		char addr[16], type[16], bc[48], state[16] = "", use[64] = "", library[CAT_NAME_MAX + 1];
 		snprintf(addr, sizeof addr, "%llu", ans_u64(e, "address"));
+		ans_text(e, "library", library, sizeof library);
 		ans_text(e, "type", type, sizeof type);
 		ans_text(e, "barcode", bc, sizeof bc);
 		const char *end = strchr(e, '}');
@@ -185,7 +223,7 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 		} else if (state[0]) {
 			snprintf(use, sizeof use, "drive %llu: %s", ans_u64(e, "drive"), state);
 		}
-		table_add(&t, addr, type, bc[0] ? bc : "-", use);
+		table_add(&t, library, addr, type, bc[0] ? bc : "-", use);
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -230,10 +268,11 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		{"native", 0, false, NULL, false},
 		{"drive", 0, true, NULL, false},
 		{"rate", 0, true, NULL, false},
+		{"library", 0, true, NULL, false},
 	};
 	char **pos;
 	int npos;
-	int rc = ctl_parse(ctl, argc, argv, opts, 3, &pos, &npos);
+	int rc = ctl_parse(ctl, argc, argv, opts, 4, &pos, &npos);
 	if (rc)
 		return rc;
 	if (npos != 1)
@@ -247,28 +286,40 @@ int cmd_migrate(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "--drive %s: give a drive number of the physical library, from 0", opts[1].val);
 	if (opts[2].set && (vtl_parse_uint(opts[2].val, CTLPROTO_RATE_MAX, rate) || *rate == 0))
 		return ctl_usage(ctl, "--rate %s: give MB/s, 1 to %u", opts[2].val, CTLPROTO_RATE_MAX);
-	if ((rc = ctl_load_config(ctl)))
+	const struct vtl_physical_config *lib;
+	if ((rc = ctl_load_config(ctl)) || (rc = library_opt(ctl, &opts[3], &lib)))
 		return rc;
+	if (opts[3].set)
+		snprintf(r.library, sizeof r.library, "%s", lib->name);
 	r.given[CTLPROTO_OPT_NATIVE] = opts[0].set;
 	r.option[CTLPROTO_OPT_NATIVE] = opts[0].set;
 	r.given[CTLPROTO_OPT_DRIVE] = opts[1].set;
 	r.given[CTLPROTO_OPT_RATE] = opts[2].set;
 	struct cat_job_opts o = {.drive = opts[1].set ? (int)*drive : CAT_JOB_DRIVE_ANY, .rate = (unsigned)*rate,
 				 .native = opts[0].set};
-	snprintf(o.library, sizeof o.library, "%s", ctl->cfg->physical.name);
+	/* Not named, with several libraries: vtl-migrator picks the one that keeps the next copy pool. */
+	if (opts[3].set || ctl->cfg->physicals == 1)
+		snprintf(o.library, sizeof o.library, "%s", lib ? lib->name : "");
 	return queue(ctl, &r, CAT_JOB_MIGRATE, &o);
 }
 
-/* A job on one cartridge with no options: verify, recall. */
+/* A job on one cartridge: verify, recall; --library NAME reads the copies in that library. */
 static int barcode_job(struct ctl *ctl, int argc, char **argv, enum ctlproto_verb verb, enum cat_job_kind kind)
 {
 	const char *barcode;
-	int rc = ctl_parse_barcode(ctl, argc, argv, &barcode);
-	if (rc)
+	struct ctl_opt opts[] = {{"library", 0, true, NULL, false}};
+	const struct vtl_physical_config *lib;
+	int rc = ctl_parse_barcode_opts(ctl, argc, argv, opts, 1, &barcode);
+	if (rc || (rc = library_opt(ctl, &opts[0], &lib)))
 		return rc;
 	struct ctlproto_request r = {.verb = verb};
 	snprintf(r.barcode, sizeof r.barcode, "%s", barcode);
-	return queue(ctl, &r, kind, NULL);
+	struct cat_job_opts o = {.drive = CAT_JOB_DRIVE_ANY};
+	if (opts[0].set) {
+		snprintf(r.library, sizeof r.library, "%s", lib->name);
+		snprintf(o.library, sizeof o.library, "%s", lib->name);
+	}
+	return queue(ctl, &r, kind, &o);
 }
 
 int cmd_verify(struct ctl *ctl, int argc, char **argv)
@@ -306,18 +357,19 @@ static int job_row(const struct cat_job *jb, void *arg)
 		json_str(&w->j, "copy", jb->opts.native ? CAT_COPY_NATIVE : CAT_COPY_STACKED);
 		json_i64(&w->j, "asked_drive", jb->opts.drive);
 		json_u64(&w->j, "rate", jb->opts.rate);
+		json_str(&w->j, "library", jb->opts.library);
 		json_obj_end(&w->j);
 		return 0;
 	}
 	char id[24], bytes[32];
 	snprintf(id, sizeof id, "%" PRId64, jb->id);
 	fmt_bytes(jb->bytes_done, bytes, sizeof bytes);
-	return table_add(&w->t, id, kinds[jb->kind], jb->barcode, states[jb->state], bytes, "-", "-", "-", "-", "-",
-			 jb->error[0] ? jb->error : "");
+	return table_add(&w->t, id, kinds[jb->kind], jb->barcode, states[jb->state], bytes, "-", "-", "-", "-",
+			 jb->opts.library[0] ? jb->opts.library : "-", "-", jb->error[0] ? jb->error : "");
 }
 
 static const char *const job_head[] = {"ID", "KIND", "BARCODE", "STATE", "DONE", "MB/s", "RING", "WAITS W/R", "ETA",
-				       "DRIVE", "ERROR"};
+				       "LIBRARY", "DRIVE", "ERROR"};
 
 /* The jobs as vtl-migrator sees them, the running one with its live figures. */
 static int jobs_live(struct ctl *ctl)
@@ -347,15 +399,17 @@ static int jobs_live(struct ctl *ctl)
 		       ans_u64(ingest, "copy_floor"));
 	}
 	struct table t;
-	table_init(&t, 11, job_head, "RLLLRRRRRRL");
+	table_init(&t, 12, job_head, "RLLLRRRRRLRL");
 	for (const char *e = strstr(answer, "{\"id\""); e; e = strstr(e + 1, "{\"id\"")) {
 		char id[24], kind[16], bc[48], st[16], err[256], done[80], mbs[16] = "-", ring[16] = "-",
-										    waits[40] = "-", eta[16] = "-", drive[16] = "-";
+										    waits[40] = "-", eta[16] = "-", drive[16] = "-",
+										    library[CAT_NAME_MAX + 1];
 		snprintf(id, sizeof id, "%llu", ans_u64(e, "id"));
 		ans_text(e, "kind", kind, sizeof kind);
 		ans_text(e, "barcode", bc, sizeof bc);
 		ans_text(e, "state", st, sizeof st);
 		ans_text(e, "error", err, sizeof err);
+		ans_text(e, "library", library, sizeof library);
 		fmt_bytes(ans_u64(e, "bytes"), done, sizeof done);
 		const char *end = strchr(e, '}');
 		const char *live = strstr(e, "\"mb_s\":");
@@ -370,7 +424,7 @@ static int jobs_live(struct ctl *ctl)
 			size_t n = strlen(done);
 			snprintf(done + n, sizeof done - n, " of %s", total);
 		}
-		table_add(&t, id, kind, bc, st, done, mbs, ring, waits, eta, drive, err);
+		table_add(&t, id, kind, bc, st, done, mbs, ring, waits, eta, library[0] ? library : "-", drive, err);
 	}
 	table_print(&t, stdout);
 	table_free(&t);
@@ -387,7 +441,7 @@ int cmd_jobs(struct ctl *ctl, int argc, char **argv)
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
 	struct job_walk w = {.ctl = ctl};
-	table_init(&w.t, 11, job_head, "RLLLRRRRRRL");
+	table_init(&w.t, 12, job_head, "RLLLRRRRRLRL");
 	if (ctl->json) {
 		json_init(&w.j, stdout);
 		json_obj(&w.j, NULL);

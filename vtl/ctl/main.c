@@ -146,39 +146,51 @@ static const struct ctl_cmd commands[] = {
 	 "Every physical tape in the catalog: its library ([physical] name), pool, slot, state (scratch, filling, full,\n"
 	 "error: a tape that failed a write is not used again), tape files (copies) and bytes used.",
 	 cmd_physical_list},
-	{"physical add", "physical add [--barcode BC --capacity SIZE [--pool POOL]]", "add physical tapes to the catalog",
-	 "Without options vtl-migrator (it must run) reads the physical library's inventory and adds every tape\n"
-	 "the catalog does not know, as scratch, in pool default. --barcode BC --capacity SIZE adds one tape by\n"
-	 "hand, in pool POOL if given.",
+	{"physical add", "physical add [--barcode BC --capacity SIZE [--pool POOL] [--library NAME]]",
+	 "add physical tapes to the catalog",
+	 "Without options vtl-migrator (it must run) reads each physical library's inventory and adds every tape\n"
+	 "the catalog does not know, as scratch, in the library's first pool (default unless its pools line\n"
+	 "names others). --barcode BC --capacity SIZE adds one tape by hand, in pool POOL if given, in physical\n"
+	 "library NAME (default: the first).",
 	 cmd_physical_add},
 	{"physical pool", "physical pool POOL BARCODE...", "put empty physical tapes in a pool",
 	 "Puts each tape in pool POOL: the pools [policy] copy_pools names get one copy of each cartridge each\n"
 	 "(e.g. default and vault, for a second copy kept elsewhere). Only a tape without copies changes pool.",
 	 cmd_physical_pool},
-	{"physical inventory", "physical inventory", "the physical library's elements and tapes (vtl-migrator must run)",
-	 "What the physical library's changer reports: every drive, mail slot and slot with its tape's barcode.",
+	{"physical inventory", "physical inventory [--library NAME]",
+	 "the physical libraries' elements and tapes (vtl-migrator must run)",
+	 "What each physical library's changer reports (LIBRARY): every drive, mail slot and slot with its\n"
+	 "tape's barcode, each drive busy with its job, idle or unused.\n"
+	 "\n"
+	 "  --library NAME  that library's only ([physical NAME] in the configuration)",
 	 cmd_physical_inventory},
-	{"migrate", "migrate BARCODE [--native] [--drive N] [--rate MB/s]", "copy a cartridge to physical tape",
+	{"migrate", "migrate BARCODE [--native] [--drive N] [--rate MB/s] [--library NAME]",
+	 "copy a cartridge to physical tape",
 	 "Queues a job that copies the cartridge (stacked: many per physical tape) to a tape of the physical\n"
 	 "library, verifies it when [migrator] verify = yes, and records it. A cartridge a host has loaded is\n"
 	 "refused. With vtl-migrator running the job starts at once; otherwise it waits in the catalog.\n"
 	 "\n"
 	 "  --drive N     the physical drive to use (from 0)\n"
 	 "  --rate MB/s   at most this rate for this job\n"
+	 "  --library NAME  to that physical library (with several: by default the one whose pools has the next\n"
+	 "                copy pool the cartridge needs; --drive N is a drive of it)\n"
 	 "  --native      a native export copy: the host's blocks and filemarks one to one on a scratch tape of\n"
 	 "                its own, readable by the backup application in any library",
 	 cmd_migrate},
-	{"verify", "verify BARCODE", "read a cartridge's copies back and check their digests",
+	{"verify", "verify BARCODE [--library NAME]", "read a cartridge's copies back and check their digests",
 	 "Queues a job that reads every good copy of the cartridge from physical tape and checks each block,\n"
-	 "record and the digest; a copy that fails is marked bad.",
+	 "record and the digest; a copy that fails is marked bad. With several physical libraries, one job in\n"
+	 "each library holding a good copy, or in --library NAME only.",
 	 cmd_verify},
-	{"recall", "recall BARCODE", "stage a migrated cartridge back from physical tape",
+	{"recall", "recall BARCODE [--library NAME]", "stage a migrated cartridge back from physical tape",
 	 "Queues a job that stages the cartridge (cache state migrated: its data is on physical tape only)\n"
 	 "back into the pool from its newest good stacked copy, falling back to older copies when one fails\n"
-	 "its checks; the cartridge is then premigrated.",
+	 "its checks; the cartridge is then premigrated. With several physical libraries it reads in the\n"
+	 "library of the newest good copy that has a free drive (or in --library NAME first), and when every\n"
+	 "copy there fails it goes on in the next library holding a good copy.",
 	 cmd_recall},
 	{"jobs", "jobs", "the migrator's jobs, with live progress",
-	 "Every job: kind, cartridge, state, bytes done, error. With vtl-migrator running, the running job also\n"
+	 "Every job: kind, cartridge, state, bytes done, its physical library (LIBRARY), error. With vtl-migrator running, the running job also\n"
 	 "shows its rate (MB/s over the last second), the ring's fill (full buffers of all), how often the\n"
 	 "writer waited for a full buffer and the readers for an empty one, and the time left.",
 	 cmd_jobs},

@@ -120,7 +120,7 @@ int vtld_start(const struct vtl_config *cfg, struct vtld **out, char *err, size_
 	struct library_options opt = {.migrator = cfg->migrator.control_socket,
 				      .stage_wait_ms = cfg->library.recall_wait * 1000u};
 	/* The config outlives vtld (main owns it). */
-	v->ingest.migrator = cfg->physical.configured ? cfg->migrator.control_socket : NULL;
+	v->ingest.migrator = vtl_config_has_physical(cfg) ? cfg->migrator.control_socket : NULL;
 	rc = library_open(v->cat, v->pool, cfg->library.name, &opt, &v->lib, why, sizeof why);
 	if (rc != VTL_OK) {
 		snprintf(err, errlen, "%s", why);

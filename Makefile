@@ -179,7 +179,14 @@ $(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIBS)
 $(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtlctl_USES))
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
-$(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtld_USES))
+# The web console's files, built into vtld (vtl/vtld/console_files.h): nothing to install beside it.
+CONSOLE_FILES := console/console.html console/console.js console/console.css
+$(BUILD)/gen/console_files.c: $(CONSOLE_FILES) scripts/embed-files
+	@mkdir -p $(dir $@)
+	scripts/embed-files $@ console_html=console/console.html console_js=console/console.js \
+		console_css=console/console.css
+
+$(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/console_files.o $(call archives,$(BUILD),$(vtld_USES))
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
 $(MIGRATOR): $(MIGRATOR_MAIN:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtl-migrator_USES))

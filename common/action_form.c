@@ -29,7 +29,11 @@ static int hexval(int c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* Percent-decodes s[0..n) ('+' is a space) into out (cap bytes). False when it is longer or a '%' is not two hex digits. */
+/*
+ * Percent-decodes s[0..n) ('+' is a space) into out (cap bytes). False when
+ * it is longer, a '%' is not two hex digits, or it holds a NUL (which would
+ * cut the value short of what was sent).
+ */
 static bool decode(const char *s, size_t n, char *out, size_t cap)
 {
 	size_t k = 0;
@@ -45,7 +49,7 @@ static bool decode(const char *s, size_t n, char *out, size_t cap)
 			c = h * 16 + l;
 			i += 2;
 		}
-		if (k + 1 >= cap)
+		if (c == 0 || k + 1 >= cap)
 			return false;
 		out[k++] = (char)c;
 	}

@@ -77,6 +77,9 @@ static void wrong_forms_refused(void **state)
 	refused("verb=move&from=C0+0001&to=1032", "field from: give one word"); /* '+' is a space: two words */
 	refused("verb=move&from=C%0A1&to=1032", "field from: give one word");  /* no new request line */
 	refused("verb=move&from=C%G1&to=1032", "field from: give one word");   /* not a percent escape */
+	refused("verb=move&from=C00001L8%00x&to=1032", "field from: give one word"); /* a NUL would cut it short */
+	assert_int_equal(action_form_parse("verb=move\0&from=C00001L8&to=1032", 32, line, sizeof line, &daemon_of, err,
+					   sizeof err), VTL_E_INVAL);
 	refused("verb=move&from=C00001L8&to=%", "field to: give one word");
 	refused("verb=unload&slot=1026", "give the field drive");
 	refused("verb=import&ie=769", "give the field barcode");

@@ -17,6 +17,7 @@ const ACTIONS = {
 };
 
 const charts = new Map(); // drive address -> [{w, r}] samples
+const jobRates = [];       // [{w: copies' MB/s, r: recalls' MB/s}], one a poll
 let polls = 0;
 
 function $(id) { return document.getElementById(id); }
@@ -149,6 +150,13 @@ function bar(percent) {
 function drawJobs(doc) {
   const body = $("jobs").querySelector("tbody");
   body.replaceChildren();
+  const rate = {w: 0, r: 0};
+  for (const j of doc ? doc.jobs : []) {
+    if (j.state === "running" && j.mb_s !== undefined) rate[j.kind === "recall" ? "r" : "w"] += j.mb_s;
+  }
+  jobRates.push(rate);
+  while (jobRates.length > CHART_POINTS) jobRates.shift();
+  drawChart($("jobs-chart"), jobRates);
   if (!doc) return;
   for (const j of doc.jobs.slice().reverse()) {
     const pct = j.total ? 100 * j.bytes / j.total : (j.state === "done" ? 100 : 0);

@@ -185,6 +185,8 @@ $(BUILD)/gen/console_files.c: $(CONSOLE_FILES) scripts/embed-files
 	@mkdir -p $(dir $@)
 	scripts/embed-files $@ console_html=console/console.html console_js=console/console.js \
 		console_css=console/console.css
+$(BUILD)/gen/console_files.o: $(BUILD)/gen/console_files.c
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/console_files.o $(call archives,$(BUILD),$(vtld_USES))
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)

@@ -3,17 +3,15 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
 #include <string.h>
 
 #include "catalog/catalog.h"
 #include "common/action_form.h"
 #include "common/ctlproto.h"
-#include "common/jsonout.h"
-
 #include "common/ctlsock.h"
 #include "common/grow.h"
 #include "common/http.h"
+#include "common/jsonout.h"
 #include "common/log.h"
 #include "common/promtext.h"
 #include "common/vtl_error.h"

@@ -179,7 +179,16 @@ $(UNIT_BIN): $(BUILD)/tests/unit/%: tests/unit/%.c $(TESTLIB_OBJ) $(LIBS)
 $(VTLCTL): $(VTLCTL_SRC:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtlctl_USES))
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
-$(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtld_USES))
+# The web console's files, built into vtld (vtl/vtld/console_files.h): nothing to install beside it.
+CONSOLE_FILES := console/console.html console/console.js console/console.css
+$(BUILD)/gen/console_files.c: $(CONSOLE_FILES) scripts/embed-files
+	@mkdir -p $(dir $@)
+	scripts/embed-files $@ console_html=console/console.html console_js=console/console.js \
+		console_css=console/console.css
+$(BUILD)/gen/console_files.o: $(BUILD)/gen/console_files.c
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(VTLD): $(VTLD_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/console_files.o $(call archives,$(BUILD),$(vtld_USES))
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS)
 
 $(MIGRATOR): $(MIGRATOR_MAIN:%.c=$(BUILD)/%.o) $(call archives,$(BUILD),$(vtl-migrator_USES))
@@ -346,7 +355,7 @@ $(BUILD)/config/config.o: $(SYSCONFDIR_STAMP)
 
 MAN8 := $(wildcard man/*.8)
 MAN5 := $(BUILD)/man/vtl.conf.5
-DOCS := README.md LICENSE $(wildcard docs/*.md)
+DOCS := README.md LICENSE $(wildcard docs/*.md) $(wildcard docs/img/*.png)
 # vtl.conf(5) is made from docs/configuration.md, so the two cannot drift apart.
 $(MAN5): docs/configuration.md scripts/gen-vtl-conf-man
 	@mkdir -p $(dir $@)
@@ -370,7 +379,7 @@ SED_PATHS := -e 's|\.\./var/vtld\.sock|$(runstatedir)/vtl/vtld.sock|' -e 's|\.\.
 .PHONY: install uninstall install-files
 install: $(PROGRAMS) $(MAN5)
 	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(bindir) $(DESTDIR)$(sysconfdir)/vtl $(DESTDIR)$(mandir)/man8 \
-		$(DESTDIR)$(mandir)/man5 $(DESTDIR)$(docdir)/docs
+		$(DESTDIR)$(mandir)/man5 $(DESTDIR)$(docdir)/docs $(DESTDIR)$(docdir)/docs/img
 	$(INSTALL) -d -m 0750 $(DESTDIR)$(localstatedir)/lib/vtl
 	$(INSTALL) -m 0755 $(VTLD) $(MIGRATOR) $(DESTDIR)$(sbindir)/
 	$(INSTALL) -m 0755 $(VTLCTL) $(DESTDIR)$(bindir)/
@@ -385,6 +394,7 @@ install: $(PROGRAMS) $(MAN5)
 	$(INSTALL) -m 0644 $(MAN5) $(DESTDIR)$(mandir)/man5/
 	$(INSTALL) -m 0644 README.md LICENSE $(DESTDIR)$(docdir)/
 	$(INSTALL) -m 0644 $(wildcard docs/*.md) $(DESTDIR)$(docdir)/docs/
+	$(INSTALL) -m 0644 $(wildcard docs/img/*.png) $(DESTDIR)$(docdir)/docs/img/
 	$(INSTALL) -d $(DESTDIR)$(bashcompletiondir)
 	$(INSTALL) -m 0644 completion/vtlctl.bash $(DESTDIR)$(bashcompletiondir)/vtlctl
 ifneq ($(WITH_UNITS),)
@@ -403,4 +413,4 @@ uninstall:
 	@c=$(DESTDIR)$(sysconfdir)/vtl/vtl.conf; if [ -e "$$c" ]; then \
 		if sed $(SED_PATHS) etc/vtl.conf.example | cmp -s - "$$c"; then rm -f "$$c"; \
 		else echo "kept $$c: it differs from the installed example"; fi; fi
-	-rmdir $(DESTDIR)$(docdir)/docs $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/vtl $(DESTDIR)$(localstatedir)/lib/vtl 2>/dev/null
+	-rmdir $(DESTDIR)$(docdir)/docs/img $(DESTDIR)$(docdir)/docs $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/vtl $(DESTDIR)$(localstatedir)/lib/vtl 2>/dev/null

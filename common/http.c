@@ -16,7 +16,19 @@
 #define PORT_MAX 65535u
 #define BEARER "Bearer " /* RFC 6750 2.1: the Authorization header's scheme */
 #define ALLOWED "GET, HEAD"
+#define ALLOWED_OPERATOR "POST"
 #define MESSAGE_MAX 256
+/* What every reply carries: the console's page runs only its own files (no inline script, no other
+ * origin), in no other site's frame, and tells no other site where it came from. */
+#define CSP "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+/* An operator route's request body, gathered as libmicrohttpd hands it over (the connection's own). */
+struct upload {
+	const struct http_route *route;
+	size_t len;
+	bool over; /* more than HTTP_BODY_MAX came: the rest is read and dropped, then 413 */
+	char data[HTTP_BODY_MAX + 1];
+};
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -95,11 +107,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("%s: http: %s", s->daemon, s->last);
 }
 
-/* Whether the request carries the token, compared in time that does not depend on where it differs. */
-static bool authorized(const struct http_server *s, struct MHD_Connection *c)
+/* Whether the request carries the server's token (which is set), in time that does not depend on where it differs. */
+static bool carries_token(const struct http_server *s, struct MHD_Connection *c)
 {
-	if (!s->token[0])
-		return true;
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!h || strncmp(h, BEARER, strlen(BEARER)) != 0)
 		return false;
@@ -109,6 +119,12 @@ static bool authorized(const struct http_server *s, struct MHD_Connection *c)
 	for (size_t i = 0; i < tl; i++)
 		diff |= (unsigned char)s->token[i] ^ (unsigned char)(i < hl ? h[i] : 0);
 	return diff == 0;
+}
+
+/* Whether the request may read: there is no token, or it carries it. */
+static bool authorized(const struct http_server *s, struct MHD_Connection *c)
+{
+	return !s->token[0] || carries_token(s, c);
 }
 
 /* Counts the bytes of the query arguments (MHD_get_connection_values' iterator). */
@@ -135,6 +151,10 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, unsigned status, con
 		ok = MHD_add_response_header(rsp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	if (ok == MHD_YES)
 		ok = MHD_add_response_header(rsp, "X-Content-Type-Options", "nosniff");
+	if (ok == MHD_YES)
+		ok = MHD_add_response_header(rsp, "Content-Security-Policy", CSP);
+	if (ok == MHD_YES)
+		ok = MHD_add_response_header(rsp, "Referrer-Policy", "no-referrer");
 	if (ok == MHD_YES && header)
 		ok = MHD_add_response_header(rsp, header, value);
 	if (ok == MHD_YES)
@@ -149,38 +169,32 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
 	return send_reply(c, status, "text/plain; charset=utf-8", (void *)text, strlen(text), false, header, value);
 }
 
-static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-			     const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+static enum MHD_Result send_json_error(struct MHD_Connection *c, unsigned status, const char *json)
 {
-	(void)version;
-	(void)upload_data;
-	(void)con_cls;
-	struct http_server *s = cls;
-	if (*upload_data_size)
-		return MHD_NO; /* a body was refused on the first call: nothing more is read */
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are served\n", MHD_HTTP_HEADER_ALLOW,
-				 ALLOWED);
-	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if ((cl && strcmp(cl, "0") != 0) || MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-									MHD_HTTP_HEADER_TRANSFER_ENCODING))
-		return send_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "a request body is not accepted\n", NULL, NULL);
-	size_t target = strlen(url);
-	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, arg_bytes, &target);
-	if (target > HTTP_URL_MAX)
-		return send_text(c, MHD_HTTP_URI_TOO_LONG, "the request target is too long\n", NULL, NULL);
-	if (!authorized(s, c))
-		return send_text(c, MHD_HTTP_UNAUTHORIZED, "give the token: Authorization: Bearer TOKEN\n",
-				 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	const struct http_route *r = NULL;
-	for (unsigned i = 0; i < s->nroutes && !r; i++)
-		if (strcmp(s->routes[i].path, url) == 0)
-			r = &s->routes[i];
-	if (!r)
-		return send_text(c, MHD_HTTP_NOT_FOUND, "no such page\n", NULL, NULL);
-	if (!r->fn)
-		return send_reply(c, MHD_HTTP_OK, r->type, (void *)r->data, r->len, false, NULL, NULL);
-	struct http_reply rep = {.status = MHD_HTTP_OK, .type = "application/json", .conn = c};
+	return send_reply(c, status, "application/json", (void *)json, strlen(json), false, NULL, NULL);
+}
+
+/* The route for url: an exact path, or the longest prefix route it begins with. */
+static const struct http_route *find_route(const struct http_server *s, const char *url)
+{
+	const struct http_route *best = NULL;
+	for (unsigned i = 0; i < s->nroutes; i++) {
+		const struct http_route *r = &s->routes[i];
+		size_t n = strlen(r->path);
+		if (!r->prefix ? strcmp(r->path, url) == 0 : strncmp(r->path, url, n) == 0 && (!best || n > strlen(best->path)))
+			best = r;
+		if (best && !best->prefix)
+			break;
+	}
+	return best;
+}
+
+/* Runs r's handler and sends what it built (body, if any, the request body of an operator route). */
+static enum MHD_Result run_handler(struct http_server *s, struct MHD_Connection *c, const char *url,
+				   const struct http_route *r, const struct upload *u)
+{
+	struct http_reply rep = {.status = MHD_HTTP_OK, .type = "application/json", .conn = c, .path = url,
+				 .request = u ? u->data : NULL, .request_len = u ? u->len : 0};
 	outbuf_init(&rep.body, HTTP_REPLY_MAX);
 	r->fn(s->arg, &rep);
 	if (rep.body.failed) {
@@ -191,6 +205,101 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	size_t len;
 	char *body = outbuf_take(&rep.body, &len);
 	return send_reply(c, rep.status, rep.type, body, len, true, NULL, NULL);
+}
+
+/*
+ * The first call for an operator route's POST: refuses it (403, 413) or
+ * makes the upload its body is gathered into.
+ */
+static enum MHD_Result begin_operator(struct http_server *s, struct MHD_Connection *c, const struct http_route *r,
+				      void **con_cls)
+{
+	if (!s->token[0])
+		return send_json_error(c, MHD_HTTP_FORBIDDEN, "{\"ok\":false,\"error\":\"operator actions are off: set "
+				       "[daemon] http_token and send Authorization: Bearer TOKEN\"}\n");
+	if (!carries_token(s, c))
+		return send_json_error(c, MHD_HTTP_FORBIDDEN,
+				       "{\"ok\":false,\"error\":\"give the token: Authorization: Bearer TOKEN\"}\n");
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl && (strlen(cl) > 5 || strtoul(cl, NULL, 10) > HTTP_BODY_MAX))
+		return send_json_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "{\"ok\":false,\"error\":\"the request body is "
+				       "longer than 1024 bytes\"}\n");
+	struct upload *u = calloc(1, sizeof *u);
+	if (!u)
+		return MHD_NO;
+	u->route = r;
+	*con_cls = u;
+	return MHD_YES;
+}
+
+_Static_assert(HTTP_BODY_MAX == 1024, "the 413 text says 1024");
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			     const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	(void)version;
+	struct http_server *s = cls;
+	struct upload *u = *con_cls;
+	if (u) { /* an operator route's body, as it comes, then its end */
+		size_t n = *upload_data_size;
+		if (n) {
+			if (!u->over && n <= HTTP_BODY_MAX - u->len) {
+				memcpy(u->data + u->len, upload_data, n);
+				u->len += n;
+			} else {
+				u->over = true;
+			}
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
+		if (u->over)
+			return send_json_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "{\"ok\":false,\"error\":\"the request body is "
+					       "longer than 1024 bytes\"}\n");
+		u->data[u->len] = 0;
+		return run_handler(s, c, url, u->route, u);
+	}
+	if (*upload_data_size)
+		return MHD_NO; /* a body was refused on the first call: nothing more is read */
+	size_t target = strlen(url);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, arg_bytes, &target);
+	bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	if (!post && strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are served, and POST of an action\n",
+				 MHD_HTTP_HEADER_ALLOW, ALLOWED);
+	if (target > HTTP_URL_MAX)
+		return send_text(c, MHD_HTTP_URI_TOO_LONG, "the request target is too long\n", NULL, NULL);
+	const struct http_route *r = find_route(s, url);
+	if (post && !(r && r->operator))
+		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are served here\n", MHD_HTTP_HEADER_ALLOW,
+				 ALLOWED);
+	if (post)
+		return begin_operator(s, c, r, con_cls);
+	if (r && r->operator)
+		return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "an action is a POST\n", MHD_HTTP_HEADER_ALLOW,
+				 ALLOWED_OPERATOR);
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if ((cl && strcmp(cl, "0") != 0) || MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return send_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "a request body is not accepted\n", NULL, NULL);
+	bool builtin = r && !r->fn; /* a file of the console: no data of the daemon, served to anyone */
+	if (!builtin && !authorized(s, c))
+		return send_text(c, MHD_HTTP_UNAUTHORIZED, "give the token: Authorization: Bearer TOKEN\n",
+				 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (!r)
+		return send_text(c, MHD_HTTP_NOT_FOUND, "no such page\n", NULL, NULL);
+	if (builtin)
+		return send_reply(c, MHD_HTTP_OK, r->type, (void *)r->data, r->len, false, NULL, NULL);
+	return run_handler(s, c, url, r, NULL);
+}
+
+/* Frees a request's upload when libmicrohttpd is done with it (MHD_OPTION_NOTIFY_COMPLETED). */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)c;
+	(void)toe;
+	free(*con_cls);
+	*con_cls = NULL;
 }
 
 const char *http_arg(const struct http_reply *r, const char *key)
@@ -249,7 +358,8 @@ int http_start(const struct http_config *c, struct http_server **out, char *err,
 	s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, serve, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_CONNECTION_LIMIT, conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per,
 				MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				(size_t)HTTP_HEADERS_MAX, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+				(size_t)HTTP_HEADERS_MAX, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
 	if (!s->d) {
 		snprintf(err, errlen, "cannot serve HTTP on %s: %s", c->listen, s->last[0] ? s->last : "libmicrohttpd failed");
 		free(s);

@@ -10,10 +10,14 @@
  * What a client may make the daemon hold is bounded (docs/operations.md,
  * "HTTP endpoint"): connections in all and from one address, how long a
  * connection may stay idle, the bytes of a request line and its headers.
- * Only GET and HEAD of a route in the table are served: another method is
- * 405, a request with a body 413, a target longer than HTTP_URL_MAX 414, an
- * unknown path 404. With a token, every request must carry
- * "Authorization: Bearer TOKEN" (else 401).
+ * GET and HEAD of a route in the table are served, and POST of an operator
+ * route: another method is 405, a GET with a body or a POST body over
+ * HTTP_BODY_MAX 413, a target longer than HTTP_URL_MAX 414, an unknown path
+ * 404. With a token, every request but for a built-in file (which holds no
+ * data of the daemon) must carry "Authorization: Bearer TOKEN" (else 401).
+ * An operator route acts only when a token is set and the request carries
+ * it, else 403: a header, never a cookie, so a page of another site cannot
+ * make a browser act (a cross-site form cannot set it).
  */
 #ifndef VTL_COMMON_HTTP_H
 #define VTL_COMMON_HTTP_H
@@ -32,11 +36,15 @@
 #define HTTP_TOKEN_MIN 16            /* a bearer token: long enough not to be guessed over the network */
 #define HTTP_TOKEN_MAX 128
 #define HTTP_LISTEN_MAX 64           /* "host:port" or "[v6]:port", with its NUL */
+#define HTTP_BODY_MAX 1024u          /* bytes of an operator route's request body: longer is 413 */
 
 /* The statuses a handler sets itself (RFC 9110, section 15); the others are common/http.c's own. */
 #define HTTP_STATUS_OK 200            /* 15.3.1 */
 #define HTTP_STATUS_BAD_REQUEST 400   /* 15.5.1: a query argument that is not what the page takes */
+#define HTTP_STATUS_NOT_FOUND 404     /* 15.5.5: the thing a path names does not exist */
+#define HTTP_STATUS_CONFLICT 409      /* 15.5.10: the daemon refused the action in the state it is in */
 #define HTTP_STATUS_SERVER_ERROR 500  /* 15.6.1: what the page is made from failed */
+#define HTTP_STATUS_UNAVAILABLE 503   /* 15.6.4: the daemon the page comes from does not answer */
 
 /* What a handler fills: the body, its status (200 unless set) and content type. */
 struct http_reply {
@@ -44,6 +52,9 @@ struct http_reply {
 	unsigned status;
 	const char *type; /* a static string */
 	void *conn;       /* the request's connection, for http_arg */
+	const char *path; /* the request's path (a prefix route's handler reads what follows the prefix) */
+	const char *request; /* an operator route's request body (len bytes, NUL-terminated), else NULL */
+	size_t request_len;
 };
 
 /* The value of the request's query argument key ("" for "?key"), or NULL when it has none. */
@@ -54,11 +65,13 @@ typedef void (*http_handler)(void *arg, struct http_reply *r);
 
 /* A route: a handler, or (fn NULL) a built-in static file of len bytes. */
 struct http_route {
-	const char *path; /* exact: "/metrics" */
+	const char *path; /* exact: "/metrics"; with prefix, every path that begins so ("/api/cartridges/") */
 	http_handler fn;
 	const char *type; /* the static file's content type */
 	const void *data;
 	size_t len;
+	bool prefix;
+	bool operator; /* POST only, with its body in the reply's request, and only with the token */
 };
 
 struct http_config {

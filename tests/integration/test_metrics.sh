@@ -11,9 +11,10 @@
 #     cartridge on the drive's info series, and, after a copy to the
 #     simulated library, the migrator's drive bytes and its done job, and
 #     after a release and a recall, the recall's time to first block;
-#   - /api/status, /api/jobs, /api/elements, /api/drives, /api/cartridges
-#     and /api/events are the documents `vtlctl --json status`, `jobs`,
-#     `slot list`, `drive list`, `cartridge list` and `events` print; a POST is 405, a body 413, an unknown
+#   - /api/status, /api/jobs (of both daemons), /api/library, /api/elements,
+#     /api/drives, /api/cartridges[/BARCODE] and /api/events are the
+#     documents `vtlctl --json status`, `jobs`, `library show`, `slot list`,
+#     `drive list`, `cartridge list` and `cartridge show`, `events` print; a POST is 405, a body 413, an unknown
 #     page 404, a long target 414; a non-loopback address without
 #     http_token is refused at the start.
 # Skips (loudly) only when prometheus or promtool is not installed: scripts/install-deps installs them.
@@ -76,7 +77,7 @@ status() {
 step "vtld and vtl-migrator serve /metrics on loopback ports $hport and $mport"
 vtld_start
 migrator_start
-grep -q "http: /metrics and /api/status, /api/elements, /api/drives, /api/cartridges, /api/events on 127.0.0.1:$hport" "$log" || fail "vtld did not log its HTTP endpoint"
+grep -q "http: the console (/), /metrics and /api/status, /api/library, /api/elements, /api/drives, /api/cartridges\[/BARCODE\], /api/events, /api/jobs on 127.0.0.1:$hport" "$log" || fail "vtld did not log its HTTP endpoint"
 before=$(metric "$vurl" vtl_drive_host_written_bytes_total 'drive="258",lun="2"')
 [ "$before" = 0 ] || fail "drive 258 has written $before bytes before any host wrote (want 0)"
 
@@ -217,6 +218,11 @@ same_doc "$vurl/api/elements" slot list
 same_doc "$vurl/api/drives" drive list
 same_doc "$vurl/api/cartridges" cartridge list
 same_doc "$vurl/api/events" events
+same_doc "$vurl/api/library" library show
+same_doc "$vurl/api/cartridges/I00001L8" cartridge show I00001L8
+curl -sf "$vurl/api/jobs" >"$tmp/api_vjobs" || fail "GET /api/jobs of vtld"
+cmp -s "$tmp/api_vjobs" "$tmp/ctl_jobs" || { diff "$tmp/api_vjobs" "$tmp/ctl_jobs" >&2 || true; fail "vtld's /api/jobs differs from vtlctl --json jobs"; }
+[ "$(status "$vurl" /api/cartridges/NOSUCH01)" = 404 ] || fail "/api/cartridges/NOSUCH01 is not 404"
 same_doc "$vurl/api/events?since=2&limit=3" events --since 2 --limit 3
 python3 -c 'import json, sys
 e = json.load(open(sys.argv[1]))["events"]

@@ -2,7 +2,9 @@
 /*
  * The daemons' HTTP endpoint (common/http.h), over real loopback sockets:
  * what a client gets for a route, a static file, another method, a body, a
- * long target, an unknown page, a missing or wrong token; and the limits a
+ * long target, an unknown page, a missing or wrong token; an operator
+ * route's POST (only with a token set and carried, its body bounded); the
+ * security headers on every reply; and the limits a
  * client cannot pass (connections in all and from one address, idle time);
  * the listen addresses it takes and the non-loopback one it refuses.
  */
@@ -37,16 +39,32 @@ static void hello(void *arg, struct http_reply *r)
 	outbuf_printf(&r->body, "hello\n");
 }
 
+/* An operator route: echoes the body it was given. */
+static void echo(void *arg, struct http_reply *r)
+{
+	(void)arg;
+	outbuf_printf(&r->body, "got %zu bytes: %s", r->request_len, r->request);
+}
+
+/* A prefix route: says what followed its prefix. */
+static void tail(void *arg, struct http_reply *r)
+{
+	(void)arg;
+	outbuf_printf(&r->body, "tail=%s", r->path + strlen("/things/"));
+}
+
 static const char page[] = "<p>static</p>";
 static const struct http_route routes[] = {
 	{.path = "/hello", .fn = hello},
 	{.path = "/page.html", .type = "text/html", .data = page, .len = sizeof page - 1},
+	{.path = "/act", .fn = echo, .operator = true},
+	{.path = "/things/", .fn = tail, .prefix = true},
 };
 
 static struct http_server *start(const char *token, unsigned conns, unsigned per, unsigned timeout)
 {
 	struct http_config c = {.listen = "127.0.0.1:0", .token = token, .connections = conns, .per_address = per,
-				.timeout = timeout, .routes = routes, .nroutes = 2, .daemon = "test"};
+				.timeout = timeout, .routes = routes, .nroutes = sizeof routes / sizeof routes[0], .daemon = "test"};
 	struct http_server *s = NULL;
 	char err[256] = "";
 	int rc = http_start(&c, &s, err, sizeof err);
@@ -183,6 +201,94 @@ static void token_required(void **state)
 	assert_int_equal(code_of(r), 401);
 	r = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "\r\nConnection: close\r\n\r\n");
 	assert_int_equal(code_of(r), 200);
+	/* A built-in file holds no data of the daemon: served without the token (the console's page asks for it). */
+	r = ask(s, "GET /page.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 200);
+	/* An unknown page says nothing without the token either. */
+	r = ask(s, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 401);
+	http_stop(s);
+}
+
+static void security_headers_and_prefix_routes(void **state)
+{
+	(void)state;
+	struct http_server *s = start(NULL, 0, 0, 0);
+	const char *r = ask(s, "GET /page.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_non_null(strstr(r, "Content-Security-Policy: default-src 'self'"));
+	assert_non_null(strstr(r, "X-Content-Type-Options: nosniff"));
+	r = ask(s, "GET /things/C00001L8 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 200);
+	assert_non_null(strstr(r, "\r\n\r\ntail=C00001L8"));
+	assert_non_null(strstr(r, "Content-Security-Policy: default-src 'self'"));
+	r = ask(s, "GET /things HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 404);
+	http_stop(s);
+}
+
+#define POST_ACT(headers, body)                                                                                   \
+	"POST /act HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\n" \
+	headers "Content-Length: " #body "\r\n\r\n"
+
+static void operator_routes_need_the_token(void **state)
+{
+	(void)state;
+	static char req[4096];
+	/* No token configured: an operator route never acts. */
+	struct http_server *s = start(NULL, 0, 0, 0);
+	snprintf(req, sizeof req, POST_ACT("", 5) "a=b&c");
+	const char *r = ask(s, req);
+	assert_int_equal(code_of(r), 403);
+	assert_non_null(strstr(r, "Content-Type: application/json"));
+	assert_non_null(strstr(r, "{\"ok\":false,\"error\":\"operator actions are off: set [daemon] http_token"));
+	http_stop(s);
+
+	s = start(TOKEN, 0, 0, 0);
+	snprintf(req, sizeof req, POST_ACT("", 5) "a=b&c");
+	r = ask(s, req);
+	assert_int_equal(code_of(r), 403);
+	assert_non_null(strstr(r, "give the token: Authorization: Bearer TOKEN"));
+	snprintf(req, sizeof req, POST_ACT("Authorization: Bearer " TOKEN "x\r\n", 5) "a=b&c");
+	assert_int_equal(code_of(ask(s, req)), 403);
+	/* A cookie is no token: a cross-site form can send cookies, never this header. */
+	snprintf(req, sizeof req, POST_ACT("Cookie: token=" TOKEN "\r\n", 5) "a=b&c");
+	assert_int_equal(code_of(ask(s, req)), 403);
+	snprintf(req, sizeof req, POST_ACT("Authorization: Bearer " TOKEN "\r\n", 5) "a=b&c");
+	r = ask(s, req);
+	assert_int_equal(code_of(r), 200);
+	assert_non_null(strstr(r, "\r\n\r\ngot 5 bytes: a=b&c"));
+	/* A GET of it is 405 (Allow: POST); a POST elsewhere is 405 too. */
+	r = ask(s, "GET /act HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TOKEN "\r\nConnection: close\r\n\r\n");
+	assert_int_equal(code_of(r), 405);
+	assert_non_null(strstr(r, "Allow: POST"));
+	http_stop(s);
+}
+
+static void operator_bodies_bounded(void **state)
+{
+	(void)state;
+	struct http_server *s = start(TOKEN, 0, 0, 0);
+	static char req[8192], body[HTTP_BODY_MAX + 2];
+	/* Exactly HTTP_BODY_MAX is taken whole. */
+	memset(body, 'x', HTTP_BODY_MAX);
+	body[HTTP_BODY_MAX] = 0;
+	snprintf(req, sizeof req, "POST /act HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer " TOKEN
+		 "\r\nContent-Length: %u\r\n\r\n%s", HTTP_BODY_MAX, body);
+	const char *r = ask(s, req);
+	assert_int_equal(code_of(r), 200);
+	assert_non_null(strstr(r, "got 1024 bytes: xxx"));
+	/* One byte more, said in Content-Length: 413 before it is read. */
+	body[HTTP_BODY_MAX] = 'x';
+	body[HTTP_BODY_MAX + 1] = 0;
+	snprintf(req, sizeof req, "POST /act HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer " TOKEN
+		 "\r\nContent-Length: %u\r\n\r\n%s", HTTP_BODY_MAX + 1, body);
+	r = ask(s, req);
+	assert_int_equal(code_of(r), 413);
+	assert_non_null(strstr(r, "longer than 1024 bytes"));
+	/* Or chunked, where the length is known only as it comes: 413 as well. */
+	snprintf(req, sizeof req, "POST /act HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer " TOKEN
+		 "\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", HTTP_BODY_MAX + 1, body);
+	assert_int_equal(code_of(ask(s, req)), 413);
 	http_stop(s);
 }
 
@@ -297,6 +403,8 @@ int main(void)
 		cmocka_unit_test(long_targets_refused),    cmocka_unit_test(token_required),
 		cmocka_unit_test(connection_limits),       cmocka_unit_test(idle_connections_closed),
 		cmocka_unit_test(listen_addresses),        cmocka_unit_test(exposure_needs_a_token),
+		cmocka_unit_test(security_headers_and_prefix_routes), cmocka_unit_test(operator_routes_need_the_token),
+		cmocka_unit_test(operator_bodies_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -403,24 +403,7 @@ int cmd_cartridge_list(struct ctl *ctl, int argc, char **argv)
 
 /* ------------------------------------------------------------------- show */
 
-/* The copies of a cartridge on physical tape, as cartridge show lists them. */
-struct copy_rows {
-	struct cat_copy *k;
-	size_t n, cap;
-};
-
-static int copy_row(const struct cat_copy *k, void *arg)
-{
-	struct copy_rows *r = arg;
-	int rc = vtl_grow((void **)&r->k, &r->cap, r->n, sizeof *r->k);
-	if (rc)
-		return rc;
-	r->k[r->n++] = *k;
-	return 0;
-}
-
-static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const struct copy_rows *cr, int irc,
-		     const char *perr, const struct vtl_cart_info *ip);
+static int show_cart(struct ctl *ctl, const struct libdoc_cart *k);
 
 int cmd_cartridge_show(struct ctl *ctl, int argc, char **argv)
 {
@@ -439,93 +422,36 @@ int cmd_cartridge_show(struct ctl *ctl, int argc, char **argv)
 		return ctl_usage(ctl, "barcode '%.40s...' is longer than %d characters", bc, CAT_BARCODE_MAX);
 	if ((rc = ctl_open_library(ctl)))
 		return rc;
-	struct cat_cartridge c;
-	rc = catalog_cartridge_get(ctl->cat, bc, &c);
-	if (rc == VTL_E_NOTFOUND)
-		return ctl_err(ctl, VTLCTL_FAIL, "there is no cartridge %s in the catalog (see 'vtlctl cartridge list')",
-			       bc);
-	if (rc)
-		return ctl_cat_err(ctl, rc, "reading %s", bc);
-
 	/* What the pool holds, if it can be read. */
 	struct vtl_pool_config pc;
 	vtl_config_pool(ctl->cfg, &pc);
 	pc.io_threads = 1;
 	char perr[512] = "";
 	struct vtl_pool *pool = NULL;
-	struct vtl_cart_info info;
-	memset(&info, 0, sizeof info);
-	int irc = vtl_pool_open(&pc, &pool, perr, sizeof perr);
-	if (irc == 0) {
-		irc = vtl_cart_info(pool, bc, &info);
-		if (irc)
-			snprintf(perr, sizeof perr, "%s", irc == VTL_E_NOTFOUND ? "no cartridge of this barcode in the pool"
-						     : irc == VTL_E_BUSY ? "in use (vtld has it open for writing)"
-									 : vtl_strerror(irc));
-		vtl_pool_close(pool);
-	}
-	struct copy_rows cr = {0};
-	if ((rc = catalog_copy_list(ctl->cat, bc, copy_row, &cr))) {
-		free(cr.k);
-		return ctl_cat_err(ctl, rc, "reading the copies of %s", bc);
-	}
-	rc = show_cart(ctl, &c, &cr, irc, perr, &info);
-	free(cr.k);
+	if (vtl_pool_open(&pc, &pool, perr, sizeof perr) != 0)
+		pool = NULL;
+	struct libdoc_cart k;
+	rc = libdoc_cart_read(ctl->cat, pool, perr, bc, &k);
+	vtl_pool_close(pool);
+	if (rc == VTL_E_NOTFOUND)
+		return ctl_err(ctl, VTLCTL_FAIL, "there is no cartridge %s in the catalog (see 'vtlctl cartridge list')",
+			       bc);
+	if (rc)
+		return ctl_cat_err(ctl, rc, "reading %s", bc);
+	rc = show_cart(ctl, &k);
+	libdoc_cart_free(&k);
 	return rc;
 }
 
-static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const struct copy_rows *cr, int irc,
-		     const char *perr, const struct vtl_cart_info *ip)
+static int show_cart(struct ctl *ctl, const struct libdoc_cart *k)
 {
-	const struct cat_cartridge c = *cp;
-	const struct vtl_cart_info info = *ip;
+	const struct cat_cartridge c = k->c;
+	const struct vtl_cart_info info = k->info;
+	int irc = k->pool_rc;
+	const char *perr = k->pool_err;
 	bool tm = c.media == CAT_MEDIA_LTO7 && vtl_label_is_type_m(c.barcode);
 	if (ctl->json) {
-		struct json j;
-		json_init(&j, stdout);
-		json_obj(&j, NULL);
-		json_str(&j, "library", ctl->lib.name);
-		libdoc_cartridge_fields(&j, &ctl->lib, &c);
-		json_obj(&j, "pool");
-		if (irc) {
-			json_str(&j, "error", perr);
-		} else {
-			json_u64(&j, "objects", info.eod);
-			json_u64(&j, "filemarks", info.filemarks);
-			json_u64(&j, "stored_bytes", info.stored_bytes);
-			json_u64(&j, "segments", info.segments);
-			json_u64(&j, "damaged_ranges", info.damaged);
-			json_u64(&j, "damaged_objects", info.damaged_objects);
-			json_arr(&j, "damage");
-			for (uint32_t i = 0; i < info.damaged && i < VTL_DAMAGE_INFO_MAX; i++) {
-				const struct vtl_damage *d = &info.damage[i];
-				json_obj(&j, NULL);
-				json_u64(&j, "first_object", d->first);
-				json_u64(&j, "objects", d->count);
-				json_str(&j, "kind", vtl_damage_kind_name(d->kind));
-				json_u64(&j, "segment", d->seq);
-				json_u64(&j, "segment_last", d->seq_last);
-				json_obj_end(&j);
-			}
-			json_arr_end(&j);
-		}
-		json_obj_end(&j);
-		json_arr(&j, "copies");
-		for (size_t i = 0; i < cr->n; i++) {
-			struct cat_ptape t;
-			bool known = catalog_ptape_get(ctl->cat, cr->k[i].tape, &t) == VTL_OK;
-			json_obj(&j, NULL);
-			json_str(&j, "tape", cr->k[i].tape);
-			json_str(&j, "library", known ? t.library : ""); /* the physical library that holds it */
-			json_str(&j, "pool", known ? t.pool : "");
-			json_u64(&j, "file", cr->k[i].file);
-			json_u64(&j, "bytes", cr->k[i].length);
-			json_str(&j, "state", cr->k[i].state);
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-		json_obj_end(&j);
-		json_end(&j);
+		libdoc_cart_write(&ctl->lib, k, stdout);
 		return 0;
 	}
 	struct kv kv[40];
@@ -570,12 +496,11 @@ static int show_cart(struct ctl *ctl, const struct cat_cartridge *cp, const stru
 		   info.damaged_objects);
 	if (!irc && info.damaged)
 		KV("", "the rest reads; recall it from a good tape copy, or export what reads (docs/operations.md)");
-	for (size_t i = 0; i < cr->n && n < VTL_ARRAY_SIZE(kv); i++) {
-		struct cat_ptape t;
-		bool known = catalog_ptape_get(ctl->cat, cr->k[i].tape, &t) == VTL_OK;
-		KV(i ? "" : "copies", "%s file %u, %" PRIu64 " bytes, %s%s%s%s%s%s", cr->k[i].tape, cr->k[i].file,
-		   cr->k[i].length, cr->k[i].state, known ? " (library " : "", known ? t.library : "",
-		   known ? ", pool " : "", known ? t.pool : "", known ? ")" : "");
+	for (size_t i = 0; i < k->ncopies && n < VTL_ARRAY_SIZE(kv); i++) {
+		const struct libdoc_copy *cp = &k->copies[i];
+		bool known = cp->library[0];
+		KV(i ? "" : "copies", "%s file %u, %" PRIu64 " bytes, %s%s%s%s%s%s", cp->k.tape, cp->k.file, cp->k.length,
+		   cp->k.state, known ? " (library " : "", cp->library, known ? ", pool " : "", cp->pool, known ? ")" : "");
 	}
 #undef KV
 	kv_print(kv, n, stdout);

@@ -24,35 +24,6 @@ static int no_args(struct ctl *ctl, int argc, char **argv)
 
 /* ----------------------------------------------------------- library show */
 
-struct elem_counts {
-	unsigned full[5];
-};
-
-static int count_elem(const struct cat_element *e, void *arg)
-{
-	struct elem_counts *c = arg;
-	if (e->full && e->type >= 1 && e->type <= 4)
-		c->full[e->type]++;
-	return 0;
-}
-
-struct cart_counts {
-	int64_t lib;
-	unsigned long in, outside, other;
-};
-
-static int count_cart(const struct cat_cartridge *c, void *arg)
-{
-	struct cart_counts *n = arg;
-	if (c->library_id == n->lib)
-		n->in++;
-	else if (c->library_id == 0)
-		n->outside++;
-	else
-		n->other++;
-	return 0;
-}
-
 static void range_text(char *buf, size_t len, unsigned first, unsigned count)
 {
 	if (count == 0)
@@ -63,29 +34,15 @@ static void range_text(char *buf, size_t len, unsigned first, unsigned count)
 		snprintf(buf, len, "%u (%u..%u)", count, first, first + count - 1);
 }
 
-static void json_range(struct json *j, const char *key, unsigned first, unsigned count, int full)
-{
-	json_obj(j, key);
-	json_u64(j, "first", first);
-	json_u64(j, "count", count);
-	if (full >= 0)
-		json_u64(j, "full", (uint64_t)full);
-	json_obj_end(j);
-}
-
 int cmd_library_show(struct ctl *ctl, int argc, char **argv)
 {
 	int rc = no_args(ctl, argc, argv);
 	if (rc || (rc = ctl_open_library(ctl)))
 		return rc;
 	const struct cat_library *lib = &ctl->lib;
-	struct elem_counts ec;
-	memset(&ec, 0, sizeof ec);
-	if ((rc = catalog_element_list(ctl->cat, lib->id, CAT_ELEM_ALL, count_elem, &ec)))
-		return ctl_cat_err(ctl, rc, "listing the elements");
-	struct cart_counts cc = {lib->id, 0, 0, 0};
-	if ((rc = catalog_cartridge_list(ctl->cat, 0, count_cart, &cc)))
-		return ctl_cat_err(ctl, rc, "listing the cartridges");
+	struct libdoc_counts ec;
+	if ((rc = libdoc_count(ctl->cat, lib, &ec)))
+		return ctl_cat_err(ctl, rc, "counting the elements and cartridges");
 
 	/* The pool, if it opens: its members' space. */
 	struct vtl_pool_config pc;
@@ -103,40 +60,12 @@ int cmd_library_show(struct ctl *ctl, int argc, char **argv)
 	}
 
 	if (ctl->json) {
-		struct json j;
-		json_init(&j, stdout);
-		json_obj(&j, NULL);
-		json_str(&j, "name", lib->name);
-		json_str(&j, "vendor", lib->vendor);
-		json_str(&j, "product", lib->product);
-		json_str(&j, "revision", lib->revision);
-		json_str(&j, "serial", lib->serial);
-		json_str(&j, "catalog", ctl->cfg->catalog.path);
-		json_str(&j, "config", ctl->cfg->path);
-		json_obj(&j, "elements");
-		json_range(&j, "transport", lib->transport_first, lib->transports, -1);
-		json_range(&j, "drives", lib->drive_first, lib->drives, (int)ec.full[CAT_ELEM_DRIVE]);
-		json_range(&j, "slots", lib->slot_first, lib->slots, (int)ec.full[CAT_ELEM_SLOT]);
-		json_range(&j, "mail_slots", lib->ie_first, lib->ies, (int)ec.full[CAT_ELEM_IE]);
-		json_obj_end(&j);
-		json_obj(&j, "cartridges");
-		json_u64(&j, "in_library", cc.in);
-		json_u64(&j, "outside", cc.outside);
-		json_obj_end(&j);
-		json_obj(&j, "pool");
-		json_arr(&j, "members");
-		for (unsigned i = 0; i < nm; i++) {
-			json_obj(&j, NULL);
-			json_str(&j, "path", ms[i].path);
-			json_u64(&j, "used_bytes", ms[i].used_bytes);
-			json_u64(&j, "free_bytes", ms[i].free_bytes);
-			json_obj_end(&j);
+		struct libdoc_library_src src = {.catalog = ctl->cfg->catalog.path, .config = ctl->cfg->path,
+						 .pool = prc ? NULL : pool, .pool_err = perr};
+		if ((rc = libdoc_library(ctl->cat, lib, &src, stdout))) {
+			vtl_pool_close(pool);
+			return ctl_cat_err(ctl, rc, "counting the elements and cartridges");
 		}
-		json_arr_end(&j);
-		json_str(&j, "error", prc ? perr : NULL);
-		json_obj_end(&j);
-		json_obj_end(&j);
-		json_end(&j);
 	} else {
 		struct kv kv[16 + VTL_POOL_MAX_MEMBERS];
 		size_t n = 0;
@@ -159,7 +88,7 @@ int cmd_library_show(struct ctl *ctl, int argc, char **argv)
 		KV("storage slots", "%s, %u full", r, ec.full[CAT_ELEM_SLOT]);
 		range_text(r, sizeof r, lib->ie_first, lib->ies);
 		KV("mail slots", "%s, %u full", r, ec.full[CAT_ELEM_IE]);
-		KV("cartridges", "%lu in the library, %lu outside", cc.in, cc.outside);
+		KV("cartridges", "%lu in the library, %lu outside", ec.in, ec.outside);
 		KV("catalog", "%s", ctl->cfg->catalog.path);
 		if (prc) {
 			KV("pool", "cannot open: %s", perr);

@@ -2,6 +2,9 @@
 #include "vtl/library/docs.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
 
 #include "common/jsonw.h"
 #include "config/media.h"
@@ -254,4 +257,197 @@ int libdoc_drives(struct vtl_catalog *cat, const struct cat_library *lib, FILE *
 	json_end(&j);
 	free(ds);
 	return VTL_OK;
+}
+
+/* ------------------------------------------------------------ library show */
+
+static int count_elem(const struct cat_element *e, void *arg)
+{
+	struct libdoc_counts *c = arg;
+	if (e->full && e->type >= 1 && e->type <= CAT_ELEM_DRIVE)
+		c->full[e->type]++;
+	return 0;
+}
+
+struct cart_count {
+	int64_t lib;
+	struct libdoc_counts *c;
+};
+
+static int count_cart(const struct cat_cartridge *c, void *arg)
+{
+	struct cart_count *n = arg;
+	if (c->library_id == n->lib)
+		n->c->in++;
+	else if (c->library_id == 0)
+		n->c->outside++;
+	return 0;
+}
+
+int libdoc_count(struct vtl_catalog *cat, const struct cat_library *lib, struct libdoc_counts *out)
+{
+	memset(out, 0, sizeof *out);
+	int rc = catalog_element_list(cat, lib->id, CAT_ELEM_ALL, count_elem, out);
+	if (rc == VTL_OK)
+		rc = catalog_cartridge_list(cat, 0, count_cart, &(struct cart_count){lib->id, out});
+	return rc;
+}
+
+static void json_range(struct json *j, const char *key, unsigned first, unsigned count, int full)
+{
+	json_obj(j, key);
+	json_u64(j, "first", first);
+	json_u64(j, "count", count);
+	if (full >= 0)
+		json_u64(j, "full", (uint64_t)full);
+	json_obj_end(j);
+}
+
+int libdoc_library(struct vtl_catalog *cat, const struct cat_library *lib, const struct libdoc_library_src *src,
+		   FILE *f)
+{
+	struct libdoc_counts ec;
+	int rc = libdoc_count(cat, lib, &ec);
+	if (rc)
+		return rc;
+	struct json j;
+	json_init(&j, f);
+	json_obj(&j, NULL);
+	json_str(&j, "name", lib->name);
+	json_str(&j, "vendor", lib->vendor);
+	json_str(&j, "product", lib->product);
+	json_str(&j, "revision", lib->revision);
+	json_str(&j, "serial", lib->serial);
+	json_str(&j, "catalog", src->catalog);
+	json_str(&j, "config", src->config);
+	json_obj(&j, "elements");
+	json_range(&j, "transport", lib->transport_first, lib->transports, -1);
+	json_range(&j, "drives", lib->drive_first, lib->drives, (int)ec.full[CAT_ELEM_DRIVE]);
+	json_range(&j, "slots", lib->slot_first, lib->slots, (int)ec.full[CAT_ELEM_SLOT]);
+	json_range(&j, "mail_slots", lib->ie_first, lib->ies, (int)ec.full[CAT_ELEM_IE]);
+	json_obj_end(&j);
+	json_obj(&j, "cartridges");
+	json_u64(&j, "in_library", ec.in);
+	json_u64(&j, "outside", ec.outside);
+	json_obj_end(&j);
+	json_obj(&j, "pool");
+	json_arr(&j, "members");
+	for (unsigned i = 0; src->pool && i < vtl_pool_members(src->pool); i++) {
+		struct vtl_member_space ms;
+		if (vtl_pool_member_space(src->pool, i, &ms) != VTL_OK)
+			continue;
+		json_obj(&j, NULL);
+		json_str(&j, "path", ms.path);
+		json_u64(&j, "used_bytes", ms.used_bytes);
+		json_u64(&j, "free_bytes", ms.free_bytes);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_str(&j, "error", src->pool ? NULL : src->pool_err);
+	json_obj_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+	return VTL_OK;
+}
+
+/* ---------------------------------------------------------- cartridge show */
+
+static int copy_row(const struct cat_copy *k, void *arg)
+{
+	struct libdoc_cart *r = arg;
+	int rc = vtl_grow((void **)&r->copies, &r->cap, r->ncopies, sizeof *r->copies);
+	if (rc)
+		return rc;
+	r->copies[r->ncopies++] = (struct libdoc_copy){.k = *k};
+	return 0;
+}
+
+int libdoc_cart_read(struct vtl_catalog *cat, struct vtl_pool *pool, const char *pool_err, const char *barcode,
+		     struct libdoc_cart *out)
+{
+	memset(out, 0, sizeof *out);
+	int rc = catalog_cartridge_get(cat, barcode, &out->c);
+	if (rc)
+		return rc;
+	out->pool_rc = pool ? vtl_cart_info(pool, barcode, &out->info) : VTL_E_IO;
+	if (!pool)
+		snprintf(out->pool_err, sizeof out->pool_err, "%s", pool_err ? pool_err : "the pool is not open");
+	else if (out->pool_rc)
+		snprintf(out->pool_err, sizeof out->pool_err, "%s",
+			 out->pool_rc == VTL_E_NOTFOUND ? "no cartridge of this barcode in the pool"
+			 : out->pool_rc == VTL_E_BUSY	? "in use (vtld has it open for writing)"
+							: vtl_strerror(out->pool_rc));
+	if ((rc = catalog_copy_list(cat, barcode, copy_row, out))) {
+		libdoc_cart_free(out);
+		return rc;
+	}
+	for (size_t i = 0; i < out->ncopies; i++) {
+		struct cat_ptape t;
+		struct libdoc_copy *k = &out->copies[i];
+		rc = catalog_ptape_get(cat, k->k.tape, &t);
+		if (rc == VTL_OK) {
+			snprintf(k->library, sizeof k->library, "%s", t.library);
+			snprintf(k->pool, sizeof k->pool, "%s", t.pool);
+		} else if (rc != VTL_E_NOTFOUND) {
+			libdoc_cart_free(out);
+			return rc;
+		}
+	}
+	return VTL_OK;
+}
+
+void libdoc_cart_write(const struct cat_library *lib, const struct libdoc_cart *k, FILE *f)
+{
+	struct json j;
+	json_init(&j, f);
+	json_obj(&j, NULL);
+	json_str(&j, "library", lib->name);
+	libdoc_cartridge_fields(&j, lib, &k->c);
+	json_obj(&j, "pool");
+	if (k->pool_rc) {
+		json_str(&j, "error", k->pool_err);
+	} else {
+		const struct vtl_cart_info *info = &k->info;
+		json_u64(&j, "objects", info->eod);
+		json_u64(&j, "filemarks", info->filemarks);
+		json_u64(&j, "stored_bytes", info->stored_bytes);
+		json_u64(&j, "segments", info->segments);
+		json_u64(&j, "damaged_ranges", info->damaged);
+		json_u64(&j, "damaged_objects", info->damaged_objects);
+		json_arr(&j, "damage");
+		for (uint32_t i = 0; i < info->damaged && i < VTL_DAMAGE_INFO_MAX; i++) {
+			const struct vtl_damage *d = &info->damage[i];
+			json_obj(&j, NULL);
+			json_u64(&j, "first_object", d->first);
+			json_u64(&j, "objects", d->count);
+			json_str(&j, "kind", vtl_damage_kind_name(d->kind));
+			json_u64(&j, "segment", d->seq);
+			json_u64(&j, "segment_last", d->seq_last);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+	}
+	json_obj_end(&j);
+	json_arr(&j, "copies");
+	for (size_t i = 0; i < k->ncopies; i++) {
+		json_obj(&j, NULL);
+		const struct libdoc_copy *c = &k->copies[i];
+		json_str(&j, "tape", c->k.tape);
+		json_str(&j, "library", c->library); /* the physical library that holds it */
+		json_str(&j, "pool", c->pool);
+		json_u64(&j, "file", c->k.file);
+		json_u64(&j, "bytes", c->k.length);
+		json_str(&j, "state", c->k.state);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+void libdoc_cart_free(struct libdoc_cart *k)
+{
+	free(k->copies);
+	k->copies = NULL;
+	k->ncopies = k->cap = 0;
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "backend/cartridge.h"
+#include "backend/pool.h"
 #include "catalog/catalog.h"
 #include "common/jsonw.h"
 #include "config/config.h"
@@ -60,5 +62,59 @@ int libdoc_drives(struct vtl_catalog *cat, const struct cat_library *lib, FILE *
 
 /* Writes {"events":[...]}, those after id since, at most limit (0: all), onto f; as libdoc_elements. */
 int libdoc_events(struct vtl_catalog *cat, int64_t since, unsigned limit, FILE *f);
+
+/* What `library show` counts: full elements by type, cartridges in this library and outside any. */
+struct libdoc_counts {
+	unsigned full[CAT_ELEM_DRIVE + 1];
+	unsigned long in, outside;
+};
+
+/* Counts lib's full elements and the catalog's cartridges into *out. VTL_OK or the catalog's error. */
+int libdoc_count(struct vtl_catalog *cat, const struct cat_library *lib, struct libdoc_counts *out);
+
+/* Where `library show` reads from: the files' paths, and the pool (NULL: it did not open, pool_err says why). */
+struct libdoc_library_src {
+	const char *catalog, *config;
+	struct vtl_pool *pool;
+	const char *pool_err;
+};
+
+/*
+ * Writes the document of `vtlctl --json library show` and /api/library
+ * (identity, element ranges with their fill, cartridges, pool members'
+ * space) onto f. VTL_OK or the catalog's error (nothing written then).
+ */
+int libdoc_library(struct vtl_catalog *cat, const struct cat_library *lib, const struct libdoc_library_src *src,
+		   FILE *f);
+
+/* A tape copy of a cartridge, with the physical library and pool of its tape ("" when the catalog has no such tape). */
+struct libdoc_copy {
+	struct cat_copy k;
+	char library[CAT_NAME_MAX + 1], pool[CAT_NAME_MAX + 1];
+};
+
+/* One cartridge as `cartridge show` shows it: its row, what the pool holds of it, its tape copies. */
+struct libdoc_cart {
+	struct cat_cartridge c;
+	int pool_rc;             /* 0: info is what the pool holds; else pool_err says why not */
+	char pool_err[512];
+	struct vtl_cart_info info;
+	struct libdoc_copy *copies; /* allocated: libdoc_cart_free */
+	size_t ncopies, cap;
+};
+
+/*
+ * Reads barcode's row, its pool info (pool NULL: pool_err is why none) and
+ * copies into *out. VTL_OK; VTL_E_NOTFOUND when the catalog has no such
+ * cartridge; the catalog's error otherwise (*out freed then).
+ */
+int libdoc_cart_read(struct vtl_catalog *cat, struct vtl_pool *pool, const char *pool_err, const char *barcode,
+		     struct libdoc_cart *out);
+
+/* Writes the document of `vtlctl --json cartridge show` and /api/cartridges/BARCODE onto f. */
+void libdoc_cart_write(const struct cat_library *lib, const struct libdoc_cart *k, FILE *f);
+
+/* Frees what libdoc_cart_read allocated. */
+void libdoc_cart_free(struct libdoc_cart *k);
 
 #endif

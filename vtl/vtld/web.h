@@ -2,9 +2,14 @@
 /*
  * vtld's HTTP endpoint ([daemon] http): /metrics (vtl/vtld/metrics.h);
  * /api/status, the document `vtlctl --json status` prints, made by the same
- * control_answer; /api/elements and /api/events, the documents `vtlctl
- * --json slot list` and `events` print, by the same writers
- * (vtl/library/docs.h). docs/operations.md, "HTTP endpoint", lists the routes.
+ * control_answer; /api/library, /api/elements, /api/cartridges[/BARCODE],
+ * /api/events..., the documents `vtlctl --json library show`, `slot list`,
+ * `cartridge list|show` and `events` print, by the same writers
+ * (vtl/library/docs.h); /api/jobs, vtl-migrator's answer through its control
+ * socket; the web console's files (vtl/vtld/console_files.h) and its
+ * operator actions, POST /api/action (common/action_form.h), answered by
+ * the control code paths vtlctl reaches. docs/operations.md, "HTTP
+ * endpoint" and "Web console", lists the routes.
  */
 #ifndef VTL_VTLD_WEB_H
 #define VTL_VTLD_WEB_H

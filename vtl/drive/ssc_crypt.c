@@ -338,6 +338,9 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 	}
 	uint8_t p[SDE_MAX_LEN];
 	size_t got = scsi_data_out(c, p, len);
+	/* The transport's buffer held the key too: it is done with, so it is wiped here. */
+	for (int i = 0; i < c->iov_cnt; i++)
+		explicit_bzero(c->iov[i].iov_base, c->iov[i].iov_len);
 	struct sde r;
 	uint16_t byte;
 	int bit;

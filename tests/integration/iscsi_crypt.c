@@ -10,14 +10,18 @@
  * reads the first block again: DATA PROTECT, UNABLE TO DECRYPT DATA
  * (74h/01h), and the status says "cannot decrypt". It unloads the cartridge
  * and moves it back; the script then looks for the marker in the pool.
+ * With "read" (after the cartridge was copied to physical tape and its disk
+ * copy released), it loads it again, waits while the drive is becoming ready
+ * (the recall), sets the same key and reads every block back byte for byte.
  *
- * Usage: iscsi_crypt PORTAL TARGET-IQN MARKER
+ * Usage: iscsi_crypt PORTAL TARGET-IQN MARKER write|read
  * Exit 0 when every step passed; each step prints a line.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/integration/hostlib.h"
 
@@ -40,8 +44,11 @@
 #define SK_DATA_PROTECT 0x7
 #define ASCQ_UNABLE_TO_DECRYPT 0x7401
 #define UKAD "integration key 1"
+#define SK_NOT_READY 0x2
+#define READY_WAIT_S 60
 
 static struct iscsi_context *iscsi;
+static void fill(unsigned i, const char *marker);
 static uint8_t block[BLOCK_LEN], back[BLOCK_LEN];
 
 static struct scsi_task *run(int lun, const uint8_t *cdb, int cdb_len, int dir, void *data, size_t len)
@@ -94,6 +101,36 @@ static void set_encryption(bool on)
 	scsi_free_scsi_task(good(DRIVE, cdb, 12, SCSI_XFER_WRITE, p, n));
 }
 
+/* TEST UNIT READY until GOOD: unit attentions, and NOT READY while a recall brings the cartridge back. */
+static void wait_ready(void)
+{
+	uint8_t tur[6] = {0};
+	for (int i = 0; i < READY_WAIT_S * 10; i++) {
+		struct scsi_task *t = run(DRIVE, tur, 6, SCSI_XFER_NONE, NULL, 0);
+		int st = t->status, key = t->sense.key;
+		scsi_free_scsi_task(t);
+		if (st == SCSI_STATUS_GOOD)
+			return;
+		if (key != SCSI_SENSE_UNIT_ATTENTION && key != SK_NOT_READY)
+			fail("TEST UNIT READY: status %d, sense key %d", st, key);
+		usleep(100000);
+	}
+	fail("the drive did not become ready within %d s", READY_WAIT_S);
+}
+
+/* Reads the BLOCKS blocks from the position and compares each with what write wrote. */
+static void read_back(const char *marker)
+{
+	uint8_t r[6] = {0x08, 0, (uint8_t)(BLOCK_LEN >> 16), (uint8_t)(BLOCK_LEN >> 8), (uint8_t)BLOCK_LEN, 0};
+	for (unsigned i = 0; i < BLOCKS; i++) {
+		struct scsi_task *t = good(DRIVE, r, 6, SCSI_XFER_READ, back, sizeof back);
+		fill(i, marker);
+		if ((size_t)t->datain.size != BLOCK_LEN || memcmp(t->datain.data, block, BLOCK_LEN) != 0)
+			fail("block %u does not read back as written", i);
+		scsi_free_scsi_task(t);
+	}
+}
+
 static void fill(unsigned i, const char *marker)
 {
 	host_fill(block, sizeof block, i + 1);
@@ -102,10 +139,11 @@ static void fill(unsigned i, const char *marker)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: iscsi_crypt PORTAL TARGET-IQN MARKER\n");
+	if (argc != 5 || (strcmp(argv[4], "write") != 0 && strcmp(argv[4], "read") != 0)) {
+		fprintf(stderr, "usage: iscsi_crypt PORTAL TARGET-IQN MARKER write|read\n");
 		return 2;
 	}
+	bool writing = strcmp(argv[4], "write") == 0;
 	const char *marker = argv[3];
 	iscsi = host_ctx = iscsi_create_context("iqn.2026-01.org.vtl:crypt-host");
 	if (!iscsi)
@@ -116,8 +154,15 @@ int main(int argc, char **argv)
 		fail("login to %s at %s", argv[2], argv[1]);
 	host_ready(iscsi, CHANGER);
 	move(SLOT, DRIVE_ELEMENT);
-	host_ready(iscsi, DRIVE);
+	wait_ready();
 	printf("-- MOVE MEDIUM %u -> %u, the drive is ready\n", SLOT, DRIVE_ELEMENT);
+	uint8_t rew[6] = {0x01, 0, 0, 0, 0, 0};
+	if (!writing) {
+		set_encryption(true);
+		read_back(marker);
+		printf("-- recalled: read %u blocks back with the key, byte for byte\n", BLOCKS);
+		goto unload;
+	}
 
 	uint8_t pg[512];
 	if (spin(PAGE_CAPS, pg, sizeof pg) < 44 || pg[20] != 1 || (pg[30] << 8 | pg[31]) != 32)
@@ -132,7 +177,6 @@ int main(int argc, char **argv)
 	}
 	uint8_t wfm[6] = {0x10, 0, 0, 0, 1, 0};
 	scsi_free_scsi_task(good(DRIVE, wfm, 6, SCSI_XFER_NONE, NULL, 0));
-	uint8_t rew[6] = {0x01, 0, 0, 0, 0, 0};
 	scsi_free_scsi_task(good(DRIVE, rew, 6, SCSI_XFER_NONE, NULL, 0));
 	printf("-- wrote %u blocks of %u bytes and a filemark, rewound\n", BLOCKS, BLOCK_LEN);
 
@@ -140,18 +184,12 @@ int main(int argc, char **argv)
 	if (n < 20 || (pg[12] & 0x0F) != NBES_CAN_DECRYPT || memcmp(pg + 20, UKAD, sizeof UKAD - 1) != 0)
 		fail("next block encryption status: %02Xh, not encrypted-and-able-to-decrypt with its U-KAD", pg[12]);
 	printf("-- next block: encrypted, able to decrypt, U-KAD \"%s\"\n", UKAD);
-	uint8_t r[6] = {0x08, 0, (uint8_t)(BLOCK_LEN >> 16), (uint8_t)(BLOCK_LEN >> 8), (uint8_t)BLOCK_LEN, 0};
-	for (unsigned i = 0; i < BLOCKS; i++) {
-		struct scsi_task *t = good(DRIVE, r, 6, SCSI_XFER_READ, back, sizeof back);
-		fill(i, marker);
-		if ((size_t)t->datain.size != BLOCK_LEN || memcmp(t->datain.data, block, BLOCK_LEN) != 0)
-			fail("block %u does not read back as written", i);
-		scsi_free_scsi_task(t);
-	}
+	read_back(marker);
 	printf("-- read %u blocks back with the key, byte for byte\n", BLOCKS);
 
 	set_encryption(false);
 	scsi_free_scsi_task(good(DRIVE, rew, 6, SCSI_XFER_NONE, NULL, 0));
+	uint8_t r[6] = {0x08, 0, (uint8_t)(BLOCK_LEN >> 16), (uint8_t)(BLOCK_LEN >> 8), (uint8_t)BLOCK_LEN, 0};
 	struct scsi_task *t = run(DRIVE, r, 6, SCSI_XFER_READ, back, sizeof back);
 	if (t->status != SCSI_STATUS_CHECK_CONDITION || t->sense.key != SK_DATA_PROTECT ||
 	    t->sense.ascq != ASCQ_UNABLE_TO_DECRYPT)
@@ -162,12 +200,13 @@ int main(int argc, char **argv)
 		fail("next block encryption status without the key: %02Xh", pg[12]);
 	printf("-- without the key: DATA PROTECT, UNABLE TO DECRYPT DATA (74h/01h); status: cannot decrypt\n");
 
+unload:;
 	uint8_t unload[6] = {0x1B, 0, 0, 0, 0, 0};
 	scsi_free_scsi_task(good(DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0));
 	move(DRIVE_ELEMENT, SLOT);
 	printf("-- unloaded and moved back to slot %u\n", SLOT);
 	iscsi_logout_sync(iscsi);
 	iscsi_destroy_context(iscsi);
-	printf("   iscsi_crypt: all steps passed\n");
+	printf("   iscsi_crypt %s: all steps passed\n", argv[4]);
 	return 0;
 }

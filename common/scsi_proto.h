@@ -197,6 +197,7 @@ enum scsi_asc {
 	ASC_INCORRECT_ENCRYPTION_KEY = 0x7403,   /* incorrect data encryption key */
 	ASC_CRYPTO_INTEGRITY_FAILED = 0x7404,    /* cryptographic integrity validation failed */
 	ASC_ENCRYPTION_PREVENTED = 0x7421,       /* data encryption configuration prevented */
+	ASC_ENCRYPTION_CHANGED_BY_OTHER = 0x2A11, /* data encryption parameters changed by another I_T nexus */
 	ASC_INSUFFICIENT_RESOURCES = 0x5503,
 };
 

@@ -573,6 +573,31 @@ static void lock_ends_with_nexus(void **state)
 	assert_int_equal(page[6], 0);
 }
 
+static void other_nexus_told(void **state)
+{
+	struct host *h = *state;
+	loaded(h, "E00009L8");
+	as(h, NEXUS_B);
+	as(h, HOST_NEXUS);
+	set_key(h, KEY1, 2);
+	h->nexus = NEXUS_B;
+	uint8_t tur[6] = {0};
+	host_cmd(h, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_UNIT_ATTENTION, ASC_ENCRYPTION_CHANGED_BY_OTHER);
+	host_cmd(h, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	/* The nexus that set them hears nothing; a LOCAL change tells no one. */
+	h->nexus = HOST_NEXUS;
+	host_cmd(h, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	struct sde_req local = {.scope = 1};
+	spout(h, &local);
+	expect_good(h);
+	h->nexus = NEXUS_B;
+	host_cmd(h, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,6 +612,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ckod_wipes_at_unload, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(lock_and_scope, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(lock_ends_with_nexus, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(other_nexus_told, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -407,6 +407,9 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 	if (k)
 		d->crypt.instance++;
 	io_refresh(t);
+	/* The parameters every other nexus shares changed under it (SSC-4 4.2.21): each is told once. */
+	if (r.scope == SDE_SCOPE_ALL)
+		ua_raise_all(&d->dev.ua, UA_ENCRYPTION_CHANGED, c->nexus);
 	explicit_bzero(&r, sizeof r);
 	ssc_crypt_apply(d, c->nexus);
 	scsi_done(c, 0);

@@ -325,6 +325,10 @@ static void sde_refusals(void **state)
 	r = req_key(KEY1, 2), r.scope = 3;
 	spout(h, &r);
 	expect_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, 4);
+	r = req_key(KEY1, 2), r.flags_extra = 0x80; /* CEEM 10b: check the external mode */
+	spout(h, &r);
+	expect_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, 5);
+	assert_int_equal(h->c.sense.sks_bit, 7);
 	r = req_key(KEY1, 2), r.flags_extra = 0x02; /* CKORP */
 	spout(h, &r);
 	expect_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, 5);

@@ -18,6 +18,7 @@
 #define LOCK_BIT 0x01
 #define B_FLAGS 5      /* CEEM 7-6, RDMC 5-4, SDK 3, CKOD 2, CKORP 1, CKORL 0 */
 #define CEEM_MASK 0xC0
+#define CEEM_NOT_CHECKED 0x40 /* 01b: the encryption mode of blocks read is not checked */
 #define RDMC_SHIFT 4
 #define RDMC_MASK 0x30
 #define SDK_BIT 0x08
@@ -62,8 +63,8 @@ enum sde_result sde_parse(const uint8_t *p, size_t len, struct sde *out, uint16_
 		return bad(B_SCOPE, 7, byte, bit);
 	out->lock = s & LOCK_BIT;
 	uint8_t f = p[B_FLAGS];
-	/* No external encryption mode check (EEMC_C 0), no supplemental keys, no clear on reservation loss. */
-	if (f & CEEM_MASK)
+	/* No external encryption mode check (EEMC_C 0): CEEM 00b or 01b only; no supplemental keys, no clear on reservation loss. */
+	if ((f & CEEM_MASK) > CEEM_NOT_CHECKED)
 		return bad(B_FLAGS, 7, byte, bit);
 	out->rdmc = (uint8_t)((f & RDMC_MASK) >> RDMC_SHIFT);
 	if (out->rdmc == 1)

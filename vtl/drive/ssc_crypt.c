@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
+#include "common/log.h"
 #include "common/vtl_error.h"
 #include "vtl/drive/sde.h"
 
@@ -381,6 +382,10 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 		int rc = vtl_key_new(r.key, sizeof r.key, &k);
 		if (rc) {
 			explicit_bzero(&r, sizeof r);
+			/* The operator must hear why (never what): a locked page is refused over RLIMIT_MEMLOCK. */
+			log_error("drive %s: SET DATA ENCRYPTION refused: the key cannot be held in locked memory (%s); "
+				  "raise vtld's memlock limit (LimitMEMLOCK)",
+				  d->dev.ident.serial, rc == VTL_E_IO ? "mlock or getrandom failed" : vtl_strerror(rc));
 			scsi_fail(c, sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
 			return;
 		}

@@ -577,6 +577,38 @@ static void lock_ends_with_nexus(void **state)
 	assert_int_equal(page[6], 0);
 }
 
+/* What the status page reports follows what was set: RDMC protect, CEEM "not checked", each key a new instance. */
+static void status_follows_settings(void **state)
+{
+	struct host *h = *state;
+	struct sde_req r = req_key(KEY1, 3);
+	r.flags_extra = 0x40 | 0x30; /* CEEM 01b, RDMC 11b (protect from raw reads) */
+	spout(h, &r);
+	expect_good(h);
+	spin(h, 0x20, 0x0020);
+	expect_good(h);
+	assert_int_equal(page[6], 3);      /* MIXED */
+	assert_int_equal(page[12] & 1, 1); /* RDMD */
+	assert_int_equal(page[11], 1);
+	set_key(h, KEY2, 2);
+	spin(h, 0x20, 0x0020);
+	assert_int_equal(page[12] & 1, 0);
+	assert_int_equal(page[11], 3); /* KEY1 went (2), KEY2 came (3) */
+	/* LOCAL from this nexus: its own parameters, key scope LOCAL, the public ones untouched. */
+	struct sde_req local = req_key(KEY1, 2);
+	local.scope = 1;
+	spout(h, &local);
+	expect_good(h);
+	spin(h, 0x20, 0x0020);
+	assert_int_equal(page[4] >> 5, 1);
+	assert_int_equal(page[4] & 7, 1);
+	as(h, NEXUS_B);
+	spin(h, 0x20, 0x0020);
+	assert_int_equal(page[4] >> 5, 0);
+	assert_int_equal(page[4] & 7, 2); /* B shares the public key set with ALL I_T NEXUS */
+	assert_int_equal(page[5], 2);
+}
+
 static void other_nexus_told(void **state)
 {
 	struct host *h = *state;
@@ -617,6 +649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lock_and_scope, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(lock_ends_with_nexus, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(other_nexus_told, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(status_follows_settings, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

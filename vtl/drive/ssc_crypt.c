@@ -93,7 +93,11 @@ static void set_clear(struct ssc_drive *d, struct ssc_crypt_set *s)
 	s->io.plain_ok = true;
 }
 
-/* Whether the cartridge uses s: its io is handed out (any set may be; the cartridge is re-pointed before each use). */
+/*
+ * Derives what the cartridge does under s from its modes. The cartridge
+ * holds a pointer to one set's io (ssc_crypt_apply, before each data
+ * command), never to a key: clearing a set clears its io with it.
+ */
 static void io_refresh(struct ssc_crypt_set *s)
 {
 	s->io.enc = s->enc_mode == SDE_ENC_ENCRYPT ? s->key : NULL;

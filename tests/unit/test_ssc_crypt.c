@@ -435,7 +435,18 @@ static void no_key_and_wrong_key(void **state)
 	expect_sense(h, SK_DATA_PROTECT, ASC_INCORRECT_ENCRYPTION_KEY);
 	spin(h, 0x20, 0x0021);
 	assert_int_equal(page[12] & 0x0F, 0x6);
+	/* Positioning needs no key: SPACE passes an encrypted block, VERIFY of it does need the key. */
+	uint8_t cdb[6];
+	host_cmd(h, cdb, cdb_space6(cdb, 0, 1), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	assert_int_equal(host_position(h), 1);
+	uint8_t verify[6] = {0x13, 0, 0, 0x10, 0x00, 0}; /* VERIFY(6), variable, 4096 bytes */
+	host_cmd(h, verify, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(h, SK_DATA_PROTECT, ASC_INCORRECT_ENCRYPTION_KEY);
 	set_key(h, KEY1, 2);
+	host_cmd(h, verify, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	rewind_tape(h);
 	expect_blk(h, 4096, 3, false);
 	expect_blk(h, 4096, 4, false);
 }

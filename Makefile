@@ -13,7 +13,7 @@ CFLAGS_ALL = $(CFLAGS_BASE) $(CFLAGS_EXTRA)
 PKG_CONFIG ?= pkg-config
 pkg_libs = $(if $(shell command -v $(PKG_CONFIG)),,$(error $(PKG_CONFIG) not found: run `make deps` (scripts/install-deps installs it)))$(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo yes),,$(error $(PKG_CONFIG) finds no $(p).pc: install its -dev package (`make deps`))))$(shell $(PKG_CONFIG) --libs $(1))
 LDFLAGS_EXTRA ?=
-LDLIBS   = $(LDFLAGS_EXTRA) $(call pkg_libs,sqlite3 liblz4 libiscsi libmicrohttpd) -lm -lpthread
+LDLIBS   = $(LDFLAGS_EXTRA) $(call pkg_libs,sqlite3 liblz4 libiscsi libmicrohttpd libcrypto) -lm -lpthread
 TEST_LDLIBS = $(call pkg_libs,cmocka) $(LDLIBS)
 
 # The layers, lowest first (docs/testing.md, "Layers"). Each is an archive, $(BUILD)/lib<layer>.a, whose

@@ -31,6 +31,7 @@ static void cart_free(struct vtl_cart *c)
 	free(c->tape.off);
 	free(c->scratch.stored);
 	free(c->scratch.plain);
+	free(c->scratch.crypt);
 	free(c->dmg.list);
 	if (c->lockfd >= 0)
 		close(c->lockfd);

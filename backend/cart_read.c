@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/cart_crypt.h"
 #include "backend/compress.h"
 #include "backend/internal.h"
 #include "common/crc32c.h"
@@ -71,6 +72,18 @@ static int read_direct(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_
 	r->copied = (uint32_t)(buflen < h.length ? buflen : h.length);
 	uint64_t poff = c->cur.off + REC_HEADER_LEN;
 	bool whole = buflen >= h.length;
+	if (h.flags & REC_FLAG_ENCRYPTED) {
+		if ((rc = scratch_need(&c->scratch.stored, &c->scratch.stored_cap, h.stored_len)))
+			return rc;
+		rc = read_full(fd, c->scratch.stored, h.stored_len, poff);
+		if (rc)
+			return rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+		if (crc32c(0, c->scratch.stored, h.stored_len) != h.payload_crc)
+			return VTL_E_MEDIUM;
+		return crypt_open(c, &h, c->scratch.stored, buf, buflen);
+	}
+	if ((rc = crypt_plain_check(c)))
+		return rc;
 	if (!(h.flags & REC_FLAG_LZ4) && whole) {
 		/* The common case: straight into the caller's buffer, checked there. */
 		rc = read_full(fd, buf, h.stored_len, poff);
@@ -135,6 +148,37 @@ int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_
 	/* Two reads in a row are a stream: start reading ahead of it. */
 	if (c->cur.seq_run >= 2 && !ra_active(c->ra) && c->cur.pos < c->tape.eod && !c->dmg.n)
 		ra_start(c->ra, c->cur.pos);
+	return VTL_OK;
+}
+
+int vtl_cart_peek_crypt(struct vtl_cart *c, struct vtl_block_crypt *out)
+{
+	memset(out, 0, sizeof *out);
+	out->object = c->cur.pos;
+	if (c->cur.pos >= c->tape.eod)
+		return VTL_OK; /* end of data: not a logical block */
+	int fd;
+	struct rec_header h;
+	int rc = cursor_header(c, &fd, &h);
+	if (rc || h.type != REC_DATA)
+		return rc;
+	out->is_data = true;
+	out->compressed = h.flags & REC_FLAG_LZ4;
+	if (!(h.flags & REC_FLAG_ENCRYPTED))
+		return VTL_OK;
+	out->encrypted = true;
+	/* Only the head and the KAD: the block itself stays on disk. */
+	unsigned char head[REC_CRYPT_MAX];
+	size_t n = h.stored_len < sizeof head ? h.stored_len : sizeof head;
+	uint8_t kcv[REC_CRYPT_KCV_LEN], mine[REC_CRYPT_KCV_LEN];
+	if ((rc = read_full(fd, head, n, c->cur.off + REC_HEADER_LEN)))
+		return rc == VTL_E_CORRUPT ? VTL_E_MEDIUM : rc;
+	if ((rc = crypt_payload_kad(head, h.stored_len, &out->kad, kcv)))
+		return rc;
+	if (c->crypt && c->crypt->dec) {
+		crypt_key_check(c->crypt->dec, mine);
+		out->key_matches = memcmp(kcv, mine, sizeof kcv) == 0;
+	}
 	return VTL_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "backend/cart_crypt.h"
 #include "backend/compress.h"
 #include "backend/internal.h"
 #include "common/crc32c.h"
@@ -237,15 +238,28 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 			h.flags = REC_FLAG_LZ4;
 		}
 	}
+	uint32_t packed = h.stored_len; /* what compression made of it, for the compression policy */
+	uint64_t obj = c->cur.pos;     /* the write cuts the tape here: the record becomes this object */
+	if (c->crypt && c->crypt->enc && !c->p.readonly) {
+		/* Compress, then encrypt, as a drive does. */
+		const unsigned char *sealed;
+		int rc = crypt_seal(c, obj, payload, h.stored_len, &sealed, &h.stored_len);
+		if (rc)
+			return rc;
+		payload = sealed;
+		h.flags |= REC_FLAG_ENCRYPTED;
+	}
 	h.payload_crc = crc32c(0, payload, h.stored_len);
 	uint64_t t0 = cpol_now(&c->wr.cpol);
 	int rc = write_prologue(c, REC_HEADER_LEN + (uint64_t)h.stored_len);
 	if (rc)
 		return rc;
+	if (c->tape.eod != obj)
+		return VTL_E_INVAL; /* the sealed object number would not match the record's: never store it */
 	if ((rc = append_record(c, &h, payload)))
 		return rc;
 	cpol_io_done(&c->wr.cpol, t0, REC_HEADER_LEN + (uint64_t)h.stored_len, false);
-	cpol_record(&c->wr.cpol, len, h.stored_len, offered);
+	cpol_record(&c->wr.cpol, len, packed, offered);
 	c->st.written_bytes += len;
 	c->wr.unsynced += len;
 	c->st.written_stored += h.stored_len;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/crypt.h"
 #include "common/vtl_error.h"
 
 #include "backend/pool.h"
@@ -192,6 +193,24 @@ VTL_MUST_CHECK int vtl_cart_erase(struct vtl_cart *c);
  * left on it (a LOCATE past it reaches what follows).
  */
 VTL_MUST_CHECK int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r);
+
+/*
+ * Sets the keys and KAD the cartridge uses from now on (NULL: none, blocks
+ * are written in clear and encrypted ones cannot be read). cr stays the
+ * caller's; it must outlive its use. With cr->enc, each data block written is
+ * compressed (if on), then encrypted. A read of an encrypted block fails
+ * with VTL_E_ENCRYPTED (no read key), VTL_E_KEY (another key) or VTL_E_AUTH
+ * (altered); of a plaintext one with VTL_E_PLAIN unless cr->plain_ok. A
+ * failed read leaves the position at the block.
+ */
+void vtl_cart_set_crypt(struct vtl_cart *c, const struct vtl_crypt *cr);
+
+/*
+ * How the object at the position is stored (for NEXT BLOCK ENCRYPTION
+ * STATUS), without moving: VTL_OK with *out filled (is_data false for a
+ * filemark or EOD), or the error reading it would give (VTL_E_MEDIUM ...).
+ */
+VTL_MUST_CHECK int vtl_cart_peek_crypt(struct vtl_cart *c, struct vtl_block_crypt *out);
 
 /* Positions at object obj (0..eod); past EOD it stops at EOD and returns VTL_E_EOD. */
 VTL_MUST_CHECK int vtl_cart_locate(struct vtl_cart *c, uint64_t obj);

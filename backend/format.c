@@ -95,14 +95,21 @@ int rec_header_decode(const unsigned char *in, struct rec_header *h)
 	h->object = get_le64(in + RH_OBJECT);
 	h->length = get_le32(in + RH_LENGTH);
 	h->payload_crc = get_le32(in + RH_PCRC);
-	if (h->type < REC_DATA || h->type > REC_INDEX || (h->flags & ~REC_FLAG_LZ4))
+	if (h->type < REC_DATA || h->type > REC_INDEX || (h->flags & ~(REC_FLAG_LZ4 | REC_FLAG_ENCRYPTED)) ||
+	    (h->type != REC_DATA && (h->flags & REC_FLAG_ENCRYPTED)))
 		return -1;
 	if (h->type == REC_DATA) {
-		/* A compressed record is stored only when it shrank; otherwise raw. */
 		if (h->length == 0 || h->length > VTL_BLOCK_MAX || h->stored_len == 0)
 			return -1;
-		if ((h->flags & REC_FLAG_LZ4) ? h->stored_len >= h->length : h->stored_len != h->length)
+		/* An encrypted block adds its head, KAD and tag to what it would store (at most REC_CRYPT_MAX). */
+		uint64_t inner = h->stored_len;
+		if (h->flags & REC_FLAG_ENCRYPTED) {
+			if (inner <= REC_CRYPT_MIN || inner > (uint64_t)h->length + REC_CRYPT_MAX)
+				return -1;
+		} else if ((h->flags & REC_FLAG_LZ4) ? inner >= h->length : inner != h->length) {
+			/* A compressed record is stored only when it shrank; otherwise raw. */
 			return -1;
+		}
 	} else if (h->type == REC_FILEMARK || h->type == REC_EOD) {
 		if (h->stored_len || h->length || h->flags)
 			return -1;

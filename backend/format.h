@@ -50,6 +50,28 @@ enum rec_type {
 };
 
 #define REC_FLAG_LZ4 1u
+#define REC_FLAG_ENCRYPTED 2u /* payload is an encrypted block (layout below; docs/format.md "Encrypted record") */
+
+/*
+ * The payload of a REC_FLAG_ENCRYPTED record: a 20-byte head (version,
+ * U-KAD length, A-KAD length, reserved 0, key check value, IV), the U-KAD,
+ * the A-KAD, the ciphertext of the block as it would otherwise be stored
+ * (LZ4 when REC_FLAG_LZ4 is set too), and the GCM tag. The record's CRC32C
+ * covers all of it, so a copy or a repair needs no key.
+ */
+#define REC_CRYPT_VERSION 1
+#define REC_CRYPT_V_OFF 0
+#define REC_CRYPT_UKAD_LEN_OFF 1
+#define REC_CRYPT_AKAD_LEN_OFF 2
+#define REC_CRYPT_KCV_OFF 4
+#define REC_CRYPT_KCV_LEN 4
+#define REC_CRYPT_IV_OFF 8
+#define REC_CRYPT_IV_LEN 12
+#define REC_CRYPT_HEAD 20
+#define REC_CRYPT_TAG_LEN 16
+#define REC_CRYPT_KAD_MAX (32 + 12) /* U-KAD and A-KAD maxima (backend/crypt.h) */
+#define REC_CRYPT_MIN (REC_CRYPT_HEAD + REC_CRYPT_TAG_LEN)
+#define REC_CRYPT_MAX (REC_CRYPT_MIN + REC_CRYPT_KAD_MAX)
 
 struct seg_header {
 	uint32_t seq;

@@ -169,6 +169,8 @@ struct cart_scratch {
 	size_t stored_cap;
 	unsigned char *plain; /* a compressed block decompressed whole for a read shorter than it */
 	size_t plain_cap;
+	unsigned char *crypt; /* an encrypted payload being built, or a block being decrypted */
+	size_t crypt_cap;
 };
 
 struct vtl_cart {
@@ -183,6 +185,8 @@ struct vtl_cart {
 	struct cart_write wr;
 	struct cart_damage dmg;
 	struct cart_scratch scratch;
+
+	const struct vtl_crypt *crypt; /* vtl_cart_set_crypt: the keys and KAD in force (NULL: none) */
 
 	struct vtl_cart_stats st; /* counted by reading, read-ahead and writing */
 	struct ra *ra;            /* the read-ahead (readahead.c) */

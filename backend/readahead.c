@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/cart_crypt.h"
 #include "backend/compress.h"
 #include "backend/internal.h"
 #include "backend/workers.h"
@@ -139,7 +140,8 @@ static void slot_fill(struct slot *s, size_t dec_limit)
 		r->type = r->h.type;
 		r->data_off = at + REC_HEADER_LEN;
 		r->in_dec = false;
-		if ((r->h.flags & REC_FLAG_LZ4) && dec_need + r->h.length <= dec_limit) {
+		/* An encrypted record stays as stored: its reader decrypts it on its own thread (cart_crypt.c). */
+		if ((r->h.flags & REC_FLAG_LZ4) && !(r->h.flags & REC_FLAG_ENCRYPTED) && dec_need + r->h.length <= dec_limit) {
 			r->in_dec = true;
 			dec_need += r->h.length;
 		}
@@ -409,7 +411,13 @@ int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_re
 		r->type = VTL_OBJ_DATA;
 		r->length = rec->h.length;
 		r->copied = (uint32_t)(buflen < rec->h.length ? buflen : rec->h.length);
-		if (rec->in_dec || !(rec->h.flags & REC_FLAG_LZ4)) {
+		if (rec->h.flags & REC_FLAG_ENCRYPTED) {
+			/* A failure is left to the direct read, which reports it with the position at the block. */
+			if (crypt_open(c, &rec->h, s->raw + rec->data_off, buf, buflen))
+				return 0;
+		} else if (crypt_plain_check(c)) {
+			return 0;
+		} else if (rec->in_dec || !(rec->h.flags & REC_FLAG_LZ4)) {
 			memcpy(buf, (rec->in_dec ? s->dec : s->raw) + rec->data_off, r->copied);
 		} else {
 			/* Past the slot's decompression budget: decompress it here. */

@@ -191,6 +191,14 @@ enum scsi_asc {
 	ASC_FAILURE_PREDICTION_TEST = 0x5DFF,    /* failure prediction threshold exceeded (false) */
 	ASC_POSITION_PAST_BOM = 0x3B0C,          /* position past beginning of medium (SSC-4 SET CAPACITY, FORMAT MEDIUM) */
 	ASC_AUXILIARY_MEMORY_WRITE_ERROR = 0x0C0B,
+	/* Tape data encryption (SPC-4 annex D, the 74h/xx security errors; IBM/HP LTO references). */
+	ASC_UNABLE_TO_DECRYPT = 0x7401,          /* unable to decrypt data */
+	ASC_UNENCRYPTED_WHILE_DECRYPTING = 0x7402, /* unencrypted data encountered while decrypting */
+	ASC_INCORRECT_ENCRYPTION_KEY = 0x7403,   /* incorrect data encryption key */
+	ASC_CRYPTO_INTEGRITY_FAILED = 0x7404,    /* cryptographic integrity validation failed */
+	ASC_ENCRYPTION_PREVENTED = 0x7421,       /* data encryption configuration prevented */
+	ASC_ENCRYPTION_CHANGED_BY_OTHER = 0x2A11, /* data encryption parameters changed by another I_T nexus */
+	ASC_INSUFFICIENT_RESOURCES = 0x5503,
 };
 
 /* The additional sense codes whose every qualifier means one thing to an initiator (SPC-4 table 28). */

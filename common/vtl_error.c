@@ -25,6 +25,10 @@ const char *vtl_strerror(int err)
 	case VTL_E_DST_FULL: return "the destination element is full";
 	case VTL_E_INCOMPATIBLE: return "the drive cannot read this medium";
 	case VTL_E_INACCESSIBLE: return "the robot cannot reach the element now";
+	case VTL_E_ENCRYPTED: return "the block is encrypted and no key to decrypt it is set";
+	case VTL_E_KEY: return "the block was encrypted with another key";
+	case VTL_E_AUTH: return "the encrypted block failed its integrity check";
+	case VTL_E_PLAIN: return "the block is not encrypted";
 	}
 	return "unknown error";
 }

@@ -30,6 +30,10 @@ enum vtl_err {
 	VTL_E_DST_FULL = -16,  /* a move into an element that is already full */
 	VTL_E_INCOMPATIBLE = -17, /* a medium the drive cannot read */
 	VTL_E_INACCESSIBLE = -18, /* an element the robot cannot reach now (a mail slot open to the operator) */
+	VTL_E_ENCRYPTED = -19,    /* an encrypted block read without a key to decrypt it */
+	VTL_E_KEY = -20,          /* an encrypted block written with another key than the one given */
+	VTL_E_AUTH = -21,         /* an encrypted block failed its authentication tag: altered since written */
+	VTL_E_PLAIN = -22,        /* a plaintext block read where only encrypted ones are allowed */
 };
 
 /* Positive warnings (the operation completed). */

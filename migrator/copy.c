@@ -871,6 +871,13 @@ int copy_write_native(struct phys_lib *l, unsigned d, struct vtl_cart *c, const 
 			if (rc == VTL_E_MEDIUM || rc == VTL_E_CORRUPT)
 				rc = phys_fail(l, VTL_E_MEDIUM, "cartridge %s: object %llu is damaged; not copied",
 					       vtl_cart_barcode(c), (unsigned long long)r.object);
+			else if (rc == VTL_E_ENCRYPTED)
+				/* The key lives only in the drive that wrote it (docs/operations.md, "Encryption"). */
+				rc = phys_fail(l, VTL_E_ENCRYPTED,
+					       "cartridge %s: object %llu is encrypted; a native export would need the "
+					       "host's key, which only the drive holds: not copied (a stacked copy carries "
+					       "encrypted blocks unchanged)",
+					       vtl_cart_barcode(c), (unsigned long long)r.object);
 			break;
 		}
 		if (r.type == VTL_OBJ_EOD)

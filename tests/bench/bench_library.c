@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	host_fill(data, POOL_BYTES + BLOCK, slot);
 	uint8_t load[12] = {0xA5, 0, 0, 0, slot >> 8, slot & 0xFF, element >> 8, element & 0xFF};
 	double t0 = host_now_s();
-	host_good(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");
+	host_check(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");
 	wait_ready(c, lun);
 	if (write) {
 		const uint8_t wr6[6] = {0x0A, 0, BLOCK >> 16, (BLOCK >> 8) & 0xFF, BLOCK & 0xFF, 0};
@@ -111,9 +111,9 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < blocks; i++) {
 			/* A moving offset that is no multiple of the block: no two blocks of a cartridge are alike. */
 			size_t off = ((size_t)i * 4099u * 64u) % POOL_BYTES;
-			host_good(c, lun, wr6, 6, SCSI_XFER_WRITE, data + off, BLOCK, "WRITE(6)");
+			host_check(c, lun, wr6, 6, SCSI_XFER_WRITE, data + off, BLOCK, "WRITE(6)");
 		}
-		host_good(c, lun, wfm1, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS(6)");
+		host_check(c, lun, wfm1, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS(6)");
 		double s = host_now_s() - t0;
 		printf("drive %u: wrote %u MiB in %.2f s: %.1f MB/s\n", drive, mib, s, (double)mib * MIB / 1e6 / s);
 	} else {
@@ -128,10 +128,10 @@ int main(int argc, char **argv)
 		printf("drive %u: first block after %.2f s\n", drive, s);
 	}
 	const uint8_t rewind6[6] = {0x01}, unload[6] = {0x1B};
-	host_good(c, lun, rewind6, 6, SCSI_XFER_NONE, NULL, 0, "REWIND");
-	host_good(c, lun, unload, 6, SCSI_XFER_NONE, NULL, 0, "UNLOAD");
+	host_check(c, lun, rewind6, 6, SCSI_XFER_NONE, NULL, 0, "REWIND");
+	host_check(c, lun, unload, 6, SCSI_XFER_NONE, NULL, 0, "UNLOAD");
 	uint8_t back[12] = {0xA5, 0, 0, 0, element >> 8, element & 0xFF, slot >> 8, slot & 0xFF};
-	host_good(c, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM back to its slot");
+	host_check(c, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM back to its slot");
 	free(data);
 	iscsi_logout_sync(c);
 	iscsi_destroy_context(c);

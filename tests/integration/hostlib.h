@@ -50,8 +50,8 @@ static HOST_MAYBE_UNUSED struct scsi_task *host_run(struct iscsi_context *c, int
 }
 
 /* Runs cdb on lun of c and fails unless it ended GOOD; what names it in the failure. */
-static HOST_MAYBE_UNUSED void host_good(struct iscsi_context *c, int lun, const uint8_t *cdb, int len, int dir,
-					void *data, size_t n, const char *what)
+static HOST_MAYBE_UNUSED void host_check(struct iscsi_context *c, int lun, const uint8_t *cdb, int len, int dir,
+					 void *data, size_t n, const char *what)
 {
 	struct scsi_task *t = host_run(c, lun, cdb, len, dir, data, n);
 	if (t->status != SCSI_STATUS_GOOD)
@@ -66,6 +66,24 @@ static HOST_MAYBE_UNUSED double host_now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* host_run of a CDB that must end GOOD: anything else fails the host with the status and sense. */
+static HOST_MAYBE_UNUSED struct scsi_task *host_good(struct iscsi_context *c, int lun, const uint8_t *cdb, int len,
+						     int dir, void *data, size_t n)
+{
+	struct scsi_task *t = host_run(c, lun, cdb, len, dir, data, n);
+	if (t->status != SCSI_STATUS_GOOD)
+		fail("command %02Xh on LUN %d: status %d, sense key %d, ASC/ASCQ %04X", cdb[0], lun, t->status,
+		     t->sense.key, t->sense.ascq);
+	return t;
+}
+
+/* MOVE MEDIUM (SMC-3) from element from to element to on the changer at lun of c; it must end GOOD. */
+static HOST_MAYBE_UNUSED void host_move(struct iscsi_context *c, int lun, uint16_t from, uint16_t to)
+{
+	uint8_t cdb[12] = {0xA5, 0, 0, 0, (uint8_t)(from >> 8), (uint8_t)from, (uint8_t)(to >> 8), (uint8_t)to};
+	scsi_free_scsi_task(host_good(c, lun, cdb, 12, SCSI_XFER_NONE, NULL, 0));
 }
 
 /* TEST UNIT READY until GOOD, taking the unit attentions a new initiator and a load bring. */

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 		fail("login to %s at %s", argv[2], argv[1]);
 	host_ready(c, CHANGER);
 	uint8_t load[12] = {0xA5, 0, 0, 0, slot >> 8, slot & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
-	host_good(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");
+	host_check(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");
 	host_ready(c, DRIVE);
 	static uint8_t block[BLOCK];
 	const uint8_t wr6[6] = {0x0A, 0, BLOCK >> 16, (BLOCK >> 8) & 0xFF, BLOCK & 0xFF, 0}; /* one variable block */
@@ -51,14 +51,14 @@ int main(int argc, char **argv)
 	unsigned blocks = mib * (MIB / BLOCK);
 	for (unsigned i = 0; i < blocks; i++) {
 		host_fill(block, BLOCK, slot * 100000u + i);
-		host_good(c, DRIVE, wr6, 6, SCSI_XFER_WRITE, block, BLOCK, "WRITE(6)");
+		host_check(c, DRIVE, wr6, 6, SCSI_XFER_WRITE, block, BLOCK, "WRITE(6)");
 	}
-	host_good(c, DRIVE, wfm1, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS(6)");
+	host_check(c, DRIVE, wfm1, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS(6)");
 	double s = host_now_s() - t0;
-	host_good(c, DRIVE, rewind6, 6, SCSI_XFER_NONE, NULL, 0, "REWIND");
-	host_good(c, DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0, "UNLOAD");
+	host_check(c, DRIVE, rewind6, 6, SCSI_XFER_NONE, NULL, 0, "REWIND");
+	host_check(c, DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0, "UNLOAD");
 	uint8_t back[12] = {0xA5, 0, 0, 0, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF, slot >> 8, slot & 0xFF};
-	host_good(c, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM back to its slot");
+	host_check(c, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM back to its slot");
 	printf("wrote %u MiB in %.2f s: %.1f MB/s\n", mib, s, (double)mib * MIB / 1e6 / s);
 	iscsi_logout_sync(c);
 	iscsi_destroy_context(c);

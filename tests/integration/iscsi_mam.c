@@ -46,17 +46,12 @@ static struct iscsi_context *iscsi;
 
 static struct scsi_task *good(int lun, const uint8_t *cdb, int cdb_len, int dir, void *data, size_t len)
 {
-	struct scsi_task *t = host_run(iscsi, lun, cdb, cdb_len, dir, data, len);
-	if (t->status != SCSI_STATUS_GOOD)
-		fail("command %02Xh on LUN %d: status %d, sense key %d, ASC/ASCQ %04X", cdb[0], lun, t->status,
-		     t->sense.key, t->sense.ascq);
-	return t;
+	return host_good(iscsi, lun, cdb, cdb_len, dir, data, len);
 }
 
 static void move(uint16_t from, uint16_t to)
 {
-	uint8_t cdb[12] = {0xA5, 0, 0, 0, (uint8_t)(from >> 8), (uint8_t)from, (uint8_t)(to >> 8), (uint8_t)to};
-	scsi_free_scsi_task(good(CHANGER, cdb, 12, SCSI_XFER_NONE, NULL, 0));
+	host_move(iscsi, CHANGER, from, to);
 }
 
 static void put32(uint8_t *p, uint32_t v)

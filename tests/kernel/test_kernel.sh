@@ -6,7 +6,7 @@
 # (tests/kernel/guest_NAME.sh) with the st and ch drivers and unmodified tools.
 #
 # Usage: sh test_kernel.sh <build-dir> [GUEST ...]
-#   GUEST: tape, restore, st, bacula, recall, tcmu, powercut (default: all seven, in that order).
+#   GUEST: tape, restore, st, bacula, recall, tcmu, powercut, crypt (default: all eight, in that order).
 #   restore reads what tape left in drive 1 after vtld restarts, so it brings
 #   tape along; st runs the migrator's st physical library (phys_st_check) in
 #   the guest; recall boots two guests: one writes a tar archive to a cartridge,
@@ -20,9 +20,9 @@
 #   script log and btape output in DIR (see docs/testing.md).
 # Needs qemu, a kernel in /boot, open-iscsi, mt-st, mtx, bacula-sd: scripts/install-deps.
 set -eu
-build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula|recall|tcmu|powercut ...]}" && pwd)
+build=$(cd "${1:?usage: test_kernel.sh <build-dir> [tape|restore|st|bacula|recall|tcmu|powercut|crypt ...]}" && pwd)
 shift
-guests=${*:-tape restore st bacula recall tcmu powercut}
+guests=${*:-tape restore st bacula recall tcmu powercut crypt}
 case " $guests " in
 *" restore "*) case " $guests " in *" tape "*) ;; *) guests="tape $guests" ;; esac ;;
 esac
@@ -92,6 +92,8 @@ vtlctl cartridge add --barcode K00002L8 --count 3
 vtlctl cartridge add --barcode S00001L8 --capacity 12M
 # Slot 8 (address 1032; the tape guest moves cartridges through slot 6): the recall guest's cartridge.
 vtlctl cartridge add --barcode R00001L8 --slot 1032
+# Slot 7 (address 1031): the crypt guest's cartridge, encrypted with stenc.
+vtlctl cartridge add --barcode E00001L8 --slot 1031
 
 # Starts vtld and waits for its "ready:" line (the count of them in the log goes up by one).
 start_vtld() {
@@ -145,7 +147,7 @@ run_guest() {
 		fi
 		fail "guest $name failed (exit $rc)"
 	fi
-	check_dmesg "$out/dmesg.log"
+	${dmesg_check:-check_dmesg} "$out/dmesg.log"
 	echo "-- guest $name passed in $(($(date +%s) - t0)) s"
 }
 
@@ -218,6 +220,28 @@ print("-- mtx status in the guest lists the %d drives and %d storage elements ex
 PY
 }
 
+# The crypt guest: stenc encrypts what tar writes (tests/kernel/guest_crypt.sh); its reads without the
+# key must fail with DATA PROTECT in the kernel log, and no file of the pool may hold its marker.
+check_dmesg_crypt() {
+	echo "-- the guest's kernel log, SCSI lines:"
+	grep -iE "scsi|st[0-9]|iscsi" "$1" | sed 's/^/   | /' | head -40
+	grep -qi "data protect" "$1" || fail "the guest kernel logged no DATA PROTECT for the reads without the key"
+	if grep -iE "detected capacity change|ch[0-9]+: .*error" "$1"; then
+		fail "the guest kernel logged SCSI errors besides the reads without the key"
+	fi
+}
+run_crypt() {
+	marker="vtl-crypt-marker-$$-$(date +%s)"
+	dmesg_check=check_dmesg_crypt
+	run_guest crypt 300 crypt "VTL_MARKER=$marker"
+	dmesg_check=""
+	if grep -rl -- "$marker" "$tmp/pool" >"$tmp/found" 2>/dev/null; then
+		sed 's/^/   | /' "$tmp/found"
+		fail "the marker the guest wrote is in the pool in plaintext"
+	fi
+	echo "-- no file of the pool holds the guest's marker"
+}
+
 start_vtld
 echo "-- vtld on 127.0.0.1:$port"
 for g in $guests; do
@@ -237,6 +261,7 @@ for g in $guests; do
 	bacula) run_guest bacula 780 ;;
 	recall) run_recall ;;
 	tcmu) run_guest tcmu 300 ;;
+	crypt) run_crypt ;;
 	powercut)
 		t0=$(date +%s)
 		{
@@ -246,7 +271,7 @@ for g in $guests; do
 		[ "$(cat "$tmp/powercut.rc")" = 0 ] || fail "the power cuts failed"
 		echo "-- powercut passed in $(($(date +%s) - t0)) s"
 		;;
-	*) fail "no guest $g (tape, restore, st, bacula, recall, tcmu, powercut)" ;;
+	*) fail "no guest $g (tape, restore, st, bacula, recall, tcmu, powercut, crypt)" ;;
 	esac
 done
 stop_vtld

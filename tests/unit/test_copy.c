@@ -381,6 +381,70 @@ static void endless_trailer_is_refused(void **state)
 	expect_refusal(&want, "trailer block 0: 4096 bytes, the header implies 60");
 }
 
+/*
+ * An encrypted cartridge: the stacked copy carries its records unchanged
+ * (no key needed), a recall after the disk copy is gone restores them, and
+ * they read back with the key only; a native export refuses it by name.
+ */
+static void encrypted_copy_and_recall(void **state)
+{
+	struct fx *f = *state;
+	static const uint8_t key[VTL_KEY_LEN] = {7, 7, 7, 1};
+	static const char marker[] = "ENCRYPTED-COPY-MARKER";
+	struct vtl_key *k;
+	EXPECT_RC(vtl_key_new(key, sizeof key, &k), 0);
+	struct vtl_crypt cr = {.enc = k, .dec = k, .plain_ok = true, .kad = {.ukad_len = 3, .ukad = "abc"}};
+	const char *bc = "S00009L8";
+	EXPECT_RC(vtl_cart_create(f->pool, bc), 0);
+	struct vtl_cart_params p = {.compression = true};
+	struct vtl_cart *c = tl_cart_open(f->pool, bc, &p);
+	vtl_cart_set_crypt(c, &cr);
+	static uint8_t buf[200000], back[200000];
+	for (unsigned i = 0; i < 20; i++) {
+		gen_data(buf, 150000, 900 + i, i % 2);
+		memcpy(buf + 10, marker, sizeof marker - 1);
+		EXPECT_RC(vtl_cart_write_block(c, buf, 150000), 0);
+	}
+	EXPECT_RC(vtl_cart_close(c), 0);
+
+	struct copy_job j = job();
+	struct copy_result r, v, n;
+	c = open_ro(f, bc, 0);
+	EXPECT_RC(copy_write(lib, 0, c, &j, &r), 0);
+	char err[256];
+	struct copy_expect want = {bc, r.digest, r.stream_bytes, r.block_size};
+	EXPECT_RC(copy_verify(lib, 0, r.block, &want, &v, err, sizeof err), 0);
+	/* Native: refused at the first encrypted block, with a message that says why. */
+	assert_int_equal(copy_write_native(lib, 0, c, &j, &n), VTL_E_ENCRYPTED);
+	assert_non_null(strstr(phys_error(lib), "is encrypted"));
+	EXPECT_RC(vtl_cart_close(c), 0);
+	f->cart[0] = NULL;
+
+	/* Released, then recalled from the copy. */
+	EXPECT_RC(vtl_cart_delete(f->pool, bc), 0);
+	EXPECT_RC(vtl_cart_create(f->pool, bc), 0);
+	struct vtl_cart_params wp = {0};
+	struct vtl_cart *dst = tl_cart_open(f->pool, bc, &wp);
+	EXPECT_RC(copy_stage(lib, 0, r.block, &want, dst, NULL, &v, err, sizeof err), 0);
+	EXPECT_RC(vtl_cart_rewind(dst), 0);
+	struct vtl_read_result rr;
+	assert_int_equal(vtl_cart_read(dst, back, sizeof back, &rr), VTL_E_ENCRYPTED); /* no key */
+	vtl_cart_set_crypt(dst, &cr);
+	for (unsigned i = 0; i < 20; i++) {
+		EXPECT_RC(vtl_cart_read(dst, back, sizeof back, &rr), 0);
+		assert_int_equal(rr.length, 150000);
+		gen_data(buf, 150000, 900 + i, i % 2);
+		memcpy(buf + 10, marker, sizeof marker - 1);
+		assert_memory_equal(back, buf, 150000);
+	}
+	/* The read-ahead carried the encrypted records: decrypted on the reader's thread as they were served. */
+	struct vtl_cart_stats st;
+	vtl_cart_stats(dst, &st);
+	assert_true(st.readahead_hits > 0);
+	EXPECT_RC(vtl_cart_close(dst), 0);
+	vtl_key_free(k);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -390,6 +454,7 @@ int main(void)
 		T(damaged_tape_fails_verify),
 		T(damaged_cartridge_is_refused), T(write_error_fails_copy), T(forged_header_sizes_are_refused),
 		T(forged_stream_length_is_refused), T(endless_trailer_is_refused),
+		T(encrypted_copy_and_recall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,8 +114,12 @@ static const struct scsi_op ssc_ops[] = {
 	 {0x92, 0x3B, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}, TMO_MOTION},
 	{0xA0, SA_NONE, 12, EXEMPT, "REPORT LUNS", spc_report_luns,
 	 {0xA0, 0, 0xFF, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0}, TMO_STATE},
+	{0xA2, SA_NONE, 12, R_READ, "SECURITY PROTOCOL IN", ssc_security_in,
+	 {0xA2, 0xFF, 0xFF, 0xFF, 0x80, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0}, TMO_STATE},
 	{0xA3, 0x0C, 12, R_READ, "REPORT SUPPORTED OPERATION CODES", spc_report_opcodes,
 	 {0xA3, 0x0C, 0x87, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0}, TMO_STATE},
+	{0xB5, SA_NONE, 12, R_WRITE, "SECURITY PROTOCOL OUT", ssc_security_out,
+	 {0xB5, 0xFF, 0xFF, 0xFF, 0x80, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0}, TMO_STATE},
 };
 
 const struct scsi_op *ssc_command_table(size_t *n)
@@ -197,6 +201,7 @@ int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out)
 	d->cfg = *cfg;
 	d->gen = gen;
 	ssc_mode_init(d);
+	ssc_crypt_wipe(d); /* no key, both modes DISABLE */
 	*out = d;
 	return VTL_OK;
 }
@@ -237,6 +242,7 @@ static int ssc_unthread(struct ssc_drive *d, bool *unrecorded)
 		ssc_mam_unloading(d);
 		rc = vtl_cart_close(d->cart);
 		d->cart = NULL;
+		ssc_crypt_unloaded(d);
 	}
 	if ((d->state == SSC_LOADED || d->state == SSC_STAGING) && d->cfg.on_medium &&
 	    d->cfg.on_medium(d->cfg.on_medium_arg, d->medium.barcode, SSC_EJECTED) != VTL_OK && unrecorded)
@@ -258,6 +264,7 @@ int ssc_destroy(struct ssc_drive *d)
 		log_error("drive %s: the final sync of cartridge %s failed (%s): what was written after its last "
 			  "synchronizing command may not be on the disk",
 			  d->dev.ident.serial, d->medium.barcode, vtl_strerror(rc));
+	ssc_crypt_wipe(d); /* keys never outlive the drive */
 	free(d->mam_mem);
 	free(d->bounce);
 	pthread_mutex_destroy(&d->mu);
@@ -326,6 +333,15 @@ struct scsi_sense ssc_sense_of_err(struct ssc_drive *d, int err)
 	}
 	case VTL_E_NOMEM:
 		return sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE);
+	/* An encrypted block the drive cannot give the host (SSC-4 4.2.21; IBM/HP LTO references). */
+	case VTL_E_ENCRYPTED:
+		return sense_of(SK_DATA_PROTECT, ASC_UNABLE_TO_DECRYPT);
+	case VTL_E_KEY:
+		return sense_of(SK_DATA_PROTECT, ASC_INCORRECT_ENCRYPTION_KEY);
+	case VTL_E_AUTH:
+		return sense_of(SK_DATA_PROTECT, ASC_CRYPTO_INTEGRITY_FAILED);
+	case VTL_E_PLAIN:
+		return sense_of(SK_DATA_PROTECT, ASC_UNENCRYPTED_WHILE_DECRYPTING);
 	default:
 		d->cnt.write_errors++;
 		d->tapealert |= 1ull << (TA_HARD_ERROR - 1);
@@ -764,6 +780,7 @@ void ssc_reset(struct ssc_drive *d)
 {
 	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	scsi_dev_reset(&d->dev);
+	ssc_crypt_wipe(d); /* a reset ends every nexus's encryption parameters, and their keys */
 	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 }
 
@@ -771,6 +788,7 @@ void ssc_nexus_lost(struct ssc_drive *d, uint64_t nexus)
 {
 	vtl_lock(&d->mu, VTL_LOCK_DRIVE);
 	scsi_dev_nexus_lost(&d->dev, nexus); /* a prevent ends with the nexus that set it (SPC-4 6.13) */
+	ssc_crypt_nexus_lost(d, nexus);
 	vtl_unlock(&d->mu, VTL_LOCK_DRIVE);
 }
 

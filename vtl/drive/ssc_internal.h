@@ -93,6 +93,28 @@ enum ssc_tapealert {
 	TA_INVALID_CLEANING_TAPE = 23,
 };
 
+/*
+ * Data encryption parameters (SSC-4 4.2.21): one public set, and local sets
+ * of the nexuses that asked for their own (SCOPE LOCAL). A nexus uses its
+ * local set when it has one, else the public one.
+ */
+#define SSC_CRYPT_LOCAL_MAX 8
+struct ssc_crypt_set {
+	bool used;               /* a local set: held by nexus */
+	uint64_t nexus;          /* local: whose; public: who set it last */
+	uint8_t key_scope;       /* scope the key was set with (enum sde_scope) */
+	bool lock;               /* LOCK: only its owner may change it */
+	bool ckod;               /* the key goes at the next unload */
+	uint8_t enc_mode, dec_mode, algorithm, rdmc, kad_format;
+	struct vtl_key *key;     /* the key (locked memory), NULL when none */
+	struct vtl_crypt io;     /* what the cartridge does under it */
+};
+struct ssc_crypt_state {
+	struct ssc_crypt_set pub;
+	struct ssc_crypt_set local[SSC_CRYPT_LOCAL_MAX];
+	uint32_t instance;       /* key instance counter: every key set or cleared counts one */
+};
+
 struct ssc_drive {
 	struct scsi_dev dev; /* first: handlers get &dev and convert back with ssc_of */
 	pthread_mutex_t mu;
@@ -142,6 +164,8 @@ struct ssc_drive {
 	bool opening;              /* SSC_STAGING without a stage: the drive opens it as soon as it can */
 	uint64_t open_retry_ms;    /* the next try */
 	uint64_t yield_asked_ms;   /* when the copy was last asked to let go */
+
+	struct ssc_crypt_state crypt; /* ssc_crypt.c */
 
 	/* Contiguous copy of a block whose data the transport split over several buffers. */
 	uint8_t *bounce;
@@ -228,6 +252,17 @@ static inline int top_bit(uint8_t v)
 	}
 	return b;
 }
+
+/* ssc_crypt.c: hands the cartridge the keys of nexus's parameters (before each data command). */
+void ssc_crypt_apply(struct ssc_drive *d, uint64_t nexus);
+/* The medium is unloading: keys set with CKOD are wiped (SSC-4 8.5.3.2). */
+void ssc_crypt_unloaded(struct ssc_drive *d);
+/* The nexus is gone: its local parameters are wiped, its locks released. */
+void ssc_crypt_nexus_lost(struct ssc_drive *d, uint64_t nexus);
+/* Every key wiped, every parameter back to its default (reset, shutdown). */
+void ssc_crypt_wipe(struct ssc_drive *d);
+void ssc_security_in(struct scsi_dev *dev, struct scsi_cmd *c);
+void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c);
 
 /* Handlers, by module. */
 void ssc_test_unit_ready(struct scsi_dev *dev, struct scsi_cmd *c);

@@ -150,6 +150,7 @@ void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c)
 		return;
 	}
 	d->cnt.write_cmds++;
+	ssc_crypt_apply(d, c->nexus); /* the nexus's encryption parameters decide how the blocks are stored */
 	bool ew = false;
 	for (uint32_t i = 0; i < count; i++) {
 		const uint8_t *p = data_out_at(d, c, (size_t)i * blen, blen);
@@ -270,6 +271,7 @@ static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, boo
 	size_t done = 0;
 	if (!verify)
 		d->cnt.read_cmds++;
+	ssc_crypt_apply(d, c->nexus); /* the nexus's key, if any, decrypts what it reads */
 	for (uint32_t i = 0; i < count; i++) {
 		/* The host's buffer may be shorter than the CDB asks: never place data past it. */
 		size_t off = (size_t)i * blen;

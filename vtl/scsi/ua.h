@@ -27,6 +27,7 @@ enum scsi_ua {
 	UA_LOG_CHANGED = 1u << 7,          /* 2Ah/02h log parameters changed */
 	UA_FAILURE_PREDICTION = 1u << 8,   /* 5Dh/00h failure prediction threshold exceeded (MRIE 2) */
 	UA_FAILURE_PREDICTION_TEST = 1u << 9, /* 5Dh/FFh ... (false): the informational exceptions test */
+	UA_ENCRYPTION_CHANGED = 1u << 10,  /* 2Ah/11h data encryption parameters changed by another I_T nexus */
 };
 
 #define UA_MAX_NEXUS 64 /* initiators remembered; the least recently seen is forgotten first */

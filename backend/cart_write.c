@@ -215,11 +215,17 @@ static int ew_status(struct vtl_cart *c)
 	return c->p.capacity && c->tape.stored >= c->p.capacity - c->p.early_warning ? VTL_W_EARLY_WARNING : VTL_OK;
 }
 
-int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
+/*
+ * Every data record carries the CRC32C of the host's block (the block CRC):
+ * taken once here, at the host's edge, or given by a caller that checked
+ * it; a raw block's payload CRC is the same number, so it costs a pass over
+ * the data only for a block that compresses.
+ */
+static int write_block(struct vtl_cart *c, const void *buf, size_t len, const uint32_t *known_crc)
 {
 	if (len == 0 || len > VTL_BLOCK_MAX || !buf)
 		return VTL_E_INVAL;
-	struct rec_header h = {.type = REC_DATA, .length = (uint32_t)len};
+	struct rec_header h = {.type = REC_DATA, .flags = REC_FLAG_BLOCK_CRC, .length = (uint32_t)len};
 	const void *payload = buf;
 	h.stored_len = (uint32_t)len;
 	bool offered = c->wr.compress && !c->p.readonly && cpol_compress_next(&c->wr.cpol);
@@ -234,10 +240,11 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 		if (n) {
 			payload = c->scratch.stored;
 			h.stored_len = (uint32_t)n;
-			h.flags = REC_FLAG_LZ4;
+			h.flags |= REC_FLAG_LZ4;
 		}
 	}
-	h.payload_crc = crc32c(0, payload, h.stored_len);
+	h.block_crc = known_crc ? *known_crc : crc32c(0, buf, len);
+	h.payload_crc = (h.flags & REC_FLAG_LZ4) ? crc32c(0, payload, h.stored_len) : h.block_crc;
 	uint64_t t0 = cpol_now(&c->wr.cpol);
 	int rc = write_prologue(c, REC_HEADER_LEN + (uint64_t)h.stored_len);
 	if (rc)
@@ -250,6 +257,16 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 	c->wr.unsynced += len;
 	c->st.written_stored += h.stored_len;
 	return ew_status(c);
+}
+
+int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
+{
+	return write_block(c, buf, len, NULL);
+}
+
+int vtl_cart_write_block_crc(struct vtl_cart *c, const void *buf, size_t len, uint32_t crc)
+{
+	return write_block(c, buf, len, &crc);
 }
 
 int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len)

@@ -157,10 +157,12 @@ static void all_pages_six_and_ten(void **state)
 	assert_int_equal(b10[3], b6[2]);
 	assert_int_equal(b10[6] << 8 | b10[7], 8);
 	assert_memory_equal(b10 + 8, b6 + 4, n6 - 4);
-	/* All pages and subpages: the same pages (none has subpages). */
+	/* All pages and subpages: the same pages and Control Data Protection (0Ah/F0h, 32 bytes) after the control page. */
 	size_t nff = sense(h, false, 0, 0x3F, 0xFF, 1000, b6);
 	expect_good(h);
-	assert_int_equal(nff, n10);
+	assert_int_equal(nff, n10 + 32);
+	assert_int_equal(b6[8 + 8 + 12], 0x4A);
+	assert_int_equal(b6[8 + 8 + 12 + 1], 0xF0);
 	/* DBD: no block descriptor. */
 	n6 = sense(h, true, 0x08, 0x0F, 0, 255, b6);
 	expect_good(h);

@@ -48,12 +48,7 @@ static int select_lbp(struct host *h, uint8_t method, uint8_t len, uint8_t flags
 
 static void expect_param(struct host *h, uint16_t byte, int bit)
 {
-	expect_sense(h, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAMETERS);
-	assert_true(h->c.sense.sks_valid);
-	assert_false(h->c.sense.sks_cdb);
-	assert_int_equal(h->c.sense.sks_field, byte);
-	assert_true(h->c.sense.sks_bit_valid);
-	assert_int_equal(h->c.sense.sks_bit, bit);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, byte, bit);
 }
 
 static void loaded(struct host *h, const char *bc)

@@ -63,6 +63,7 @@ struct ssc_mode {
 	uint8_t lbp_method;   /* page 0Ah/F0h LOGICAL BLOCK PROTECTION METHOD (enum ssc_lbp_method) */
 	bool lbp_w;           /* page 0Ah/F0h LBP_W: WRITE blocks carry protection information */
 	bool lbp_r;           /* page 0Ah/F0h LBP_R: READ blocks carry protection information */
+	bool append_only;     /* page 10h/01h WRITE MODE 1h: write-type commands only at end of data */
 };
 
 /* Logical block protection methods (SSC-4 table 144). */
@@ -75,6 +76,16 @@ enum ssc_lbp_method {
 #define SSC_LBP_PAGE 0x0A     /* Control Data Protection: a subpage of the control mode page */
 #define SSC_LBP_SUBPAGE 0xF0
 #define SSC_LBP_PAGE_LEN 32
+#define SSC_DCE_PAGE 0x10     /* Device Configuration Extension: a subpage of device configuration */
+#define SSC_DCE_SUBPAGE 0x01
+#define SSC_DCE_PAGE_LEN 32
+
+/* The allow overwrite variable (SSC-4 7.1, ALLOW OVERWRITE field). */
+enum ssc_allow_overwrite {
+	SSC_ALLOW_DISABLED = 0x0,
+	SSC_ALLOW_CURRENT = 0x1, /* one write-type command at the position it named */
+	SSC_ALLOW_FORMAT = 0x2,  /* one FORMAT MEDIUM or SET CAPACITY */
+};
 
 /* Counters the log pages report; cleared by LOG SELECT where a page allows it. */
 struct ssc_counters {
@@ -156,6 +167,10 @@ struct ssc_drive {
 	bool opening;              /* SSC_STAGING without a stage: the drive opens it as soon as it can */
 	uint64_t open_retry_ms;    /* the next try */
 	uint64_t yield_asked_ms;   /* when the copy was last asked to let go */
+
+	/* ssc_append.c: the allow overwrite variable and the position it names; forgotten at each load. */
+	uint8_t allow_overwrite;   /* enum ssc_allow_overwrite */
+	uint64_t allow_object;
 
 	/* Contiguous copy of a block whose data the transport split over several buffers. */
 	uint8_t *bounce;
@@ -269,6 +284,23 @@ void ssc_lbp_append(const struct ssc_drive *d, uint8_t *p, size_t fit, struct vt
 struct scsi_sense ssc_lbp_guard_failed(void);
 /* The Reed-Solomon CRC of ECMA-319 over len bytes (LBP method 01h). */
 uint32_t ssc_rs_crc(const void *buf, size_t len);
+
+/* ssc_append.c: append-only mode. */
+/* What MODE SELECT may change in page 10h/01h. */
+extern const uint8_t ssc_dce_page_mask[SSC_DCE_PAGE_LEN];
+/* Renders page 10h/01h's fields from m into p (header left to the caller). */
+void ssc_dce_page_render(const struct ssc_mode *m, uint8_t *p);
+/* Checks a page 10h/01h a host sent against the current values cur; false with the bad field's byte and bit. */
+bool ssc_dce_page_check(const struct ssc_mode *cur, const uint8_t *p, uint16_t *byte, int *bit);
+/* Takes the fields of a checked page 10h/01h into m. */
+void ssc_dce_page_apply(struct ssc_mode *m, const uint8_t *p);
+/*
+ * Whether append-only mode lets a write-type command run at the current
+ * position (from_bot: FORMAT MEDIUM or SET CAPACITY); else *s is DATA
+ * PROTECT. Uses up the allow overwrite variable either way.
+ */
+bool ssc_append_allowed(struct ssc_drive *d, bool from_bot, struct scsi_sense *s);
+void ssc_allow_overwrite(struct scsi_dev *dev, struct scsi_cmd *c);
 
 /* Handlers, by module. */
 void ssc_test_unit_ready(struct scsi_dev *dev, struct scsi_cmd *c);

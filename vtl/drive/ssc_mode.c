@@ -309,12 +309,30 @@ static void lbp_apply(struct ssc_drive *d, const uint8_t *p)
 	ssc_lbp_page_apply(&d->mode, p);
 }
 
+/* Device Configuration Extension 10h/01h: its fields are ssc_append.c's. */
+static void dce_render(const struct ssc_drive *d, const struct mode_vals *v, uint8_t *p)
+{
+	(void)d;
+	ssc_dce_page_render(&v->m, p);
+}
+
+static bool dce_check(const struct ssc_drive *d, const uint8_t *p, struct mode_err *e)
+{
+	return ssc_dce_page_check(&d->mode, p, &e->byte, &e->bit);
+}
+
+static void dce_apply(struct ssc_drive *d, const uint8_t *p)
+{
+	ssc_dce_page_apply(&d->mode, p);
+}
+
 /* The drive's mode pages, in the order MODE SENSE returns them for "all pages". */
 static const struct mode_page mode_pages[] = {
 	{PG_CONTROL, 0, CONTROL_LEN, control_mask, control_render, NULL, control_apply},
 	{SSC_LBP_PAGE, SSC_LBP_SUBPAGE, SSC_LBP_PAGE_LEN, ssc_lbp_page_mask, lbp_render, lbp_check, lbp_apply},
 	{PG_COMPRESSION, 0, COMPRESSION_LEN, compression_mask, compression_render, NULL, compression_apply},
 	{PG_DEVCONFIG, 0, DEVCONFIG_LEN, devconfig_mask, devconfig_render, devconfig_check, devconfig_apply},
+	{SSC_DCE_PAGE, SSC_DCE_SUBPAGE, SSC_DCE_PAGE_LEN, ssc_dce_page_mask, dce_render, dce_check, dce_apply},
 	{PG_PARTITION, 0, PARTITION_LEN, partition_mask, partition_render, NULL, NULL},
 	{PG_IE, 0, IE_LEN, ie_mask, ie_render, ie_check, ie_apply},
 };

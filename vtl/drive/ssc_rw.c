@@ -143,7 +143,7 @@ void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c)
 		return;
 	}
 	struct scsi_sense s;
-	if (!ssc_may_write(d, &s)) {
+	if (!ssc_may_write(d, &s) || (count && !ssc_append_allowed(d, false, &s))) {
 		scsi_fail(c, s);
 		return;
 	}
@@ -199,7 +199,7 @@ void ssc_write_filemarks6(struct scsi_dev *dev, struct scsi_cmd *c)
 	}
 	uint32_t n = xfer_len_of(c);
 	struct scsi_sense s;
-	if (n && !ssc_may_write(d, &s)) {
+	if (n && (!ssc_may_write(d, &s) || !ssc_append_allowed(d, false, &s))) {
 		scsi_fail(c, s);
 		return;
 	}

@@ -26,7 +26,24 @@ int record_payload_decode(const struct rec_header *h, const unsigned char *store
 	}
 	if (dst_len < h->length)
 		return VTL_E_INVAL;
-	return lz4_record_decompress(stored, h->stored_len, dst, h->length) ? VTL_E_MEDIUM : VTL_OK;
+	if (lz4_record_decompress(stored, h->stored_len, dst, h->length))
+		return VTL_E_MEDIUM;
+	return record_block_check(h, dst);
+}
+
+int record_block_check(const struct rec_header *h, const unsigned char *plain)
+{
+	/* A raw block's payload CRC is its block CRC (format.c checks they agree): checked already. */
+	if (!(h->flags & REC_FLAG_BLOCK_CRC) || !(h->flags & REC_FLAG_LZ4))
+		return VTL_OK;
+	return crc32c(0, plain, h->length) == h->block_crc ? VTL_OK : VTL_E_MEDIUM;
+}
+
+void record_block_crc(const struct rec_header *h, struct vtl_read_result *r)
+{
+	/* An encrypted record keeps none (its payload CRC is of the ciphertext): the drive computes it. */
+	r->has_block_crc = !(h->flags & REC_FLAG_ENCRYPTED) && (!(h->flags & REC_FLAG_LZ4) || (h->flags & REC_FLAG_BLOCK_CRC));
+	r->block_crc = !r->has_block_crc ? 0 : (h->flags & REC_FLAG_LZ4) ? h->block_crc : h->payload_crc;
 }
 
 /* Finds and checks the header of the record of object pos: VTL_E_MEDIUM when it is not there. */
@@ -70,6 +87,7 @@ static int read_direct(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_
 	r->type = VTL_OBJ_DATA;
 	r->length = h.length;
 	r->copied = (uint32_t)(buflen < h.length ? buflen : h.length);
+	record_block_crc(&h, r);
 	uint64_t poff = c->cur.off + REC_HEADER_LEN;
 	bool whole = buflen >= h.length;
 	if (h.flags & REC_FLAG_ENCRYPTED) {

@@ -216,11 +216,17 @@ static int ew_status(struct vtl_cart *c)
 	return c->p.capacity && c->tape.stored >= c->p.capacity - c->p.early_warning ? VTL_W_EARLY_WARNING : VTL_OK;
 }
 
-int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
+/*
+ * Every data record carries the CRC32C of the host's block (the block CRC):
+ * taken once here, at the host's edge, or given by a caller that checked
+ * it; a raw block's payload CRC is the same number, so it costs a pass over
+ * the data only for a block that compresses.
+ */
+static int write_block(struct vtl_cart *c, const void *buf, size_t len, const uint32_t *known_crc)
 {
 	if (len == 0 || len > VTL_BLOCK_MAX || !buf)
 		return VTL_E_INVAL;
-	struct rec_header h = {.type = REC_DATA, .length = (uint32_t)len};
+	struct rec_header h = {.type = REC_DATA, .flags = REC_FLAG_BLOCK_CRC, .length = (uint32_t)len};
 	const void *payload = buf;
 	h.stored_len = (uint32_t)len;
 	bool offered = c->wr.compress && !c->p.readonly && cpol_compress_next(&c->wr.cpol);
@@ -235,21 +241,25 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 		if (n) {
 			payload = c->scratch.stored;
 			h.stored_len = (uint32_t)n;
-			h.flags = REC_FLAG_LZ4;
+			h.flags |= REC_FLAG_LZ4;
 		}
 	}
 	uint32_t packed = h.stored_len; /* what compression made of it, for the compression policy */
 	uint64_t obj = c->cur.pos;     /* the write cuts the tape here: the record becomes this object */
 	if (c->crypt && c->crypt->enc && !c->p.readonly) {
-		/* Compress, then encrypt, as a drive does. */
+		/* Compress, then encrypt, as a drive does. No block CRC beside the ciphertext: a CRC of the
+		 * plaintext would tell something of it, and the GCM tag protects the block. */
 		const unsigned char *sealed;
 		int rc = crypt_seal(c, obj, payload, h.stored_len, &sealed, &h.stored_len);
 		if (rc)
 			return rc;
 		payload = sealed;
-		h.flags |= REC_FLAG_ENCRYPTED;
+		h.flags = (uint8_t)((h.flags & ~REC_FLAG_BLOCK_CRC) | REC_FLAG_ENCRYPTED);
+		h.payload_crc = crc32c(0, payload, h.stored_len);
+	} else {
+		h.block_crc = known_crc ? *known_crc : crc32c(0, buf, len);
+		h.payload_crc = (h.flags & REC_FLAG_LZ4) ? crc32c(0, payload, h.stored_len) : h.block_crc;
 	}
-	h.payload_crc = crc32c(0, payload, h.stored_len);
 	uint64_t t0 = cpol_now(&c->wr.cpol);
 	int rc = write_prologue(c, REC_HEADER_LEN + (uint64_t)h.stored_len);
 	if (rc)
@@ -264,6 +274,16 @@ int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
 	c->wr.unsynced += len;
 	c->st.written_stored += h.stored_len;
 	return ew_status(c);
+}
+
+int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len)
+{
+	return write_block(c, buf, len, NULL);
+}
+
+int vtl_cart_write_block_crc(struct vtl_cart *c, const void *buf, size_t len, uint32_t crc)
+{
+	return write_block(c, buf, len, &crc);
 }
 
 int vtl_cart_append_stored(struct vtl_cart *c, const void *rec, size_t len)

@@ -59,6 +59,14 @@ struct vtl_read_result {
 	uint32_t length;  /* true length of the data block (may exceed the buffer) */
 	uint32_t copied;  /* bytes placed in the caller's buffer */
 	uint64_t object;  /* object number that was read (EOD: the EOD position) */
+	/*
+	 * CRC32C of the whole block as the host wrote it (uncompressed), checked
+	 * against the data: known (has_block_crc) for blocks stored raw and for
+	 * compressed records that carry it (every record written since format
+	 * rule "block CRC"); older compressed records leave it to the caller.
+	 */
+	bool has_block_crc;
+	uint32_t block_crc;
 };
 
 enum vtl_space_stop {
@@ -174,6 +182,14 @@ VTL_MUST_CHECK int vtl_cart_close(struct vtl_cart *c);
  * tape unchanged), VTL_E_WORM on an overwrite of WORM media.
  */
 VTL_MUST_CHECK int vtl_cart_write_block(struct vtl_cart *c, const void *buf, size_t len);
+
+/*
+ * As vtl_cart_write_block, for a block whose CRC32C (crc32c(0, buf, len))
+ * the caller has already computed and checked, as a drive does with the
+ * protection information of logical block protection: it is kept in the
+ * record as the block's CRC and not computed again.
+ */
+VTL_MUST_CHECK int vtl_cart_write_block_crc(struct vtl_cart *c, const void *buf, size_t len, uint32_t crc);
 
 /*
  * Writes count filemarks at the current position; returns like write_block.

@@ -32,7 +32,7 @@ void seg_syncmark_encode(uint64_t synced_end, unsigned char *out)
 /* Record header field offsets (docs/format.md, "Record"). */
 enum {
 	RH_MAGIC = 0, RH_TYPE = 2, RH_FLAGS = 3, RH_STORED = 4, RH_OBJECT = 8,
-	RH_LENGTH = 16, RH_PCRC = 20, RH_CRC = 28,
+	RH_LENGTH = 16, RH_PCRC = 20, RH_BCRC = 24, RH_CRC = 28,
 };
 /* Trailer field offsets (docs/format.md, "Trailer"). */
 enum {
@@ -82,6 +82,8 @@ void rec_header_encode(const struct rec_header *h, unsigned char *out)
 	put_le64(out + RH_OBJECT, h->object);
 	put_le32(out + RH_LENGTH, h->length);
 	put_le32(out + RH_PCRC, h->payload_crc);
+	if (h->flags & REC_FLAG_BLOCK_CRC)
+		put_le32(out + RH_BCRC, h->block_crc);
 	put_le32(out + RH_CRC, crc32c(0, out, RH_CRC));
 }
 
@@ -95,8 +97,15 @@ int rec_header_decode(const unsigned char *in, struct rec_header *h)
 	h->object = get_le64(in + RH_OBJECT);
 	h->length = get_le32(in + RH_LENGTH);
 	h->payload_crc = get_le32(in + RH_PCRC);
-	if (h->type < REC_DATA || h->type > REC_INDEX || (h->flags & ~(REC_FLAG_LZ4 | REC_FLAG_ENCRYPTED)) ||
-	    (h->type != REC_DATA && (h->flags & REC_FLAG_ENCRYPTED)))
+	h->block_crc = (h->flags & REC_FLAG_BLOCK_CRC) ? get_le32(in + RH_BCRC) : 0;
+	if (h->type < REC_DATA || h->type > REC_INDEX || (h->flags & ~REC_FLAGS_KNOWN))
+		return -1;
+	/* Only a data block is encrypted or has a block CRC, never both (a CRC of the plaintext would
+	 * tell something of it; the GCM tag protects the block); stored raw, its payload is the block,
+	 * so both CRCs agree. */
+	if ((h->type != REC_DATA && (h->flags & (REC_FLAG_ENCRYPTED | REC_FLAG_BLOCK_CRC))) ||
+	    ((h->flags & REC_FLAG_ENCRYPTED) && (h->flags & REC_FLAG_BLOCK_CRC)) ||
+	    ((h->flags & REC_FLAG_BLOCK_CRC) && !(h->flags & REC_FLAG_LZ4) && h->block_crc != h->payload_crc))
 		return -1;
 	if (h->type == REC_DATA) {
 		if (h->length == 0 || h->length > VTL_BLOCK_MAX || h->stored_len == 0)

@@ -73,6 +73,14 @@ enum rec_type {
 #define REC_CRYPT_MIN (REC_CRYPT_HEAD + REC_CRYPT_TAG_LEN)
 #define REC_CRYPT_MAX (REC_CRYPT_MIN + REC_CRYPT_KAD_MAX)
 
+/*
+ * Bytes 24..27 hold the CRC32C of the host's block as it was before
+ * compression (data records only): the logical block protection the drive
+ * returns end to end. Never on an encrypted record.
+ */
+#define REC_FLAG_BLOCK_CRC 4u
+#define REC_FLAGS_KNOWN (REC_FLAG_LZ4 | REC_FLAG_ENCRYPTED | REC_FLAG_BLOCK_CRC)
+
 struct seg_header {
 	uint32_t seq;
 	uint64_t first_object;
@@ -89,6 +97,7 @@ struct rec_header {
 	uint64_t object;     /* logical object number (FMARKS/INDEX/EOD: next object) */
 	uint32_t length;     /* payload bytes after decompression */
 	uint32_t payload_crc;
+	uint32_t block_crc;  /* with REC_FLAG_BLOCK_CRC: CRC32C of the uncompressed block; else 0 */
 };
 
 struct seg_trailer {

@@ -373,6 +373,12 @@ void cursor_advance(struct vtl_cart *c, uint64_t rec_len);
 int record_payload_decode(const struct rec_header *h, const unsigned char *stored, unsigned char *dst,
 			  size_t dst_len);
 
+/* Checks a decompressed block against the record's block CRC (when it has one): 0, or VTL_E_MEDIUM. */
+int record_block_check(const struct rec_header *h, const unsigned char *plain);
+
+/* Sets r's block CRC from a record read whole and checked: known for raw blocks and records that carry it. */
+void record_block_crc(const struct rec_header *h, struct vtl_read_result *r);
+
 /* ---- readahead.c ---- */
 
 /* Creates the read-ahead of cartridge c; NULL on failure. */

@@ -411,6 +411,7 @@ int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_re
 		r->type = VTL_OBJ_DATA;
 		r->length = rec->h.length;
 		r->copied = (uint32_t)(buflen < rec->h.length ? buflen : rec->h.length);
+		record_block_crc(&rec->h, r);
 		if (rec->h.flags & REC_FLAG_ENCRYPTED) {
 			/* A failure is left to the direct read, which reports it with the position at the block. */
 			if (crypt_open(c, &rec->h, s->raw + rec->data_off, buf, buflen))
@@ -432,8 +433,9 @@ int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_re
 				}
 				dst = c->scratch.plain;
 			}
-			if (lz4_record_decompress(s->raw + rec->data_off, rec->h.stored_len, dst, rec->h.length))
-				return 0;
+			if (lz4_record_decompress(s->raw + rec->data_off, rec->h.stored_len, dst, rec->h.length) ||
+			    record_block_check(&rec->h, dst))
+				return 0; /* the direct read reports it */
 			if (dst != buf)
 				memcpy(buf, dst, r->copied);
 		}

@@ -141,6 +141,7 @@ enum scsi_asc {
 	ASC_NOT_READY_IN_PROGRESS = 0x0407,      /* operation in progress */
 	ASC_WRITE_ERROR = 0x0C00,
 	ASC_UNRECOVERED_READ_ERROR = 0x1100,
+	ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED = 0x1001, /* logical block protection: the CRC does not match the data */
 	ASC_LOCATE_FAILED = 0x1403,              /* end-of-data not found */
 	ASC_PARAMETER_LIST_LENGTH = 0x1A00,      /* parameter list length error */
 	ASC_PARAMETER_VALUE_INVALID = 0x2602,

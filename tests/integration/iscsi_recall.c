@@ -17,6 +17,12 @@
  *   iscsi_recall HOST:PORT IQN append SLOT DRIVE LUN BLOCKS SEED
  *       loads it, spaces to end of data and writes one more block (a host
  *       appending to a cartridge), then unloads and puts it back.
+
+ *
+ * With RECALL_LBP=1 in the environment, write and read use logical block
+ * protection (Control Data Protection mode page, CRC32C): every block is
+ * written with its CRC32C appended under LBP_W and read back under LBP_R,
+ * where the CRC the drive appends must be the block's.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -93,6 +99,42 @@ static void cdb6(uint8_t *cdb, uint8_t op, uint8_t flags, uint32_t len)
 	cdb[4] = (uint8_t)len;
 }
 
+/* MODE SELECT(10) of page 0Ah/F0h: CRC32C with LBP_W (write) or LBP_R (read). */
+static void select_lbp(struct iscsi_context *c, int lun, bool write)
+{
+	uint8_t list[8 + 32] = {0};
+	list[3] = 0x10; /* buffered mode */
+	uint8_t *p = list + 8;
+	p[0] = 0x4A;
+	p[1] = 0xF0;
+	p[3] = 0x1C;
+	p[4] = 0x02; /* CRC32C */
+	p[5] = 4;
+	p[6] = write ? 0x80 : 0x40;
+	uint8_t cdb[10] = {0x55, 0x10, 0, 0, 0, 0, 0, 0, sizeof list, 0};
+	run_ok(c, lun, cdb, 10, SCSI_XFER_WRITE, list, sizeof list, "MODE SELECT(10) of logical block protection");
+}
+
+/* CRC32C (Castagnoli, reflected polynomial 82F63B78h), bit by bit: the host's own, not the target's code. */
+static uint32_t host_crc32c(const uint8_t *p, size_t n)
+{
+	uint32_t crc = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++) {
+		crc ^= p[i];
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1)));
+	}
+	return ~crc;
+}
+
+/* Appends the CRC32C of the block's n bytes, least significant byte first. */
+static void put_crc(uint8_t *b, size_t n)
+{
+	uint32_t crc = host_crc32c(b, n);
+	for (int i = 0; i < 4; i++)
+		b[n + i] = (uint8_t)(crc >> (8 * i));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 9) {
@@ -118,7 +160,10 @@ int main(int argc, char **argv)
 		fail("login to %s", url);
 	iscsi_destroy_url(u);
 	host_ready(c, CHANGER);
-	uint8_t *b = malloc(BLOCK), *want = malloc(BLOCK);
+	const char *lbp_env = getenv("RECALL_LBP");
+	bool lbp = lbp_env && !strcmp(lbp_env, "1");
+	uint32_t pi = lbp ? 4 : 0;
+	uint8_t *b = malloc(BLOCK + 4), *want = malloc(BLOCK + 4);
 	if (!b || !want)
 		fail("out of memory");
 	uint8_t cdb[6];
@@ -130,28 +175,48 @@ int main(int argc, char **argv)
 			uint8_t space[6] = {0x11, 0x03}; /* SPACE to end of data */
 			run_ok(c, lun, space, 6, SCSI_XFER_NONE, NULL, 0, "SPACE to end of data");
 		}
+		if (lbp)
+			select_lbp(c, lun, true);
 		for (unsigned i = 0; i < blocks; i++) {
 			host_fill(b, BLOCK, seed + i);
-			cdb6(cdb, 0x0A, 0, BLOCK);
-			run_ok(c, lun, cdb, 6, SCSI_XFER_WRITE, b, BLOCK, "WRITE(6)");
+			if (lbp)
+				put_crc(b, BLOCK);
+			cdb6(cdb, 0x0A, 0, BLOCK + pi);
+			run_ok(c, lun, cdb, 6, SCSI_XFER_WRITE, b, BLOCK + pi, "WRITE(6)");
+		}
+		if (lbp) {
+			/* A block whose CRC is wrong: ABORTED COMMAND, LOGICAL BLOCK GUARD CHECK FAILED, nothing written. */
+			b[BLOCK] ^= 1;
+			cdb6(cdb, 0x0A, 0, BLOCK + pi);
+			struct scsi_task *t = host_run(c, lun, cdb, 6, SCSI_XFER_WRITE, b, BLOCK + pi);
+			if (t->status != SCSI_STATUS_CHECK_CONDITION || t->sense.key != 0x0B || t->sense.ascq != 0x1001)
+				fail("a WRITE with a wrong CRC: status %d, sense %d/%04X, expected ABORTED COMMAND 10h/01h",
+				     t->status, t->sense.key, t->sense.ascq);
+			scsi_free_scsi_task(t);
 		}
 		cdb6(cdb, 0x10, 0, 1);
 		run_ok(c, lun, cdb, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS(6)");
 		unload_and_return(c, lun, drive, slot);
-		printf("%s: %u blocks of %u bytes and a filemark\n", mode, blocks, BLOCK);
+		printf("%s: %u blocks of %u bytes%s and a filemark\n", mode, blocks, BLOCK, lbp ? " with CRC32C" : "");
 	} else if (!strcmp(mode, "read")) {
 		unsigned becoming = wait_ready(c, lun);
 		uint64_t t_ready = now_ms() - t0, t_first = 0;
 		const char *progress = getenv("RECALL_PROGRESS");
+		if (lbp)
+			select_lbp(c, lun, false);
 		for (unsigned i = 0; i < blocks; i++) {
-			cdb6(cdb, 0x08, 0, BLOCK);
-			struct scsi_task *t = host_run(c, lun, cdb, 6, SCSI_XFER_READ, NULL, BLOCK);
-			if (t->status != SCSI_STATUS_GOOD || t->datain.size != (int)BLOCK)
+			cdb6(cdb, 0x08, 0, BLOCK + pi);
+			struct scsi_task *t = host_run(c, lun, cdb, 6, SCSI_XFER_READ, NULL, BLOCK + pi);
+			if (t->status != SCSI_STATUS_GOOD || t->datain.size != (int)(BLOCK + pi))
 				fail("READ(6) of block %u: status %d, sense %d/%04X, %d bytes", i, t->status, t->sense.key,
 				     t->sense.ascq, t->datain.size);
 			host_fill(want, BLOCK, seed + i);
+			if (lbp)
+				put_crc(want, BLOCK);
 			if (memcmp(t->datain.data, want, BLOCK) != 0)
 				fail("block %u differs from what was written", i);
+			if (lbp && memcmp(t->datain.data + BLOCK, want + BLOCK, pi) != 0)
+				fail("block %u: the drive's CRC is not the block's", i);
 			scsi_free_scsi_task(t);
 			if (i == 0) {
 				t_first = now_ms() - t0;
@@ -165,16 +230,16 @@ int main(int argc, char **argv)
 			}
 		}
 		uint64_t t_last = now_ms() - t0;
-		cdb6(cdb, 0x08, 0, BLOCK);
-		struct scsi_task *t = host_run(c, lun, cdb, 6, SCSI_XFER_READ, NULL, BLOCK);
+		cdb6(cdb, 0x08, 0, BLOCK + pi);
+		struct scsi_task *t = host_run(c, lun, cdb, 6, SCSI_XFER_READ, NULL, BLOCK + pi);
 		if (t->status != SCSI_STATUS_CHECK_CONDITION || !(t->sense.ascq == 0x0001))
 			fail("the read after the last block did not stop at the filemark (status %d, sense %d/%04X)",
 			     t->status, t->sense.key, t->sense.ascq);
 		scsi_free_scsi_task(t);
 		unload_and_return(c, lun, drive, slot);
-		printf("read: %u blocks bit-exact; becoming ready %u times; ready after %llu ms, first block after %llu ms, "
+		printf("read: %u blocks bit-exact%s; becoming ready %u times; ready after %llu ms, first block after %llu ms, "
 		       "last block after %llu ms\n",
-		       blocks, becoming, (unsigned long long)t_ready, (unsigned long long)t_first,
+		       blocks, lbp ? ", each with its CRC32C" : "", becoming, (unsigned long long)t_ready, (unsigned long long)t_first,
 		       (unsigned long long)t_last);
 	} else {
 		fail("unknown mode %s", mode);

@@ -194,6 +194,20 @@ void expect_sense(struct host *h, enum scsi_sense_key key, enum scsi_asc asc)
 			 h->c.cdb[0], h->c.status, s.key, s.asc, key, asc);
 }
 
+void expect_invalid_field(struct host *h, enum scsi_asc asc, bool cdb, uint16_t byte, int bit)
+{
+	expect_sense(h, SK_ILLEGAL_REQUEST, asc);
+	assert_true(h->c.sense.sks_valid);
+	assert_int_equal(h->c.sense.sks_cdb, cdb);
+	assert_int_equal(h->c.sense.sks_field, byte);
+	if (bit < 0) {
+		assert_false(h->c.sense.sks_bit_valid);
+	} else {
+		assert_true(h->c.sense.sks_bit_valid);
+		assert_int_equal(h->c.sense.sks_bit, bit);
+	}
+}
+
 int32_t sense_info(struct host *h)
 {
 	struct scsi_sense s = received_sense(h);

@@ -70,6 +70,13 @@ void expect_good(struct host *h);
 /* Fails unless the last command ended CHECK CONDITION with this sense key and ASC/ASCQ. */
 void expect_sense(struct host *h, enum scsi_sense_key key, enum scsi_asc asc);
 
+/*
+ * Fails unless the last command ended ILLEGAL REQUEST with asc and a field
+ * pointer at byte (in the CDB when cdb, else in the parameter list) and bit
+ * (bit < 0: no bit pointer).
+ */
+void expect_invalid_field(struct host *h, enum scsi_asc asc, bool cdb, uint16_t byte, int bit);
+
 /* INFORMATION of the last sense (fails unless VALID is set). */
 int32_t sense_info(struct host *h);
 

@@ -19,6 +19,7 @@
 
 #include "backend/format.h"
 #include "backend/internal.h"
+#include "common/crc32c.h"
 #include "common/vtl_error.h"
 #include "migrator/copy.h"
 #include "migrator/phys_sim.h"
@@ -133,6 +134,69 @@ static void stream_reads_agree(void **state)
 	whole[size / 2] ^= 1;
 	w = (struct recwalk){0};
 	assert_int_equal(recwalk_feed(&w, whole, size, NULL, NULL), VTL_E_CORRUPT);
+}
+
+/*
+ * The block CRC (docs/format.md) is the host block's CRC32C end to end: kept
+ * by records appended as stored (a recall), checked after decompression,
+ * and computed by nobody for records written before it (they still read).
+ */
+static void block_crc_kept_by_records(void **state)
+{
+	struct fx *f = *state;
+	EXPECT_RC(vtl_cart_create(f->pool, "B00001L8"), 0);
+	struct vtl_cart_params p = {.compression = true};
+	struct vtl_cart *c = tl_cart_open(f->pool, "B00001L8", &p);
+	static uint8_t buf[4][70000], got[70000];
+	for (unsigned i = 0; i < 4; i++) {
+		gen_data(buf[i], sizeof buf[i], 500 + i, i % 2 == 0);
+		/* Blocks 0, 1 as a drive under LBP_W writes them (its checked CRC), 2, 3 as without. */
+		if (i < 2)
+			EXPECT_RC(vtl_cart_write_block_crc(c, buf[i], sizeof buf[i], crc32c(0, buf[i], sizeof buf[i])), 0);
+		else
+			EXPECT_RC(vtl_cart_write_block(c, buf[i], sizeof buf[i]), 0);
+	}
+	/* A compressible block given a wrong CRC is stored, and every read of it is a medium error. */
+	EXPECT_RC(vtl_cart_write_block_crc(c, buf[0], sizeof buf[0], crc32c(0, buf[0], sizeof buf[0]) ^ 1), 0);
+	EXPECT_RC(vtl_cart_close(c), 0);
+	c = open_ro(f, "B00001L8", 0);
+	uint64_t size = vtl_cart_stream_size(c);
+	uint8_t *whole = talloc(size);
+	EXPECT_RC(vtl_cart_stream_read(c, 0, whole, size), 0);
+	/* Restage it record by record; block 2 goes as a record written before the block CRC existed. */
+	EXPECT_RC(vtl_cart_create(f->pool, "B00002L8"), 0);
+	struct vtl_cart_params wp = {0};
+	struct vtl_cart *dst = tl_cart_open(f->pool, "B00002L8", &wp);
+	bool compressed[5];
+	for (uint64_t off = 0, k = 0; off < size; k++) {
+		struct rec_header rh;
+		EXPECT_RC(rec_header_decode(whole + off, &rh), 0);
+		assert_true(rh.flags & REC_FLAG_BLOCK_CRC);
+		compressed[k] = rh.flags & REC_FLAG_LZ4;
+		if (k == 2) {
+			rh.flags &= (uint8_t)~REC_FLAG_BLOCK_CRC;
+			rec_header_encode(&rh, whole + off);
+		}
+		size_t len = REC_HEADER_LEN + rh.stored_len;
+		EXPECT_RC(vtl_cart_append_stored(dst, whole + off, len), 0);
+		off += len;
+	}
+	assert_true(compressed[0] && !compressed[1] && compressed[2] && compressed[4]);
+	EXPECT_RC(vtl_cart_rewind(dst), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		struct vtl_read_result r;
+		EXPECT_RC(vtl_cart_read(dst, got, sizeof got, &r), 0);
+		assert_int_equal(r.length, sizeof buf[i]);
+		assert_memory_equal(got, buf[i], sizeof buf[i]);
+		/* An old compressed record leaves the CRC to the reader; every other one carries it. */
+		assert_int_equal(r.has_block_crc, i != 2);
+		if (i != 2)
+			assert_int_equal(r.block_crc, crc32c(0, buf[i], sizeof buf[i]));
+	}
+	struct vtl_read_result r;
+	assert_int_equal(vtl_cart_read(dst, got, sizeof got, &r), VTL_E_MEDIUM);
+	assert_int_equal(r.object, 4);
+	EXPECT_RC(vtl_cart_close(dst), 0);
 }
 
 /* Two cartridges stacked on one tape, each verified; positions follow the format. */
@@ -450,7 +514,7 @@ static void encrypted_copy_and_recall(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(stream_reads_agree), T(stacked_copies_verify), T(disk_digest_is_the_copys),
+		T(stream_reads_agree), T(block_crc_kept_by_records), T(stacked_copies_verify), T(disk_digest_is_the_copys),
 		T(damaged_tape_fails_verify),
 		T(damaged_cartridge_is_refused), T(write_error_fails_copy), T(forged_header_sizes_are_refused),
 		T(forged_stream_length_is_refused), T(endless_trailer_is_refused),

@@ -34,16 +34,6 @@ static int log_select(struct host *h, uint8_t byte1, uint8_t pc_page, uint8_t su
 	return host_cmd(h, cdb, 10, len ? SCSI_DIR_OUT : SCSI_DIR_NONE, len ? buf : NULL, len);
 }
 
-static void expect_field(struct host *h, enum scsi_asc asc, bool cdb, uint16_t byte, int bit)
-{
-	expect_sense(h, SK_ILLEGAL_REQUEST, asc);
-	assert_true(h->c.sense.sks_valid);
-	assert_int_equal(h->c.sense.sks_cdb, cdb);
-	assert_int_equal(h->c.sense.sks_field, byte);
-	assert_true(h->c.sense.sks_bit_valid);
-	assert_int_equal(h->c.sense.sks_bit, bit);
-}
-
 /* The value of parameter code in a page of n bytes; fails if it is not there. */
 static uint64_t param(const uint8_t *page, size_t n, uint16_t code, unsigned *len)
 {
@@ -98,32 +88,32 @@ static void cdb_errors(void **state)
 	struct host *h = *state;
 	uint8_t b[BUF];
 	log_sense(h, 0x01, 0x40 | 0x02, 0, 0, BUF, b);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 0);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 0);
 	log_sense(h, 0x02, 0x40 | 0x02, 0, 0, BUF, b);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 1);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 1);
 	log_sense(h, 0, 0x40 | 0x05, 0, 0, BUF, b);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 2, 5);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 2, 5);
 	log_sense(h, 0, 0x40 | 0x02, 0x01, 0, BUF, b);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 3, 7);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 3, 7);
 	log_sense(h, 0, 0x40 | 0x02, 0xFF, 0, BUF, b);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 3, 7);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 3, 7);
 	/* A parameter pointer past the page's last parameter; page 00h has none. */
 	log_sense(h, 0, 0x40 | 0x02, 0, 7, BUF, b);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 5, 7);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 5, 7);
 	log_sense(h, 0, 0x40 | 0x2E, 0, 65, BUF, b);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 5, 7);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 5, 7);
 	log_sense(h, 0, 0x40, 0, 1, BUF, b);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 5, 7);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 5, 7);
 	/* LOG SELECT: SP, PCR with a list, unknown page with no list. */
 	log_select(h, 0x01, 0xC0, 0, NULL, 0);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 0);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 0);
 	uint8_t list[4] = {0x02, 0, 0, 0};
 	log_select(h, 0x02, 0x40, 0, list, 4);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 1);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 1, 1);
 	log_select(h, 0x02, 0x40 | 0x07, 0, NULL, 0);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 2, 5);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 2, 5);
 	log_select(h, 0x02, 0x40 | 0x0C, 0x03, NULL, 0);
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, 3, 7);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, 3, 7);
 }
 
 static void error_counter_pages(void **state)
@@ -428,7 +418,7 @@ static void select_parameter_lists(void **state)
 	expect_good(h);
 	uint8_t withparam[12] = {0x02, 0, 0, 8, 0, 6, 0x20, 4, 0, 0, 0, 0};
 	log_select(h, 0, 0x40, 0, withparam, 12);
-	expect_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 4, 7);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 4, 7);
 	/* A page that runs past the list, a header cut short. */
 	log_select(h, 0, 0x40, 0, withparam, 10);
 	expect_sense(h, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH);
@@ -437,14 +427,14 @@ static void select_parameter_lists(void **state)
 	/* A page the drive does not have, the supported pages page, a subpage it lacks. */
 	uint8_t bad[8] = {0x02, 0, 0, 0, 0x07, 0, 0, 0};
 	log_select(h, 0, 0x40, 0, bad, 8);
-	expect_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 4, 5);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 4, 5);
 	bad[4] = 0x00;
 	log_select(h, 0, 0x40, 0, bad, 8);
-	expect_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 4, 5);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 4, 5);
 	bad[4] = 0x42;
 	bad[5] = 0x01;
 	log_select(h, 0, 0x40, 0, bad, 8);
-	expect_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 4, 5);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 4, 5);
 }
 
 int main(void)

@@ -51,28 +51,14 @@ static int select_(struct host *h, bool six, uint8_t byte1, const uint8_t *data,
 	return host_cmd(h, cdb, six ? 6 : 10, SCSI_DIR_OUT, buf, len);
 }
 
-static void expect_field(struct host *h, enum scsi_asc asc, bool cdb, uint16_t byte, int bit)
-{
-	expect_sense(h, SK_ILLEGAL_REQUEST, asc);
-	assert_true(h->c.sense.sks_valid);
-	assert_int_equal(h->c.sense.sks_cdb, cdb);
-	assert_int_equal(h->c.sense.sks_field, byte);
-	if (bit < 0) {
-		assert_false(h->c.sense.sks_bit_valid);
-	} else {
-		assert_true(h->c.sense.sks_bit_valid);
-		assert_int_equal(h->c.sense.sks_bit, bit);
-	}
-}
-
 static void expect_param(struct host *h, uint16_t byte, int bit)
 {
-	expect_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, byte, bit);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, byte, bit);
 }
 
 static void expect_cdb(struct host *h, uint16_t byte, int bit)
 {
-	expect_field(h, ASC_INVALID_FIELD_IN_CDB, true, byte, bit);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_CDB, true, byte, bit);
 }
 
 /* The page with this code in MODE SENSE data of n bytes (header hdr bytes), or NULL. */
@@ -157,10 +143,18 @@ static void all_pages_six_and_ten(void **state)
 	assert_int_equal(b10[3], b6[2]);
 	assert_int_equal(b10[6] << 8 | b10[7], 8);
 	assert_memory_equal(b10 + 8, b6 + 4, n6 - 4);
-	/* All pages and subpages: the same pages (none has subpages). */
+	/*
+	 * All pages and subpages: the same pages, Control Data Protection
+	 * (0Ah/F0h) after the control page and Device Configuration Extension
+	 * (10h/01h) after device configuration, 32 bytes each.
+	 */
 	size_t nff = sense(h, false, 0, 0x3F, 0xFF, 1000, b6);
 	expect_good(h);
-	assert_int_equal(nff, n10);
+	assert_int_equal(nff, n10 + 64);
+	assert_int_equal(b6[8 + 8 + 12], 0x4A);
+	assert_int_equal(b6[8 + 8 + 12 + 1], 0xF0);
+	assert_int_equal(b6[8 + 8 + 12 + 32 + 16 + 16], 0x50);
+	assert_int_equal(b6[8 + 8 + 12 + 32 + 16 + 16 + 1], 0x01);
 	/* DBD: no block descriptor. */
 	n6 = sense(h, true, 0x08, 0x0F, 0, 255, b6);
 	expect_good(h);

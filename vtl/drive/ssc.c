@@ -104,6 +104,8 @@ static const struct scsi_op ssc_ops[] = {
 	{0x5A, SA_NONE, 10, R_READ, "MODE SENSE(10)", ssc_mode_sense,
 	 U10(0x5A, 0x18, 0xFF, 0xFF, 0, 0, 0, 0xFF, 0xFF), TMO_STATE},
 	SPC_PR_OPS(R_PR, TMO_STATE),
+	{0x82, SA_NONE, 16, NEED | R_WRITE, "ALLOW OVERWRITE", ssc_allow_overwrite,
+	 {0x82, 0, 0x0F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}, TMO_STATE},
 	{0x8C, SA_NONE, 16, R_READ, "READ ATTRIBUTE", ssc_read_attribute,
 	 {0x8C, 0x1F, 0, 0, 0, 0xFF, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0}, TMO_STATE},
 	{0x8D, SA_NONE, 16, R_WRITE, "WRITE ATTRIBUTE", ssc_write_attribute,
@@ -542,6 +544,7 @@ int ssc_threaded(struct ssc_drive *d, struct vtl_cart *c, bool follow)
 	d->cart = c;
 	d->following = follow;
 	d->state = SSC_LOADED;
+	d->allow_overwrite = SSC_ALLOW_DISABLED; /* it named a position on the last cartridge */
 	memset(&d->last, 0, sizeof d->last);
 	d->cnt.loads++;
 	ssc_mam_loaded(d);

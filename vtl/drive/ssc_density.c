@@ -182,7 +182,7 @@ static bool may_rewrite_from_bot(struct ssc_drive *d, struct scsi_cmd *c)
 		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_POSITION_PAST_BOM));
 		return false;
 	}
-	if (!ssc_may_write(d, &s)) {
+	if (!ssc_may_write(d, &s) || !ssc_append_allowed(d, true, &s)) {
 		scsi_fail(c, s);
 		return false;
 	}

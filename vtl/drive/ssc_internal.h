@@ -60,6 +60,31 @@ struct ssc_mode {
 	bool dexcpt;          /* page 1Ch DEXCPT */
 	bool test;            /* page 1Ch TEST */
 	uint8_t select_partition; /* page 10h active partition (always 0: one partition) */
+	uint8_t lbp_method;   /* page 0Ah/F0h LOGICAL BLOCK PROTECTION METHOD (enum ssc_lbp_method) */
+	bool lbp_w;           /* page 0Ah/F0h LBP_W: WRITE blocks carry protection information */
+	bool lbp_r;           /* page 0Ah/F0h LBP_R: READ blocks carry protection information */
+	bool append_only;     /* page 10h/01h WRITE MODE 1h: write-type commands only at end of data */
+};
+
+/* Logical block protection methods (SSC-4 table 144). */
+enum ssc_lbp_method {
+	LBP_METHOD_NONE = 0x00,
+	LBP_METHOD_RS_CRC = 0x01, /* Reed-Solomon CRC of ECMA-319 */
+	LBP_METHOD_CRC32C = 0x02, /* CRC32C (Castagnoli) */
+};
+#define SSC_LBP_PI_LEN 4      /* protection information bytes of either method */
+#define SSC_LBP_PAGE 0x0A     /* Control Data Protection: a subpage of the control mode page */
+#define SSC_LBP_SUBPAGE 0xF0
+#define SSC_LBP_PAGE_LEN 32
+#define SSC_DCE_PAGE 0x10     /* Device Configuration Extension: a subpage of device configuration */
+#define SSC_DCE_SUBPAGE 0x01
+#define SSC_DCE_PAGE_LEN 32
+
+/* The allow overwrite variable (SSC-4 7.1, ALLOW OVERWRITE field). */
+enum ssc_allow_overwrite {
+	SSC_ALLOW_DISABLED = 0x0,
+	SSC_ALLOW_CURRENT = 0x1, /* one write-type command at the position it named */
+	SSC_ALLOW_FORMAT = 0x2,  /* one FORMAT MEDIUM or SET CAPACITY */
 };
 
 /* Counters the log pages report; cleared by LOG SELECT where a page allows it. */
@@ -166,6 +191,9 @@ struct ssc_drive {
 	uint64_t yield_asked_ms;   /* when the copy was last asked to let go */
 
 	struct ssc_crypt_state crypt; /* ssc_crypt.c */
+	/* ssc_append.c: the allow overwrite variable and the position it names; forgotten at each load. */
+	uint8_t allow_overwrite;   /* enum ssc_allow_overwrite */
+	uint64_t allow_object;
 
 	/* Contiguous copy of a block whose data the transport split over several buffers. */
 	uint8_t *bounce;
@@ -263,6 +291,49 @@ void ssc_crypt_nexus_lost(struct ssc_drive *d, uint64_t nexus);
 void ssc_crypt_wipe(struct ssc_drive *d);
 void ssc_security_in(struct scsi_dev *dev, struct scsi_cmd *c);
 void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c);
+/* ssc_lbp.c: logical block protection. */
+/* What MODE SELECT may change in page 0Ah/F0h. */
+extern const uint8_t ssc_lbp_page_mask[SSC_LBP_PAGE_LEN];
+/* Renders page 0Ah/F0h's fields from m into p (SSC_LBP_PAGE_LEN bytes, header left to the caller). */
+void ssc_lbp_page_render(const struct ssc_mode *m, uint8_t *p);
+/* Checks a page 0Ah/F0h a host sent; false with the byte and bit of the first bad field. */
+bool ssc_lbp_page_check(const uint8_t *p, uint16_t *byte, int *bit);
+/* Takes the fields of a checked page 0Ah/F0h into m. */
+void ssc_lbp_page_apply(struct ssc_mode *m, const uint8_t *p);
+/* Bytes of protection information each block carries on WRITE (write) or READ now: 0 or SSC_LBP_PI_LEN. */
+uint32_t ssc_lbp_pi_len(const struct ssc_drive *d, bool write);
+/* Whether the last SSC_LBP_PI_LEN bytes of a block of len bytes (data and PI) are its CRC under the method in force. */
+bool ssc_lbp_check(const struct ssc_drive *d, const uint8_t *block, size_t len);
+/* Writes a checked protected block of len bytes: its data, with the CRC32C kept as the record's block CRC. */
+int ssc_lbp_write_block(struct ssc_drive *d, const uint8_t *block, size_t len);
+/*
+ * After a read of a data block into p (fit bytes of room): appends its
+ * protection information as far as fit allows and counts it in r's length
+ * and copied bytes, so the READ's residue and ILI are those of the
+ * protected block.
+ */
+void ssc_lbp_append(const struct ssc_drive *d, uint8_t *p, size_t fit, struct vtl_read_result *r);
+/* ABORTED COMMAND, LOGICAL BLOCK GUARD CHECK FAILED: a WRITE's protection information did not match. */
+struct scsi_sense ssc_lbp_guard_failed(void);
+/* The Reed-Solomon CRC of ECMA-319 over len bytes (LBP method 01h). */
+uint32_t ssc_rs_crc(const void *buf, size_t len);
+
+/* ssc_append.c: append-only mode. */
+/* What MODE SELECT may change in page 10h/01h. */
+extern const uint8_t ssc_dce_page_mask[SSC_DCE_PAGE_LEN];
+/* Renders page 10h/01h's fields from m into p (header left to the caller). */
+void ssc_dce_page_render(const struct ssc_mode *m, uint8_t *p);
+/* Checks a page 10h/01h a host sent against the current values cur; false with the bad field's byte and bit. */
+bool ssc_dce_page_check(const struct ssc_mode *cur, const uint8_t *p, uint16_t *byte, int *bit);
+/* Takes the fields of a checked page 10h/01h into m. */
+void ssc_dce_page_apply(struct ssc_mode *m, const uint8_t *p);
+/*
+ * Whether append-only mode lets a write-type command run at the current
+ * position (from_bot: FORMAT MEDIUM or SET CAPACITY); else *s is DATA
+ * PROTECT. Uses up the allow overwrite variable either way.
+ */
+bool ssc_append_allowed(struct ssc_drive *d, bool from_bot, struct scsi_sense *s);
+void ssc_allow_overwrite(struct scsi_dev *dev, struct scsi_cmd *c);
 
 /* Handlers, by module. */
 void ssc_test_unit_ready(struct scsi_dev *dev, struct scsi_cmd *c);

@@ -142,10 +142,18 @@ void ssc_mode_init(struct ssc_drive *d)
 
 /* ------------------------------------------------------------------ pages */
 
-static void page_header(uint8_t *p, uint8_t code, uint8_t len)
+#define PAGE_SPF 0x40 /* byte 0: sub_page format (SPC-4 7.5.7) */
+
+static void page_header(uint8_t *p, uint8_t code, uint8_t subpage, uint8_t len)
 {
-	p[0] = code;
-	p[1] = (uint8_t)(len - SPC_MODE_PAGE0_HDR);
+	if (subpage == 0) {
+		p[0] = code;
+		p[1] = (uint8_t)(len - SPC_MODE_PAGE0_HDR);
+	} else {
+		p[0] = (uint8_t)(code | PAGE_SPF);
+		p[1] = subpage;
+		be_put(p + 2, (uint64_t)(len - SPC_MODE_SUBPAGE_HDR), 2);
+	}
 }
 
 static const uint8_t control_mask[CONTROL_LEN] = {[CONTROL_DSENSE_BYTE] = CONTROL_DSENSE,
@@ -283,11 +291,48 @@ static void ie_apply(struct ssc_drive *d, const uint8_t *p)
 		d->tapealert &= ~(1ull << (-flag - 1));
 }
 
+/* Control Data Protection 0Ah/F0h: its fields are ssc_lbp.c's. */
+static void lbp_render(const struct ssc_drive *d, const struct mode_vals *v, uint8_t *p)
+{
+	(void)d;
+	ssc_lbp_page_render(&v->m, p);
+}
+
+static bool lbp_check(const struct ssc_drive *d, const uint8_t *p, struct mode_err *e)
+{
+	(void)d;
+	return ssc_lbp_page_check(p, &e->byte, &e->bit);
+}
+
+static void lbp_apply(struct ssc_drive *d, const uint8_t *p)
+{
+	ssc_lbp_page_apply(&d->mode, p);
+}
+
+/* Device Configuration Extension 10h/01h: its fields are ssc_append.c's. */
+static void dce_render(const struct ssc_drive *d, const struct mode_vals *v, uint8_t *p)
+{
+	(void)d;
+	ssc_dce_page_render(&v->m, p);
+}
+
+static bool dce_check(const struct ssc_drive *d, const uint8_t *p, struct mode_err *e)
+{
+	return ssc_dce_page_check(&d->mode, p, &e->byte, &e->bit);
+}
+
+static void dce_apply(struct ssc_drive *d, const uint8_t *p)
+{
+	ssc_dce_page_apply(&d->mode, p);
+}
+
 /* The drive's mode pages, in the order MODE SENSE returns them for "all pages". */
 static const struct mode_page mode_pages[] = {
 	{PG_CONTROL, 0, CONTROL_LEN, control_mask, control_render, NULL, control_apply},
+	{SSC_LBP_PAGE, SSC_LBP_SUBPAGE, SSC_LBP_PAGE_LEN, ssc_lbp_page_mask, lbp_render, lbp_check, lbp_apply},
 	{PG_COMPRESSION, 0, COMPRESSION_LEN, compression_mask, compression_render, NULL, compression_apply},
 	{PG_DEVCONFIG, 0, DEVCONFIG_LEN, devconfig_mask, devconfig_render, devconfig_check, devconfig_apply},
+	{SSC_DCE_PAGE, SSC_DCE_SUBPAGE, SSC_DCE_PAGE_LEN, ssc_dce_page_mask, dce_render, dce_check, dce_apply},
 	{PG_PARTITION, 0, PARTITION_LEN, partition_mask, partition_render, NULL, NULL},
 	{PG_IE, 0, IE_LEN, ie_mask, ie_render, ie_check, ie_apply},
 };
@@ -323,7 +368,7 @@ static void page_write(const struct ssc_drive *d, const struct mode_page *pg, en
 		memset(p, 0, pg->len);
 		pg->render(d, &v, p);
 	}
-	page_header(p, pg->code, pg->len);
+	page_header(p, pg->code, pg->subpage, pg->len);
 }
 
 /* ------------------------------------------------------------------ header */

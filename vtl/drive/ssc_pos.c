@@ -339,7 +339,7 @@ void ssc_erase6(struct scsi_dev *dev, struct scsi_cmd *c)
 		return;
 	}
 	struct scsi_sense s;
-	if (!ssc_may_write(d, &s)) {
+	if (!ssc_may_write(d, &s) || !ssc_append_allowed(d, false, &s)) {
 		scsi_fail(c, s);
 		return;
 	}

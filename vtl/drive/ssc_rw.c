@@ -128,9 +128,11 @@ void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c)
 		scsi_fail(c, sense_invalid_cdb_field(RW_FLAGS_BYTE, 0));
 		return;
 	}
-	uint32_t blen = fixed ? d->mode.block_len : n;
+	/* Under LBP_W each block the host sends is its data and then its protection information (SSC-4 4.2.22). */
+	uint32_t pi = ssc_lbp_pi_len(d, true);
+	uint32_t blen = fixed ? d->mode.block_len + pi : n;
 	uint32_t count = fixed ? n : (n ? 1 : 0);
-	if (!fixed && n > SSC_BLOCK_LIMIT_MAX) {
+	if (!fixed && (n > SSC_BLOCK_LIMIT_MAX + pi || (n && n <= pi))) {
 		scsi_fail(c, sense_invalid_cdb_field(RW_LEN_BYTE, -1));
 		return;
 	}
@@ -141,7 +143,7 @@ void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c)
 		return;
 	}
 	struct scsi_sense s;
-	if (!ssc_may_write(d, &s)) {
+	if (!ssc_may_write(d, &s) || (count && !ssc_append_allowed(d, false, &s))) {
 		scsi_fail(c, s);
 		return;
 	}
@@ -151,17 +153,26 @@ void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c)
 	}
 	d->cnt.write_cmds++;
 	ssc_crypt_apply(d, c->nexus); /* the nexus's encryption parameters decide how the blocks are stored */
+	/* Every block's protection information is checked before any is written: a bad one writes nothing. */
+	for (uint32_t i = 0; pi && i < count; i++) {
+		const uint8_t *p = data_out_at(d, c, (size_t)i * blen, blen);
+		if (!p || !ssc_lbp_check(d, p, blen)) {
+			fail_residue(c, p ? ssc_lbp_guard_failed() : sense_of(SK_HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE),
+				     fixed ? (int64_t)count : (int64_t)n, 0);
+			return;
+		}
+	}
 	bool ew = false;
 	for (uint32_t i = 0; i < count; i++) {
 		const uint8_t *p = data_out_at(d, c, (size_t)i * blen, blen);
-		int rc = p ? vtl_cart_write_block(d->cart, p, blen) : VTL_E_NOMEM;
+		int rc = !p ? VTL_E_NOMEM : pi ? ssc_lbp_write_block(d, p, blen) : vtl_cart_write_block(d->cart, p, blen);
 		if (rc < 0) {
 			/* Residue: blocks (fixed) or bytes (variable) not written (SSC-4 4.2.6). */
 			int64_t residue = fixed ? (int64_t)(count - i) : (int64_t)n;
 			fail_residue(c, ssc_sense_of_err(d, rc), residue, (size_t)i * blen);
 			return;
 		}
-		d->cnt.host_written += blen;
+		d->cnt.host_written += blen - pi;
 		ew |= rc == VTL_W_EARLY_WARNING;
 	}
 	if ((!d->mode.buffered || (ew && d->mode.sew)) && !ssc_flush(d, &s)) {
@@ -189,7 +200,7 @@ void ssc_write_filemarks6(struct scsi_dev *dev, struct scsi_cmd *c)
 	}
 	uint32_t n = xfer_len_of(c);
 	struct scsi_sense s;
-	if (n && !ssc_may_write(d, &s)) {
+	if (n && (!ssc_may_write(d, &s) || !ssc_append_allowed(d, false, &s))) {
 		scsi_fail(c, s);
 		return;
 	}
@@ -265,7 +276,9 @@ static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, boo
 			const uint8_t *compare)
 {
 	uint32_t n = xfer_len_of(c);
-	uint32_t blen = fixed ? d->mode.block_len : n;
+	/* Under LBP_R each block comes with its protection information, counted in its length (VERIFY: none). */
+	uint32_t pi = verify ? 0 : ssc_lbp_pi_len(d, false);
+	uint32_t blen = fixed ? d->mode.block_len + pi : n;
 	uint32_t count = fixed ? n : 1;
 	size_t room = verify ? 0 : scsi_buf_len(c);
 	size_t done = 0;
@@ -284,6 +297,8 @@ static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, boo
 		}
 		struct vtl_read_result r;
 		int rc = vtl_cart_read(d->cart, p, fit, &r);
+		if (rc >= 0 && pi && r.type == VTL_OBJ_DATA)
+			ssc_lbp_append(d, p, fit, &r);
 		enum read_end e = classify(rc, &r, blen);
 		if (e == READ_BLOCK || e == READ_SHORT_BLOCK || e == READ_LONG_BLOCK) {
 			if (bounced)
@@ -344,7 +359,7 @@ void ssc_read6(struct scsi_dev *dev, struct scsi_cmd *c)
 		scsi_fail(c, sense_invalid_cdb_field(RW_FLAGS_BYTE, 0));
 		return;
 	}
-	if (!fixed && xfer_len_of(c) > SSC_BLOCK_LIMIT_MAX) {
+	if (!fixed && xfer_len_of(c) > SSC_BLOCK_LIMIT_MAX + ssc_lbp_pi_len(d, false)) {
 		scsi_fail(c, sense_invalid_cdb_field(RW_LEN_BYTE, -1));
 		return;
 	}

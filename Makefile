@@ -331,10 +331,12 @@ bashcompletiondir ?= $(datarootdir)/bash-completion/completions
 DESTDIR       ?=
 INSTALL       ?= install
 
-# The programs find the installed configuration: config.o is rebuilt when sysconfdir changes.
+# The programs find the installed configuration: config.o is rebuilt when sysconfdir changes. The
+# define goes into CFLAGS_ALL, not CFLAGS_EXTRA: a CFLAGS_EXTRA given on the command line (make asan,
+# debian/rules) overrides every assignment to it, a target-specific += included, and would drop it.
 SYSCONFDIR_STAMP := $(BUILD)/sysconfdir.txt
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(SYSCONFDIR_STAMP) 2>/dev/null)" = '$(sysconfdir)' ] || echo '$(sysconfdir)' >$(SYSCONFDIR_STAMP); })
-$(BUILD)/config/config.o: CFLAGS_EXTRA += -DVTL_SYSCONFDIR='"$(sysconfdir)"'
+$(BUILD)/config/config.o: CFLAGS_ALL += -DVTL_SYSCONFDIR='"$(sysconfdir)"'
 $(BUILD)/config/config.o: $(SYSCONFDIR_STAMP)
 
 MAN8 := $(wildcard man/*.8)

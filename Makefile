@@ -399,3 +399,19 @@ uninstall:
 		if sed $(SED_PATHS) etc/vtl.conf.example | cmp -s - "$$c"; then rm -f "$$c"; \
 		else echo "kept $$c: it differs from the installed example"; fi; fi
 	-rmdir $(DESTDIR)$(docdir)/docs $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/vtl $(DESTDIR)$(localstatedir)/lib/vtl 2>/dev/null
+
+# The programs and their manual pages, no test: what a package build needs (debian/rules), with the
+# layering checks the build always runs.
+.PHONY: programs deb
+programs: $(BUILD)/layers.ok $(BUILD)/includes.ok $(PROGRAMS) $(MAN5)
+
+# The Debian package (docs/install.md, "Debian package"): built by scripts/build-deb from a clean copy
+# of the tree in $(BUILD)/deb/src, left as $(BUILD)/deb/vtl_*.deb and checked by lintian; built again
+# only when a file of the tree changed.
+deb: deb-deps
+	@scripts/build-deb $(BUILD)
+# The kernel tier's systemd guest installs that package: make kernel brings its tools too.
+.PHONY: deb-deps
+deb-deps:
+	@scripts/install-deps deb
+kernel: deb-deps

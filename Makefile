@@ -347,10 +347,12 @@ bashcompletiondir ?= $(datarootdir)/bash-completion/completions
 DESTDIR       ?=
 INSTALL       ?= install
 
-# The programs find the installed configuration: config.o is rebuilt when sysconfdir changes.
+# The programs find the installed configuration: config.o is rebuilt when sysconfdir changes. The
+# define goes into CFLAGS_ALL, not CFLAGS_EXTRA: a CFLAGS_EXTRA given on the command line (make asan,
+# debian/rules) overrides every assignment to it, a target-specific += included, and would drop it.
 SYSCONFDIR_STAMP := $(BUILD)/sysconfdir.txt
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(SYSCONFDIR_STAMP) 2>/dev/null)" = '$(sysconfdir)' ] || echo '$(sysconfdir)' >$(SYSCONFDIR_STAMP); })
-$(BUILD)/config/config.o: CFLAGS_EXTRA += -DVTL_SYSCONFDIR='"$(sysconfdir)"'
+$(BUILD)/config/config.o: CFLAGS_ALL += -DVTL_SYSCONFDIR='"$(sysconfdir)"'
 $(BUILD)/config/config.o: $(SYSCONFDIR_STAMP)
 
 MAN8 := $(wildcard man/*.8)
@@ -414,3 +416,17 @@ uninstall:
 		if sed $(SED_PATHS) etc/vtl.conf.example | cmp -s - "$$c"; then rm -f "$$c"; \
 		else echo "kept $$c: it differs from the installed example"; fi; fi
 	-rmdir $(DESTDIR)$(docdir)/docs/img $(DESTDIR)$(docdir)/docs $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/vtl $(DESTDIR)$(localstatedir)/lib/vtl 2>/dev/null
+
+# The programs and their manual pages, no test: what a package build needs (debian/rules), with the
+# layering checks the build always runs.
+.PHONY: programs deb
+programs: $(BUILD)/layers.ok $(BUILD)/includes.ok $(PROGRAMS) $(MAN5)
+
+# The Debian package (docs/install.md, "Debian package"): built by scripts/build-deb from a clean copy
+# of the tree in $(BUILD)/deb/src, left as $(BUILD)/deb/vtl_*.deb and checked by lintian; built again
+# only when a file of the tree changed.
+deb: deb-deps
+	@scripts/build-deb $(BUILD)
+.PHONY: deb-deps
+deb-deps:
+	@scripts/install-deps deb

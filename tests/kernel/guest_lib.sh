@@ -9,15 +9,16 @@ step() { echo "-- $*"; }
 run() { echo "\$ $*"; "$@"; }
 
 # Loads the SCSI and iSCSI modules, starts iscsid, discovers the target on the
-# host (10.0.2.2:$VTL_PORT) and logs in without hand-made node records, then
-# waits until every device node named in the arguments exists.
+# host (10.0.2.2:$VTL_PORT, or $VTL_PORTAL: the systemd guest's own vtld) and
+# logs in without hand-made node records, then waits until every device node
+# named in the arguments exists.
 guest_login() {
 	for m in sg st ch iscsi_tcp; do modprobe "$m" || fail "modprobe $m"; done
 	mkdir -p /etc/iscsi /var/lib/iscsi /run/lock/iscsi
 	echo "InitiatorName=iqn.2026-01.org.vtl:kernel-guest" >/etc/iscsi/initiatorname.iscsi
 	iscsid -f >/results/iscsid.log 2>&1 &
 	sleep 1
-	run iscsiadm -m discovery -t sendtargets -p "10.0.2.2:$VTL_PORT" || fail "discovery"
+	run iscsiadm -m discovery -t sendtargets -p "${VTL_PORTAL:-10.0.2.2:$VTL_PORT}" || fail "discovery"
 	run iscsiadm -m node --login || fail "login"
 	for dev in "$@"; do
 		i=0

@@ -6,7 +6,7 @@ exit status and the files it writes to /results.
 
     run_vm.py BUILD-DIR GUEST-SCRIPT RESULTS-DIR [NAME=VALUE ...] [--timeout S]
               [--disk IMAGE[:CACHE]] [--hostfwd HOSTPORT:GUESTPORT] [--pidfile FILE]
-              [--cut-seed N] [--cut-keep FRACTION]
+              [--cut-seed N] [--cut-keep FRACTION] [--init systemd]
 
 --disk gives the guest a virtio disk (/dev/vda) backed by the raw image file
 IMAGE, with qemu's cache mode CACHE (writeback, the default, or none: both
@@ -20,6 +20,16 @@ the share instead) and its "cut:" line lands in RESULTS-DIR/cut.out.
 --hostfwd forwards the host's 127.0.0.1:HOSTPORT to the guest's
 GUESTPORT (qemu's user network). --pidfile has qemu write its PID there, for
 a test that kills it as a power cut would (tests/kernel/test_powercut.sh).
+
+--init systemd boots the host's systemd as PID 1 on the same overlay root
+instead of running stage 2 from the initramfs: the initramfs writes into the
+overlay a target (vtl-guest.target, the boot's systemd.unit) that pulls in
+only sysinit.target and a oneshot service running stage 2, which runs the
+guest script and powers off as it does without systemd; it masks the units
+that need what the guest lacks or that would change it behind the test's back
+(udev, the host's open-iscsi, time sync, apparmor), empties /etc/fstab and
+removes /.dockerenv (a host that is a container's root would make systemd
+believe it runs in one, and ignore the kernel command line).
 
 The VM always ends: the guest powers off on every path, and qemu runs under
 a timeout. NAME=VALUE words reach the guest script as environment variables
@@ -109,6 +119,47 @@ ip route add default via 10.0.2.2
 mount --move /dev /newroot/dev
 mount --move /proc /newroot/proc
 mount --move /sys /newroot/sys
+if [ "${VTL_INIT:-}" = systemd ]; then
+	# systemd as PID 1 (run_vm.py --init systemd): its boot target and the service that runs stage 2,
+	# written into the overlay (the host's files stay as they are).
+	u=/newroot/etc/systemd/system
+	mkdir -p "$u"
+	cat >"$u/vtl-guest.target" <<UNIT
+[Unit]
+Description=vtl kernel-tier guest (run_vm.py --init systemd)
+Requires=sysinit.target vtl-guest.service
+After=sysinit.target vtl-guest.service
+AllowIsolate=yes
+UNIT
+	cat >"$u/vtl-guest.service" <<UNIT
+[Unit]
+Description=vtl kernel-tier guest script
+After=sysinit.target
+[Service]
+Type=oneshot
+Environment=VTL_INIT=systemd
+ExecStart=/bin/sh $VTL_STAGE2
+StandardOutput=journal+console
+StandardError=journal+console
+# Stage 2 powers off on every path; should it fail to run at all, the VM ends too.
+FailureAction=poweroff-force
+UNIT
+	# udev (devtmpfs makes the st, ch and sg nodes), the host's iSCSI initiator and daemon (the guest
+	# script runs its own iscsid), time sync, apparmor and the rest of what a host boots with.
+	for m in systemd-udevd.service systemd-udev-trigger.service systemd-udev-settle.service \
+		systemd-udevd-control.socket systemd-udevd-kernel.socket open-iscsi.service iscsid.service \
+		iscsid.socket iscsi.service systemd-timesyncd.service apparmor.service systemd-pstore.service \
+		systemd-firstboot.service systemd-repart.service systemd-machine-id-commit.service \
+		systemd-binfmt.service proc-sys-fs-binfmt_misc.automount systemd-random-seed.service \
+		systemd-pcrphase.service systemd-pcrphase-sysinit.service; do
+		ln -sf /dev/null "$u/$m"
+	done
+	: >/newroot/etc/fstab
+	# The host's root may be a container's: its /.dockerenv would make systemd think it runs in one,
+	# and a containerised systemd ignores the kernel command line (systemd.unit=).
+	rm -f /newroot/.dockerenv
+	exec switch_root /newroot /lib/systemd/systemd
+fi
 exec switch_root /newroot /bin/sh "$VTL_STAGE2"
 """
 
@@ -216,6 +267,9 @@ def main():
     pidfile = take_option(args, "--pidfile")
     cut_seed = take_option(args, "--cut-seed")
     cut_keep = take_option(args, "--cut-keep")
+    init = take_option(args, "--init")
+    if init not in (None, "systemd"):
+        sys.exit("run_vm: --init systemd is the only other init, not %s" % init)
     if len(args) < 3:
         sys.exit(__doc__)
     build, script, results = args[0], os.path.abspath(args[1]), os.path.abspath(args[2])
@@ -235,6 +289,9 @@ def main():
     # then panics ("IO-APIC + timer doesn't work!"); the check proves nothing about an emulated board.
     cmdline = ["console=ttyS0", "quiet", "loglevel=3", "panic=-1", "rw", "no_timer_check",
                "VTL_STAGE2=" + stage2, "VTL_SCRIPT=" + script] + params
+    if init == "systemd":
+        # systemd's own words: its boot target (the initramfs writes it), no status lines on the console.
+        cmdline += ["VTL_INIT=systemd", "systemd.unit=vtl-guest.target", "systemd.show_status=false"]
     qemu = ["timeout", "--kill-after=10", str(timeout), "qemu-system-x86_64",
             "-accel", "tcg,thread=multi", "-cpu", "max", "-m", "2048", "-smp", "2",
             "-nographic", "-no-reboot", "-kernel", vmlinux, "-initrd", initrd, "-append", " ".join(cmdline),

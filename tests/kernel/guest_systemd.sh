@@ -149,7 +149,11 @@ run systemctl stop vtl-migrator.service || fail "systemctl stop vtl-migrator"
 stopped_clean vtl-migrator
 run systemctl stop vtld.service || fail "systemctl stop vtld"
 stopped_clean vtld
-journal_line vtld 6 "stopping: finishing the commands in flight"
+# What the daemons log at SIGTERM (common/service.c); the longer "stopping: ..." text goes to systemd as
+# STATUS=, not to the log.
+journal_line vtl-migrator 6 "signal 15: stopping"
+journal_line vtld 6 "signal 15: stopping"
+journal_line vtld 6 "stopped"
 n=$(journalctl -u vtld -u vtl-migrator -p 0..3 -o cat --no-pager | wc -l)
 [ "$n" -eq 0 ] || { journalctl -u vtld -u vtl-migrator -p 0..3 --no-pager; fail "$n lines at priority err or worse"; }
 echo "-- no journal line of either at priority err or worse"

@@ -21,8 +21,8 @@
 #   the Debian package (scripts/build-deb builds it from the tree, or reuses build/deb's when the
 #   sources did not change) with dpkg and runs vtld and vtl-migrator as services there
 #   (guest_systemd.sh); it needs none of the host's library either. It is not in the default
-#   list (so not in make check): it takes about 280 s plus the package build, and it has not yet
-#   passed end to end; run it by name.
+#   list (so not in make check, which has no room for it): it takes about 230 s plus the package
+#   build; make soak runs it, or run it by name.
 #   VTL_KERNEL_KEEP=DIR keeps vtld's log and each guest's console, kernel log,
 #   script log and btape output in DIR (see docs/testing.md).
 # Needs qemu, a kernel in /boot, open-iscsi, mt-st, mtx, bacula-sd: scripts/install-deps; systemd

@@ -218,7 +218,31 @@ same_doc "$vurl/api/elements" slot list
 same_doc "$vurl/api/drives" drive list
 same_doc "$vurl/api/cartridges" cartridge list
 same_doc "$vurl/api/events" events
-same_doc "$vurl/api/library" library show
+# library show's pool members: vtld's figures are its own accounting, which learns what the migrator
+# wrote (the recall above) at its next look at the disk; vtlctl's are read from the disk now. The
+# same document, those figures aside.
+curl -sf "$vurl/api/library" >"$tmp/api_lib" || fail "GET /api/library"
+"$VTLCTL" -c "$conf" --json library show >"$tmp/ctl_lib" || fail "vtlctl --json library show"
+python3 - "$tmp/api_lib" "$tmp/ctl_lib" <<'PY' || fail "/api/library differs from vtlctl --json library show"
+import json, sys
+def shape(p):
+    d = json.load(open(p))
+    def drop(x):
+        if isinstance(x, dict):
+            for k in ("used_bytes", "free_bytes", "fill_percent"):
+                x.pop(k, None)
+            for v in x.values():
+                drop(v)
+        elif isinstance(x, list):
+            for v in x:
+                drop(v)
+    drop(d.get("pool"))
+    return d
+a, b = shape(sys.argv[1]), shape(sys.argv[2])
+if a != b:
+    print(a, b, sep="\n", file=sys.stderr)
+    sys.exit(1)
+PY
 same_doc "$vurl/api/cartridges/I00001L8" cartridge show I00001L8
 curl -sf "$vurl/api/jobs" >"$tmp/api_vjobs" || fail "GET /api/jobs of vtld"
 cmp -s "$tmp/api_vjobs" "$tmp/ctl_jobs" || { diff "$tmp/api_vjobs" "$tmp/ctl_jobs" >&2 || true; fail "vtld's /api/jobs differs from vtlctl --json jobs"; }

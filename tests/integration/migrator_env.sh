@@ -23,7 +23,8 @@ migrator_start() {
 	"$MIGRATOR" -c "$conf" 2>>"$mlog" &
 	mpid=$!
 	i=0
-	until [ "$(grep -c "ready: copies go to" "$mlog" 2>/dev/null)" -ge "$migrator_starts" ]; do
+	# Until the log exists grep prints no count: that is 0 ready lines, not an error.
+	until migrator_ready=$(grep -c "ready: copies go to" "$mlog" 2>/dev/null) || :; [ "${migrator_ready:-0}" -ge "$migrator_starts" ]; do
 		i=$((i + 1))
 		[ "$i" -le 200 ] || { cat "$mlog" >&2; fail "vtl-migrator did not come up within 20 s"; }
 		kill -0 "$mpid" 2>/dev/null || { cat "$mlog" >&2; fail "vtl-migrator exited"; }

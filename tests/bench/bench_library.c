@@ -85,15 +85,7 @@ int main(int argc, char **argv)
 	int lun = 1 + (int)drive;
 	char name[64];
 	snprintf(name, sizeof name, "iqn.2026-01.org.vtl:benchlib-%u", drive);
-	struct iscsi_context *c = iscsi_create_context(name);
-	if (!c)
-		fail("iscsi_create_context");
-	host_ctx = c;
-	iscsi_set_targetname(c, argv[2]);
-	iscsi_set_session_type(c, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(c, ISCSI_HEADER_DIGEST_NONE);
-	if (iscsi_full_connect_sync(c, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	struct iscsi_context *c = host_login(name, argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE);
 	host_ready(c, CHANGER);
 	uint8_t *data = malloc(POOL_BYTES + BLOCK);
 	if (!data)

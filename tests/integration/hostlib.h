@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the libiscsi host programs of the integration tests share: failing
- * with libiscsi's own words, running one CDB on a LUN of a context (and failing unless GOOD), a
+ * with libiscsi's own words, logging in, running one CDB on a LUN of a context (and failing unless GOOD), a
  * monotonic clock, waiting
  * for a unit to become ready, reading a barcode from the changer, and
  * deterministic block content. Each program
@@ -35,6 +35,23 @@ static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt
 	fprintf(stderr, " (%s)\n", host_ctx ? iscsi_get_error(host_ctx) : "");
 	va_end(ap);
 	exit(1);
+}
+
+/*
+ * Logs in as initiator to target at portal, a normal session with header
+ * digest digest whose connect reaches LUN lun, and makes the context host_ctx;
+ * fails the program (with libiscsi's reason) when it cannot.
+ */
+static HOST_MAYBE_UNUSED struct iscsi_context *host_login(const char *initiator, const char *target,
+							   const char *portal, int lun, enum iscsi_header_digest digest)
+{
+	struct iscsi_context *c = host_ctx = iscsi_create_context(initiator);
+	if (!c)
+		fail("iscsi_create_context for %s", initiator);
+	if (iscsi_set_targetname(c, target) || iscsi_set_session_type(c, ISCSI_SESSION_NORMAL) ||
+	    iscsi_set_header_digest(c, digest) || iscsi_full_connect_sync(c, portal, lun) != 0)
+		fail("login of %s to %s at %s", initiator, target, portal);
+	return c;
 }
 
 /* Runs a CDB on lun of c: data out (n bytes) or in (up to n). Returns the task (the caller frees it). */

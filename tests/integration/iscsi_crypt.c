@@ -145,13 +145,7 @@ int main(int argc, char **argv)
 	}
 	bool writing = strcmp(argv[4], "write") == 0;
 	const char *marker = argv[3];
-	iscsi = host_ctx = iscsi_create_context("iqn.2026-01.org.vtl:crypt-host");
-	if (!iscsi)
-		fail("iscsi_create_context");
-	iscsi_set_targetname(iscsi, argv[2]);
-	iscsi_set_session_type(iscsi, ISCSI_SESSION_NORMAL);
-	if (iscsi_full_connect_sync(iscsi, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	iscsi = host_login("iqn.2026-01.org.vtl:crypt-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 	host_ready(iscsi, CHANGER);
 	move(SLOT, DRIVE_ELEMENT);
 	wait_ready();

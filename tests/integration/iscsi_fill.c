@@ -31,15 +31,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	unsigned slot = (unsigned)strtoul(argv[3], NULL, 10), mib = (unsigned)strtoul(argv[4], NULL, 10);
-	struct iscsi_context *c = iscsi_create_context("iqn.2026-01.org.vtl:filler");
-	if (!c)
-		fail("iscsi_create_context");
-	host_ctx = c;
-	iscsi_set_targetname(c, argv[2]);
-	iscsi_set_session_type(c, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(c, ISCSI_HEADER_DIGEST_NONE);
-	if (iscsi_full_connect_sync(c, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	struct iscsi_context *c = host_login("iqn.2026-01.org.vtl:filler", argv[2], argv[1], CHANGER,
+					     ISCSI_HEADER_DIGEST_NONE);
 	host_ready(c, CHANGER);
 	uint8_t load[12] = {0xA5, 0, 0, 0, slot >> 8, slot & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
 	host_check(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");

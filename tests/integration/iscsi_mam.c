@@ -123,13 +123,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bool writing = strcmp(argv[3], "write") == 0;
-	iscsi = host_ctx = iscsi_create_context("iqn.2026-01.org.vtl:mam-host");
-	if (!iscsi)
-		fail("iscsi_create_context");
-	iscsi_set_targetname(iscsi, argv[2]);
-	iscsi_set_session_type(iscsi, ISCSI_SESSION_NORMAL);
-	if (iscsi_full_connect_sync(iscsi, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	iscsi = host_login("iqn.2026-01.org.vtl:mam-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 	host_ready(iscsi, CHANGER);
 	move(SLOT, DRIVE_ELEMENT);
 	host_ready(iscsi, DRIVE);

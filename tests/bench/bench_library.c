@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	int lun = 1 + (int)drive;
 	char name[64];
 	snprintf(name, sizeof name, "iqn.2026-01.org.vtl:benchlib-%u", drive);
-	struct iscsi_context *c = host_login(name, argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE);
+	struct iscsi_context *c = host_iscsi_login(name, argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE);
 	host_ready(c, CHANGER);
 	uint8_t *data = malloc(POOL_BYTES + BLOCK);
 	if (!data)

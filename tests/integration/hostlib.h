@@ -42,7 +42,7 @@ static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt
  * digest digest whose connect reaches LUN lun, and makes the context host_ctx;
  * fails the program (with libiscsi's reason) when it cannot.
  */
-static HOST_MAYBE_UNUSED struct iscsi_context *host_login(const char *initiator, const char *target,
+static HOST_MAYBE_UNUSED struct iscsi_context *host_iscsi_login(const char *initiator, const char *target,
 							   const char *portal, int lun, enum iscsi_header_digest digest)
 {
 	struct iscsi_context *c = host_ctx = iscsi_create_context(initiator);

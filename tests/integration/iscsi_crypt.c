@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 	}
 	bool writing = strcmp(argv[4], "write") == 0;
 	const char *marker = argv[3];
-	iscsi = host_login("iqn.2026-01.org.vtl:crypt-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
+	iscsi = host_iscsi_login("iqn.2026-01.org.vtl:crypt-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 	host_ready(iscsi, CHANGER);
 	move(SLOT, DRIVE_ELEMENT);
 	wait_ready();

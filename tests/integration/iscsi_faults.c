@@ -607,7 +607,7 @@ int main(int argc, char **argv)
 	}
 	if (!fresh)
 		manifest_load(path);
-	iscsi = host_login("iqn.2026-01.org.vtl:faults-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE);
+	iscsi = host_iscsi_login("iqn.2026-01.org.vtl:faults-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE);
 	host_ready(iscsi, CHANGER);
 	move(slot, DRIVE_ELEMENT, "MOVE MEDIUM into the drive");
 	host_ready(iscsi, DRIVE);

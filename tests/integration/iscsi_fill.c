@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	unsigned slot = (unsigned)strtoul(argv[3], NULL, 10), mib = (unsigned)strtoul(argv[4], NULL, 10);
-	struct iscsi_context *c = host_login("iqn.2026-01.org.vtl:filler", argv[2], argv[1], CHANGER,
+	struct iscsi_context *c = host_iscsi_login("iqn.2026-01.org.vtl:filler", argv[2], argv[1], CHANGER,
 					     ISCSI_HEADER_DIGEST_NONE);
 	host_ready(c, CHANGER);
 	uint8_t load[12] = {0xA5, 0, 0, 0, slot >> 8, slot & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};

@@ -34,7 +34,7 @@
 
 static struct iscsi_context *login(const char *portal, const char *iqn, const char *initiator)
 {
-	return host_login(initiator, iqn, portal, DRIVE, ISCSI_HEADER_DIGEST_NONE_CRC32C);
+	return host_iscsi_login(initiator, iqn, portal, DRIVE, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 }
 
 #define run host_run

@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bool writing = strcmp(argv[3], "write") == 0;
-	iscsi = host_login("iqn.2026-01.org.vtl:mam-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
+	iscsi = host_iscsi_login("iqn.2026-01.org.vtl:mam-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 	host_ready(iscsi, CHANGER);
 	move(SLOT, DRIVE_ELEMENT);
 	host_ready(iscsi, DRIVE);

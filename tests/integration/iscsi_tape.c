@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: iscsi_tape PORTAL TARGET-IQN\n");
 		return 2;
 	}
-	iscsi = host_login("iqn.2026-01.org.vtl:test-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
+	iscsi = host_iscsi_login("iqn.2026-01.org.vtl:test-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 	printf("-- logged in to %s\n", argv[2]);
 
 	ready(CHANGER);

@@ -45,21 +45,7 @@ third=third-secret-890
 write_conf() {
 	slots=$1 secret=$2 level=$3
 	shift 3
-	cat >"$conf.new" <<CONF
-[library]
-name = reload
-serial = RLD0000001
-slots = $slots
-mail_slots = 2
-drives = 1
-[pool]
-member = ../pool/m0
-[catalog]
-path = ../var/catalog.db
-[iscsi]
-listen = 127.0.0.1
-port = $port
-target_iqn = $iqn
+	{ library_conf reload RLD0000001 "$slots" 2 1 "$port" "$iqn"; cat <<CONF; } >"$conf.new"
 chap_user = $user
 chap_secret = $secret
 auth_fail_delay = 0

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the libiscsi host programs of the integration tests share: failing
- * with libiscsi's own words, logging in, running one CDB on a LUN of a context (and failing unless GOOD), a
+ * with libiscsi's own words, logging in, loading and unloading, running one CDB on a LUN of a context (and failing unless GOOD), a
  * monotonic clock, waiting
  * for a unit to become ready, reading a barcode from the changer, and
  * deterministic block content. Each program
@@ -101,6 +101,19 @@ static HOST_MAYBE_UNUSED void host_move(struct iscsi_context *c, int lun, uint16
 {
 	uint8_t cdb[12] = {0xA5, 0, 0, 0, (uint8_t)(from >> 8), (uint8_t)from, (uint8_t)(to >> 8), (uint8_t)to};
 	scsi_free_scsi_task(host_good(c, lun, cdb, 12, SCSI_XFER_NONE, NULL, 0));
+}
+
+/*
+ * LOAD UNLOAD (SSC-3, LOAD 0: rewinds, then unloads) on the drive at
+ * drive_lun of c, then MOVE MEDIUM from its element drive back to slot on
+ * the changer at changer_lun; both must end GOOD.
+ */
+static HOST_MAYBE_UNUSED void host_unload(struct iscsi_context *c, int changer_lun, int drive_lun, uint16_t drive,
+					  uint16_t slot)
+{
+	uint8_t unload[6] = {0x1B, 0, 0, 0, 0, 0};
+	scsi_free_scsi_task(host_good(c, drive_lun, unload, 6, SCSI_XFER_NONE, NULL, 0));
+	host_move(c, changer_lun, drive, slot);
 }
 
 /* TEST UNIT READY until GOOD, taking the unit attentions a new initiator and a load bring. */

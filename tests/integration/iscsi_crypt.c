@@ -195,9 +195,7 @@ int main(int argc, char **argv)
 	printf("-- without the key: DATA PROTECT, UNABLE TO DECRYPT DATA (74h/01h); status: cannot decrypt\n");
 
 unload:;
-	uint8_t unload[6] = {0x1B, 0, 0, 0, 0, 0};
-	scsi_free_scsi_task(good(DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0));
-	move(DRIVE_ELEMENT, SLOT);
+	host_unload(iscsi, CHANGER, DRIVE, DRIVE_ELEMENT, SLOT);
 	printf("-- unloaded and moved back to slot %u\n", SLOT);
 	iscsi_logout_sync(iscsi);
 	iscsi_destroy_context(iscsi);

@@ -151,9 +151,7 @@ int main(int argc, char **argv)
 		printf("-- READ ATTRIBUTE: APPLICATION NAME as written, APPLICATION VENDOR gone, LOAD COUNT 2\n");
 	}
 
-	uint8_t unload[6] = {0x1B, 0, 0, 0, 0, 0};
-	scsi_free_scsi_task(good(DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0));
-	move(DRIVE_ELEMENT, SLOT);
+	host_unload(iscsi, CHANGER, DRIVE, DRIVE_ELEMENT, SLOT);
 	printf("-- unloaded and moved back to slot %u\n", SLOT);
 	iscsi_logout_sync(iscsi);
 	iscsi_destroy_context(iscsi);

@@ -99,8 +99,8 @@ int vtl_reload(const struct vtl_config *cur, const struct vtl_reload *r, char *m
 	int rc = vtl_config_load(cur->path, &next, err, sizeof err);
 	if (rc != VTL_OK) {
 		snprintf(msg, cap, "reload: %s; nothing applied, still serving the configuration read before", err);
-	} else if ((rc = vtl_config_reload_plan(cur, next, r->keys->reloads, r->keys->ignores, applied, sizeof applied, refused,
-						sizeof refused)) < 0) {
+	} else if ((rc = vtl_config_reload_plan(cur, next, r->keys->reloads, r->keys->ignores, applied, sizeof applied,
+						refused, sizeof refused)) < 0) {
 		snprintf(msg, cap, "reload: %s", refused);
 	} else if (rc == 0) {
 		snprintf(msg, cap, "reload: %s", applied); /* nothing to apply: nothing is touched */

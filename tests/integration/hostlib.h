@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the libiscsi host programs of the integration tests share: failing
- * with libiscsi's own words, logging in, loading and unloading, running one CDB on a LUN of a context (and failing unless GOOD), a
- * monotonic clock, waiting
- * for a unit to become ready, reading a barcode from the changer, and
- * deterministic block content. Each program
- * is built on its own, so these are static functions; a program may use only
- * some of them (HOST_MAYBE_UNUSED).
+ * with libiscsi's own words, logging in, running one CDB on a LUN of a
+ * context (and failing unless GOOD), a monotonic clock, moving, loading and
+ * unloading cartridges, waiting for a unit to become ready, reading a barcode
+ * from the changer, and deterministic block content. Each program is built
+ * on its own, so these are static functions; a program may use only some of
+ * them (HOST_MAYBE_UNUSED).
  */
 #ifndef VTL_TESTS_INTEGRATION_HOSTLIB_H
 #define VTL_TESTS_INTEGRATION_HOSTLIB_H

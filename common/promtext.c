@@ -90,6 +90,23 @@ void prom_sample_u64(struct outbuf *o, const char *name, const struct prom_label
 		outbuf_printf(o, "%llu\n", (unsigned long long)v);
 }
 
+void prom_rows_u64(struct outbuf *o, const struct prom_rows *r, const char *name, const char *type, const char *help,
+		   uint64_t (*get)(const void *row))
+{
+	prom_family(o, name, type, help);
+	for (size_t i = 0; i < r->n; i++) {
+		const void *row = (const char *)r->rows + i * r->size;
+		struct prom_label l[PROM_ROW_LABELS_MAX];
+		char text[PROM_ROW_TEXT];
+		unsigned n = r->labels(row, l, text);
+		if (n > PROM_ROW_LABELS_MAX) {
+			o->failed = true;
+			return;
+		}
+		prom_sample_u64(o, name, l, n, get(row));
+	}
+}
+
 void prom_histogram(struct outbuf *o, const char *name, const struct prom_label *l, unsigned n, const double *le,
 		    const uint64_t *count, unsigned nb, double sum)
 {

@@ -12,6 +12,7 @@
 #define VTL_COMMON_PROMTEXT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/outbuf.h"
@@ -32,6 +33,29 @@ void prom_sample(struct outbuf *o, const char *name, const struct prom_label *l,
 
 /* The same with an integer value, written exactly. */
 void prom_sample_u64(struct outbuf *o, const char *name, const struct prom_label *l, unsigned n, uint64_t value);
+
+#define PROM_ROW_LABELS_MAX 7   /* labels a row of prom_rows gives */
+#define PROM_ROW_TEXT 32         /* the scratch text a row's labels may format a number into */
+
+/*
+ * A family with one sample per row of an array (a daemon's drives): n rows
+ * of size bytes each from rows, and labels, which fills l with a row's
+ * labels (at most PROM_ROW_LABELS_MAX; values may point into the row or into
+ * text, PROM_ROW_TEXT bytes) and returns how many.
+ */
+struct prom_rows {
+	const void *rows;
+	size_t n, size;
+	unsigned (*labels)(const void *row, struct prom_label *l, char *text);
+};
+
+/*
+ * Writes family name (prom_family) and a sample of each row of r with the
+ * row's labels and the integer get(row); a row with more labels than
+ * PROM_ROW_LABELS_MAX marks the buffer failed.
+ */
+void prom_rows_u64(struct outbuf *o, const struct prom_rows *r, const char *name, const char *type, const char *help,
+		   uint64_t (*get)(const void *row));
 
 /*
  * The samples of a histogram family name (prom_family first, type

@@ -2050,17 +2050,31 @@ struct plan {
 	unsigned napplied, nrefused;
 };
 
-static bool rule_matches(const char *const *rules, const struct vtl_config_change *ch)
+bool vtl_config_rule_matches(const char *const *rules, const char *section, const char *key)
 {
+	size_t n = strlen(section);
 	for (; rules && *rules; rules++) {
-		size_t n = strlen(ch->section);
-		if (strncmp(*rules, ch->section, n) != 0 || (*rules)[n] != ' ')
+		if (strncmp(*rules, section, n) != 0 || (*rules)[n] != ' ')
 			continue;
-		const char *key = *rules + n + 1;
-		if (!strcmp(key, "*") || !strcmp(key, ch->key))
+		const char *k = *rules + n + 1;
+		if (!strcmp(k, "*") || !strcmp(k, key))
 			return true;
 	}
 	return false;
+}
+
+static bool rule_matches(const char *const *rules, const struct vtl_config_change *ch)
+{
+	return vtl_config_rule_matches(rules, ch->section, ch->key);
+}
+
+void vtl_config_keys(vtl_config_key_fn fn, void *arg)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		fn(arg, section_names[keys[i].sec], keys[i].name);
+	/* The sections vtl_config_diff reports whole when one file has them and the other not. */
+	fn(arg, section_names[SEC_INITIATOR], "(section)");
+	fn(arg, section_names[SEC_PHYSICAL], "(section)");
 }
 
 /* Appends "[SECTION ARG] key changed from X to Y" (or "... changed" for a secret) to buf. */

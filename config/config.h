@@ -289,6 +289,22 @@ unsigned vtl_config_diff(const struct vtl_config *a, const struct vtl_config *b,
 int vtl_config_reload_plan(const struct vtl_config *cur, const struct vtl_config *next, const char *const *reloads,
 			   const char *const *ignores, char *applied, size_t acap, char *refused, size_t rcap);
 
+/* Called once per key of the file (vtl_config_keys): section as in the file ("drive" for [drive N]). */
+typedef void (*vtl_config_key_fn)(void *arg, const char *section, const char *key);
+
+/*
+ * Calls fn for every key the parser knows, in the order of its key table,
+ * then "(section)" for each section that a reload sees come and go whole
+ * ([initiator NAME], [physical NAME]): every name a vtl_config_change can carry.
+ */
+void vtl_config_keys(vtl_config_key_fn fn, void *arg);
+
+/*
+ * Whether a rule of rules (NULL-terminated "SECTION KEY" or "SECTION *", as
+ * vtl_config_reload_plan takes them) names key of section.
+ */
+bool vtl_config_rule_matches(const char *const *rules, const char *section, const char *key);
+
 /* Fills *pc with the pool settings of cfg (its strings point into cfg). */
 void vtl_config_pool(const struct vtl_config *cfg, struct vtl_pool_config *pc);
 

@@ -14,9 +14,38 @@
 
 #include "config/config.h"
 
+/*
+ * One daemon's classification of every key of the file: each key is named by
+ * exactly one rule of the three lists (NULL-terminated "SECTION KEY" or
+ * "SECTION *", as vtl_config_reload_plan takes them), which
+ * tests/unit/test_reload_keys.c checks against the parser's key table and
+ * docs/operations.md's table.
+ */
+struct vtl_reload_keys {
+	const char *daemon;            /* "vtld", "vtl-migrator" */
+	const char *const *reloads;    /* applied while the daemon runs */
+	const char *const *restarts;   /* read, but only at the start: a change refuses the reload */
+	const char *const *ignores;    /* not read by this daemon (the other one's) */
+};
+
+/* vtld's and vtl-migrator's keys (docs/operations.md, "Reload"). */
+extern const struct vtl_reload_keys vtl_reload_keys_vtld, vtl_reload_keys_migrator;
+
+/* What a daemon does with a change of one key at a reload. */
+enum vtl_reload_class {
+	VTL_RELOAD_UNCLASSIFIED, /* no rule names the key: the plan treats it as a restart */
+	VTL_RELOAD_APPLY,
+	VTL_RELOAD_RESTART,
+	VTL_RELOAD_IGNORE,
+	VTL_RELOAD_AMBIGUOUS,    /* rules of two lists name it */
+};
+
+/* The class of key of section for the daemon whose keys are k. */
+enum vtl_reload_class vtl_reload_class_of(const struct vtl_reload_keys *k, const char *section, const char *key);
+
 /* What one daemon reloads, and how. */
 struct vtl_reload {
-	const char *const *reloads, *const *ignores; /* as vtl_config_reload_plan takes them */
+	const struct vtl_reload_keys *keys;
 	/* Applies next, which the plan accepted: VTL_OK and next is the daemon's; else nothing changed. */
 	int (*apply)(void *arg, struct vtl_config *next);
 	void *arg;

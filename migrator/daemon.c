@@ -129,25 +129,6 @@ struct migd {
 	atomic_flag reloading;    /* one reload at a time (SIGHUP and vtlctl reload) */
 };
 
-/*
- * What a reload applies (docs/operations.md, "Reload"): the log level, the
- * rates and the cache policy's marks, rules, idle time and interval.
- * copy_pools stays: running copies read it. vtl-migrator does not read
- * vtld's keys ([iscsi], [initiator NAME], [daemon], [drive N], the
- * throttle, the library's shape); any other change needs a restart.
- */
-static const char *const reloads[] = {
-	"migrator log_level", "migrator rate", "migrator window", "migrator window_rate", "migrator pool_rate",
-	"migrator copy_floor", "policy interval",
-	"policy premigrate", "policy idle", "policy high_water", "policy low_water", NULL,
-};
-static const char *const ignores[] = {
-	"iscsi *", "initiator *", "daemon *", "drive *", "policy throttle", "policy throttle_rate",
-	"library vendor", "library product", "library revision", "library serial", "library lun", "library slots",
-	"library mail_slots", "library drives", "library transport_first", "library slot_first",
-	"library mail_slot_first", "library drive_first", "library recall_wait", NULL,
-};
-
 /* Takes cfg's rates, for rate_now. */
 static void set_rates(struct migd *m, const struct vtl_config *cfg)
 {
@@ -1195,7 +1176,8 @@ static const request_fn requests[CTLPROTO_VERBS] = {
 	[CTLPROTO_MIGRATOR_RELOAD] = req_reload,
 };
 
-/* vtl_reload's apply: nothing here can fail, so all of next applies. */
+/* vtl_reload's apply, for the keys vtl_reload_keys_migrator (config/reload.c) reloads: nothing here can
+ * fail, so all of next applies. */
 static int apply_reload(void *arg, struct vtl_config *next)
 {
 	struct migd *m = arg;
@@ -1212,7 +1194,7 @@ int migd_reload(struct migd *m, char *msg, size_t cap)
 {
 	char name[CAT_NAME_MAX + 32];
 	snprintf(name, sizeof name, "copies go to %s%s", m->libs[0].pc->name, m->nlibs > 1 ? " and more" : "");
-	struct vtl_reload r = {.reloads = reloads, .ignores = ignores, .apply = apply_reload, .arg = m, .name = name,
+	struct vtl_reload r = {.keys = &vtl_reload_keys_migrator, .apply = apply_reload, .arg = m, .name = name,
 			       .busy = &m->reloading};
 	return vtl_reload(m->applied ? m->applied : m->cfg, &r, msg, cap);
 }

@@ -70,8 +70,9 @@ void migd_snapshot(struct migd *m, struct migd_snapshot *out);
 
 /*
  * Reads the configuration file (cfg->path of migd_start) again and applies
- * the log level, [migrator] rate, window and window_rate and the cache
- * policy's marks, rules, idle time and interval, all or nothing: VTL_OK
+ * the keys vtl_reload_keys_migrator reloads (the log level, [migrator] rate,
+ * window, window_rate, pool_rate and copy_floor, the cache policy's marks,
+ * rules, idle time and interval), all or nothing: VTL_OK
  * with msg saying what; VTL_E_CONFIG when the file does not parse or
  * changes anything else it reads (msg names each such key), VTL_E_BUSY
  * during another reload. Tells the service manager RELOADING=1, READY=1.

@@ -11,31 +11,30 @@
 static const char *const kinds[MIGD_JOB_KINDS] = {"", "migrate", "recall", "verify"};
 static const char *const states[MIGD_JOB_STATES] = {"", "queued", "running", "done", "failed"};
 
-/* A drive's counter or gauge; get reads it from the drive's snapshot. */
-static void drive_family(struct outbuf *o, const struct migd_snapshot *s, const char *name, const char *type,
-			 const char *help, uint64_t (*get)(const struct migd_drive_snap *))
+/* A drive's labels: its physical library and its number there. */
+static unsigned drive_labels(const void *row, struct prom_label *l, char *text)
 {
-	prom_family(o, name, type, help);
-	for (unsigned d = 0; d < s->drives; d++) {
-		char num[NUM_TEXT];
-		snprintf(num, sizeof num, "%u", s->drive[d].number);
-		struct prom_label l[] = {{"library", s->drive[d].library}, {"drive", num}};
-		prom_sample_u64(o, name, l, 2, get(&s->drive[d]));
-	}
+	const struct migd_drive_snap *d = row;
+	snprintf(text, PROM_ROW_TEXT, "%u", d->number);
+	l[0] = (struct prom_label){"library", d->library};
+	l[1] = (struct prom_label){"drive", text};
+	return 2;
 }
 
-static uint64_t bytes(const struct migd_drive_snap *d) { return d->bytes; }
-static uint64_t writer_waits(const struct migd_drive_snap *d) { return d->writer_waits; }
-static uint64_t reader_waits(const struct migd_drive_snap *d) { return d->reader_waits; }
-static uint64_t gaps(const struct migd_drive_snap *d) { return d->gaps; }
-static uint64_t ended(const struct migd_drive_snap *d) { return d->jobs_ended; }
-static uint64_t ring_full(const struct migd_drive_snap *d) { return d->ring_full; }
-static uint64_t ring_buffers(const struct migd_drive_snap *d) { return d->ring_buffers; }
-static uint64_t job_bytes(const struct migd_drive_snap *d) { return d->job_bytes; }
-static uint64_t job_total(const struct migd_drive_snap *d) { return d->job_total; }
+static uint64_t bytes(const void *row) { return ((const struct migd_drive_snap *)row)->bytes; }
+static uint64_t writer_waits(const void *row) { return ((const struct migd_drive_snap *)row)->writer_waits; }
+static uint64_t reader_waits(const void *row) { return ((const struct migd_drive_snap *)row)->reader_waits; }
+static uint64_t gaps(const void *row) { return ((const struct migd_drive_snap *)row)->gaps; }
+static uint64_t ended(const void *row) { return ((const struct migd_drive_snap *)row)->jobs_ended; }
+static uint64_t ring_full(const void *row) { return ((const struct migd_drive_snap *)row)->ring_full; }
+static uint64_t ring_buffers(const void *row) { return ((const struct migd_drive_snap *)row)->ring_buffers; }
+static uint64_t job_bytes(const void *row) { return ((const struct migd_drive_snap *)row)->job_bytes; }
+static uint64_t job_total(const void *row) { return ((const struct migd_drive_snap *)row)->job_total; }
 
 void migd_metrics_write(const struct migd_snapshot *s, struct outbuf *o)
 {
+	const struct prom_rows drives = {.rows = s->drive, .n = s->drives, .size = sizeof s->drive[0],
+					 .labels = drive_labels};
 	prom_family(o, "vtl_migrator_drive_info", "gauge", "A physical drive: its state (unused: beyond [migrator] drives; "
 		    "idle; busy) and its job's id, kind and cartridge; always 1");
 	for (unsigned d = 0; d < s->drives; d++) {
@@ -49,23 +48,23 @@ void migd_metrics_write(const struct migd_snapshot *s, struct outbuf *o)
 					 {"barcode", x->busy ? x->barcode : ""}};
 		prom_sample_u64(o, "vtl_migrator_drive_info", l, 6, 1);
 	}
-	drive_family(o, s, "vtl_migrator_drive_bytes_total", "counter",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_bytes_total", "counter",
 		     "Bytes the drive's jobs copied or staged (as of each job's last progress report)", bytes);
-	drive_family(o, s, "vtl_migrator_drive_writer_waits_total", "counter",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_writer_waits_total", "counter",
 		     "Times the tape writer found the next ring buffer not yet full", writer_waits);
-	drive_family(o, s, "vtl_migrator_drive_reader_waits_total", "counter",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_reader_waits_total", "counter",
 		     "Times a disk reader found no empty ring buffer", reader_waits);
-	drive_family(o, s, "vtl_migrator_drive_backhitches_total", "counter",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_backhitches_total", "counter",
 		     "Writer waits of a second or more: back-hitches a real drive likely made", gaps);
-	drive_family(o, s, "vtl_migrator_drive_jobs_ended_total", "counter",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_jobs_ended_total", "counter",
 		     "Jobs the drive ran to their end (done, failed or stopped)", ended);
-	drive_family(o, s, "vtl_migrator_drive_ring_full_buffers", "gauge",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_ring_full_buffers", "gauge",
 		     "Full buffers in the running copy's ring", ring_full);
-	drive_family(o, s, "vtl_migrator_drive_ring_buffers", "gauge",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_ring_buffers", "gauge",
 		     "Buffers of the running copy's ring (0: no copy runs)", ring_buffers);
-	drive_family(o, s, "vtl_migrator_drive_job_bytes", "gauge", "Bytes the running job has done",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_job_bytes", "gauge", "Bytes the running job has done",
 		     job_bytes);
-	drive_family(o, s, "vtl_migrator_drive_job_total_bytes", "gauge", "Bytes the running job has to do",
+	prom_rows_u64(o, &drives, "vtl_migrator_drive_job_total_bytes", "gauge", "Bytes the running job has to do",
 		     job_total);
 
 	prom_family(o, "vtl_migrator_catalog_up", "gauge", "1 when the catalog answered the job counts");

@@ -19,6 +19,7 @@ set -eu
 
 bench=$(cd "$(dirname "${1:?usage: bench_iscsi.sh <host benchmark binary>}")" && pwd)/$(basename "$1")
 build=$(cd "$(dirname "$bench")/../.." && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/../integration/library_conf.sh"
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 for x in "$bench" "$VTLD" "$VTLCTL"; do
@@ -49,24 +50,7 @@ port=$(free_port)
 iqn=iqn.2026-01.org.vtl:bench
 
 mkdir -p "$tmp/etc"
-cat >"$tmp/etc/vtl.conf" <<CONF
-[library]
-name = bench
-serial = BENCH00001
-slots = 8
-drives = 4
-
-[pool]
-member = ../pool/m0
-
-[catalog]
-path = ../var/catalog.db
-
-[iscsi]
-listen = 127.0.0.1
-port = $port
-target_iqn = $iqn
-CONF
+library_conf bench BENCH00001 8 "" 4 "$port" "$iqn" >"$tmp/etc/vtl.conf"
 "$VTLCTL" -c "$tmp/etc/vtl.conf" init >/dev/null
 "$VTLCTL" -c "$tmp/etc/vtl.conf" cartridge add --barcode BEN001L8 --count 4 >/dev/null
 

@@ -85,23 +85,14 @@ int main(int argc, char **argv)
 	int lun = 1 + (int)drive;
 	char name[64];
 	snprintf(name, sizeof name, "iqn.2026-01.org.vtl:benchlib-%u", drive);
-	struct iscsi_context *c = iscsi_create_context(name);
-	if (!c)
-		fail("iscsi_create_context");
-	host_ctx = c;
-	iscsi_set_targetname(c, argv[2]);
-	iscsi_set_session_type(c, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(c, ISCSI_HEADER_DIGEST_NONE);
-	if (iscsi_full_connect_sync(c, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	struct iscsi_context *c = host_iscsi_login(name, argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE);
 	host_ready(c, CHANGER);
 	uint8_t *data = malloc(POOL_BYTES + BLOCK);
 	if (!data)
 		fail("out of memory");
 	host_fill(data, POOL_BYTES + BLOCK, slot);
-	uint8_t load[12] = {0xA5, 0, 0, 0, slot >> 8, slot & 0xFF, element >> 8, element & 0xFF};
 	double t0 = host_now_s();
-	host_check(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");
+	host_move(c, CHANGER, (uint16_t)slot, (uint16_t)element);
 	wait_ready(c, lun);
 	if (write) {
 		const uint8_t wr6[6] = {0x0A, 0, BLOCK >> 16, (BLOCK >> 8) & 0xFF, BLOCK & 0xFF, 0};
@@ -127,11 +118,7 @@ int main(int argc, char **argv)
 		scsi_free_scsi_task(t);
 		printf("drive %u: first block after %.2f s\n", drive, s);
 	}
-	const uint8_t rewind6[6] = {0x01}, unload[6] = {0x1B};
-	host_check(c, lun, rewind6, 6, SCSI_XFER_NONE, NULL, 0, "REWIND");
-	host_check(c, lun, unload, 6, SCSI_XFER_NONE, NULL, 0, "UNLOAD");
-	uint8_t back[12] = {0xA5, 0, 0, 0, element >> 8, element & 0xFF, slot >> 8, slot & 0xFF};
-	host_check(c, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM back to its slot");
+	host_unload(c, CHANGER, lun, (uint16_t)element, (uint16_t)slot);
 	free(data);
 	iscsi_logout_sync(c);
 	iscsi_destroy_context(c);

@@ -29,6 +29,7 @@ set -eu
 
 bench=$(cd "$(dirname "${1:?usage: bench_library.sh <bench_library binary>}")" && pwd)/$(basename "$1")
 build=$(cd "$(dirname "$bench")/../.." && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/../integration/library_conf.sh"
 VTLD=$build/vtld
 VTLCTL=$build/vtlctl
 MIGRATOR=$build/vtl-migrator
@@ -107,25 +108,7 @@ run_gen() {
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	iqn=iqn.2026-01.org.vtl:benchlib
 	mkdir -p "$tmp/etc"
-	cat >"$tmp/etc/vtl.conf" <<CONF
-[library]
-name = benchlib
-serial = BENCHLIB1
-slots = 16
-mail_slots = 2
-drives = 7
-
-[pool]
-member = ../pool/m0
-
-[catalog]
-path = ../var/catalog.db
-
-[iscsi]
-listen = 127.0.0.1
-port = $port
-target_iqn = $iqn
-advertise = local
+	{ library_conf benchlib BENCHLIB1 16 2 7 "$port" "$iqn" local; cat <<CONF; } >"$tmp/etc/vtl.conf"
 
 [physical]
 type = sim

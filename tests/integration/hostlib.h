@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the libiscsi host programs of the integration tests share: failing
- * with libiscsi's own words, running one CDB on a LUN of a context (and failing unless GOOD), a
- * monotonic clock, waiting
- * for a unit to become ready, reading a barcode from the changer, and
- * deterministic block content. Each program
- * is built on its own, so these are static functions; a program may use only
- * some of them (HOST_MAYBE_UNUSED).
+ * with libiscsi's own words, logging in, running one CDB on a LUN of a
+ * context (and failing unless GOOD), a monotonic clock, moving, loading and
+ * unloading cartridges, waiting for a unit to become ready, reading a barcode
+ * from the changer, and deterministic block content. Each program is built
+ * on its own, so these are static functions; a program may use only some of
+ * them (HOST_MAYBE_UNUSED).
  */
 #ifndef VTL_TESTS_INTEGRATION_HOSTLIB_H
 #define VTL_TESTS_INTEGRATION_HOSTLIB_H
@@ -35,6 +35,23 @@ static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt
 	fprintf(stderr, " (%s)\n", host_ctx ? iscsi_get_error(host_ctx) : "");
 	va_end(ap);
 	exit(1);
+}
+
+/*
+ * Logs in as initiator to target at portal, a normal session with header
+ * digest digest whose connect reaches LUN lun, and makes the context host_ctx;
+ * fails the program (with libiscsi's reason) when it cannot.
+ */
+static HOST_MAYBE_UNUSED struct iscsi_context *host_iscsi_login(const char *initiator, const char *target,
+							   const char *portal, int lun, enum iscsi_header_digest digest)
+{
+	struct iscsi_context *c = host_ctx = iscsi_create_context(initiator);
+	if (!c)
+		fail("iscsi_create_context for %s", initiator);
+	if (iscsi_set_targetname(c, target) || iscsi_set_session_type(c, ISCSI_SESSION_NORMAL) ||
+	    iscsi_set_header_digest(c, digest) || iscsi_full_connect_sync(c, portal, lun) != 0)
+		fail("login of %s to %s at %s", initiator, target, portal);
+	return c;
 }
 
 /* Runs a CDB on lun of c: data out (n bytes) or in (up to n). Returns the task (the caller frees it). */
@@ -84,6 +101,19 @@ static HOST_MAYBE_UNUSED void host_move(struct iscsi_context *c, int lun, uint16
 {
 	uint8_t cdb[12] = {0xA5, 0, 0, 0, (uint8_t)(from >> 8), (uint8_t)from, (uint8_t)(to >> 8), (uint8_t)to};
 	scsi_free_scsi_task(host_good(c, lun, cdb, 12, SCSI_XFER_NONE, NULL, 0));
+}
+
+/*
+ * LOAD UNLOAD (SSC-3, LOAD 0: rewinds, then unloads) on the drive at
+ * drive_lun of c, then MOVE MEDIUM from its element drive back to slot on
+ * the changer at changer_lun; both must end GOOD.
+ */
+static HOST_MAYBE_UNUSED void host_unload(struct iscsi_context *c, int changer_lun, int drive_lun, uint16_t drive,
+					  uint16_t slot)
+{
+	uint8_t unload[6] = {0x1B, 0, 0, 0, 0, 0};
+	scsi_free_scsi_task(host_good(c, drive_lun, unload, 6, SCSI_XFER_NONE, NULL, 0));
+	host_move(c, changer_lun, drive, slot);
 }
 
 /* TEST UNIT READY until GOOD, taking the unit attentions a new initiator and a load bring. */

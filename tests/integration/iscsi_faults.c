@@ -607,14 +607,7 @@ int main(int argc, char **argv)
 	}
 	if (!fresh)
 		manifest_load(path);
-	iscsi = host_ctx = iscsi_create_context("iqn.2026-01.org.vtl:faults-host");
-	if (!iscsi)
-		fail("iscsi_create_context");
-	iscsi_set_targetname(iscsi, argv[2]);
-	iscsi_set_session_type(iscsi, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(iscsi, ISCSI_HEADER_DIGEST_NONE);
-	if (iscsi_full_connect_sync(iscsi, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	iscsi = host_iscsi_login("iqn.2026-01.org.vtl:faults-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE);
 	host_ready(iscsi, CHANGER);
 	move(slot, DRIVE_ELEMENT, "MOVE MEDIUM into the drive");
 	host_ready(iscsi, DRIVE);

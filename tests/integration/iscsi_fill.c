@@ -31,22 +31,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	unsigned slot = (unsigned)strtoul(argv[3], NULL, 10), mib = (unsigned)strtoul(argv[4], NULL, 10);
-	struct iscsi_context *c = iscsi_create_context("iqn.2026-01.org.vtl:filler");
-	if (!c)
-		fail("iscsi_create_context");
-	host_ctx = c;
-	iscsi_set_targetname(c, argv[2]);
-	iscsi_set_session_type(c, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(c, ISCSI_HEADER_DIGEST_NONE);
-	if (iscsi_full_connect_sync(c, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	struct iscsi_context *c = host_iscsi_login("iqn.2026-01.org.vtl:filler", argv[2], argv[1], CHANGER,
+					     ISCSI_HEADER_DIGEST_NONE);
 	host_ready(c, CHANGER);
-	uint8_t load[12] = {0xA5, 0, 0, 0, slot >> 8, slot & 0xFF, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF};
-	host_check(c, CHANGER, load, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM into the drive");
+	host_move(c, CHANGER, (uint16_t)slot, DRIVE_ELEMENT);
 	host_ready(c, DRIVE);
 	static uint8_t block[BLOCK];
 	const uint8_t wr6[6] = {0x0A, 0, BLOCK >> 16, (BLOCK >> 8) & 0xFF, BLOCK & 0xFF, 0}; /* one variable block */
-	const uint8_t wfm1[6] = {0x10, 0, 0, 0, 1, 0}, rewind6[6] = {0x01}, unload[6] = {0x1B};
+	const uint8_t wfm1[6] = {0x10, 0, 0, 0, 1, 0};
 	double t0 = host_now_s();
 	unsigned blocks = mib * (MIB / BLOCK);
 	for (unsigned i = 0; i < blocks; i++) {
@@ -55,10 +47,7 @@ int main(int argc, char **argv)
 	}
 	host_check(c, DRIVE, wfm1, 6, SCSI_XFER_NONE, NULL, 0, "WRITE FILEMARKS(6)");
 	double s = host_now_s() - t0;
-	host_check(c, DRIVE, rewind6, 6, SCSI_XFER_NONE, NULL, 0, "REWIND");
-	host_check(c, DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0, "UNLOAD");
-	uint8_t back[12] = {0xA5, 0, 0, 0, DRIVE_ELEMENT >> 8, DRIVE_ELEMENT & 0xFF, slot >> 8, slot & 0xFF};
-	host_check(c, CHANGER, back, 12, SCSI_XFER_NONE, NULL, 0, "MOVE MEDIUM back to its slot");
+	host_unload(c, CHANGER, DRIVE, DRIVE_ELEMENT, (uint16_t)slot);
 	printf("wrote %u MiB in %.2f s: %.1f MB/s\n", mib, s, (double)mib * MIB / 1e6 / s);
 	iscsi_logout_sync(c);
 	iscsi_destroy_context(c);

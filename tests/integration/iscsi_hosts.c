@@ -34,15 +34,7 @@
 
 static struct iscsi_context *login(const char *portal, const char *iqn, const char *initiator)
 {
-	struct iscsi_context *c = iscsi_create_context(initiator);
-	if (!c)
-		fail("iscsi_create_context");
-	host_ctx = c;
-	iscsi_set_targetname(c, iqn);
-	iscsi_set_session_type(c, ISCSI_SESSION_NORMAL);
-	if (iscsi_full_connect_sync(c, portal, DRIVE) != 0)
-		fail("login of %s", initiator);
-	return c;
+	return host_iscsi_login(initiator, iqn, portal, DRIVE, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 }
 
 #define run host_run

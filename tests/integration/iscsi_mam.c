@@ -123,13 +123,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bool writing = strcmp(argv[3], "write") == 0;
-	iscsi = host_ctx = iscsi_create_context("iqn.2026-01.org.vtl:mam-host");
-	if (!iscsi)
-		fail("iscsi_create_context");
-	iscsi_set_targetname(iscsi, argv[2]);
-	iscsi_set_session_type(iscsi, ISCSI_SESSION_NORMAL);
-	if (iscsi_full_connect_sync(iscsi, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	iscsi = host_iscsi_login("iqn.2026-01.org.vtl:mam-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 	host_ready(iscsi, CHANGER);
 	move(SLOT, DRIVE_ELEMENT);
 	host_ready(iscsi, DRIVE);
@@ -157,9 +151,7 @@ int main(int argc, char **argv)
 		printf("-- READ ATTRIBUTE: APPLICATION NAME as written, APPLICATION VENDOR gone, LOAD COUNT 2\n");
 	}
 
-	uint8_t unload[6] = {0x1B, 0, 0, 0, 0, 0};
-	scsi_free_scsi_task(good(DRIVE, unload, 6, SCSI_XFER_NONE, NULL, 0));
-	move(DRIVE_ELEMENT, SLOT);
+	host_unload(iscsi, CHANGER, DRIVE, DRIVE_ELEMENT, SLOT);
 	printf("-- unloaded and moved back to slot %u\n", SLOT);
 	iscsi_logout_sync(iscsi);
 	iscsi_destroy_context(iscsi);

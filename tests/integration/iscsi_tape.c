@@ -71,14 +71,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: iscsi_tape PORTAL TARGET-IQN\n");
 		return 2;
 	}
-	iscsi = host_ctx = iscsi_create_context("iqn.2026-01.org.vtl:test-host");
-	if (!iscsi)
-		fail("iscsi_create_context");
-	iscsi_set_targetname(iscsi, argv[2]);
-	iscsi_set_session_type(iscsi, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(iscsi, ISCSI_HEADER_DIGEST_NONE_CRC32C);
-	if (iscsi_full_connect_sync(iscsi, argv[1], CHANGER) != 0)
-		fail("login to %s at %s", argv[2], argv[1]);
+	iscsi = host_iscsi_login("iqn.2026-01.org.vtl:test-host", argv[2], argv[1], CHANGER, ISCSI_HEADER_DIGEST_NONE_CRC32C);
 	printf("-- logged in to %s\n", argv[2]);
 
 	ready(CHANGER);

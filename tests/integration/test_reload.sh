@@ -45,21 +45,7 @@ third=third-secret-890
 write_conf() {
 	slots=$1 secret=$2 level=$3
 	shift 3
-	cat >"$conf.new" <<CONF
-[library]
-name = reload
-serial = RLD0000001
-slots = $slots
-mail_slots = 2
-drives = 1
-[pool]
-member = ../pool/m0
-[catalog]
-path = ../var/catalog.db
-[iscsi]
-listen = 127.0.0.1
-port = $port
-target_iqn = $iqn
+	{ library_conf reload RLD0000001 "$slots" 2 1 "$port" "$iqn"; cat <<CONF; } >"$conf.new"
 chap_user = $user
 chap_secret = $secret
 auth_fail_delay = 0
@@ -182,9 +168,12 @@ write_conf 8 "$third" debug
 before=$(grep -c "reload: applied" "$log" || :)
 kill -HUP "$pid"
 i=0
-until [ "$(grep -c "reload: applied \[iscsi\] chap_secret changed" "$log" || :)" -ge 1 ]; do
+# Wait for a new "reload: applied" line: the first reload's line also starts with this one's words.
+until [ "$(grep -c "reload: applied" "$log" || :)" -gt "$before" ]; do
 	i=$((i + 1)); [ "$i" -le 100 ] || fail "SIGHUP did not reload within 10 s"; sleep 0.1
 done
+grep "reload: applied" "$log" | tail -1 | grep -q "reload: applied \[iscsi\] chap_secret changed$" ||
+	fail "SIGHUP applied something else than the new secret"
 grep -q "signal 1 (SIGHUP): reloading the configuration" "$log" || fail "vtld did not log the SIGHUP"
 [ "$(grep -c "reload: applied" "$log")" -eq $((before + 1)) ] || fail "SIGHUP did not reload exactly once"
 login 0 "commands work" "$third"

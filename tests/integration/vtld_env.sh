@@ -7,6 +7,8 @@
 # Use: VTLD=... VTLCTL=...; . vtld_env.sh; vtld_env NAME; vtld_library IQN; vtld_start; ...; vtld_stop
 # Sets tmp (the folder), log (vtld's stderr), conf (the configuration file), port and pid.
 
+. "$(dirname "$0")/library_conf.sh"
+
 step() { echo "-- $*"; }
 fail() {
 	echo "FAIL: $*" >&2
@@ -34,26 +36,7 @@ vtld_env() {
 # vtld_library IQN SERIAL: a library of 2 drives, 8 slots and 2 mail slots served as IQN on 127.0.0.1:$port.
 vtld_library() {
 	mkdir -p "$tmp/etc"
-	cat >"$conf" <<CONF
-[library]
-name = itest
-serial = $2
-slots = 8
-mail_slots = 2
-drives = 2
-
-[pool]
-member = ../pool/m0
-
-[catalog]
-path = ../var/catalog.db
-
-[iscsi]
-listen = 127.0.0.1
-port = $port
-target_iqn = $1
-advertise = local
-CONF
+	library_conf itest "$2" 8 2 2 "$port" "$1" local >"$conf"
 	"$VTLCTL" -c "$conf" init >/dev/null || fail "vtlctl init"
 }
 

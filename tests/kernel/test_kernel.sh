@@ -35,6 +35,7 @@ case " $guests " in
 *" restore "*) case " $guests " in *" tape "*) ;; *) guests="tape $guests" ;; esac ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../integration/library_conf.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vtl-kernel.XXXXXX")
 keep=${VTL_KERNEL_KEEP:-}
 pid=""
@@ -55,24 +56,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 mkdir -p "$tmp/etc"
-cat >"$tmp/etc/vtl.conf" <<CONF
-[library]
-name = kernel
-serial = KERNEL0001
-slots = 8
-mail_slots = 2
-drives = 2
-[pool]
-member = ../pool/m0
-[catalog]
-path = ../var/catalog.db
-[iscsi]
-# The guest reaches this loopback address as 10.0.2.2 through qemu's NAT:
-# SendTargets must not name 127.0.0.1 (the guest's own), so open-iscsi
-# keeps the portal it discovered through.
-listen = 127.0.0.1
-port = $port
-advertise = none
+# [iscsi]: the guest reaches this loopback address as 10.0.2.2 through qemu's
+# NAT: SendTargets must not name 127.0.0.1 (the guest's own), so open-iscsi
+# keeps the portal it discovered through (advertise = none).
+{ library_conf kernel KERNEL0001 8 2 2 "$port" "" none; cat <<CONF; } >"$tmp/etc/vtl.conf"
 
 # For the recall guest, read by vtl-migrator alone: a simulated physical
 # library with one slow drive (8 MB/s, load and locate times), so that the

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,12 +129,67 @@ static void outbuf_ceiling(void **state)
 	outbuf_free(&o);
 }
 
+struct row {
+	const char *name;
+	unsigned number;
+	uint64_t bytes;
+};
+
+static unsigned row_labels(const void *p, struct prom_label *l, char *text)
+{
+	const struct row *r = p;
+	snprintf(text, PROM_ROW_TEXT, "%u", r->number);
+	l[0] = (struct prom_label){"library", r->name};
+	l[1] = (struct prom_label){"drive", text};
+	return 2;
+}
+
+static unsigned too_many_labels(const void *p, struct prom_label *l, char *text)
+{
+	(void)p;
+	(void)text;
+	for (unsigned i = 0; i < PROM_ROW_LABELS_MAX; i++)
+		l[i] = (struct prom_label){"x", "y"};
+	return PROM_ROW_LABELS_MAX + 1; /* a labels function that miscounts */
+}
+
+static uint64_t row_bytes(const void *p) { return ((const struct row *)p)->bytes; }
+
+/* A family over an array: its HELP and TYPE, then a sample per row with the row's labels and value. */
+static void rows_family(void **state)
+{
+	(void)state;
+	const struct row rows[] = {{"simlib", 0, 5}, {"remote", 12, 18446744073709551615ull}};
+	struct prom_rows r = {.rows = rows, .n = 2, .size = sizeof rows[0], .labels = row_labels};
+	struct outbuf o;
+	outbuf_init(&o, MAX);
+	prom_rows_u64(&o, &r, "vtl_x_drive_bytes_total", "counter", "Bytes", row_bytes);
+	assert_false(o.failed);
+	assert_string_equal(o.data, "# HELP vtl_x_drive_bytes_total Bytes\n"
+				    "# TYPE vtl_x_drive_bytes_total counter\n"
+				    "vtl_x_drive_bytes_total{library=\"simlib\",drive=\"0\"} 5\n"
+				    "vtl_x_drive_bytes_total{library=\"remote\",drive=\"12\"} 18446744073709551615\n");
+	outbuf_free(&o);
+	/* No rows: the family's lines alone, as a scraper expects of a daemon with no drives. */
+	r.n = 0;
+	outbuf_init(&o, MAX);
+	prom_rows_u64(&o, &r, "vtl_x_drive_bytes_total", "counter", "Bytes", row_bytes);
+	assert_string_equal(o.data, "# HELP vtl_x_drive_bytes_total Bytes\n# TYPE vtl_x_drive_bytes_total counter\n");
+	outbuf_free(&o);
+	r = (struct prom_rows){.rows = rows, .n = 1, .size = sizeof rows[0], .labels = too_many_labels};
+	outbuf_init(&o, MAX);
+	prom_rows_u64(&o, &r, "vtl_x_drive_bytes_total", "counter", "Bytes", row_bytes);
+	assert_true(o.failed);
+	outbuf_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(family_lines),       cmocka_unit_test(label_values_escaped),
 		cmocka_unit_test(special_values),     cmocka_unit_test(bad_names_fail),
 		cmocka_unit_test(histogram_cumulative), cmocka_unit_test(outbuf_ceiling),
+		cmocka_unit_test(rows_family),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

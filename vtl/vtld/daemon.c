@@ -37,26 +37,6 @@ struct vtld {
 	atomic_flag reloading;           /* one reload at a time (SIGHUP and vtlctl reload) */
 };
 
-/*
- * What a reload applies (docs/operations.md, "Reload"): the log level, the
- * target's CHAP credentials and allowed initiators (for the next logins),
- * the write throttle. vtld does not read [physical], the migrator's engine
- * and [policy]'s other keys, so their changes are vtl-migrator's business;
- * any other change needs a restart.
- */
-static const char *const reloads[] = {
-	"daemon log_level", "iscsi chap_user", "iscsi chap_secret", "iscsi mutual_user", "iscsi mutual_secret",
-	"iscsi discovery_chap", "iscsi initiator", "initiator *", "policy throttle", "policy throttle_rate", NULL,
-};
-static const char *const ignores[] = {
-	"physical *", "migrator buffers", "migrator buffer_size", "migrator watermark", "migrator readers",
-	"migrator rate", "migrator window", "migrator window_rate", "migrator verify", "migrator drives",
-	"migrator recall_drives", "migrator control_group", "migrator log_level", "migrator pool_rate",
-	"migrator copy_floor", "migrator http", "migrator http_token", "migrator http_connections",
-	"migrator http_connections_per_address", "migrator http_timeout", "policy interval",
-	"policy premigrate", "policy copy_pools", "policy idle", "policy high_water", "policy low_water", NULL,
-};
-
 static void drive_gate(void *arg, const struct scsi_cmd *c)
 {
 	throttle_gate(arg, c);
@@ -258,8 +238,11 @@ int vtld_stop(struct vtld *v)
 	return rc;
 }
 
-/* Applies the reloadable part of next, which the plan accepted; keeps next (as v->applied) on success. */
-/* vtl_reload's apply: makes next vtld arg's configuration (credentials, throttle, log level). */
+/*
+ * vtl_reload's apply: makes next, which the plan accepted, vtld arg's configuration for the keys
+ * vtl_reload_keys_vtld (config/reload.c) reloads (credentials, throttle, log level); keeps next (as
+ * v->applied) on success.
+ */
 static int apply(void *arg, struct vtl_config *next)
 {
 	struct vtld *v = arg;
@@ -289,7 +272,7 @@ int vtld_reload(struct vtld *v, char *msg, size_t cap)
 {
 	char name[CAT_NAME_MAX + 16];
 	snprintf(name, sizeof name, "library %s", v->cfg->library.name);
-	struct vtl_reload r = {.reloads = reloads, .ignores = ignores, .apply = apply, .arg = v, .name = name,
+	struct vtl_reload r = {.keys = &vtl_reload_keys_vtld, .apply = apply, .arg = v, .name = name,
 			       .busy = &v->reloading};
 	return vtl_reload(v->applied ? v->applied : v->cfg, &r, msg, cap);
 }

@@ -40,25 +40,25 @@ struct drive_snap {
 	struct lu_counts n;
 };
 
-static void drive_family(struct outbuf *o, const struct drive_snap *d, unsigned n, const char *name, const char *type,
-			 const char *help, uint64_t (*get)(const struct drive_snap *))
+/* A drive's labels: its element address and its LUN. */
+static unsigned drive_labels(const void *row, struct prom_label *l, char *text)
 {
-	prom_family(o, name, type, help);
-	for (unsigned i = 0; i < n; i++) {
-		struct prom_label l[] = {{"drive", d[i].address}, {"lun", d[i].lun}};
-		prom_sample_u64(o, name, l, 2, get(&d[i]));
-	}
+	(void)text;
+	const struct drive_snap *d = row;
+	l[0] = (struct prom_label){"drive", d->address};
+	l[1] = (struct prom_label){"lun", d->lun};
+	return 2;
 }
 
-static uint64_t host_written(const struct drive_snap *d) { return d->n.data_out_bytes; }
-static uint64_t host_read(const struct drive_snap *d) { return d->n.data_in_bytes; }
-static uint64_t load_written(const struct drive_snap *d) { return d->st.written_bytes; }
-static uint64_t load_stored(const struct drive_snap *d) { return d->st.written_stored; }
-static uint64_t medium(const struct drive_snap *d) { return d->st.stored_bytes; }
-static uint64_t ra_fill(const struct drive_snap *d) { return d->st.readahead_ready; }
-static uint64_t ra_size(const struct drive_snap *d) { return d->st.readahead_limit; }
-static uint64_t unsynced(const struct drive_snap *d) { return d->st.unsynced_bytes; }
-static uint64_t position(const struct drive_snap *d) { return d->st.object; }
+static uint64_t host_written(const void *row) { return ((const struct drive_snap *)row)->n.data_out_bytes; }
+static uint64_t host_read(const void *row) { return ((const struct drive_snap *)row)->n.data_in_bytes; }
+static uint64_t load_written(const void *row) { return ((const struct drive_snap *)row)->st.written_bytes; }
+static uint64_t load_stored(const void *row) { return ((const struct drive_snap *)row)->st.written_stored; }
+static uint64_t medium(const void *row) { return ((const struct drive_snap *)row)->st.stored_bytes; }
+static uint64_t ra_fill(const void *row) { return ((const struct drive_snap *)row)->st.readahead_ready; }
+static uint64_t ra_size(const void *row) { return ((const struct drive_snap *)row)->st.readahead_limit; }
+static uint64_t unsynced(const void *row) { return ((const struct drive_snap *)row)->st.unsynced_bytes; }
+static uint64_t position(const void *row) { return ((const struct drive_snap *)row)->st.object; }
 
 static void drives(struct vtld *v, struct outbuf *o)
 {
@@ -81,6 +81,7 @@ static void drives(struct vtld *v, struct outbuf *o)
 		lu_worker_counts(lus[i].worker, &d[nd].n);
 		nd++;
 	}
+	const struct prom_rows rows = {.rows = d, .n = nd, .size = sizeof d[0], .labels = drive_labels};
 	prom_family(o, "vtl_drive_info", "gauge", "A virtual tape drive: its state and the cartridge in it (barcode \"\" "
 		    "when empty); always 1");
 	for (unsigned i = 0; i < nd; i++) {
@@ -88,13 +89,13 @@ static void drives(struct vtld *v, struct outbuf *o)
 					 {"state", ssc_state_name(d[i].st.state)}, {"barcode", d[i].st.barcode}};
 		prom_sample_u64(o, "vtl_drive_info", l, 4, 1);
 	}
-	drive_family(o, d, nd, "vtl_drive_host_written_bytes_total", "counter",
+	prom_rows_u64(o, &rows, "vtl_drive_host_written_bytes_total", "counter",
 		     "Data bytes hosts sent to the drive (WRITE data and the few bytes of parameter lists)", host_written);
-	drive_family(o, d, nd, "vtl_drive_host_read_bytes_total", "counter",
+	prom_rows_u64(o, &rows, "vtl_drive_host_read_bytes_total", "counter",
 		     "Data bytes the drive returned to hosts (READ data and command answers)", host_read);
-	drive_family(o, d, nd, "vtl_drive_load_written_bytes", "gauge",
+	prom_rows_u64(o, &rows, "vtl_drive_load_written_bytes", "gauge",
 		     "Host bytes written to the loaded cartridge since it was loaded", load_written);
-	drive_family(o, d, nd, "vtl_drive_load_stored_bytes", "gauge",
+	prom_rows_u64(o, &rows, "vtl_drive_load_stored_bytes", "gauge",
 		     "Bytes those took on the medium, after compression", load_stored);
 	prom_family(o, "vtl_drive_compression_ratio", "gauge",
 		    "Host bytes written since the load over the bytes they took on the medium (absent before a write)");
@@ -105,15 +106,15 @@ static void drives(struct vtld *v, struct outbuf *o)
 		prom_sample(o, "vtl_drive_compression_ratio", l, 2,
 			    (double)d[i].st.written_bytes / (double)d[i].st.written_stored);
 	}
-	drive_family(o, d, nd, "vtl_drive_medium_bytes", "gauge",
+	prom_rows_u64(o, &rows, "vtl_drive_medium_bytes", "gauge",
 		     "Bytes the loaded cartridge's medium holds before end of data", medium);
-	drive_family(o, d, nd, "vtl_drive_position_objects", "gauge",
+	prom_rows_u64(o, &rows, "vtl_drive_position_objects", "gauge",
 		     "The drive's logical object number (its position on the cartridge)", position);
-	drive_family(o, d, nd, "vtl_drive_readahead_bytes", "gauge",
+	prom_rows_u64(o, &rows, "vtl_drive_readahead_bytes", "gauge",
 		     "Stored bytes read ahead and ready for the host: the read buffer's fill", ra_fill);
-	drive_family(o, d, nd, "vtl_drive_readahead_limit_bytes", "gauge",
+	prom_rows_u64(o, &rows, "vtl_drive_readahead_limit_bytes", "gauge",
 		     "The most stored bytes the read-ahead keeps in flight: the read buffer's size", ra_size);
-	drive_family(o, d, nd, "vtl_drive_unsynced_bytes", "gauge",
+	prom_rows_u64(o, &rows, "vtl_drive_unsynced_bytes", "gauge",
 		     "Host bytes written and acknowledged but not yet synced: the write buffer's fill", unsynced);
 	free(d);
 }

@@ -41,6 +41,11 @@ static void crc32c_fast_equals_portable(void **state)
 	for (size_t off = 0; off < 9; off++)
 		for (size_t len = 0; len < 300; len += 7)
 			assert_int_equal(crc32c(0, buf + off, len), crc32c_portable(0, buf + off, len));
+	/* Around the three-lane strides (3 x 256 and 3 x 8192 bytes) and their joins. */
+	static const size_t lane_lens[] = {767, 768, 769, 1543, 24575, 24576, 24577, 25345, 49152, 65536, 69991};
+	for (size_t off = 0; off < 9; off++)
+		for (size_t k = 0; k < sizeof lane_lens / sizeof lane_lens[0]; k++)
+			assert_int_equal(crc32c(0, buf + off, lane_lens[k]), crc32c_portable(0, buf + off, lane_lens[k]));
 	uint32_t whole = crc32c(0, buf, n);
 	assert_int_equal(whole, crc32c_portable(0, buf, n));
 	uint32_t part = crc32c(0, buf, 12345);

@@ -319,6 +319,13 @@ static void job_done(struct lu_work *w)
 	struct iscsi_target *t = j->c->t;
 	pthread_mutex_lock(&t->mu);
 	j->next = NULL;
+	/*
+	 * Only the completion that finds the list empty wakes the loop: the one
+	 * that made it non-empty already did, and completions() takes the whole
+	 * list under mu after reading the eventfd, so a job added meanwhile is
+	 * taken with the rest or, once the list is taken, wakes it afresh.
+	 */
+	bool wake = !t->done_head;
 	if (t->done_tail)
 		t->done_tail->next = j;
 	else
@@ -326,7 +333,7 @@ static void job_done(struct lu_work *w)
 	t->done_tail = j;
 	pthread_mutex_unlock(&t->mu);
 	uint64_t one = 1;
-	if (write(t->evfd, &one, sizeof one) != sizeof one)
+	if (wake && write(t->evfd, &one, sizeof one) != sizeof one)
 		log_error("iscsi: cannot wake the event loop");
 }
 

@@ -197,6 +197,13 @@ int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out)
 		return VTL_E_NOMEM;
 	struct scsi_ident id = cfg->ident;
 	id.type = SCSI_TYPE_TAPE;
+	/*
+	 * Every model offers logical block protection (page 0Ah/F0h), and says so
+	 * with PROTECT as IBM LTO drives do: hosts that use LBP (Storage Protect's
+	 * LBPROTECT) look at this bit; mhVTL sets it for its LBP-capable IBM
+	 * Ultrium drives for that reason (its issue 79, commit ce37a2e).
+	 */
+	id.protect = true;
 	scsi_dev_init(&d->dev, &id, ssc_ops, VTL_ARRAY_SIZE(ssc_ops));
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->snap_mu, NULL);

@@ -412,8 +412,8 @@ bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s)
 uint8_t ssc_density_of_medium(const struct ssc_drive *d)
 {
 	static const uint8_t by_gen[] = {[5] = DENSITY_LTO5, [6] = DENSITY_LTO6, [7] = DENSITY_LTO7,
-					 [8] = DENSITY_LTO8, [9] = DENSITY_LTO9};
-	if (d->state == SSC_LOADED && d->label.generation >= 5 && d->label.generation <= 9)
+					 [8] = DENSITY_LTO8, [9] = DENSITY_LTO9, [10] = DENSITY_LTO10};
+	if (d->state == SSC_LOADED && d->label.generation >= VTL_GEN_MIN && d->label.generation <= VTL_GEN_MAX)
 		return d->label.type_m ? DENSITY_LTO7M : by_gen[d->label.generation];
 	return by_gen[d->gen];
 }

@@ -218,8 +218,6 @@ enum scsi_asc {
 	ASC_ENCRYPTION_PREVENTED = 0x7421,       /* data encryption configuration prevented */
 	ASC_ENCRYPTION_CHANGED_BY_OTHER = 0x2A11, /* data encryption parameters changed by another I_T nexus */
 	ASC_INSUFFICIENT_RESOURCES = 0x5503,     /* insufficient resources (T10 ASC list) */
-	ASC_ENCRYPTION_MODE_MISMATCH = 0x7409,   /* encryption mode mismatch on read (T10 ASC list) */
-	ASC_NOT_RAW_READ_ENABLED = 0x740A,       /* encrypted block not raw read enabled (T10 ASC list) */
 };
 
 /* The additional sense codes whose every qualifier means one thing to an initiator (SPC-4 table 28). */

@@ -36,6 +36,7 @@ enum cat_elem_type {
 
 enum cat_media {
 	CAT_MEDIA_LTO5 = 5, CAT_MEDIA_LTO6, CAT_MEDIA_LTO7, CAT_MEDIA_LTO8, CAT_MEDIA_LTO9,
+	CAT_MEDIA_LTO10 = 10, /* LTO-10 (suffix LA); there is no LTO-10 WORM value: no reference gives its suffix */
 	CAT_MEDIA_LTO5W = 15, CAT_MEDIA_LTO6W, CAT_MEDIA_LTO7W, CAT_MEDIA_LTO8W, CAT_MEDIA_LTO9W,
 	CAT_MEDIA_CLEANING = 30,
 };

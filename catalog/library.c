@@ -316,7 +316,7 @@ int catalog_drive_list(struct vtl_catalog *cat, int64_t library_id, int (*fn)(co
 
 static bool media_ok(int m)
 {
-	return (m >= CAT_MEDIA_LTO5 && m <= CAT_MEDIA_LTO9) || (m >= CAT_MEDIA_LTO5W && m <= CAT_MEDIA_LTO9W) ||
+	return (m >= CAT_MEDIA_LTO5 && m <= CAT_MEDIA_LTO10) || (m >= CAT_MEDIA_LTO5W && m <= CAT_MEDIA_LTO9W) ||
 	       m == CAT_MEDIA_CLEANING;
 }
 

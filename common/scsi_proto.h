@@ -141,7 +141,13 @@ enum scsi_asc {
 	ASC_NOT_READY_IN_PROGRESS = 0x0407,      /* operation in progress */
 	ASC_WRITE_ERROR = 0x0C00,
 	ASC_UNRECOVERED_READ_ERROR = 0x1100,
-	ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED = 0x1001, /* logical block protection: the CRC does not match the data */
+	/*
+	 * 10h/01h LOGICAL BLOCK GUARD CHECK FAILED (T10 ASC list, the kernel's
+	 * drivers/scsi/sense_codes.h): a protection CRC that does not match its
+	 * block. IBM LTO drives report it under HARDWARE ERROR (04/1001 in
+	 * IBM's LTFS sense table, src/tape_drivers/vendor_compat.c; mhVTL alike).
+	 */
+	ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED = 0x1001,
 	ASC_LOCATE_FAILED = 0x1403,              /* end-of-data not found */
 	ASC_PARAMETER_LIST_LENGTH = 0x1A00,      /* parameter list length error */
 	ASC_PARAMETER_VALUE_INVALID = 0x2602,
@@ -178,7 +184,15 @@ enum scsi_asc {
 	ASC_MEDIUM_DESTINATION_FULL = 0x3B0D,
 	ASC_MEDIUM_MAGAZINE_NOT_ACCESSIBLE = 0x3B11, /* e.g. a mail slot bank open to the operator */
 	ASC_MEDIUM_MAGAZINE_REMOVED = 0x3B12,
-	ASC_WORM_OVERWRITE = 0x300C,             /* WORM medium, overwrite attempted */
+	ASC_WORM_OVERWRITE = 0x300C,             /* WORM medium - overwrite attempted (T10 ASC list; IBM's LTFS table 07/300C) */
+	/*
+	 * 5Ah/02h OPERATOR SELECTED WRITE PROTECT in the T10 list: what an IBM
+	 * LTO drive in append-only mode answers an overwrite with, DATA PROTECT
+	 * (IBM's LTFS, src/libltfs/ltfs_error.h: "07/5A02 Attempt to overwrite in
+	 * append only mode"; its sense table names it "Data Protect/Operator -
+	 * Overwrite Attempted").
+	 */
+	ASC_APPEND_ONLY_OVERWRITE = 0x5A02,
 	ASC_SEQUENTIAL_POSITIONING_ERROR = 0x3B00,
 	ASC_OVERLAPPED_COMMANDS = 0x4E00,
 	ASC_INTERNAL_TARGET_FAILURE = 0x4400,
@@ -192,14 +206,18 @@ enum scsi_asc {
 	ASC_FAILURE_PREDICTION_TEST = 0x5DFF,    /* failure prediction threshold exceeded (false) */
 	ASC_POSITION_PAST_BOM = 0x3B0C,          /* position past beginning of medium (SSC-4 SET CAPACITY, FORMAT MEDIUM) */
 	ASC_AUXILIARY_MEMORY_WRITE_ERROR = 0x0C0B,
-	/* Tape data encryption (SPC-4 annex D, the 74h/xx security errors; IBM/HP LTO references). */
+	/*
+	 * Tape data encryption: the 74h/xx security errors of the T10 ASC list
+	 * (the kernel's drivers/scsi/sense_codes.h), under DATA PROTECT as IBM's
+	 * LTFS sense table gives them for its LTO drives (07/7401..07/7405).
+	 */
 	ASC_UNABLE_TO_DECRYPT = 0x7401,          /* unable to decrypt data */
 	ASC_UNENCRYPTED_WHILE_DECRYPTING = 0x7402, /* unencrypted data encountered while decrypting */
 	ASC_INCORRECT_ENCRYPTION_KEY = 0x7403,   /* incorrect data encryption key */
 	ASC_CRYPTO_INTEGRITY_FAILED = 0x7404,    /* cryptographic integrity validation failed */
 	ASC_ENCRYPTION_PREVENTED = 0x7421,       /* data encryption configuration prevented */
 	ASC_ENCRYPTION_CHANGED_BY_OTHER = 0x2A11, /* data encryption parameters changed by another I_T nexus */
-	ASC_INSUFFICIENT_RESOURCES = 0x5503,
+	ASC_INSUFFICIENT_RESOURCES = 0x5503,     /* insufficient resources (T10 ASC list) */
 };
 
 /* The additional sense codes whose every qualifier means one thing to an initiator (SPC-4 table 28). */

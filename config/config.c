@@ -285,7 +285,7 @@ static const struct keydef keys[] = {
 	{SEC_DRIVE, "revision", K_T10, DF(revision), DCAP(revision), 0, 0},
 	{SEC_DRIVE, "serial", K_SERIAL, DF(serial), DCAP(serial), 0, 0},
 	{SEC_DRIVE, "lun", K_UINT, DF(lun), 0, 0, VTL_CFG_MAX_LUN},
-	{SEC_DRIVE, "generation", K_UINT, DF(generation), 0, 5, 9},
+	{SEC_DRIVE, "generation", K_UINT, DF(generation), 0, VTL_GEN_MIN, VTL_GEN_MAX},
 	{SEC_POOL, "member", K_MEMBER, 0, 0, 0, 0},
 	{SEC_POOL, "segment_size", K_SIZE, CF(pool.segment_size), 0, VTL_SEGMENT_SIZE_MIN, VTL_SEGMENT_SIZE_MAX},
 	{SEC_POOL, "member_quota", K_SIZE, CF(pool.member_quota), 0, 1, 0},
@@ -337,7 +337,7 @@ static const struct keydef keys[] = {
 	{SEC_DAEMON, "http_timeout", K_DURATION, CF(daemon.http.timeout), 0, 1, HTTP_CFG_TIMEOUT_MAX},
 	{SEC_PHYSICAL, "name", K_NAME, PF(name), PCAP(name), 0, 0},
 	{SEC_PHYSICAL, "type", K_NAME, PF(type), PCAP(type), 0, 0},
-	{SEC_PHYSICAL, "generation", K_UINT, PF(generation), 0, 5, 9},
+	{SEC_PHYSICAL, "generation", K_UINT, PF(generation), 0, VTL_GEN_MIN, VTL_GEN_MAX},
 	{SEC_PHYSICAL, "drives", K_UINT, PF(drives), 0, 1, 16},
 	{SEC_PHYSICAL, "slots", K_UINT, PF(slots), 0, 1, 1000},
 	{SEC_PHYSICAL, "mail_slots", K_UINT, PF(mail_slots), 0, 0, 100},
@@ -1494,7 +1494,7 @@ static int validate(struct parser *ps)
 		} else {
 			unsigned ml = max_u(kl[key_index(SEC_DRIVE, "vendor")], kl[key_index(SEC_DRIVE, "model")]);
 			return perr(ps, ml ? ml : hl, "[drive %u]: cannot tell which LTO generation %s '%s' emulates "
-				    "(known: IBM ULT3580-TD5..TD9, HP Ultrium 5-SCSI..9-SCSI); add generation = 5..9",
+				    "(known: IBM ULT3580-TD5..TD9 and TDA, HP Ultrium 5-SCSI..9-SCSI); add generation = 5..10",
 				    i + 1, d->vendor, d->model);
 		}
 		unsigned ll = kl[key_index(SEC_DRIVE, "lun")] ? kl[key_index(SEC_DRIVE, "lun")] : hl;

@@ -59,7 +59,7 @@ struct vtl_drive_config {
 	unsigned line;               /* line of its [drive N] header; 0 if it has none (all defaults) */
 	char vendor[9], model[17], revision[5], serial[CAT_BARCODE_MAX + 1];
 	unsigned lun;
-	unsigned generation;         /* LTO generation it emulates, 5..9 */
+	unsigned generation;         /* LTO generation it emulates, 5..10 */
 };
 
 /* [policy] premigrate: the rules that make a resident cartridge a candidate for a copy (bits). */

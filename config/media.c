@@ -39,6 +39,7 @@ uint64_t vtl_media_capacity(enum cat_media media, bool type_m)
 	case CAT_MEDIA_LTO7W: return VTL_CAP_LTO7;
 	case CAT_MEDIA_LTO8: case CAT_MEDIA_LTO8W: return VTL_CAP_LTO8;
 	case CAT_MEDIA_LTO9: case CAT_MEDIA_LTO9W: return VTL_CAP_LTO9;
+	case CAT_MEDIA_LTO10: return VTL_CAP_LTO10;
 	case CAT_MEDIA_CLEANING: return 0;
 	}
 	return 0;
@@ -76,7 +77,7 @@ int vtl_label_parse(const char *barcode, struct vtl_label *out, char *err, size_
 	}
 	if (n != VTL_LABEL_LEN)
 		return fail(err, errlen, "barcode '%.64s' is %zu characters; LTO labels are 6 characters plus a 2-character "
-			    "media suffix (L5..L9, M8, LV..LZ; e.g. A00001L8)", barcode, n);
+			    "media suffix (L5..L9, LA, M8, LV..LZ; e.g. A00001L8)", barcode, n);
 	memcpy(l.suffix, barcode + 6, 2);
 	l.suffix[2] = 0;
 	if (strncmp(barcode, "CLN", 3) == 0) {
@@ -93,6 +94,10 @@ int vtl_label_parse(const char *barcode, struct vtl_label *out, char *err, size_
 	if (s0 == 'L' && s1 >= '5' && s1 <= '9') {
 		l.generation = (unsigned)(s1 - '0');
 		l.media = (enum cat_media)(CAT_MEDIA_LTO5 + (int)(l.generation - 5));
+	} else if (s0 == 'L' && s1 == 'A') {
+		/* LTO-10 is generation "A" (IBM's LTFS, FreeBSD mt(1): "The barcode identifier for LTO-10 tapes is LA"). */
+		l.generation = 10;
+		l.media = CAT_MEDIA_LTO10;
 	} else if (s0 == 'L' && s1 >= 'V' && s1 <= 'Z') {
 		l.generation = 5u + (unsigned)(s1 - 'V');
 		l.worm = true;
@@ -105,9 +110,9 @@ int vtl_label_parse(const char *barcode, struct vtl_label *out, char *err, size_
 		for (size_t i = 0; i < VTL_ARRAY_SIZE(old_media); i++)
 			if (strcmp(l.suffix, old_media[i].suffix) == 0)
 				return fail(err, errlen, "barcode '%s' is %s media (%s), older than this library emulates; "
-					    "use L5..L9, M8 or LV..LZ", barcode, old_media[i].what, l.suffix);
-		return fail(err, errlen, "barcode '%s' ends in '%s', which is not an LTO media identifier; use L5..L9 "
-			    "(data), M8 (LTO-7 Type M), LV..LZ (WORM), or a cleaning label CLNxxxCU", barcode, l.suffix);
+					    "use L5..L9, LA, M8 or LV..LZ", barcode, old_media[i].what, l.suffix);
+		return fail(err, errlen, "barcode '%s' ends in '%s', which is not an LTO media identifier; use L5..L9, "
+			    "LA (data), M8 (LTO-7 Type M), LV..LZ (WORM), or a cleaning label CLNxxxCU", barcode, l.suffix);
 	}
 	l.capacity = vtl_media_capacity(l.media, l.type_m);
 	if (out)
@@ -129,6 +134,7 @@ const char *vtl_media_name(enum cat_media media, bool type_m)
 	case CAT_MEDIA_LTO7: return type_m ? "LTO7M" : "LTO7";
 	case CAT_MEDIA_LTO8: return "LTO8";
 	case CAT_MEDIA_LTO9: return "LTO9";
+	case CAT_MEDIA_LTO10: return "LTO10";
 	case CAT_MEDIA_LTO5W: return "LTO5W";
 	case CAT_MEDIA_LTO6W: return "LTO6W";
 	case CAT_MEDIA_LTO7W: return "LTO7W";
@@ -147,6 +153,7 @@ const char *vtl_media_describe(enum cat_media media, bool type_m)
 	case CAT_MEDIA_LTO7: return type_m ? "LTO-7 Type M (M8)" : "LTO-7";
 	case CAT_MEDIA_LTO8: return "LTO-8";
 	case CAT_MEDIA_LTO9: return "LTO-9";
+	case CAT_MEDIA_LTO10: return "LTO-10";
 	case CAT_MEDIA_LTO5W: return "LTO-5 WORM";
 	case CAT_MEDIA_LTO6W: return "LTO-6 WORM";
 	case CAT_MEDIA_LTO7W: return "LTO-7 WORM";
@@ -160,7 +167,7 @@ const char *vtl_media_describe(enum cat_media media, bool type_m)
 int vtl_media_parse(const char *name, enum cat_media *media, bool *type_m)
 {
 	static const enum cat_media all[] = {
-		CAT_MEDIA_LTO5, CAT_MEDIA_LTO6, CAT_MEDIA_LTO7, CAT_MEDIA_LTO8, CAT_MEDIA_LTO9,
+		CAT_MEDIA_LTO5, CAT_MEDIA_LTO6, CAT_MEDIA_LTO7, CAT_MEDIA_LTO8, CAT_MEDIA_LTO9, CAT_MEDIA_LTO10,
 		CAT_MEDIA_LTO5W, CAT_MEDIA_LTO6W, CAT_MEDIA_LTO7W, CAT_MEDIA_LTO8W, CAT_MEDIA_LTO9W,
 		CAT_MEDIA_CLEANING,
 	};
@@ -201,8 +208,8 @@ unsigned vtl_drive_generation(const char *vendor, const char *model)
 	/* IBM full-height ULT3580-TDn and half-height ULT3580-HHn. */
 	if (strcasecmp(vendor, "IBM") == 0 &&
 	    (strncmp(model, "ULT3580-TD", 10) == 0 || strncmp(model, "ULT3580-HH", 10) == 0) &&
-	    model[10] >= '5' && model[10] <= '9' && model[11] == 0)
-		return (unsigned)(model[10] - '0');
+	    ((model[10] >= '5' && model[10] <= '9') || model[10] == 'A') && model[11] == 0)
+		return model[10] == 'A' ? 10 : (unsigned)(model[10] - '0');
 	/* HP / HPE "Ultrium n-SCSI". */
 	if ((strcasecmp(vendor, "HP") == 0 || strcasecmp(vendor, "HPE") == 0) &&
 	    sscanf(model, "Ultrium %u-SCSI%c", &g, &tail) == 1 && strlen(model) == 14 && g >= 5 && g <= 9)
@@ -214,10 +221,12 @@ bool vtl_drive_accepts(unsigned gen, const struct vtl_label *label, bool *can_wr
 {
 	bool load = false, write = false;
 	if (label->cleaning) {
-		load = gen >= 5 && gen <= 9;
+		load = gen >= VTL_GEN_MIN && gen <= VTL_GEN_MAX;
 	} else if (label->type_m) {
 		load = write = gen == 8;
-	} else if (gen >= 5 && gen <= 9) {
+	} else if (gen == 10) {
+		load = write = label->generation == 10; /* not backward compatible */
+	} else if (gen >= VTL_GEN_MIN && gen <= 9) {
 		unsigned c = label->generation;
 		if (c == gen || c + 1 == gen) {
 			load = write = true;

@@ -28,12 +28,12 @@
 #define MB 1e6
 #define STATE_FILE "library.state"
 
-/* LTO native rates (MB/s) and capacities (GB), generations 5 to 9 (LTO Program figures). */
+/* LTO native rates (MB/s) and capacities (GB), generations 5 to 9 (LTO Program figures); LTO-10 from IBM's and Spectra Logic's announcements (400 MB/s, 30 TB). */
 static const struct {
 	unsigned gen;
 	double rate;
 	uint64_t capacity_gb;
-} lto[] = {{5, 140, 1500}, {6, 160, 2500}, {7, 300, 6000}, {8, 360, 12000}, {9, 400, 18000}};
+} lto[] = {{5, 140, 1500}, {6, 160, 2500}, {7, 300, 6000}, {8, 360, 12000}, {9, 400, 18000}, {10, 400, 30000}};
 
 double phys_sim_native_rate(unsigned gen)
 {
@@ -870,7 +870,7 @@ int phys_sim_open(const struct phys_sim_config *cfg, struct phys_lib **out, char
 	double rate = cfg->rate_mbs > 0 ? cfg->rate_mbs : phys_sim_native_rate(cfg->generation);
 	uint64_t capacity = cfg->capacity ? cfg->capacity : phys_sim_native_capacity(cfg->generation);
 	if (!phys_sim_native_rate(cfg->generation)) {
-		snprintf(err, errlen, "simulated library: LTO generation %u is not one of 5 to 9", cfg->generation);
+		snprintf(err, errlen, "simulated library: LTO generation %u is not one of 5 to 10", cfg->generation);
 		return VTL_E_CONFIG;
 	}
 	if (!cfg->drives || cfg->drives > PHYS_MAX_DRIVES || cfg->tapes > cfg->slots || cfg->slots > 1000 ||
@@ -922,7 +922,9 @@ int phys_sim_open(const struct phys_sim_config *cfg, struct phys_lib **out, char
 	rc = state_load(s, &found);
 	for (unsigned i = 0; rc == VTL_OK && !found && i < cfg->tapes; i++) {
 		char bc[VTL_BARCODE_MAX + 1];
-		snprintf(bc, sizeof bc, "%.3s%03uL%u", cfg->prefix ? cfg->prefix : "PHY", i + 1, cfg->generation);
+		/* The media identifier: L5..L9, LA for LTO-10. */
+		char gen_id = cfg->generation >= 10 ? 'A' : (char)('0' + cfg->generation);
+		snprintf(bc, sizeof bc, "%.3s%03uL%c", cfg->prefix ? cfg->prefix : "PHY", i + 1, gen_id);
 		rc = add_tape(s, bc, (uint16_t)(PHYS_SIM_SLOT0 + i));
 	}
 	if (rc == VTL_OK && !found)

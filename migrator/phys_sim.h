@@ -29,7 +29,7 @@
 #define PHYS_SIM_SLOT0 1024
 
 struct phys_sim_config {
-	unsigned generation;     /* LTO generation 5..9: native rate and capacity */
+	unsigned generation;     /* LTO generation 5..10: native rate and capacity */
 	unsigned drives;         /* 1..PHYS_MAX_DRIVES */
 	unsigned slots;          /* storage slots */
 	unsigned mail_slots;

@@ -32,7 +32,8 @@
  * VTL_BENCH_TGTD_PID, VTL_BENCH_TGT_CTL (tests/bench/tgt_peer.sh, which gives a
  * tgt LUN a new tape file), VTL_BENCH_TGT_DIR (tgtd's folder), or
  * VTL_BENCH_TGT_ABSENT (why there is no tgt); VTL_BENCH_MB, VTL_BENCH_QD,
- * VTL_BENCH_ROUNDS, VTL_BENCH_SEED, VTL_BENCH_PRECONDITION.
+ * VTL_BENCH_ROUNDS, VTL_BENCH_SEED, VTL_BENCH_PRECONDITION, VTL_BENCH_ISCSI_CRYPT_MB (the
+ * encryption pass's size, at most 256 MiB unless set; 0 leaves it out).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +81,18 @@ extern char **environ;
 #define OP_WRITE_FILEMARKS6 0x10
 #define OP_ERASE6 0x19
 #define OP_MOVE_MEDIUM 0xA5
+#define OP_SECURITY_OUT 0xB5
+
+/* SET DATA ENCRYPTION: SECURITY PROTOCOL OUT, protocol 20h (SPC-4), page 0010h (SSC-4 8.5.3). */
+#define SPOUT_PROTOCOL_TAPE 0x20
+#define SDE_PAGE 0x0010
+#define SDE_HEADER 20            /* the page up to its KEY field */
+#define SDE_SCOPE_ALL 0x40       /* byte 4: SCOPE 010b, ALL I_T NEXUS */
+#define SDE_ENCRYPT 0x02         /* byte 6: ENCRYPTION MODE ENCRYPT */
+#define SDE_DECRYPT 0x02         /* byte 7: DECRYPTION MODE DECRYPT */
+#define SDE_ALG_INDEX 0x01       /* byte 8: the drive's one algorithm, AES-256-GCM */
+#define SDE_KEY_LEN 32
+#define CRYPT_MB_DEFAULT 256     /* the encryption pass writes at most this much (VTL_BENCH_ISCSI_CRYPT_MB) */
 #define CHANGER_LUN 0
 #define FIRST_SLOT 1025
 #define FIRST_DRIVE 257
@@ -707,6 +720,61 @@ static bool tape_run(enum target t, const struct seq *seq, const uint8_t *pool, 
 	return true;
 }
 
+static double per_gib(double cpu, double bytes);
+
+/* Sets vtld's drive 1 to encrypt and decrypt with a fixed key (on) or to neither (off), for every nexus. */
+static void vtld_encryption(bool on)
+{
+	struct host h;
+	host_login(&h, T_VTLD, 0, 1);
+	uint8_t p[SDE_HEADER + SDE_KEY_LEN] = {0};
+	size_t n = SDE_HEADER + (on ? SDE_KEY_LEN : 0);
+	p[0] = SDE_PAGE >> 8, p[1] = SDE_PAGE & 0xFF;
+	p[2] = (uint8_t)((n - 4) >> 8), p[3] = (uint8_t)(n - 4);
+	p[4] = SDE_SCOPE_ALL;
+	p[6] = on ? SDE_ENCRYPT : 0;
+	p[7] = on ? SDE_DECRYPT : 0;
+	p[8] = SDE_ALG_INDEX;
+	p[19] = on ? SDE_KEY_LEN : 0;
+	for (unsigned i = 0; on && i < SDE_KEY_LEN; i++)
+		p[SDE_HEADER + i] = (uint8_t)(0xA5 ^ i); /* a benchmark's key: any 32 bytes do */
+	uint8_t cdb[12] = {OP_SECURITY_OUT, SPOUT_PROTOCOL_TAPE, SDE_PAGE >> 8, SDE_PAGE & 0xFF, 0, 0, 0, 0, 0,
+			   (uint8_t)n, 0, 0};
+	struct scsi_task *t = run_sync(&h, h.lun, cdb, sizeof cdb, SCSI_XFER_WRITE, p, n);
+	if (t->status != SCSI_STATUS_GOOD)
+		die("SET DATA ENCRYPTION (%s) on LUN %d: status %d, sense key %d, ASC/ASCQ %04X", on ? "on" : "off", h.lun,
+		    t->status, t->sense.key, t->sense.ascq);
+	scsi_free_scsi_task(t);
+	host_logout(&h);
+}
+
+/*
+ * Encryption's cost over iSCSI: one host on vtld's drive 1 writes and reads
+ * random data with encryption off, then on (AES-256-GCM, compress then
+ * encrypt), in the same run; MB/s and vtld's CPU per GiB side by side.
+ */
+static void crypt_pass(const struct seq *seq, const uint8_t *pool, unsigned qd)
+{
+	struct figures f[2];
+	for (int on = 0; on <= 1; on++) {
+		vtld_encryption(on);
+		if (!tape_run(T_VTLD, seq, pool, qd, &f[on]))
+			die("the encryption pass could not run");
+	}
+	vtld_encryption(false);
+	printf("\n== encryption on vtld's drive 1, random data, %" PRIu64 " MiB, one host (off, then on, same run)\n",
+	       seq->bytes / MIB);
+	printf("  %11s  %11s  %11s  %11s  %11s  %11s\n", "encryption", "write MB/s", "w CPU s/GiB", "cold MB/s", "r CPU s/GiB",
+	       "warm MB/s");
+	for (int on = 0; on <= 1; on++)
+		printf("  %11s  %11.1f  %11.2f  %11.1f  %11.2f  %11.1f\n", on ? "on" : "off", f[on].write_mbs,
+		       per_gib(f[on].write_cpu, (double)seq->bytes), f[on].cold_mbs,
+		       per_gib(f[on].cold_cpu, (double)seq->bytes), f[on].warm_mbs);
+	printf("  iscsi.vtld.crypt.write_mbs=%.1f (off %.1f)\n  iscsi.vtld.crypt.write_cpu_s_per_gib=%.2f (off %.2f)\n",
+	       f[1].write_mbs, f[0].write_mbs, per_gib(f[1].write_cpu, (double)seq->bytes),
+	       per_gib(f[0].write_cpu, (double)seq->bytes));
+}
+
 /* HOSTS hosts, each on its own drive (LUNs 1..HOSTS) of target t, writing at once; aggregate MB/s. */
 static bool hosts_run(enum target t, const struct seq *seq, const uint8_t *pool, unsigned qd, double *mbs, double *cpu)
 {
@@ -1099,6 +1167,13 @@ int main(int argc, char **argv)
 			       HOSTS, g_hosts_mbs[t][r], per_gib(g_hosts_cpu[t][r], (double)seq.bytes * HOSTS));
 		}
 	report(rounds, &seq, g_peer[T_TGT].up);
+	uint64_t crypt_mb = env_u64("VTL_BENCH_ISCSI_CRYPT_MB", mb < CRYPT_MB_DEFAULT ? mb : CRYPT_MB_DEFAULT, 0, mb);
+	if (crypt_mb) {
+		struct seq cs;
+		seq_make(&cs, crypt_mb * MIB);
+		crypt_pass(&cs, pool[K_RANDOM], qd);
+		free(cs.off);
+	}
 	free(seq.off);
 	for (unsigned k = 0; k < K_N; k++)
 		free(pool[k]);

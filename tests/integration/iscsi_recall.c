@@ -185,12 +185,12 @@ int main(int argc, char **argv)
 			run_ok(c, lun, cdb, 6, SCSI_XFER_WRITE, b, BLOCK + pi, "WRITE(6)");
 		}
 		if (lbp) {
-			/* A block whose CRC is wrong: ABORTED COMMAND, LOGICAL BLOCK GUARD CHECK FAILED, nothing written. */
+			/* A block whose CRC is wrong: HARDWARE ERROR, LOGICAL BLOCK GUARD CHECK FAILED, nothing written. */
 			b[BLOCK] ^= 1;
 			cdb6(cdb, 0x0A, 0, BLOCK + pi);
 			struct scsi_task *t = host_run(c, lun, cdb, 6, SCSI_XFER_WRITE, b, BLOCK + pi);
-			if (t->status != SCSI_STATUS_CHECK_CONDITION || t->sense.key != 0x0B || t->sense.ascq != 0x1001)
-				fail("a WRITE with a wrong CRC: status %d, sense %d/%04X, expected ABORTED COMMAND 10h/01h",
+			if (t->status != SCSI_STATUS_CHECK_CONDITION || t->sense.key != 0x04 || t->sense.ascq != 0x1001)
+				fail("a WRITE with a wrong CRC: status %d, sense %d/%04X, expected HARDWARE ERROR 10h/01h",
 				     t->status, t->sense.key, t->sense.ascq);
 			scsi_free_scsi_task(t);
 		}

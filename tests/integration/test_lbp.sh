@@ -4,7 +4,7 @@
 # Logical block protection end to end, as a host that turns it on (Storage
 # Protect's LBPROTECT) sees it: over iSCSI a host selects CRC32C with LBP_W
 # and writes 4 MiB, each 256 KiB block with its CRC32C appended (a block
-# with a wrong CRC is refused with ABORTED COMMAND 10h/01h); vtl-migrator
+# with a wrong CRC is refused with HARDWARE ERROR 10h/01h); vtl-migrator
 # copies the cartridge to a simulated LTO library and its disk copy is
 # released; the host loads it again, which recalls it, and reads it under
 # LBP_R: every block bit-exact and followed by the CRC the host computed.

@@ -851,7 +851,7 @@ static void test_cartridge_add_errors(void **state)
 	EXPECT_RC(catalog_cartridge_get(c->cat, "A00003L8", &k), VTL_E_NOTFOUND);
 
 	/* Bad values. */
-	const int bad_media[] = {0, 4, 10, 14, 20, 29, 31, -1};
+	const int bad_media[] = {0, 4, 11, 14, 20, 29, 31, -1}; /* 10 is LTO-10 */
 	for (size_t i = 0; i < VTL_ARRAY_SIZE(bad_media); i++) {
 		cart_init(&k, "A00004L8", lib, CAT_NO_ELEMENT);
 		k.media = (enum cat_media)bad_media[i];

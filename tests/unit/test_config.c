@@ -287,7 +287,8 @@ static void value_errors(void **state)
 	expect_error("[library]\nrevision = 12345\n", "revision '12345': use 1 to 4");
 	expect_error("[library]\nserial = A/B\n", "serial 'A/B'");
 	expect_error("[drive 1]\nmodel = ULT3580-TD8-EXTRA-LONG\n", "t.conf:2: model 'ULT3580-TD8-EXTRA-LONG': use 1 to 16");
-	expect_error("[drive 1]\ngeneration = 4\n", "[drive 1] generation = 4: give a whole number from 5 to 9");
+	expect_error("[drive 1]\ngeneration = 4\n", "[drive 1] generation = 4: give a whole number from 5 to 10");
+	expect_error("[drive 1]\ngeneration = 11\n", "[drive 1] generation = 11: give a whole number from 5 to 10");
 	expect_error("[pool]\nsegment_size = 10X\n", "t.conf:2: [pool] segment_size = 10X: give a size such as 256M");
 	expect_error("[pool]\nsegment_size = 1K\n", "t.conf:2: [pool] segment_size = 1K is out of range: use 64 KiB to 2048 MiB");
 	expect_error("[pool]\nsegment_size = 4G\n", "is out of range");

@@ -48,6 +48,7 @@ static void data_and_worm_labels(void **state)
 	expect_label("A00001L7", CAT_MEDIA_LTO7, 7, false, false, false, 6000000000000ull);
 	expect_label("A00001L8", CAT_MEDIA_LTO8, 8, false, false, false, 12000000000000ull);
 	expect_label("ZZ9999L9", CAT_MEDIA_LTO9, 9, false, false, false, 18000000000000ull);
+	expect_label("A00001LA", CAT_MEDIA_LTO10, 10, false, false, false, 30000000000000ull);
 	expect_label("000001M8", CAT_MEDIA_LTO7, 7, false, false, true, 9000000000000ull);
 	expect_label("W00001LV", CAT_MEDIA_LTO5W, 5, true, false, false, 1500000000000ull);
 	expect_label("W00001LW", CAT_MEDIA_LTO6W, 6, true, false, false, 2500000000000ull);
@@ -91,6 +92,8 @@ static void refused_labels(void **state)
 	expect_refused("A00001X8", "ends in 'X8', which is not an LTO media identifier");
 	expect_refused("A00001L0", "not an LTO media identifier");
 	expect_refused("A00001M9", "not an LTO media identifier");
+	expect_refused("A00001PA", "not an LTO media identifier"); /* LTO-10 Plus: not emulated */
+	expect_refused("A00001LB", "not an LTO media identifier");
 	/* err may be NULL. */
 	EXPECT_RC(vtl_label_parse("bad", NULL, NULL, 0), VTL_E_INVAL);
 }
@@ -107,6 +110,7 @@ static void media_names(void **state)
 		{"LTO5", CAT_MEDIA_LTO5, false, VTL_CAP_LTO5},   {"LTO6", CAT_MEDIA_LTO6, false, VTL_CAP_LTO6},
 		{"LTO7", CAT_MEDIA_LTO7, false, VTL_CAP_LTO7},   {"LTO7M", CAT_MEDIA_LTO7, true, VTL_CAP_LTO7M},
 		{"LTO8", CAT_MEDIA_LTO8, false, VTL_CAP_LTO8},   {"LTO9", CAT_MEDIA_LTO9, false, VTL_CAP_LTO9},
+		{"LTO10", CAT_MEDIA_LTO10, false, VTL_CAP_LTO10},
 		{"LTO5W", CAT_MEDIA_LTO5W, false, VTL_CAP_LTO5}, {"LTO6W", CAT_MEDIA_LTO6W, false, VTL_CAP_LTO6},
 		{"LTO7W", CAT_MEDIA_LTO7W, false, VTL_CAP_LTO7}, {"LTO8W", CAT_MEDIA_LTO8W, false, VTL_CAP_LTO8},
 		{"LTO9W", CAT_MEDIA_LTO9W, false, VTL_CAP_LTO9}, {"CLN", CAT_MEDIA_CLEANING, false, 0},
@@ -131,7 +135,8 @@ static void media_names(void **state)
 	EXPECT_RC(vtl_media_parse("cleaning", &m, &tm), VTL_OK);
 	assert_int_equal(m, CAT_MEDIA_CLEANING);
 	EXPECT_RC(vtl_media_parse("LTO4", &m, &tm), VTL_E_INVAL);
-	EXPECT_RC(vtl_media_parse("LTO10", &m, &tm), VTL_E_INVAL);
+	EXPECT_RC(vtl_media_parse("LTO10W", &m, &tm), VTL_E_INVAL); /* no LTO-10 WORM */
+	EXPECT_RC(vtl_media_parse("LTO11", &m, &tm), VTL_E_INVAL);
 	EXPECT_RC(vtl_media_parse("", &m, &tm), VTL_E_INVAL);
 	EXPECT_RC(vtl_media_parse(NULL, &m, &tm), VTL_E_INVAL);
 	assert_null(vtl_media_name((enum cat_media)42, false));
@@ -147,6 +152,10 @@ static void drive_models(void **state)
 	assert_int_equal(vtl_drive_generation("IBM", "ULT3580-HH9"), 9);
 	assert_int_equal(vtl_drive_generation("HP", "Ultrium 8-SCSI"), 8);
 	assert_int_equal(vtl_drive_generation("HPE", "Ultrium 6-SCSI"), 6);
+	assert_int_equal(vtl_drive_generation("IBM", "ULT3580-TDA"), 10);
+	assert_int_equal(vtl_drive_generation("IBM", "ULT3580-HHA"), 10);
+	assert_int_equal(vtl_drive_generation("IBM", "ULT3580-TDB"), 0);
+	assert_int_equal(vtl_drive_generation("HP", "Ultrium 10-SCSI"), 0);
 	assert_int_equal(vtl_drive_generation("IBM", "ULT3580-TD4"), 0);
 	assert_int_equal(vtl_drive_generation("IBM", "ULT3580-TD8X"), 0);
 	assert_int_equal(vtl_drive_generation("HP", "Ultrium 4-SCSI"), 0);
@@ -180,6 +189,12 @@ static void drive_compatibility(void **state)
 	assert_true(loads(9, "A00001L8", &w) && w);
 	assert_false(loads(9, "A00001M8", &w));
 	assert_false(loads(9, "A00001L7", &w));
+	/* LTO-10: its own only, not LTO-9; no older drive loads LTO-10. */
+	assert_true(loads(10, "A00001LA", &w) && w);
+	assert_false(loads(10, "A00001L9", &w) || w);
+	assert_false(loads(10, "A00001LZ", &w));
+	assert_false(loads(9, "A00001LA", &w));
+	assert_true(loads(10, "CLN001CU", &w) && !w);
 	/* LTO-7: writes LTO-6, reads LTO-5 only. */
 	assert_true(loads(7, "A00001L6", &w) && w);
 	assert_true(loads(7, "A00001L5", &w) && !w);

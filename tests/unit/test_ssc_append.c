@@ -91,7 +91,7 @@ static void expect_tape(struct host *h, unsigned n)
 
 static void expect_refused(struct host *h, uint64_t pos)
 {
-	expect_sense(h, SK_DATA_PROTECT, ASC_WORM_OVERWRITE);
+	expect_sense(h, SK_DATA_PROTECT, ASC_APPEND_ONLY_OVERWRITE);
 	assert_int_equal(host_position(h), pos);
 }
 

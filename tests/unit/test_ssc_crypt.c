@@ -645,6 +645,69 @@ static void other_nexus_told(void **state)
 	expect_good(h);
 }
 
+/* ---- logical block protection with encryption ---- */
+
+/* MODE SELECT(10) of the Control Data Protection page (0Ah/F0h): CRC32C, LBP_W and LBP_R. */
+static void lbp_crc32c_on(struct host *h)
+{
+	uint8_t list[8 + 32] = {0};
+	list[3] = 0x10; /* buffered mode */
+	uint8_t *p = list + 8;
+	p[0] = 0x4A, p[1] = 0xF0, p[3] = 0x1C, p[4] = 2 /* CRC32C */, p[5] = 4, p[6] = 0xC0 /* LBP_W, LBP_R */;
+	uint8_t cdb[10] = {0x55, 0x10, 0, 0, 0, 0, 0, 0, sizeof list, 0};
+	host_cmd(h, cdb, 10, SCSI_DIR_OUT, list, sizeof list);
+	expect_good(h);
+}
+
+/* Block seed of len bytes with the marker, then its CRC32C least significant byte first (SSC-4 4.2.22). */
+static void protected_blk(uint8_t *p, uint32_t len, uint64_t seed)
+{
+	gen_data(p, len, seed, seed % 2);
+	memcpy(p + 100, MARKER, sizeof MARKER - 1);
+	uint32_t crc = crc32c(0, p, len);
+	for (int i = 0; i < 4; i++)
+		p[len + i] = (uint8_t)(crc >> (8 * i));
+}
+
+static void lbp_and_encryption(void **state)
+{
+	struct host *h = *state;
+	static uint8_t blk[BLK + 4];
+	const uint32_t len = 8192;
+	loaded(h, "E00009L8");
+	set_key(h, KEY1, 2);
+	lbp_crc32c_on(h);
+	uint8_t cdb[6];
+	for (uint64_t i = 0; i < 3; i++) {
+		protected_blk(blk, len, 40 + i);
+		host_cmd(h, cdb, cdb_write6(cdb, false, len + 4), SCSI_DIR_OUT, blk, len + 4);
+		expect_good(h);
+	}
+	/* A CRC that is not the plaintext's: refused before encryption, nothing written, position kept. */
+	protected_blk(blk, len, 43);
+	blk[len + 2] ^= 0x10;
+	host_cmd(h, cdb, cdb_write6(cdb, false, len + 4), SCSI_DIR_OUT, blk, len + 4);
+	expect_sense(h, SK_HARDWARE_ERROR, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
+	assert_int_equal(sense_info(h), len + 4);
+	assert_int_equal(host_position(h), 3);
+	wfm(h);
+	rewind_tape(h);
+	/* Each block comes back decrypted with the CRC32C of the plaintext the host sent. */
+	for (uint64_t i = 0; i < 3; i++) {
+		read_blk(h, len + 4);
+		expect_good(h);
+		assert_int_equal(h->c.data_len, len + 4);
+		protected_blk(blk, len, 40 + i);
+		assert_memory_equal(rbuf, blk, len + 4);
+	}
+	uint8_t r6[6];
+	host_cmd(h, r6, cdb_read6(r6, false, false, len + 4), SCSI_DIR_IN, rbuf, len + 4);
+	expect_sense(h, SK_NO_SENSE, ASC_FILEMARK_DETECTED); /* the refused block is not there */
+	/* The blocks are encrypted on disk: no plaintext (the marker) in the pool. */
+	simple(h, 0x1B, 0);
+	assert_int_equal(files_with_marker(h), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -661,6 +724,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lock_ends_with_nexus, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(other_nexus_told, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(status_follows_settings, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(lbp_and_encryption, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,37 @@ static void drive_medium_types(void **state)
 	assert_int_equal(be16(buf), 2 + 4 * 56);
 }
 
+/* An LTO-10 drive (IBM ULT3580-TDA): density 62h only, on LTO-10 cartridges only (not backward compatible). */
+static void lto10_drive(void **state)
+{
+	struct host *h = *state;
+	host_drive_model(h, "IBM", "ULT3580-TDA");
+	rds(h, false, false, 1024);
+	expect_good(h);
+	assert_int_equal(be16(buf), 2 + 52);
+	density_is(buf + 4, 0x62, WRTOK | DEFLT, 30000000, "");
+	assert_int_equal(buf[4 + 5] << 16 | be16(buf + 4 + 6), 21657); /* bits per mm */
+	assert_int_equal(be16(buf + 4 + 10), 0);                       /* tracks: not found in any reference */
+	rds(h, false, true, 1024);
+	expect_good(h);
+	assert_int_equal(be16(buf), 2 + 56); /* LTO-10 data only: no LTO-10 WORM */
+	assert_int_equal(buf[4], 0xA8);      /* IBM's medium type code (LTFS TC_MP_LTO10D_CART) */
+	assert_int_equal(buf[4 + 4], 1);
+	assert_int_equal(buf[4 + 5], 0x62);
+	host_new_cart(h, "A00001LA", 0);
+	host_load(h, "A00001LA");
+	rds(h, true, false, 1024);
+	expect_good(h);
+	assert_int_equal(be16(buf), 2 + 52);
+	density_is(buf + 4, 0x62, WRTOK | DEFLT, 30000000, "");
+	/* An LTO-9 drive does not list LTO-10. */
+	host_drive_model(h, "IBM", "ULT3580-TD9");
+	rds(h, false, false, 1024);
+	expect_good(h);
+	assert_int_equal(be16(buf), 2 + 2 * 52);
+	density_is(buf + 4 + 52, 0x60, WRTOK | DEFLT, 18000000, "U-932");
+}
+
 /* Loads a cartridge of capacity bytes (0: nominal). */
 static void load_new(struct host *h, const char *bc, uint64_t capacity)
 {
@@ -337,6 +368,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(drive_densities, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(medium_density, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(drive_medium_types, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(lto10_drive, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(set_capacity_effect, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(set_capacity_refusals, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(format_medium_erases, host_setup, host_teardown),

@@ -126,6 +126,7 @@ static void every_model(void **state)
 			assert_int_equal(h->c.data_len, 96);
 			assert_int_equal(buf[0], 0x01);
 			assert_int_equal(buf[1], 0x80);
+			assert_int_equal(buf[5], 0x01); /* PROTECT: logical block protection is offered */
 			char v[9], p[17];
 			snprintf(v, sizeof v, "%-8s", hp ? "HP" : "IBM");
 			snprintf(p, sizeof p, "%-16s", product);

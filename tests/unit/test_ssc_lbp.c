@@ -234,19 +234,19 @@ static void write_checks_crc(void **state)
 	write_block(h, 1, false, 2);
 	expect_good(h);
 	assert_int_equal(host_position(h), 1);
-	/* A wrong CRC: ABORTED COMMAND, LOGICAL BLOCK GUARD CHECK FAILED, INFORMATION = the whole request. */
+	/* A wrong CRC: HARDWARE ERROR, LOGICAL BLOCK GUARD CHECK FAILED, INFORMATION = the whole request. */
 	block(wbuf, BLK, 2, false);
 	append_pi(wbuf, BLK, 2);
 	wbuf[BLK + 1] ^= 0x10;
 	write6(h, wbuf, BLK + PI);
-	expect_sense(h, SK_ABORTED_COMMAND, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
+	expect_sense(h, SK_HARDWARE_ERROR, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
 	assert_int_equal(sense_info(h), BLK + PI);
 	assert_int_equal(host_position(h), 1);
 	/* Data damaged instead of the CRC: the same. */
 	append_pi(wbuf, BLK, 2);
 	wbuf[7] ^= 1;
 	write6(h, wbuf, BLK + PI);
-	expect_sense(h, SK_ABORTED_COMMAND, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
+	expect_sense(h, SK_HARDWARE_ERROR, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
 	/* A block of nothing but its PI is no block. */
 	write6(h, wbuf, PI);
 	expect_sense(h, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
@@ -256,7 +256,7 @@ static void write_checks_crc(void **state)
 	append_pi(wbuf, BLK, 2);
 	wbuf[0] ^= 0xFF;
 	write6(h, wbuf, BLK + PI);
-	expect_sense(h, SK_ABORTED_COMMAND, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
+	expect_sense(h, SK_HARDWARE_ERROR, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
 	assert_int_equal(host_position(h), 0);
 	/* What was stored is the data alone: read without LBP_R. */
 	select_lbp(h, 2, 4, 0);
@@ -330,7 +330,7 @@ static void reed_solomon_method(void **state)
 	expect_good(h);
 	/* A CRC32C where the Reed-Solomon CRC belongs is refused. */
 	write_block(h, 7, false, 2);
-	expect_sense(h, SK_ABORTED_COMMAND, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
+	expect_sense(h, SK_HARDWARE_ERROR, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
 	rewind_tape(h);
 	expect_read_block(h, 6, true, 1);
 	/* The same block read under CRC32C carries its CRC32C. */
@@ -364,7 +364,7 @@ static void fixed_blocks(void **state)
 	wbuf[2 * 1004 + 1000] ^= 1;
 	uint8_t c6[6];
 	host_cmd(h, c6, cdb_write6(c6, true, 3), SCSI_DIR_OUT, wbuf, 3 * 1004);
-	expect_sense(h, SK_ABORTED_COMMAND, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
+	expect_sense(h, SK_HARDWARE_ERROR, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
 	assert_int_equal(sense_info(h), 3);
 	assert_int_equal(host_position(h), 0);
 	wbuf[2 * 1004 + 1000] ^= 1;

@@ -17,13 +17,13 @@
 /* The suffix a label needs for a media: "L8", "LY", "M8", "CU". */
 static const char *media_suffix(enum cat_media m, bool type_m)
 {
-	static const char *const data[] = {"L5", "L6", "L7", "L8", "L9"};
+	static const char *const data[] = {"L5", "L6", "L7", "L8", "L9", "LA"};
 	static const char *const worm[] = {"LV", "LW", "LX", "LY", "LZ"};
 	if (m == CAT_MEDIA_CLEANING)
 		return "CU";
 	if (type_m)
 		return "M8";
-	if (m >= CAT_MEDIA_LTO5 && m <= CAT_MEDIA_LTO9)
+	if (m >= CAT_MEDIA_LTO5 && m <= CAT_MEDIA_LTO10)
 		return data[m - CAT_MEDIA_LTO5];
 	if (m >= CAT_MEDIA_LTO5W && m <= CAT_MEDIA_LTO9W)
 		return worm[m - CAT_MEDIA_LTO5W];
@@ -47,7 +47,7 @@ int ctl_new_cart(struct ctl *ctl, const char *barcode, const char *media, const 
 		enum cat_media m;
 		bool tm;
 		if (vtl_media_parse(media, &m, &tm))
-			return ctl_usage(ctl, "--media %s: use LTO5..LTO9 (data), LTO5W..LTO9W (WORM), LTO7M (Type M) or "
+			return ctl_usage(ctl, "--media %s: use LTO5..LTO10 (data), LTO5W..LTO9W (WORM), LTO7M (Type M) or "
 					 "CLN (cleaning)", media);
 		if (m != l.media || tm != l.type_m) {
 			if (l.cleaning)

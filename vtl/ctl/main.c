@@ -57,7 +57,7 @@ static const struct ctl_cmd commands[] = {
 	 "  --barcode BC     the (first) barcode, e.g. A00001L8 (the BARCODE may also come without --barcode)\n"
 	 "  --count N        add N cartridges counting up the numeric end of the serial: A00001L8, A00002L8, ...\n"
 	 "  --to BC          add the range up to BC inclusive, e.g. --barcode A00001L8 --to A00020L8\n"
-	 "  --media M        LTO5..LTO9, LTO5W..LTO9W, LTO7M, CLN; must agree with the suffix, which decides it\n"
+	 "  --media M        LTO5..LTO10, LTO5W..LTO9W, LTO7M, CLN; must agree with the suffix, which decides it\n"
 	 "                   when --media is not given\n"
 	 "  --capacity SIZE  capacity instead of the nominal native one (LTO-8 12 TB, ...); K, M, G, T are\n"
 	 "                   powers of 1000 (KiB, MiB, GiB, TiB: of 1024), e.g. 500G\n"

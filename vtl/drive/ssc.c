@@ -197,6 +197,13 @@ int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out)
 		return VTL_E_NOMEM;
 	struct scsi_ident id = cfg->ident;
 	id.type = SCSI_TYPE_TAPE;
+	/*
+	 * Every model offers logical block protection (page 0Ah/F0h), and says so
+	 * with PROTECT as IBM LTO drives do: hosts that use LBP (Storage Protect's
+	 * LBPROTECT) look at this bit; mhVTL sets it for its LBP-capable IBM
+	 * Ultrium drives for that reason (its issue 79, commit ce37a2e).
+	 */
+	id.protect = true;
 	scsi_dev_init(&d->dev, &id, ssc_ops, VTL_ARRAY_SIZE(ssc_ops));
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->snap_mu, NULL);
@@ -405,8 +412,8 @@ bool ssc_flush(struct ssc_drive *d, struct scsi_sense *s)
 uint8_t ssc_density_of_medium(const struct ssc_drive *d)
 {
 	static const uint8_t by_gen[] = {[5] = DENSITY_LTO5, [6] = DENSITY_LTO6, [7] = DENSITY_LTO7,
-					 [8] = DENSITY_LTO8, [9] = DENSITY_LTO9};
-	if (d->state == SSC_LOADED && d->label.generation >= 5 && d->label.generation <= 9)
+					 [8] = DENSITY_LTO8, [9] = DENSITY_LTO9, [10] = DENSITY_LTO10};
+	if (d->state == SSC_LOADED && d->label.generation >= VTL_GEN_MIN && d->label.generation <= VTL_GEN_MAX)
 		return d->label.type_m ? DENSITY_LTO7M : by_gen[d->label.generation];
 	return by_gen[d->gen];
 }

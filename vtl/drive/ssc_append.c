@@ -122,7 +122,7 @@ bool ssc_append_allowed(struct ssc_drive *d, bool from_bot, struct scsi_sense *s
 	else
 		ok |= allow == SSC_ALLOW_CURRENT && d->allow_object == pos.object;
 	if (!ok) {
-		*s = sense_of(SK_DATA_PROTECT, ASC_WORM_OVERWRITE);
+		*s = sense_of(SK_DATA_PROTECT, ASC_APPEND_ONLY_OVERWRITE);
 		d->tapealert |= 1ull << (TA_WRITE_PROTECT - 1);
 	}
 	return ok;

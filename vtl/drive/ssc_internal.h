@@ -25,6 +25,7 @@ enum ssc_density {
 	DENSITY_LTO7M = 0x5D, /* LTO-7 cartridge written as Type M (M8) */
 	DENSITY_LTO8 = 0x5E,
 	DENSITY_LTO9 = 0x60,
+	DENSITY_LTO10 = 0x62, /* IBM's LTFS (TC_DC_LTO10), FreeBSD mt(1) */
 };
 
 /* Medium type codes in the mode parameter header (IBM LTO reference): data and WORM. */

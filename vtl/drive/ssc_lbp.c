@@ -189,5 +189,5 @@ void ssc_lbp_append(const struct ssc_drive *d, uint8_t *p, size_t fit, struct vt
 
 struct scsi_sense ssc_lbp_guard_failed(void)
 {
-	return sense_of(SK_ABORTED_COMMAND, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
+	return sense_of(SK_HARDWARE_ERROR, ASC_LOGICAL_BLOCK_GUARD_CHECK_FAILED);
 }

@@ -66,7 +66,7 @@
 #define TU_SUSP_READS 0x000A
 #define TU_FATAL_SUSP_READS 0x000B
 #define DATA_SET_LTO5 2472960ull /* bytes of user data per data set, LTO-5 and LTO-6 */
-#define DATA_SET_LTO7 5111808ull /* LTO-7 to LTO-9 */
+#define DATA_SET_LTO7 5111808ull /* LTO-7 to LTO-9; LTO-10 counted alike (its data set size was not found) */
 #define MAM_LOAD_COUNT 0x0003    /* SPC-4 table 330 */
 #define MAM_MIB_WRITTEN_LIFE 0x0220
 #define MAM_MIB_READ_LIFE 0x0221

@@ -271,8 +271,9 @@ static int load_one(const struct ssc_mam_attr *a, void *arg)
 /* Meters of tape in an LTO cartridge of generation gen (LTO cartridge specifications). */
 static uint32_t medium_length_m(unsigned gen)
 {
-	static const uint16_t len[] = {[5] = 846, [6] = 846, [7] = 960, [8] = 960, [9] = 1035};
-	return gen >= 5 && gen <= 9 ? len[gen] : 0;
+	/* LTO-10: 1035 m (FreeBSD mt(1), from the MAM of real LTO-10 cartridges). */
+	static const uint16_t len[] = {[5] = 846, [6] = 846, [7] = 960, [8] = 960, [9] = 1035, [10] = 1035};
+	return gen >= VTL_GEN_MIN && gen <= VTL_GEN_MAX ? len[gen] : 0;
 }
 
 /* The medium attributes a cartridge is born with, written the first time a drive sees it. */

@@ -502,18 +502,18 @@ static bool pages_walk(struct ssc_drive *d, const uint8_t *buf, size_t at, size_
 	return true;
 }
 
-/* Whether this drive can write density code density (its own generation and the one before; M8 on LTO-8). */
+/* Whether this drive can write density code density (its own generation and the one before, LTO-10 its own only; M8 on LTO-8). */
 static bool density_writable(const struct ssc_drive *d, uint8_t density)
 {
 	static const struct {
 		uint8_t density;
 		unsigned gen;
 	} by_density[] = {{DENSITY_LTO5, 5}, {DENSITY_LTO6, 6}, {DENSITY_LTO7, 7},
-			  {DENSITY_LTO7M, 8}, {DENSITY_LTO8, 8}, {DENSITY_LTO9, 9}};
+			  {DENSITY_LTO7M, 8}, {DENSITY_LTO8, 8}, {DENSITY_LTO9, 9}, {DENSITY_LTO10, 10}};
 	for (size_t i = 0; i < VTL_ARRAY_SIZE(by_density); i++)
 		if (by_density[i].density == density)
 			return by_density[i].gen == d->gen ||
-			       (by_density[i].gen + 1 == d->gen && density != DENSITY_LTO7M);
+			       (by_density[i].gen + 1 == d->gen && density != DENSITY_LTO7M && d->gen < 10);
 	return false;
 }
 

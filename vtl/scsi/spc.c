@@ -17,6 +17,7 @@
 #define STD_RMB 0x80             /* byte 1: removable medium */
 #define STD_VERSION_SPC4 0x06    /* byte 2 */
 #define STD_HISUP_FORMAT2 0x12   /* byte 3: HISUP, response data format 2 */
+#define STD_PROTECT 0x01         /* byte 5: PROTECT (SPC-4 standard INQUIRY data) */
 #define STD_CMDQUE 0x02          /* byte 7 */
 #define STD_VENDOR 8
 #define STD_PRODUCT 16
@@ -133,6 +134,7 @@ void spc_inquiry_vpd(const struct scsi_ident *id, const struct spc_vpd_page *pag
 		b[2] = STD_VERSION_SPC4;
 		b[3] = STD_HISUP_FORMAT2;
 		b[4] = STD_LEN - 5;
+		b[5] = id->protect ? STD_PROTECT : 0;
 		b[7] = STD_CMDQUE;
 		spc_put_padded(b + STD_VENDOR, id->vendor, 8);
 		spc_put_padded(b + STD_PRODUCT, id->product, 16);

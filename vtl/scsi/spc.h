@@ -27,6 +27,7 @@ struct scsi_ident {
 	char product[17]; /* 16 */
 	char revision[5]; /* 4 */
 	char serial[33];  /* unit serial number (VPD 80h) */
+	bool protect;     /* standard INQUIRY PROTECT: the unit supports protection information (for a tape drive, logical block protection) */
 };
 
 /*

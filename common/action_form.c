@@ -10,12 +10,13 @@
 #include "common/vtl_error.h"
 
 #define NAME_MAX_LEN 16                  /* a field's name: the longest argument name is "barcode" */
-#define VALUE_MAX_LEN (VTL_BARCODE_MAX)  /* no argument is longer than a barcode (ctlproto's own bound) */
+/* No argument is longer than a barcode or a physical library's name (ctlproto's own bounds). */
+#define VALUE_MAX_LEN (CTLPROTO_NAME_MAX > VTL_BARCODE_MAX ? CTLPROTO_NAME_MAX : VTL_BARCODE_MAX)
 
 /* The verbs an operator may post; the others are hints between the daemons, queries or reloads. */
 static const enum ctlproto_verb actions[] = {
 	CTLPROTO_MOVE, CTLPROTO_LOAD, CTLPROTO_UNLOAD, CTLPROTO_IMPORT,
-	CTLPROTO_EXPORT, CTLPROTO_MIGRATE, CTLPROTO_RECALL, CTLPROTO_RELEASE,
+	CTLPROTO_EXPORT, CTLPROTO_MIGRATE, CTLPROTO_VERIFY, CTLPROTO_RECALL, CTLPROTO_RELEASE,
 };
 
 struct field {

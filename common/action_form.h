@@ -6,14 +6,15 @@
  * request line ("move 000123L8 1025") that vtlctl would send for the same
  * action. The fields a verb takes are its arguments in common/ctlproto.c's
  * table, named in lower case ("from", "to", "drive", "slot", "barcode",
- * "ie", and the option and flag words "rate", "native", "force"), so the
+ * "ie", and the option and flag words "rate", "native", "library",
+ * "force"), so the
  * grammar, its bounds and its error texts are the control protocol's own:
  * the line is then parsed by ctlproto_parse like any other.
  *
  * Refused, with a message naming the field: an unknown field, one given
  * twice, an empty value or one that is not one word of printable ASCII, a
  * verb that is not an action (only move, load, unload, import, export,
- * migrate, recall, release are), a required argument left out.
+ * migrate, verify, recall, release are), a required argument left out.
  */
 #ifndef VTL_COMMON_ACTION_FORM_H
 #define VTL_COMMON_ACTION_FORM_H

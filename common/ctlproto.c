@@ -63,6 +63,8 @@ static const struct ctlproto_verb_info verbs[CTLPROTO_VERBS] = {
 	[CTLPROTO_SCAN] = {"scan", CTLPROTO_MIGRATOR, "adds the physical library's new tapes to the catalog", 0, {{0}}},
 	[CTLPROTO_PHYSICAL] = {"physical", CTLPROTO_MIGRATOR, "each physical library's (or library NAME's) elements and "
 			       "what they hold", 1, {ARG_LIBRARY}},
+	[CTLPROTO_DRIVES] = {"drives", CTLPROTO_MIGRATOR, "every physical library's (or library NAME's) drives: state, "
+			     "job, tape, MB/s, ring fill, waits, back-hitches", 1, {ARG_LIBRARY}},
 	[CTLPROTO_POLICY] = {"policy", CTLPROTO_MIGRATOR, "the cache policy: pool fill, marks, and its last pass", 0,
 			     {{0}}},
 	[CTLPROTO_RELEASE] = {"release", CTLPROTO_MIGRATOR, "gives up the disk copy of a premigrated cartridge (force: "

@@ -54,6 +54,7 @@ enum ctlproto_verb {
 	CTLPROTO_CANCEL,
 	CTLPROTO_SCAN,
 	CTLPROTO_PHYSICAL,
+	CTLPROTO_DRIVES,
 	CTLPROTO_POLICY,
 	CTLPROTO_RELEASE,
 	CTLPROTO_INGEST,
@@ -113,7 +114,7 @@ struct ctlproto_request {
 	unsigned flags;                    /* CTLPROTO_FLAG_* given */
 	bool given[CTLPROTO_OPTIONS];      /* the named options given */
 	uint64_t option[CTLPROTO_OPTIONS]; /* their values */
-	char library[CTLPROTO_NAME_MAX + 1]; /* migrate, verify, recall, physical: the physical library; "": any */
+	char library[CTLPROTO_NAME_MAX + 1]; /* migrate, verify, recall, physical, drives: the physical library; "": any */
 };
 
 /* The table's entry for verb v (v < CTLPROTO_VERBS). */

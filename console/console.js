@@ -12,8 +12,8 @@ const TOKEN_KEY = "vtl-token"; // sessionStorage only: gone with the tab
 // The fields each action takes: the control protocol's arguments (docs/operations.md, "Web console").
 const ACTIONS = {
   move: ["from", "to"], load: ["what", "drive"], unload: ["drive", "slot"],
-  import: ["barcode", "ie"], export: ["ie"], migrate: ["barcode", "drive", "rate", "native"],
-  recall: ["barcode", "drive", "rate"], release: ["barcode", "force"],
+  import: ["barcode", "ie"], export: ["ie"], migrate: ["barcode", "drive", "rate", "native", "library"],
+  verify: ["barcode", "library"], recall: ["barcode", "drive", "rate", "library"], release: ["barcode", "force"],
 };
 
 const charts = new Map(); // drive address -> [{w, r}] samples

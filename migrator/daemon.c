@@ -25,6 +25,7 @@
 #include "migrator/policy.h"
 #include "migrator/policyd.h"
 #include "migrator/sched.h"
+#include "migrator/stream.h"
 #include "common/lockorder.h"
 
 _Static_assert(VTL_CFG_MAX_PHYS_DRIVES <= PHYS_MAX_DRIVES, "[physical] drive lines must fit a phys_st_config");
@@ -927,16 +928,23 @@ static void scan(struct migd *m, char *out, size_t cap)
 	jo_answer(out, cap, rc, err, msg);
 }
 
-/* One library's elements into out, each drive with its job (busy), idle, or unused (beyond [migrator] drives). */
-static int physical_lib(struct migd *m, struct mlib *l, struct phys_element *e, char *out, size_t cap, size_t *at,
-			bool first, char *err, size_t errlen)
+/* The library named library; NULL with the refusal (naming the libraries there are) in out. */
+static struct mlib *lib_named(struct migd *m, const char *library, char *out, size_t cap)
 {
-	unsigned n = 0;
-	int rc = l->lib->ops->inventory(l->lib, e, INVENTORY_MAX, &n);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", l->pc->name, phys_error(l->lib));
-		return rc;
-	}
+	for (unsigned i = 0; i < m->nlibs; i++)
+		if (!strcmp(m->libs[i].pc->name, library))
+			return &m->libs[i];
+	char names[256], msg[384];
+	library_names(m, names, sizeof names);
+	snprintf(msg, sizeof msg, "no physical library %s: this migrator serves %s", library, names);
+	jo_answer(out, cap, VTL_E_NOTFOUND, msg, NULL);
+	return NULL;
+}
+
+/* One library's elements into out, each drive with its job (busy), idle, or unused (beyond [migrator] drives). */
+static void physical_lib(struct migd *m, struct mlib *l, const struct phys_element *e, unsigned n, char *out,
+			 size_t cap, size_t *at, bool *first)
+{
 	struct {
 		bool busy;
 		int64_t job;
@@ -947,8 +955,9 @@ static int physical_lib(struct migd *m, struct mlib *l, struct phys_element *e, 
 		use[d].busy = l->run[d].assigned, use[d].job = l->run[d].job.id, use[d].kind = l->run[d].job.kind;
 	unlock(m);
 	static const char *const types[] = {"", "transport", "slot", "ie", "drive"};
-	for (unsigned i = 0; i < n && i < INVENTORY_MAX; i++) {
-		jo_printf(out, cap, at, "%s{\"address\":%u,\"library\":\"", first && !i ? "" : ",", e[i].address);
+	for (unsigned i = 0; i < n; i++) {
+		jo_printf(out, cap, at, "%s{\"address\":%u,\"library\":\"", *first ? "" : ",", e[i].address);
+		*first = false;
 		jo_str(out, cap, at, l->pc->name);
 		jo_printf(out, cap, at, "\",\"type\":\"%s\",\"barcode\":\"", types[e[i].type]);
 		jo_str(out, cap, at, e[i].full ? e[i].barcode : "");
@@ -963,47 +972,148 @@ static int physical_lib(struct migd *m, struct mlib *l, struct phys_element *e, 
 			jo_printf(out, cap, at, ",\"drive\":%d,\"state\":\"idle\"", d);
 		jo_printf(out, cap, at, "}");
 	}
-	return VTL_OK;
 }
 
-/* The elements of every library (library "": all), or of the one named. */
-static void physical(struct migd *m, const char *library, char *out, size_t cap)
+/*
+ * One library's part of an answer that lists every library's (physical,
+ * drives), from its inventory (e, n elements): its items appended to out at
+ * *at, the first of all without a comma (*first, cleared once one is written).
+ */
+typedef void (*lib_part_fn)(struct migd *m, struct mlib *l, const struct phys_element *e, unsigned n, char *out,
+			    size_t cap, size_t *at, bool *first);
+
+/*
+ * Answers with head (the document's opening up to its array's '[') and
+ * the part of every library (library "": all) or of the one named, then
+ * "]}"; head gets the first library, or the named one. A library whose
+ * changer does not answer its inventory makes it a refusal saying so.
+ */
+static void libs_answer(struct migd *m, const char *library,
+			void (*head)(struct migd *m, const struct mlib *l, char *out, size_t cap, size_t *at),
+			lib_part_fn part, char *out, size_t cap)
 {
 	struct mlib *only = NULL;
-	if (library[0]) {
-		for (unsigned i = 0; i < m->nlibs; i++)
-			if (!strcmp(m->libs[i].pc->name, library))
-				only = &m->libs[i];
-		if (!only) {
-			char names[256], msg[384];
-			library_names(m, names, sizeof names);
-			snprintf(msg, sizeof msg, "no physical library %s: this migrator serves %s", library, names);
-			jo_answer(out, cap, VTL_E_NOTFOUND, msg, NULL);
-			return;
-		}
-	}
+	if (library[0] && !(only = lib_named(m, library, out, cap)))
+		return;
 	struct phys_element *e = malloc(INVENTORY_MAX * sizeof *e);
 	if (!e) {
 		jo_answer(out, cap, VTL_E_NOMEM, "out of memory", NULL);
 		return;
 	}
-	/* library and kind: the first one's (or the named one's), as with a single library. */
-	struct mlib *head = only ? only : &m->libs[0];
 	size_t at = 0;
-	jo_printf(out, cap, &at, "{\"ok\":true,\"library\":\"");
-	jo_str(out, cap, &at, head->pc->name);
-	jo_printf(out, cap, &at, "\",\"kind\":\"%s\",\"elements\":[", head->lib->ops->kind);
+	head(m, only ? only : &m->libs[0], out, cap, &at);
 	char err[PHYS_ERR_MAX + CAT_NAME_MAX + 4];
 	int rc = VTL_OK;
-	for (unsigned i = 0; rc == VTL_OK && i < m->nlibs; i++)
-		if (!only || only == &m->libs[i])
-			rc = physical_lib(m, &m->libs[i], e, out, cap, &at, only || i == 0, err, sizeof err);
+	bool first = true;
+	for (unsigned i = 0; rc == VTL_OK && i < m->nlibs; i++) {
+		struct mlib *l = &m->libs[i];
+		unsigned n = 0;
+		if (only && only != l)
+			continue;
+		if ((rc = l->lib->ops->inventory(l->lib, e, INVENTORY_MAX, &n)) != VTL_OK)
+			snprintf(err, sizeof err, "%s: %s", l->pc->name, phys_error(l->lib));
+		else
+			part(m, l, e, n < INVENTORY_MAX ? n : INVENTORY_MAX, out, cap, &at, &first);
+	}
 	free(e);
 	if (rc) {
 		jo_answer(out, cap, rc, err, NULL);
 		return;
 	}
 	jo_printf(out, cap, &at, "]}");
+}
+
+/* "physical"'s library and kind: the first library's (or the named one's), as with a single library. */
+static void physical_head(struct migd *m, const struct mlib *l, char *out, size_t cap, size_t *at)
+{
+	(void)m;
+	jo_printf(out, cap, at, "{\"ok\":true,\"library\":\"");
+	jo_str(out, cap, at, l->pc->name);
+	jo_printf(out, cap, at, "\",\"kind\":\"%s\",\"elements\":[", l->lib->ops->kind);
+}
+
+/* One drive of a "drives" answer, copied under mu so that the answer is written without it. */
+struct drive_view {
+	bool busy;
+	struct cat_job job;
+	char job_tape[CAT_BARCODE_MAX + 1]; /* the tape its job has reserved ("": none yet) */
+	struct live live;
+};
+
+/*
+ * Library l's drives into out: each busy with its job (the running one's
+ * live figures), idle, or unused (beyond [migrator] drives), with the tape
+ * its changer shows in it. Back-hitches: the simulated drive counts them
+ * since its tape was loaded; another drive does not report them, so a
+ * running job's writer gaps of STREAM_GAP_MS or more stand for them.
+ */
+static void drives_lib(struct migd *m, struct mlib *l, const struct phys_element *e, unsigned n, char *out,
+		       size_t cap, size_t *at, bool *first)
+{
+	unsigned have = l->lib->drives < PHYS_MAX_DRIVES ? l->lib->drives : PHYS_MAX_DRIVES;
+	struct drive_view v[PHYS_MAX_DRIVES];
+	lock(m);
+	for (unsigned d = 0; d < have; d++) {
+		const struct runner *r = &l->run[d];
+		v[d] = (struct drive_view){.busy = d < l->ndrives && r->assigned, .job = r->job, .live = r->live};
+		snprintf(v[d].job_tape, sizeof v[d].job_tape, "%s", r->tape);
+	}
+	unlock(m);
+	bool counted = !strcmp(l->lib->ops->kind, "sim"); /* as migrate.c's copy report */
+	size_t ring_buffer = (size_t)m->cfg->migrator.buffer_size;
+	for (unsigned d = 0; d < have; d++) {
+		const char *tape = "";
+		for (unsigned i = 0; i < n; i++)
+			if (e[i].type == PHYS_ELEM_DRIVE && e[i].address == l->lib->drive_addr[d] && e[i].full)
+				tape = e[i].barcode;
+		const struct drive_view *w = &v[d];
+		jo_printf(out, cap, at, "%s{\"library\":\"", *first ? "" : ",");
+		*first = false;
+		jo_str(out, cap, at, l->pc->name);
+		jo_printf(out, cap, at, "\",\"drive\":%u,\"address\":%u,\"state\":\"%s\",\"tape\":\"", d,
+			  l->lib->drive_addr[d], d >= l->ndrives ? "unused" : w->busy ? "busy" : "idle");
+		jo_str(out, cap, at, tape);
+		jo_printf(out, cap, at, "\"");
+		uint64_t backhitches = 0;
+		bool known = false;
+		struct phys_drive_status st;
+		if (counted && tape[0] && l->lib->ops->status(l->lib, d, &st) == VTL_OK) {
+			backhitches = st.backhitches;
+			known = true;
+		} else if (w->busy && w->live.running) {
+			backhitches = w->live.c.gaps;
+		}
+		if (w->busy) {
+			const struct live *lv = &w->live;
+			jo_printf(out, cap, at, ",\"job\":%lld,\"job_kind\":\"%s\",\"barcode\":\"", (long long)w->job.id,
+				  kind_names[w->job.kind]);
+			jo_str(out, cap, at, w->job.barcode);
+			jo_printf(out, cap, at, "\",\"job_tape\":\"");
+			jo_str(out, cap, at, w->job_tape);
+			jo_printf(out, cap, at,
+				  "\",\"bytes\":%llu,\"total\":%llu,\"mb_s\":%.1f,\"ring_full\":%u,\"ring_buffers\":%u,"
+				  "\"ring_bytes\":%llu,\"writer_waits\":%llu,\"writer_wait_ms\":%llu,\"reader_waits\":%llu,"
+				  "\"reader_wait_ms\":%llu",
+				  (unsigned long long)lv->bytes, (unsigned long long)lv->total, lv->mbs, lv->full, lv->buffers,
+				  (unsigned long long)lv->full * (unsigned long long)ring_buffer,
+				  (unsigned long long)lv->c.writer_waits,
+				  (unsigned long long)lv->c.writer_delays * STREAM_DELAY_MS,
+				  (unsigned long long)lv->c.reader_waits,
+				  (unsigned long long)lv->c.reader_delays * STREAM_DELAY_MS);
+		}
+		if (known || w->busy)
+			jo_printf(out, cap, at, ",\"backhitches\":%llu,\"backhitches_counted\":%s",
+				  (unsigned long long)backhitches, known ? "true" : "false");
+		jo_printf(out, cap, at, "}");
+	}
+}
+
+/* "drives"'s opening: the ring's buffer size, which ring_bytes counts in. */
+static void drives_head(struct migd *m, const struct mlib *l, char *out, size_t cap, size_t *at)
+{
+	(void)l;
+	jo_printf(out, cap, at, "{\"ok\":true,\"ring_buffer_size\":%llu,\"drives\":[",
+		  (unsigned long long)m->cfg->migrator.buffer_size);
 }
 
 /* ------------------------------------------------------------- the metrics */
@@ -1148,7 +1258,12 @@ static void req_scan(struct migd *m, const struct ctlproto_request *r, char *out
 
 static void req_physical(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
 {
-	physical(m, r->library, out, cap);
+	libs_answer(m, r->library, physical_head, physical_lib, out, cap);
+}
+
+static void req_drives(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
+{
+	libs_answer(m, r->library, drives_head, drives_lib, out, cap);
 }
 
 static void req_policy(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
@@ -1172,6 +1287,7 @@ static const request_fn requests[CTLPROTO_VERBS] = {
 	[CTLPROTO_MIGRATE] = req_job,       [CTLPROTO_VERIFY] = req_job,   [CTLPROTO_RECALL] = req_job,
 	[CTLPROTO_WAKE] = req_hint,         [CTLPROTO_YIELD] = req_hint,   [CTLPROTO_JOBS] = req_jobs,
 	[CTLPROTO_CANCEL] = req_cancel,     [CTLPROTO_SCAN] = req_scan,    [CTLPROTO_PHYSICAL] = req_physical,
+	[CTLPROTO_DRIVES] = req_drives,
 	[CTLPROTO_POLICY] = req_policy,     [CTLPROTO_RELEASE] = req_policy,  [CTLPROTO_INGEST] = req_ingest,
 	[CTLPROTO_MIGRATOR_RELOAD] = req_reload,
 };

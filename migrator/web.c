@@ -49,6 +49,11 @@ static void get_physical(void *arg, struct http_reply *r)
 	verb(arg, "physical", r);
 }
 
+static void get_drives(void *arg, struct http_reply *r)
+{
+	verb(arg, "drives", r);
+}
+
 static void get_policy(void *arg, struct http_reply *r)
 {
 	verb(arg, "policy", r);
@@ -58,6 +63,7 @@ static const struct http_route routes[] = {
 	{.path = "/metrics", .fn = get_metrics},
 	{.path = "/api/jobs", .fn = get_jobs},
 	{.path = "/api/physical", .fn = get_physical},
+	{.path = "/api/physical/drives", .fn = get_drives},
 	{.path = "/api/policy", .fn = get_policy},
 };
 
@@ -73,7 +79,7 @@ int migd_web_start(const struct vtl_config *cfg, struct migd *m, struct http_ser
 				 .nroutes = VTL_ARRAY_SIZE(routes), .arg = &the_web, .daemon = "vtl-migrator"};
 	int rc = http_start(&hc, out, err, errlen);
 	if (rc == VTL_OK)
-		log_info("http: /metrics and /api/jobs, /api/physical, /api/policy on %s (port %u)%s", h->listen,
+		log_info("http: /metrics and /api/jobs, /api/physical, /api/physical/drives, /api/policy on %s (port %u)%s", h->listen,
 			 http_port(*out), h->token[0] ? ", every request with the token" : "");
 	return rc;
 }

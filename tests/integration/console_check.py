@@ -235,7 +235,7 @@ def main():
 
         step("a migration queued from the page runs: its row shows progress, then done at 100 %")
         bc = next(e["barcode"] for e in lib if e["type"] == "slot" and e["barcode"])
-        r = form(b, "migrate", {"barcode": bc, "rate": "8"})
+        r = form(b, "migrate", {"barcode": bc, "rate": "8", "library": "simlib"})
         if r["status"] != "200":
             fail("migrate %s from the page: %s %s" % (bc, r["status"], r["result"]))
         print("   the page says: " + r["result"])

@@ -67,3 +67,27 @@ json() {
 d = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# verify_in_site_and_vault BARCODE: vtlctl verify queues one job in each of two libraries, site and vault;
+# both must end done, one in each.
+verify_in_site_and_vault() {
+	ctl verify "$1"
+	grep -q "^queued job [0-9]*: verify $1 in [a-z]*, job [0-9]* in [a-z]*$" "$tmp/out" ||
+		fail "verify did not queue a job in each library"
+	for j in $(grep -o "job [0-9]*" "$tmp/out" | cut -d' ' -f2); do
+		job_ends "$j" done
+	done
+	"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs"
+	[ "$(json "$tmp/jobs" 'sorted(j["library"] for j in d["jobs"] if j["kind"] == "verify" and j["state"] == "done")')" = "['site', 'vault']" ] ||
+		{ cat "$tmp/jobs" >&2; fail "the verifies did not run one in each library"; }
+}
+
+# tape_destroy FILE: overwrites a simulated tape's file with zeros, its size kept: its data is gone.
+tape_destroy() {
+	python3 - "$1" <<'PY'
+import os, sys
+n = os.path.getsize(sys.argv[1])
+with open(sys.argv[1], "r+b") as f:
+    f.write(b"\0" * n)
+PY
+}

@@ -9,10 +9,12 @@
 #     without the token; /api needs it;
 #   - POST /api/action: 403 with a JSON error without the token or with a
 #     wrong one (nothing moved), 400 for an unknown field, 413 for a body
-#     over 1024 bytes, a GET of it 405; with the token a load is made;
+#     over 1024 bytes, a GET of it 405, 409 with the migrator's refusal for
+#     a verify in a physical library it does not have; with the token a
+#     load is made;
 #   - in the browser: every drive and slot with its barcode, a drive's rate
 #     and bytes changing while `iscsi_hosts stream` writes, a migration
-#     queued from the page showing progress, a screenshot (PNG, its size and
+#     queued from the page (in library simlib) showing progress, a screenshot (PNG, its size and
 #     dimensions checked; kept as $CONSOLE_PNG when set: docs/img/console.png
 #     is made so), a move refused with a wrong token and made with it.
 # Skips (loudly) only when /usr/bin/chromium is missing: scripts/install-deps installs it.
@@ -90,6 +92,12 @@ grep -q 'unknown field speed: move takes verb, from, to' "$tmp/body" || fail "th
 	fail "a body of 2 kB is not 413"
 [ "$(code /api/action -H "$auth")" = 405 ] || fail "a GET of /api/action is not 405"
 [ "$(code /api/action -H "$auth" --data 'verb=reload')" = 400 ] || fail "reload through /api/action is not refused"
+echo "   $(cat "$tmp/body")"
+# The library field is vtlctl's --library: the migrator answers for it, as it answers vtlctl.
+[ "$(code /api/action -H "$auth" --data 'verb=verify&barcode=C00001L8&library=nowhere')" = 409 ] ||
+	fail "a verify in a library the migrator does not have is not 409: $(cat "$tmp/body")"
+grep -q 'no physical library nowhere: this migrator serves simlib' "$tmp/body" ||
+	fail "the 409 does not name the unknown library and the migrator's: $(cat "$tmp/body")"
 echo "   $(cat "$tmp/body")"
 
 step "a host fills C00001L8 with 24 MiB and loads C00002L8 in drive 258 (iscsi_hosts write)"

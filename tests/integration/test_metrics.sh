@@ -275,7 +275,7 @@ e = json.load(open(sys.argv[1]))["events"]
 sys.exit(0 if 1 <= len(e) <= 3 and all(x["id"] > 2 for x in e) else 1)' "$tmp/api_doc" ||
 	fail "/api/events?since=2&limit=3 does not hold 1 to 3 events after id 2"
 [ "$(status "$vurl" "/api/events?limit=x")" = 400 ] || fail "/api/events?limit=x is not 400"
-for p in /api/physical /api/policy; do
+for p in /api/physical /api/physical/drives /api/policy; do
 	curl -sf "$murl$p" | python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["ok"] else 1)' ||
 		fail "GET $p is not an ok JSON answer"
 done

@@ -137,14 +137,7 @@ grep -q "PHY00[0-9]L8 file [0-9]*, [0-9]* bytes, good (library site, pool defaul
 	fail "cartridge show does not name the site copy's library and pool"
 grep -q "VLT00[0-9]L8 file [0-9]*, [0-9]* bytes, good (library vault, pool vault)" "$tmp/out" ||
 	fail "cartridge show does not name the vault copy's library and pool"
-ctl verify X00001L8
-grep -q "^queued job [0-9]*: verify X00001L8 in [a-z]*, job [0-9]* in [a-z]*$" "$tmp/out" || fail "verify did not queue a job in each library"
-for j in $(grep -o "job [0-9]*" "$tmp/out" | cut -d' ' -f2); do
-	job_ends "$j" done
-done
-"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs"
-[ "$(json "$tmp/jobs" 'sorted(j["library"] for j in d["jobs"] if j["kind"] == "verify" and j["state"] == "done")')" = "['site', 'vault']" ] ||
-	{ cat "$tmp/jobs" >&2; fail "the verifies did not run one in each library"; }
+verify_in_site_and_vault X00001L8
 
 step "a reload turns the policy on: it copies X00002L8 to both libraries by itself"
 sed -i 's/^premigrate = none$/premigrate = idle/' "$conf"
@@ -175,12 +168,7 @@ ctl reload
 ctl release X00002L8
 [ "$(cache_of X00002L8)" = migrated ] || fail "X00002L8 is not migrated after its release"
 site_tape=$(json "$tmp/show" '[k["tape"] for k in d["copies"] if k["tape"].startswith("PHY")][0]')
-python3 - "$tmp/site/$site_tape.tape" <<'PY'
-import os, sys
-n = os.path.getsize(sys.argv[1])
-with open(sys.argv[1], "r+b") as f:
-    f.write(b"\0" * n)
-PY
+tape_destroy "$tmp/site/$site_tape.tape"
 ctl recall X00002L8 --library site
 jr=$(job_id)
 job_ends "$jr" done

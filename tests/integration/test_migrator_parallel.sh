@@ -18,6 +18,11 @@
 #     a native copy pinned to drive 2 and queued behind it, and one queued in
 #     the catalog while the migrator is stopped, run after a restart as they
 #     were asked for: native copies, each in its drive (catalog schema 6);
+#   - vtlctl physical drives while four copies run: four busy drives, each
+#     with its own job, cartridge and mounted tape, the ring and waits of its
+#     job and the back-hitches the simulated drive counted; the table and
+#     --json say the same; with the migrator stopped it says so; every drive
+#     idle once the jobs end;
 #   - kill -9 of the migrator while four copies run: the cartridges keep
 #     what they had, the restarted migrator ends every job, every cartridge's
 #     good copies verify, no job is left, and the catalog checks out.
@@ -100,6 +105,34 @@ tape_of() {
 }
 inventory() {
 	"$VTLCTL" -c "$conf" --json physical inventory >"$tmp/inv" || { cat "$tmp/inv" >&2; fail "physical inventory"; }
+}
+# watch_drives SECONDS UNTIL: polls vtlctl physical drives (--json, then the table) every 0.1 s until the
+# Python expression UNTIL over rows (the table's rows as lists of columns) and ds (the JSON's drives) holds
+# with both taken in the same round, or SECONDS pass (then it fails). Leaves the JSON in $tmp/drives.
+watch_drives() {
+	python3 - "$VTLCTL" "$conf" "$1" "$2" "$tmp/drives" <<'PY'
+import json, subprocess, sys, time
+vtlctl, conf, limit, until, keep = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
+end = time.monotonic() + limit
+while True:
+    out = subprocess.run([vtlctl, "-c", conf, "--json", "physical", "drives"], capture_output=True, text=True,
+                         check=True).stdout
+    text = subprocess.run([vtlctl, "-c", conf, "physical", "drives"], capture_output=True, text=True, check=True).stdout
+    ds = json.loads(out)["drives"]
+    lines = text.splitlines()
+    if lines[0].split()[:7] != ["LIBRARY", "DRIVE", "STATE", "JOB", "KIND", "CARTRIDGE", "TAPE"]:
+        sys.exit("physical drives: unexpected header " + lines[0])
+    rows = [l.split() for l in lines[1:]]
+    if eval("(" + until + ")"):
+        open(keep, "w").write(out)
+        print(text, end="")
+        sys.exit(0)
+    if time.monotonic() > end:
+        print("timed out waiting for: " + until, file=sys.stderr)
+        print(text + out, file=sys.stderr)
+        sys.exit(1)
+    time.sleep(0.1)
+PY
 }
 state_of() { # state_of JOB
 	"$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs"
@@ -243,7 +276,24 @@ for bc in X00001L8 X00002L8 X00003L8 X00004L8; do
 	echo "$(job_id)" >>"$tmp/copies"
 done
 watch_jobs 60 'len({j["drive"] for j in run}) == 4' >/dev/null
-sleep 1
+step "physical drives while the four copy: four busy drives, each its own job, cartridge and tape"
+# Every busy drive streams (its ring reported) on the tape its job reserved, and the table's row of each
+# drive names the same job, kind, cartridge and tape as the JSON.
+watch_drives 30 'len([d for d in ds if d["state"] == "busy" and d["tape"] and d["tape"] == d["job_tape"]
+	and d.get("ring_buffers") == 8]) == 4 and all([r[:7] for r in rows if r[1] == str(d["drive"])] ==
+	[[d["library"], str(d["drive"]), "busy", str(d["job"]), d["job_kind"], d["barcode"], d["tape"]]] for d in ds)' \
+	>"$tmp/dtext" || fail "physical drives did not show the four copies"
+sed 's/^/   | /' "$tmp/dtext"
+jobs=$(json "$tmp/drives" 'sorted(x["job"] for x in d["drives"] if x["state"] == "busy")')
+want=$(python3 -c 'import sys; print(sorted(int(x) for x in sys.argv[1:]))' $(cat "$tmp/copies"))
+[ "$jobs" = "$want" ] || fail "physical drives shows jobs $jobs on the busy drives, the copies are $want"
+[ "$(json "$tmp/drives" 'len({x["barcode"] for x in d["drives"]})')" -eq 4 ] || fail "two drives copy one cartridge"
+[ "$(json "$tmp/drives" 'len({x["tape"] for x in d["drives"]})')" -eq 4 ] || fail "two drives hold one tape"
+[ "$(json "$tmp/drives" 'd["ring_buffer_size"]')" -eq 262144 ] || fail "the answer's ring buffer size is not 256K"
+[ "$(json "$tmp/drives" 'all(x["ring_bytes"] == x["ring_full"] * 262144 and 0 <= x["ring_full"] <= 8
+	for x in d["drives"])')" = True ] || fail "a drive's ring fill is not its full buffers of 256 KiB each"
+[ "$(json "$tmp/drives" 'all(x["backhitches_counted"] and x["writer_wait_ms"] >= 0 and x["mb_s"] >= 0
+	for x in d["drives"])')" = True ] || fail "a simulated drive's back-hitches are not counted by the drive"
 kill -KILL "$mpid"
 wait "$mpid" 2>/dev/null || true
 mpid=""
@@ -265,7 +315,18 @@ done
 "$VTLCTL" -c "$conf" --json jobs >"$tmp/jobs"
 left=$(json "$tmp/jobs" 'len([j for j in d["jobs"] if j["state"] in ("queued", "running")])')
 [ "$left" -eq 0 ] || fail "$left jobs are left queued or running"
+step "physical drives once the jobs ended: every drive idle, without a job"
+watch_drives 10 'len(ds) == 4 and all(d["state"] == "idle" and "job" not in d for d in ds) and
+	len(rows) == 4 and all(r[2] == "idle" and r[3] == "-" for r in rows)' >"$tmp/dtext" ||
+	fail "physical drives does not show four idle drives"
+sed 's/^/   | /' "$tmp/dtext"
+ctl physical drives --library simlib
+[ "$(grep -c "^simlib " "$tmp/out")" -eq 4 ] || fail "physical drives --library simlib does not list its 4 drives"
+"$VTLCTL" -c "$conf" physical drives --library nowhere >"$tmp/out" 2>&1 && fail "physical drives took an unknown library"
+grep -q "nowhere" "$tmp/out" || fail "physical drives --library nowhere does not say which library is unknown"
 migrator_stop
+"$VTLCTL" -c "$conf" physical drives >"$tmp/out" 2>&1 && fail "physical drives succeeded without vtl-migrator"
+grep -q "vtl-migrator is not running" "$tmp/out" || { cat "$tmp/out" >&2; fail "physical drives does not say vtl-migrator is not running"; }
 vtld_stop
 ctl catalog check
 echo "test_migrator_parallel: all steps passed"

@@ -57,6 +57,15 @@ static void every_action_becomes_its_request(void **state)
 	becomes("verb=migrate&barcode=C00001L8&rate=8&drive=1&native=1", "migrate C00001L8 drive 1 rate 8 native 1",
 		CTLPROTO_MIGRATOR);
 	becomes("verb=recall&barcode=C00001L8", "recall C00001L8", CTLPROTO_MIGRATOR);
+	/* library: vtlctl's --library, a physical library's name of up to 64 characters. */
+	becomes("verb=migrate&barcode=C00001L8&library=vault", "migrate C00001L8 library vault", CTLPROTO_MIGRATOR);
+	becomes("verb=recall&library=site-2.a_b&barcode=C00001L8", "recall C00001L8 library site-2.a_b", CTLPROTO_MIGRATOR);
+	becomes("verb=verify&barcode=C00001L8", "verify C00001L8", CTLPROTO_MIGRATOR);
+	becomes("verb=verify&barcode=C00001L8&library=vault", "verify C00001L8 library vault", CTLPROTO_MIGRATOR);
+	char name64[160], want64[160];
+	snprintf(name64, sizeof name64, "verb=migrate&barcode=C00001L8&library=%064d", 7);
+	snprintf(want64, sizeof want64, "migrate C00001L8 library %064d", 7);
+	becomes(name64, want64, CTLPROTO_MIGRATOR);
 	becomes("verb=release&barcode=C00001L8&force=1", "release C00001L8 force", CTLPROTO_MIGRATOR);
 	/* Form encoding: percent escapes and empty pairs, as browsers send them. */
 	becomes("verb=move&from=C%30%30001L8&&to=1032&", "move C00001L8 1032", CTLPROTO_VTLD);
@@ -65,7 +74,7 @@ static void every_action_becomes_its_request(void **state)
 static void wrong_forms_refused(void **state)
 {
 	(void)state;
-	refused("", "give the field verb: one of move, load, unload, import, export, migrate, recall, release");
+	refused("", "give the field verb: one of move, load, unload, import, export, migrate, verify, recall, release");
 	refused("from=1025&to=1032", "give the field verb");
 	refused("verb=reload", "verb reload is not an action");
 	refused("verb=status", "verb status is not an action");
@@ -92,8 +101,14 @@ static void wrong_forms_refused(void **state)
 		snprintf(many + strlen(many), sizeof many - strlen(many), "&f%d=1", i);
 	refused(many, "more than 8 fields");
 	char longv[128];
-	snprintf(longv, sizeof longv, "verb=import&barcode=%040d", 1);
-	refused(longv, "field barcode: give one word of printable characters, at most 32");
+	snprintf(longv, sizeof longv, "verb=import&barcode=%065d", 1);
+	refused(longv, "field barcode: give one word of printable characters, at most 64");
+	snprintf(longv, sizeof longv, "verb=import&barcode=%040d", 1); /* a word, but no barcode: ctlproto says so */
+	refused(longv, "usage: import");
+	snprintf(longv, sizeof longv, "verb=migrate&barcode=C00001L8&library=%065d", 1);
+	refused(longv, "field library: give one word of printable characters, at most 64");
+	refused("verb=verify&barcode=C00001L8&library=a%2Fb", "library 'a/b': give a name of 1 to 64");
+	refused("verb=verify&barcode=C00001L8&force=1", "unknown field force: verify takes verb, barcode, drive, rate, native, library");
 }
 
 int main(void)

@@ -144,6 +144,9 @@ static void every_migrator_verb_round_trips(void **state)
 	round_trip(&(struct ctlproto_request){.verb = CTLPROTO_CANCEL, .job = INT64_MAX}, "cancel 9223372036854775807");
 	round_trip(&(struct ctlproto_request){.verb = CTLPROTO_SCAN}, "scan");
 	round_trip(&(struct ctlproto_request){.verb = CTLPROTO_PHYSICAL}, "physical");
+	round_trip(&(struct ctlproto_request){.verb = CTLPROTO_DRIVES}, "drives");
+	lib.verb = CTLPROTO_DRIVES;
+	round_trip(&lib, "drives library site-2.a_b");
 	round_trip(&(struct ctlproto_request){.verb = CTLPROTO_POLICY}, "policy");
 	struct ctlproto_request release = {.verb = CTLPROTO_RELEASE};
 	snprintf(release.barcode, sizeof release.barcode, "P00001L8");
@@ -180,7 +183,7 @@ static void the_round_trips_cover_the_table(void **state)
 	(void)state;
 	static const char *const tested[] = {"status", "move", "load", "unload", "import", "export", "reload",
 					     "migrate", "verify", "recall", "wake", "yield", "jobs", "cancel", "scan",
-					     "physical", "policy", "release", "ingest", "reload"};
+					     "physical", "drives", "policy", "release", "ingest", "reload"};
 	assert_int_equal(sizeof tested / sizeof tested[0], CTLPROTO_VERBS);
 	for (unsigned v = 0; v < CTLPROTO_VERBS; v++)
 		assert_string_equal(ctlproto_verb(v)->word, tested[v]);
@@ -224,7 +227,7 @@ static void unknown_empty_and_other_daemons_verbs(void **state)
 		"unknown request 'stat'; vtld answers status, move, load, unload, import, export, reload");
 	refused(CTLPROTO_MIGRATOR, "Jobs",
 		"unknown request 'Jobs'; vtl-migrator answers migrate, verify, recall, wake, yield, jobs, cancel, scan, "
-		"physical, policy, release, ingest, reload");
+		"physical, drives, policy, release, ingest, reload");
 	refused(CTLPROTO_VTLD, "migrate A00001L8", "'migrate' is a request for vtl-migrator, not vtld");
 	refused(CTLPROTO_MIGRATOR, "status", "'status' is a request for vtld, not vtl-migrator");
 }

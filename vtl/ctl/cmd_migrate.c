@@ -181,7 +181,15 @@ int cmd_physical_pool(struct ctl *ctl, int argc, char **argv)
 	return 0;
 }
 
-int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
+/*
+ * What physical inventory and physical drives share: the option --library
+ * NAME, the refusal when vtl-migrator does not run (what: what it holds),
+ * and the request verb with the library named, whose answer is in answer
+ * (cap bytes). 0 with *printed set when --json printed it; else
+ * VTLCTL_USAGE or VTLCTL_FAIL (reported).
+ */
+static int physical_query(struct ctl *ctl, int argc, char **argv, enum ctlproto_verb verb, const char *what,
+			  char *answer, size_t cap, bool *printed)
 {
 	struct ctl_opt opts[] = {{"library", 0, true, NULL, false}};
 	char **pos;
@@ -195,13 +203,21 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 	if ((rc = ctl_load_config(ctl)) || (rc = library_opt(ctl, &opts[0], &lib)))
 		return rc;
 	if (!ctl_migrator_up(ctl))
-		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running: it holds the physical libraries");
-	static char answer[ANSWER_MAX];
-	bool printed;
-	struct ctlproto_request r = {.verb = CTLPROTO_PHYSICAL};
+		return ctl_err(ctl, VTLCTL_FAIL, "vtl-migrator is not running (nothing answers on %s): it holds %s",
+			       ctl->cfg->migrator.control_socket, what);
+	struct ctlproto_request r = {.verb = verb};
 	if (opts[0].set)
 		snprintf(r.library, sizeof r.library, "%s", lib->name);
-	if ((rc = ctl_query(ctl, &r, answer, sizeof answer, &printed)) || printed)
+	return ctl_query(ctl, &r, answer, cap, printed);
+}
+
+int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
+{
+	static char answer[ANSWER_MAX];
+	bool printed;
+	int rc = physical_query(ctl, argc, argv, CTLPROTO_PHYSICAL, "the physical libraries", answer, sizeof answer,
+				&printed);
+	if (rc || printed)
 		return rc;
 	static const char *const head[] = {"LIBRARY", "ADDRESS", "TYPE", "BARCODE", "USE"};
 	struct table t;
@@ -224,6 +240,59 @@ int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv)
 			snprintf(use, sizeof use, "drive %llu: %s", ans_u64(e, "drive"), state);
 		}
 		table_add(&t, library, addr, type, bc[0] ? bc : "-", use);
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+	return 0;
+}
+
+/* The object of a daemon's answer that starts at e, up to its '}' (it holds no object), into buf: its keys only. */
+static void ans_object(const char *e, char *buf, size_t cap)
+{
+	const char *end = strchr(e, '}');
+	size_t n = end ? (size_t)(end - e) + 1 : strlen(e);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, e, n);
+	buf[n] = 0;
+}
+
+int cmd_physical_drives(struct ctl *ctl, int argc, char **argv)
+{
+	static char answer[ANSWER_MAX];
+	bool printed;
+	int rc = physical_query(ctl, argc, argv, CTLPROTO_DRIVES, "the physical drives and their jobs", answer,
+				sizeof answer, &printed);
+	if (rc || printed)
+		return rc;
+	static const char *const head[] = {"LIBRARY", "DRIVE", "STATE", "JOB", "KIND", "CARTRIDGE", "TAPE", "MB/s",
+					   "RING", "WAITS", "BACK-HITCHES"};
+	struct table t;
+	table_init(&t, 11, head, "LRLRLLLRRRR");
+	for (const char *e = strstr(answer, "{\"library\""); e; e = strstr(e + 1, "{\"library\"")) {
+		char o[2048], library[CAT_NAME_MAX + 1], drive[16], state[16], tape[48], job[24] = "-", kind[16] = "-",
+			      bc[48] = "-", mbs[16] = "-", ring[48] = "-", waits[48] = "-", bh[32] = "-";
+		ans_object(e, o, sizeof o);
+		ans_text(o, "library", library, sizeof library);
+		snprintf(drive, sizeof drive, "%llu", ans_u64(o, "drive"));
+		ans_text(o, "state", state, sizeof state);
+		ans_text(o, "tape", tape, sizeof tape);
+		if (strstr(o, "\"job\":")) {
+			char ringb[32];
+			snprintf(job, sizeof job, "%llu", ans_u64(o, "job"));
+			ans_text(o, "job_kind", kind, sizeof kind);
+			ans_text(o, "barcode", bc, sizeof bc);
+			snprintf(mbs, sizeof mbs, "%.1f", ans_real(o, "mb_s"));
+			fmt_bytes(ans_u64(o, "ring_bytes"), ringb, sizeof ringb);
+			snprintf(ring, sizeof ring, "%llu/%llu (%s)", ans_u64(o, "ring_full"), ans_u64(o, "ring_buffers"), ringb);
+			/* The writer's waits for a full buffer: the drive starved of data (how often, how long). */
+			snprintf(waits, sizeof waits, "%llu (%.2f s)", ans_u64(o, "writer_waits"),
+				 (double)ans_u64(o, "writer_wait_ms") / 1000.0);
+		}
+		if (strstr(o, "\"backhitches\":")) /* counted by the drive, or a running job's estimate (~) */
+			snprintf(bh, sizeof bh, "%s%llu", strstr(o, "\"backhitches_counted\":true") ? "" : "~",
+				 ans_u64(o, "backhitches"));
+		table_add(&t, library, drive, state, job, kind, bc, tape[0] ? tape : "-", mbs, ring, waits, bh);
 	}
 	table_print(&t, stdout);
 	table_free(&t);

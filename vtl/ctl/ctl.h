@@ -211,6 +211,7 @@ int cmd_catalog_check(struct ctl *ctl, int argc, char **argv);
 int cmd_physical_list(struct ctl *ctl, int argc, char **argv);
 int cmd_physical_add(struct ctl *ctl, int argc, char **argv);
 int cmd_physical_inventory(struct ctl *ctl, int argc, char **argv);
+int cmd_physical_drives(struct ctl *ctl, int argc, char **argv);
 int cmd_physical_pool(struct ctl *ctl, int argc, char **argv);
 int cmd_migrate(struct ctl *ctl, int argc, char **argv);
 int cmd_verify(struct ctl *ctl, int argc, char **argv);

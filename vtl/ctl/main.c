@@ -164,6 +164,17 @@ static const struct ctl_cmd commands[] = {
 	 "\n"
 	 "  --library NAME  that library's only ([physical NAME] in the configuration)",
 	 cmd_physical_inventory},
+	{"physical drives", "physical drives [--library NAME]",
+	 "every physical drive: its job, tape, MB/s, ring, waits, back-hitches (vtl-migrator must run)",
+	 "Each drive of each physical library (LIBRARY) with its number: busy with a job (its id, kind and\n"
+	 "cartridge), idle or unused (beyond [migrator] drives), and the physical tape its changer shows in it.\n"
+	 "A busy drive also shows its rate (MB/s over the last second), the fill of its job's ring (full\n"
+	 "buffers of all, and their bytes), WAITS: how often and how long the drive's writer waited for a full\n"
+	 "buffer (the drive starved), and BACK-HITCHES: counted by a simulated drive since its tape was\n"
+	 "loaded, else estimated (~) from the writer's waits of a second or more.\n"
+	 "\n"
+	 "  --library NAME  that library's drives only ([physical NAME] in the configuration)",
+	 cmd_physical_drives},
 	{"migrate", "migrate BARCODE [--native] [--drive N] [--rate MB/s] [--library NAME]",
 	 "copy a cartridge to physical tape",
 	 "Queues a job that copies the cartridge (stacked: many per physical tape) to a tape of the physical\n"

@@ -231,7 +231,15 @@ VTL_MUST_CHECK int catalog_event_list(struct vtl_catalog *cat, int64_t after_id,
  */
 
 #define CAT_SCHEMA_VERSION 6     /* the schema catalog_open upgrades every catalog to */
-#define CAT_BUSY_TIMEOUT_MS 5000 /* how long a call waits for other writers */
+/*
+ * How long a call waits for other writers. A writer holds the lock through
+ * its commit's fsync, which on a disk flooded by writeback took over 5 s
+ * (bench_library, four LTO-8 copies and two hosts: a host's MOVE MEDIUM
+ * failed with 44h/00h when this was 5 s). 30 s stays well below what hosts
+ * allow a move or load (Linux ch's MOVE MEDIUM timeout,
+ * timeout_move, is 300 s by default).
+ */
+#define CAT_BUSY_TIMEOUT_MS 30000
 #define CAT_DIGEST_MAX 128       /* a copy's digest: text, e.g. "sha256:<hex>" */
 
 /*

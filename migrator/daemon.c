@@ -310,7 +310,8 @@ static void run_job(struct migd *m, struct runner *r, const struct cat_job *j)
 			       .virt_name = c->library.name, .verify = c->migrator.verify, .drive = (int)r->drive,
 			       .copies = &l->copies, .native = j->opts.native, .cancel = &r->cancel,
 			       .progress = on_progress, .progress_arg = r, .robot = &l->robot,
-			       .reserve = tape_reserve, .release = tape_release, .tapes_arg = r};
+			       .reserve = tape_reserve, .release = tape_release, .tapes_arg = r,
+			       .recall_may_go_on = m->nlibs > 1};
 	/* Each job its own ring and readers. */
 	mig.ring = (struct stream_config){.buffers = c->migrator.buffers, .buffer_size = (size_t)c->migrator.buffer_size,
 					  .watermark = c->migrator.watermark, .readers = c->migrator.readers,
@@ -344,8 +345,11 @@ static void run_job(struct migd *m, struct runner *r, const struct cat_job *j)
 		if (rc == VTL_OK)
 			log_info("job %lld: recalled %s on drive %u of %s", (long long)j->id, j->barcode, r->drive,
 				 l->pc->name);
-		else if ((rc == VTL_E_MEDIUM || rc == VTL_E_NOTFOUND) && recall_elsewhere(m, l, j, err))
-			return;
+		else if (mig.recall_may_go_on && (rc == VTL_E_MEDIUM || rc == VTL_E_NOTFOUND)) {
+			if (recall_elsewhere(m, l, j, err))
+				return;
+			job_set(m, j, CAT_JOB_FAILED, err); /* migrate_recall left its end to us */
+		}
 	}
 	if (rc) {
 		lock(m);

@@ -774,5 +774,8 @@ int migrate_recall(struct migrator *m, const char *barcode, int64_t job, char *e
 	err[0] = 0;
 	uint64_t bytes = 0;
 	int rc = recall_job(m, barcode, job, &bytes, err, errlen);
+	/* Not "failed" for a moment and then queued again: an operator or a script would see it end. */
+	if (m->recall_may_go_on && (rc == VTL_E_MEDIUM || rc == VTL_E_NOTFOUND))
+		return rc;
 	return job_end(m, job, rc, bytes, err, errlen);
 }

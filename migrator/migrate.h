@@ -35,6 +35,9 @@ struct migrator {
 	bool verify;                /* read every copy back before recording it */
 	bool native;                /* a native export copy (the host's blocks one to one, a tape of its own) */
 	int drive;                  /* the physical drive to use; -1: any */
+	/* A recall that fails for want of a good copy here (VTL_E_MEDIUM, VTL_E_NOTFOUND) is not recorded as
+	 * failed: the caller may queue it in another library, and records its end itself if it does not. */
+	bool recall_may_go_on;
 	/* Copy pools ([policy] copy_pools): a stacked copy goes to the first pool without a good copy, else the
 	 * first pool. NULL: any tape of the library. */
 	const struct vtl_policy_config *copies;

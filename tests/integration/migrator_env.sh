@@ -60,6 +60,16 @@ job_id() {
 cache_of() {
 	"$VTLCTL" -c "$conf" --json cartridge show "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["cache"])'
 }
+# cache_becomes BARCODE STATE [SECONDS]: waits until the cartridge's cache state is STATE; fails after
+# SECONDS (60).
+cache_becomes() {
+	i=0
+	until [ "$(cache_of "$1")" = "$2" ]; do
+		i=$((i + 1))
+		[ "$i" -le $((${3:-60} * 10)) ] || fail "$1 did not become $2 within ${3:-60} s (it is $(cache_of "$1"))"
+		sleep 0.1
+	done
+}
 
 # json FILE EXPR: evaluates the Python expression EXPR over the JSON document d in FILE, prints it.
 json() {

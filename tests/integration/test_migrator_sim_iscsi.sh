@@ -171,12 +171,7 @@ grep -q "recalled R00001L8 on drive [0-9] of vault" "$mlog" || { cat "$mlog" >&2
 "$VTLCTL" -c "$conf" --json cartridge show R00001L8 >"$tmp/show"
 [ "$(json "$tmp/show" '[k["state"] for k in d["copies"] if k["tape"] == "'"$site_tape"'"][0]')" = bad ] ||
 	{ cat "$tmp/show" >&2; fail "the destroyed site copy is not marked bad"; }
-i=0
-until [ "$(cache_of R00001L8)" = premigrated ]; do
-	i=$((i + 1))
-	[ "$i" -le 300 ] || fail "R00001L8 is not premigrated 30 s after the host's read"
-	sleep 0.1
-done
+cache_becomes R00001L8 premigrated 30
 
 migrator_stop
 vtld_stop

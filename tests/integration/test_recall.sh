@@ -56,15 +56,6 @@ expect_cache() {
 	c=$(cache_of "$1")
 	[ "$c" = "$2" ] || fail "$1 is $c, expected $2"
 }
-# cache_becomes BARCODE STATE: waits up to 60 s (a host may read the last block before the stage has closed).
-cache_becomes() {
-	i=0
-	until [ "$(cache_of "$1")" = "$2" ]; do
-		i=$((i + 1))
-		[ "$i" -le 600 ] || fail "$1 did not become $2 within 60 s (it is $(cache_of "$1"))"
-		sleep 0.1
-	done
-}
 # migrated BARCODE: copies it (job done), then releases its disk copy.
 migrated() {
 	ctl migrate "$1"

@@ -1063,7 +1063,7 @@ static void drives_lib(struct migd *m, struct mlib *l, const struct phys_element
 		snprintf(v[d].job_tape, sizeof v[d].job_tape, "%s", r->tape);
 	}
 	unlock(m);
-	bool counted = !strcmp(l->lib->ops->kind, "sim"); /* as migrate.c's copy report */
+	bool counted = l->lib->ops->counts_backhitches;
 	size_t ring_buffer = (size_t)m->cfg->migrator.buffer_size;
 	for (unsigned d = 0; d < have; d++) {
 		const char *tape = "";

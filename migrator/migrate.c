@@ -261,7 +261,7 @@ static int attempt(struct migrator *m, struct vtl_cart *c, const struct cat_ptap
 	struct copy_job cj = {.ring = m->ring, .library = m->virt_name, .progress = on_progress, .progress_arg = &px,
 			      .cancel = m->cancel};
 	struct phys_drive_status before, after;
-	bool counted = m->lib->ops->status(m->lib, d, &before) == VTL_OK && !strcmp(m->lib->ops->kind, "sim");
+	bool counted = m->lib->ops->counts_backhitches && m->lib->ops->status(m->lib, d, &before) == VTL_OK;
 	rc = m->native ? copy_write_native(m->lib, d, c, &cj, &rep->copy) : copy_write(m->lib, d, c, &cj, &rep->copy);
 	if (counted && m->lib->ops->status(m->lib, d, &after) == VTL_OK) {
 		rep->backhitches = after.backhitches - before.backhitches;

@@ -61,7 +61,7 @@ struct phys_drive_status {
 	uint64_t file;         /* filemarks before the position (-1 if the implementation cannot tell) */
 	uint32_t max_block;    /* READ BLOCK LIMITS maximum (0 when not known) */
 	uint64_t tapealert;    /* TapeAlert flags: bit n-1 is flag n */
-	uint64_t backhitches;  /* times the drive stopped and repositioned (the sim counts; others 0) */
+	uint64_t backhitches;  /* times the drive stopped and repositioned (0 unless ops->counts_backhitches) */
 	uint64_t written;      /* bytes written since this tape was loaded */
 };
 
@@ -70,6 +70,7 @@ struct phys_lib;
 /* The implementation behind a library; every member is required. */
 struct phys_ops {
 	const char *kind; /* "sim", "st", "iscsi" */
+	bool counts_backhitches; /* status() reports the back-hitches its drives counted (else they are 0) */
 	/* Lists every element into out (at most cap); *n gets how many there are. */
 	VTL_MUST_CHECK int (*inventory)(struct phys_lib *l, struct phys_element *out, unsigned cap, unsigned *n);
 	/* Moves the tape in element from to element to (MOVE MEDIUM); into a drive it loads, and waits until ready. */

@@ -831,6 +831,7 @@ static void sim_close(struct phys_lib *l)
 
 static const struct phys_ops sim_ops = {
 	.kind = "sim",
+	.counts_backhitches = true,
 	.inventory = sim_inventory,
 	.move = sim_move,
 	.unload = sim_unload,

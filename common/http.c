@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,8 @@ struct http_server {
 	void *arg;
 	char token[HTTP_TOKEN_MAX + 1];
 	const char *daemon;
-	char last[MESSAGE_MAX]; /* libmicrohttpd's last message: why a start failed */
+	pthread_mutex_t last_mu; /* libmicrohttpd logs from every connection's thread */
+	char last[MESSAGE_MAX];  /* its last message: why a start failed */
 };
 
 int http_listen_parse(const char *listen, char *host, size_t cap, unsigned *port, char *err, size_t errlen)
@@ -99,12 +101,16 @@ bool http_listen_loopback(const char *listen)
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct http_server *s = cls;
-	vsnprintf(s->last, sizeof s->last, fmt, ap);
-	size_t n = strlen(s->last);
-	while (n && (s->last[n - 1] == '\n' || s->last[n - 1] == '\r'))
-		s->last[--n] = 0;
+	char m[MESSAGE_MAX];
+	vsnprintf(m, sizeof m, fmt, ap);
+	size_t n = strlen(m);
+	while (n && (m[n - 1] == '\n' || m[n - 1] == '\r'))
+		m[--n] = 0;
+	pthread_mutex_lock(&s->last_mu);
+	memcpy(s->last, m, n + 1);
+	pthread_mutex_unlock(&s->last_mu);
 	/* Refused connections over a limit are routine under load: not worth a line each above debug. */
-	log_debug("%s: http: %s", s->daemon, s->last);
+	log_debug("%s: http: %s", s->daemon, m);
 }
 
 /* Whether the request carries the server's token (which is set), in time that does not depend on where it differs. */
@@ -336,10 +342,20 @@ int http_start(const struct http_config *c, struct http_server **out, char *err,
 	s->nroutes = c->nroutes;
 	s->arg = c->arg;
 	s->daemon = c->daemon ? c->daemon : "daemon";
+	if (pthread_mutex_init(&s->last_mu, NULL) != 0) {
+		free(s);
+		snprintf(err, errlen, "cannot serve HTTP on %s: no lock", c->listen);
+		return VTL_E_NOMEM;
+	}
 	snprintf(s->token, sizeof s->token, "%s", c->token ? c->token : "");
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof ss);
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	/*
+	 * A thread for each connection (at most `connections` of them): a handler
+	 * that waits (a migrator that is slow to answer an action, a catalog busy
+	 * with a writer) holds only its own client, never another's /metrics.
+	 */
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
 	if (c->listen[0] == '[') {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 		a->sin6_family = AF_INET6;
@@ -362,6 +378,7 @@ int http_start(const struct http_config *c, struct http_server **out, char *err,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
 	if (!s->d) {
 		snprintf(err, errlen, "cannot serve HTTP on %s: %s", c->listen, s->last[0] ? s->last : "libmicrohttpd failed");
+		pthread_mutex_destroy(&s->last_mu);
 		free(s);
 		return VTL_E_IO;
 	}
@@ -379,6 +396,7 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->d);
+	MHD_stop_daemon(s->d); /* joins every connection's thread */
+	pthread_mutex_destroy(&s->last_mu);
 	free(s);
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The daemons' HTTP endpoint (/metrics, /api/..., built-in static files),
- * on libmicrohttpd. One thread polls every connection and runs the
- * handlers; a handler builds its whole reply in memory (from snapshots
- * taken under the daemon's own locks, released before it returns) and the
- * thread then writes it as the client reads, so no other thread of the
- * daemon ever waits on a slow HTTP client.
+ * on libmicrohttpd. Each connection has its own thread, which runs its
+ * handlers: a handler that waits (on another daemon, on a busy catalog)
+ * holds only its own client. Handlers therefore run concurrently and must
+ * keep no state of their own outside the reply. A handler builds its whole
+ * reply in memory (from snapshots taken under the daemon's own locks,
+ * released before it returns) and the thread then writes it as the client
+ * reads, so no other thread of the daemon ever waits on a slow HTTP client.
  *
  * What a client may make the daemon hold is bounded (docs/operations.md,
  * "HTTP endpoint"): connections in all and from one address, how long a
@@ -27,7 +29,7 @@
 
 #include "common/outbuf.h"
 
-#define HTTP_CONNECTIONS_DEFAULT 16  /* connections at once, from everywhere */
+#define HTTP_CONNECTIONS_DEFAULT 16  /* connections at once, from everywhere (a thread each) */
 #define HTTP_PER_ADDRESS_DEFAULT 8   /* ... from one address */
 #define HTTP_TIMEOUT_DEFAULT 10      /* seconds a connection may stay idle */
 #define HTTP_URL_MAX 256             /* bytes of a request target (path and query): longer is 414 */
@@ -60,7 +62,7 @@ struct http_reply {
 /* The value of the request's query argument key ("" for "?key"), or NULL when it has none. */
 const char *http_arg(const struct http_reply *r, const char *key);
 
-/* Builds the reply to a GET of the route's path. */
+/* Builds the reply to a GET of the route's path; may run on several connections' threads at once. */
 typedef void (*http_handler)(void *arg, struct http_reply *r);
 
 /* A route: a handler, or (fn NULL) a built-in static file of len bytes. */

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 
 enum vtl_lock_rank {
-	VTL_LOCK_CONTROL = 1, /* vtld's control answers: one at a time, from the control socket or the HTTP thread */
+	VTL_LOCK_CONTROL = 1, /* vtld's control answers: one at a time, from the control socket or an HTTP connection's thread */
 	VTL_LOCK_CHANGER,     /* smc_changer.mu: one changer command at a time */
 	VTL_LOCK_LIBRARY,     /* vtl_library.mu: one robot move at a time */
 	VTL_LOCK_DRIVE,       /* ssc_drive.mu: the drive's state during a command */

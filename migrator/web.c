@@ -15,7 +15,7 @@ struct web {
 	struct migd *m;
 };
 
-static struct web the_web; /* one endpoint per process: its handlers run on the HTTP thread */
+static struct web the_web; /* one endpoint per process; read only once it serves (handlers run concurrently) */
 
 static void get_metrics(void *arg, struct http_reply *r)
 {
@@ -34,9 +34,14 @@ static void get_metrics(void *arg, struct http_reply *r)
 /* A control verb's answer, as the control socket gives it to vtlctl (which prints it for --json). */
 static void verb(struct web *w, const char *request, struct http_reply *r)
 {
-	static char answer[CTLSOCK_ANSWER_MAX]; /* the HTTP thread's alone: handlers run one at a time */
-	migd_answer(w->m, request, answer, sizeof answer);
+	char *answer = malloc(CTLSOCK_ANSWER_MAX); /* the handler's own: handlers run concurrently */
+	if (!answer) {
+		r->body.failed = true;
+		return;
+	}
+	migd_answer(w->m, request, answer, CTLSOCK_ANSWER_MAX);
 	outbuf_printf(&r->body, "%s\n", answer);
+	free(answer);
 }
 
 static void get_jobs(void *arg, struct http_reply *r)

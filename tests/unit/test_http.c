@@ -6,13 +6,16 @@
  * route's POST (only with a token set and carried, its body bounded); the
  * security headers on every reply; and the limits a
  * client cannot pass (connections in all and from one address, idle time);
- * the listen addresses it takes and the non-loopback one it refuses.
+ * the listen addresses it takes and the non-loopback one it refuses; and a
+ * handler that waits holds only its own client.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,12 +56,31 @@ static void tail(void *arg, struct http_reply *r)
 	outbuf_printf(&r->body, "tail=%s", r->path + strlen("/things/"));
 }
 
+/*
+ * A handler that waits (as one asking a slow daemon does) until the test
+ * writes to slow_gate, or SLOW_MAX_MS at most so that a broken server
+ * cannot hang the test.
+ */
+#define SLOW_MAX_MS 10000
+static int slow_gate[2] = {-1, -1};
+static atomic_int slow_running;
+
+static void slow(void *arg, struct http_reply *r)
+{
+	(void)arg;
+	atomic_store(&slow_running, 1);
+	struct pollfd p = {.fd = slow_gate[0], .events = POLLIN};
+	int n = poll(&p, 1, SLOW_MAX_MS);
+	outbuf_printf(&r->body, n == 1 ? "slow done\n" : "slow timed out\n");
+}
+
 static const char page[] = "<p>static</p>";
 static const struct http_route routes[] = {
 	{.path = "/hello", .fn = hello},
 	{.path = "/page.html", .type = "text/html", .data = page, .len = sizeof page - 1},
 	{.path = "/act", .fn = echo, .operator = true},
 	{.path = "/things/", .fn = tail, .prefix = true},
+	{.path = "/slow", .fn = slow},
 };
 
 static struct http_server *start(const char *token, unsigned conns, unsigned per, unsigned timeout)
@@ -396,6 +418,42 @@ static void exposure_needs_a_token(void **state)
 	http_stop(s);
 }
 
+/* While one client's handler waits, another client is served; the waiting one gets its reply after. */
+static void a_waiting_handler_holds_only_its_client(void **state)
+{
+	(void)state;
+	assert_int_equal(pipe(slow_gate), 0);
+	atomic_store(&slow_running, 0);
+	struct http_server *s = start(NULL, 0, 0, 0);
+	int a = connect_to(s);
+	static const char req[] = "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	assert_int_equal(write(a, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+	for (int i = 0; i < WAIT_MS / 10 && !atomic_load(&slow_running); i++) {
+		struct timespec pause = {0, 10000000};
+		nanosleep(&pause, NULL);
+	}
+	assert_true(atomic_load(&slow_running));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	const char *reply = ask(s, "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(code_of(reply), 200);
+	assert_non_null(strstr(reply, "hello"));
+	/* Answered while /slow still waits (it waits for the gate, which is still shut). */
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < SLOW_MAX_MS);
+	struct pollfd p = {.fd = a, .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(write(slow_gate[1], "x", 1), 1);
+	char buf[1024];
+	read_all(a, buf, sizeof buf);
+	assert_int_equal(code_of(buf), 200);
+	assert_non_null(strstr(buf, "slow done"));
+	close(a);
+	http_stop(s);
+	close(slow_gate[0]);
+	close(slow_gate[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,7 +462,7 @@ int main(void)
 		cmocka_unit_test(connection_limits),       cmocka_unit_test(idle_connections_closed),
 		cmocka_unit_test(listen_addresses),        cmocka_unit_test(exposure_needs_a_token),
 		cmocka_unit_test(security_headers_and_prefix_routes), cmocka_unit_test(operator_routes_need_the_token),
-		cmocka_unit_test(operator_bodies_bounded),
+		cmocka_unit_test(operator_bodies_bounded), cmocka_unit_test(a_waiting_handler_holds_only_its_client),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,7 @@
 #include "vtl/vtld/metrics.h"
 
 #define JOBS_TIMEOUT_MS 1000    /* the console asks every second: a migrator slower than that is shown as not answering */
-#define ACTION_TIMEOUT_MS 10000 /* a migrator's action only queues a job; the HTTP thread waits no longer */
+#define ACTION_TIMEOUT_MS 10000 /* a migrator's action only queues a job; the connection's thread waits no longer */
 #define CARTRIDGES_PREFIX "/api/cartridges/"
 
 /* What the handlers need: the daemon, and from its configuration the paths the documents name. */
@@ -33,7 +33,16 @@ struct web {
 	const char *migrator;         /* vtl-migrator's control socket, NULL without a [physical] library */
 };
 
-static struct web the_web; /* one endpoint per process: its handlers run on the HTTP thread, one at a time */
+static struct web the_web; /* one endpoint per process; read only once it serves (handlers run concurrently) */
+
+/* A buffer for a control answer, the handler's own (NULL, the reply failed, without memory). */
+static char *answer_buffer(struct http_reply *r)
+{
+	char *a = malloc(CTLSOCK_ANSWER_MAX);
+	if (!a)
+		r->body.failed = true;
+	return a;
+}
 
 static void get_metrics(void *arg, struct http_reply *r)
 {
@@ -45,9 +54,12 @@ static void get_metrics(void *arg, struct http_reply *r)
 /* A control verb's answer, as the control socket gives it to vtlctl (which prints it for --json). */
 static void verb(struct vtld *v, const char *request, struct http_reply *r)
 {
-	static char answer[CTLSOCK_ANSWER_MAX]; /* the HTTP thread's alone: handlers run one at a time */
-	control_answer(v, request, answer, sizeof answer);
+	char *answer = answer_buffer(r);
+	if (!answer)
+		return;
+	control_answer(v, request, answer, CTLSOCK_ANSWER_MAX);
 	outbuf_printf(&r->body, "%s\n", answer);
+	free(answer);
 }
 
 static void get_status(void *arg, struct http_reply *r)
@@ -94,9 +106,10 @@ static bool migrator_exchange(struct web *w, const char *line, int timeout_ms, c
 /* /api/jobs: vtl-migrator's answer to "jobs" (what `vtlctl --json jobs` reads), so that the console needs one origin. */
 static void get_jobs(void *arg, struct http_reply *r)
 {
-	static char answer[CTLSOCK_ANSWER_MAX]; /* the HTTP thread's alone */
-	if (migrator_exchange(arg, "jobs", JOBS_TIMEOUT_MS, answer, sizeof answer, r))
+	char *answer = answer_buffer(r);
+	if (answer && migrator_exchange(arg, "jobs", JOBS_TIMEOUT_MS, answer, CTLSOCK_ANSWER_MAX, r))
 		outbuf_printf(&r->body, "%s\n", answer);
+	free(answer);
 }
 
 /*
@@ -109,21 +122,27 @@ static void get_jobs(void *arg, struct http_reply *r)
 static void post_action(void *arg, struct http_reply *r)
 {
 	struct web *w = arg;
-	static char answer[CTLSOCK_ANSWER_MAX];
 	char line[CTLSOCK_REQUEST_MAX], err[512];
 	enum ctlproto_daemon d;
 	if (action_form_parse(r->request, r->request_len, line, sizeof line, &d, err, sizeof err) != VTL_OK) {
 		refuse(r, HTTP_STATUS_BAD_REQUEST, err);
 		return;
 	}
-	log_info("http: operator action: %s", line);
-	if (d == CTLPROTO_VTLD)
-		control_answer(w->v, line, answer, sizeof answer);
-	else if (!migrator_exchange(w, line, ACTION_TIMEOUT_MS, answer, sizeof answer, r))
+	char *answer = answer_buffer(r);
+	if (!answer)
 		return;
-	if (strncmp(answer, "{\"ok\":true", 10) != 0)
-		r->status = HTTP_STATUS_CONFLICT;
-	outbuf_printf(&r->body, "%s\n", answer);
+	log_info("http: operator action: %s", line);
+	bool answered = true;
+	if (d == CTLPROTO_VTLD)
+		control_answer(w->v, line, answer, CTLSOCK_ANSWER_MAX);
+	else
+		answered = migrator_exchange(w, line, ACTION_TIMEOUT_MS, answer, CTLSOCK_ANSWER_MAX, r);
+	if (answered) {
+		if (strncmp(answer, "{\"ok\":true", 10) != 0)
+			r->status = HTTP_STATUS_CONFLICT;
+		outbuf_printf(&r->body, "%s\n", answer);
+	}
+	free(answer);
 }
 
 /* What a catalog document's query asks for. */

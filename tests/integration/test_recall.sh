@@ -129,6 +129,12 @@ ctl cartridge show R00002L8
 grep -q "PHY001L8 file 2, .*bad" "$tmp/out" || fail "the damaged copy is not marked bad"
 
 step "vtl-migrator killed in the middle of a recall: the host waits, the restarted one resumes"
+# The kills must land while the recall runs, after the host's first block and a vtlctl call, which
+# on a loaded machine can take seconds: from here the drive moves 2 MB/s (12 s for 24 MiB).
+migrator_stop
+sed -i 's/^rate = 8$/rate = 2/' "$conf"
+grep -q '^rate = 2$' "$conf" || fail "the simulated drive's rate is not in the configuration"
+migrator_start
 ctl release R00001L8
 read_in_background
 ctl jobs

@@ -3,12 +3,16 @@
 #
 # Host ingest first (docs/migrator.md): while a host writes over iSCSI, vtld
 # tells vtl-migrator what its hosts move, and a copy reads the pool only with
-# what is left of [migrator] pool_rate, at least copy_floor. The simulated
-# drive streams at 60 MB/s; pool_rate is 1 MB/s, so that any host traffic
-# (the host here loads, writes and unloads in turn: its rate varies) leaves
-# the copy exactly its floor of 4 MB/s. Asserted:
+# what is left of [migrator] pool_rate, never below its drive's lowest
+# matched speed nor copy_floor. The simulated drive streams at 12 MB/s and
+# matches speed down to a third of that, 4 MB/s; copy_floor is 2 MB/s, below
+# it, so that the floor the copy gets can only come from its drive. pool_rate
+# is 1 MB/s, so that any host traffic (the host here loads, writes and
+# unloads in turn: its rate varies) leaves the copy exactly that floor of
+# 4 MB/s. Asserted:
 #   - vtlctl status shows the hosts' traffic and the rule; vtlctl jobs shows
-#     the copy held to its floor while the host writes;
+#     the copy held to its drive's floor (not the operator's lower 2 MB/s)
+#     while the host writes, and the pool's live figures;
 #   - the copy moves no faster than its floor then (an upper bound: a slow
 #     machine makes it slower, never faster);
 #   - once the host stops, the limit goes (vtld reports 0) and the copy
@@ -33,7 +37,7 @@ trap '[ -z "$hostpid" ] || kill "$hostpid" 2>/dev/null || true; [ -z "$mpid" ] |
 iqn=iqn.2026-01.org.vtl:ingesttest
 vtld_library $iqn INGS0001
 mlog=$tmp/migrator.log
-migrator_conf physical.rate=60 migrator.verify=no migrator.pool_rate=1 migrator.copy_floor=4 >>"$conf" ||
+migrator_conf physical.rate=12 migrator.verify=no migrator.pool_rate=1 migrator.copy_floor=2 >>"$conf" ||
 	fail "migrator_conf"
 "$VTLCTL" -c "$conf" cartridge add --barcode G00001L8 --count 2 >/dev/null
 
@@ -67,10 +71,10 @@ hostpid=$!
 until_jobs 30 'd["ingest"]["host_mb_s"] > 0'
 echo "   | the migrator hears: hosts move $(json "$tmp/jobs" 'd["ingest"]["host_mb_s"]') MB/s"
 ctl status
-grep -q "^hosts move [0-9.]* MB/s through the drives; host ingest first: copies read what is left of 1 MB/s, at least 4 MB/s each" "$tmp/out" ||
+grep -q "^hosts move [0-9.]* MB/s through the drives; host ingest first: copies read what is left of 1 MB/s, each at least its drive's lowest matched speed and 2 MB/s" "$tmp/out" ||
 	fail "vtlctl status does not show the hosts' traffic and the rule"
 
-step "a copy queued while the host writes is held to its floor of 4 MB/s"
+step "a copy queued while the host writes is held to its drive's floor of 4 MB/s (12 / 3), not copy_floor's 2"
 ctl migrate G00001L8
 job=$(job_id)
 until_jobs 30 "[j for j in d['jobs'] if j['id'] == $job][0]['state'] == 'running' and d['ingest']['copies'] == 1"
@@ -87,9 +91,13 @@ state=$(json "$tmp/jobs" "[j for j in d['jobs'] if j['id'] == $job][0]['state']"
 rate=$(python3 -c "print(round(($b1 - $b0) / ($t1 - $t0) / 1e6, 1))")
 echo "   | hosts move $host MB/s; the copy may read $limit MB/s and moved $rate MB/s over $(python3 -c "print(round($t1 - $t0, 1))") s ($state)"
 ctl jobs
-grep -q "^host ingest first: hosts move [0-9.]* MB/s; each of 1 copies reads at most 4.0 MB/s (pool_rate 1, copy_floor 4 MB/s)" "$tmp/out" ||
+grep -q "^host ingest first: hosts move [0-9.]* MB/s; each of 1 copies reads at most 4.0 MB/s (pool_rate 1, copy_floor 2 MB/s)" "$tmp/out" ||
 	{ cat "$mlog" >&2; fail "vtlctl jobs does not show the copy held to its floor"; }
-[ "$limit" = 4.0 ] || fail "the copy's limit is $limit MB/s while the host writes, expected its floor 4"
+grep -q "^  the pool gives [0-9.]* MB/s: hosts [0-9.]*, copies [0-9.]*; the copies' budget 0.0 MB/s, their floors 4.0$" "$tmp/out" ||
+	fail "vtlctl jobs does not show the pool's live figures (nothing left of pool_rate 1, the copy's floor 4)"
+grep -q "a copy is never held below 4 MB/s, the lowest speed its drives match (the simulated drive's model)" "$mlog" ||
+	{ cat "$mlog" >&2; fail "the migrator does not log its drives' floor"; }
+[ "$limit" = 4.0 ] || fail "the copy's limit is $limit MB/s while the host writes, expected its drive's floor 4"
 [ "$state" = running ] || fail "the 40 MiB copy ended within 3 s at a 4 MB/s limit ($state)"
 # The job's bytes come from progress reports up to 0.5 s old: a second more at the floor, and 20 % slack.
 python3 -c "import sys; sys.exit(0 if $b1 - $b0 <= 4e6 * ($t1 - $t0 + 1) * 1.2 else 1)" ||

@@ -457,15 +457,27 @@ static int jobs_live(struct ctl *ctl)
 		return 0;
 	}
 	const char *ingest = strstr(answer, "\"ingest\":{");
-	if (ingest && ans_u64(ingest, "pool_rate")) {
+	bool probed = ingest && strstr(ingest, "\"auto\":true");
+	if (ingest && (ans_u64(ingest, "pool_rate") || probed)) {
 		double limit = ans_real(ingest, "copy_limit_mb_s");
 		printf("host ingest first: hosts move %.1f MB/s; ", ans_real(ingest, "host_mb_s"));
 		if (limit > 0)
 			printf("each of %llu copies reads at most %.1f MB/s", ans_u64(ingest, "copies"), limit);
 		else
 			printf("copies are not held back");
-		printf(" (pool_rate %llu, copy_floor %llu MB/s)\n", ans_u64(ingest, "pool_rate"),
-		       ans_u64(ingest, "copy_floor"));
+		if (probed)
+			printf(" (pool_rate auto, copy_floor %llu MB/s)\n", ans_u64(ingest, "copy_floor"));
+		else
+			printf(" (pool_rate %llu, copy_floor %llu MB/s)\n", ans_u64(ingest, "pool_rate"),
+			       ans_u64(ingest, "copy_floor"));
+		/* The live figures: what the pool gives both, the copies' budget against their floors, the probe's. */
+		printf("  the pool gives %.1f MB/s: hosts %.1f, copies %.1f; the copies' budget %.1f MB/s, their floors %.1f",
+		       ans_real(ingest, "pool_mb_s"), ans_real(ingest, "host_mb_s"), ans_real(ingest, "copies_mb_s"),
+		       ans_real(ingest, "budget_mb_s"), ans_real(ingest, "floors_mb_s"));
+		if (probed)
+			printf("; the hosts' reference %.1f MB/s, %llu drops", ans_real(ingest, "host_ref_mb_s"),
+			       ans_u64(ingest, "drops"));
+		printf("\n");
 	}
 	struct table t;
 	table_init(&t, 12, job_head, "RLLLRRRRRLRL");

@@ -173,11 +173,12 @@ static double rate_asked(const struct runner *r)
 static void lock(struct migd *m);
 static void unlock(struct migd *m);
 
-/* A copy's floor (B/s): its drive's lowest matched speed, or the operator's copy_floor when higher. */
+/* A copy's floor (B/s): its drive's lowest matched speed and a margin, or the operator's copy_floor when higher. */
 static uint64_t copy_floor_of(struct migd *m, uint64_t min_matched_bps)
 {
 	uint64_t op = (uint64_t)atomic_load(&m->copy_floor) * (uint64_t)MB;
-	return op > min_matched_bps ? op : min_matched_bps;
+	uint64_t drive = (uint64_t)((double)min_matched_bps * INGEST_FLOOR_MARGIN);
+	return op > drive ? op : drive;
 }
 
 /* The floors of the copies running now into floors (at most cap), their count in *n; returns their sum. */
@@ -1544,8 +1545,9 @@ static int open_lib(struct migd *m, unsigned i, char *err, size_t errlen)
 		double min = l->lib->min_matched_mbs > 0 ? l->lib->min_matched_mbs
 							 : phys_lto_min_matched_mbs(l->pc->generation, &estimated);
 		l->min_matched_bps = min > 0 ? (uint64_t)(min * MB) : 1;
-		log_info("%u drives of %s run jobs, %u of them kept for recalls; a copy is never held below %.0f MB/s, "
-			 "the lowest speed its drives match (%s)", l->ndrives, l->pc->name, l->recall_drives, min,
+		log_info("%u drives of %s run jobs, %u of them kept for recalls; a copy is never held below %.1f MB/s, "
+			 "5 %% above %.1f MB/s, the lowest speed its drives match (%s)", l->ndrives, l->pc->name,
+			 l->recall_drives, min * INGEST_FLOOR_MARGIN, min,
 			 l->lib->min_matched_mbs > 0 ? "the simulated drive's model"
 			 : estimated			? "an estimate: a third of the generation's native rate"
 							: "the generation's published figure");

@@ -18,8 +18,9 @@
  * lowest matched speed; fed slower it stops and repositions (back-hitches),
  * which wears drive and tape and is slower than finishing the copy at full
  * speed. So a copy's floor is never below its drive's lowest matched speed
- * (phys_lto_min_matched_mbs, or the simulated drive's own model), nor below
- * the operator's [migrator] copy_floor. When the floors together exceed the
+ * (phys_lto_min_matched_mbs, or the simulated drive's own model) with
+ * INGEST_FLOOR_MARGIN above it, nor below the operator's [migrator]
+ * copy_floor. When the floors together exceed the
  * budget, every running copy keeps its floor and the hosts lose that much:
  * a running copy is never stopped by the rule (a stopped copy starts again
  * from its start: what it wrote is lost, and its drive's load and locate are
@@ -53,6 +54,8 @@
 
 #define INGEST_STALE_MS 5000 /* vtld reports every second while hosts move data: five missed reports mean none */
 
+#define INGEST_FLOOR_MARGIN 1.05 /* a copy is held 5 % above its drive's lowest matched speed: held exactly
+				  * there, any dip of the disk or of the writer's pacing runs the drive's buffer dry */
 #define INGEST_AUTO_PERIOD_MS 5000 /* vtld averages the hosts' rate over 5 s (docs/migrator.md): a step sees the last one's */
 #define INGEST_AUTO_BAND 0.10      /* the hosts 10 % below their reference is a drop; less is the disk's noise */
 #define INGEST_AUTO_CUT 0.7        /* a drop cuts the copies' budget to 70 % (TCP CUBIC's beta, RFC 8312 4.5) */

@@ -109,7 +109,9 @@ PY
 # below starts from the same state: no writeback of earlier rounds left, the cartridges read from disk.
 cold() {
 	sync
-	if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches; else dropped=" (not root: page cache kept)"; fi
+	# VTL_BENCH_LIB_COLD=no keeps the page cache (a smoke run on a shared machine: its figures are not cold).
+	if [ "${VTL_BENCH_LIB_COLD:-yes}" = no ]; then dropped=" (VTL_BENCH_LIB_COLD=no: page cache kept)"
+	elif [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches; else dropped=" (not root: page cache kept)"; fi
 }
 dropped=""
 # disk_read: baseline (iv), the disk alone: cartridges 1..4's pool files read at once, 1 MiB reads,

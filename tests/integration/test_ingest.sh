@@ -5,11 +5,11 @@
 # tells vtl-migrator what its hosts move, and a copy reads the pool only with
 # what is left of [migrator] pool_rate, never below its drive's lowest
 # matched speed nor copy_floor. The simulated drive streams at 12 MB/s and
-# matches speed down to a third of that, 4 MB/s; copy_floor is 2 MB/s, below
-# it, so that the floor the copy gets can only come from its drive. pool_rate
-# is 1 MB/s, so that any host traffic (the host here loads, writes and
-# unloads in turn: its rate varies) leaves the copy exactly that floor of
-# 4 MB/s. Asserted:
+# matches speed down to a third of that, 4 MB/s: a copy's floor is 5 % above,
+# 4.2 MB/s; copy_floor is 2 MB/s, below it, so that the floor the copy gets
+# can only come from its drive. pool_rate is 1 MB/s, so that any host traffic
+# (the host here loads, writes and unloads in turn: its rate varies) leaves
+# the copy exactly that floor of 4.2 MB/s. Asserted:
 #   - vtlctl status shows the hosts' traffic and the rule; vtlctl jobs shows
 #     the copy held to its drive's floor (not the operator's lower 2 MB/s)
 #     while the host writes, and the pool's live figures;
@@ -74,7 +74,7 @@ ctl status
 grep -q "^hosts move [0-9.]* MB/s through the drives; host ingest first: copies read what is left of 1 MB/s, each at least its drive's lowest matched speed and 2 MB/s" "$tmp/out" ||
 	fail "vtlctl status does not show the hosts' traffic and the rule"
 
-step "a copy queued while the host writes is held to its drive's floor of 4 MB/s (12 / 3), not copy_floor's 2"
+step "a copy queued while the host writes is held to its drive's floor of 4.2 MB/s (12 / 3 and 5 %), not copy_floor's 2"
 ctl migrate G00001L8
 job=$(job_id)
 until_jobs 30 "[j for j in d['jobs'] if j['id'] == $job][0]['state'] == 'running' and d['ingest']['copies'] == 1"
@@ -91,17 +91,17 @@ state=$(json "$tmp/jobs" "[j for j in d['jobs'] if j['id'] == $job][0]['state']"
 rate=$(python3 -c "print(round(($b1 - $b0) / ($t1 - $t0) / 1e6, 1))")
 echo "   | hosts move $host MB/s; the copy may read $limit MB/s and moved $rate MB/s over $(python3 -c "print(round($t1 - $t0, 1))") s ($state)"
 ctl jobs
-grep -q "^host ingest first: hosts move [0-9.]* MB/s; each of 1 copies reads at most 4.0 MB/s (pool_rate 1, copy_floor 2 MB/s)" "$tmp/out" ||
+grep -q "^host ingest first: hosts move [0-9.]* MB/s; each of 1 copies reads at most 4.2 MB/s (pool_rate 1, copy_floor 2 MB/s)" "$tmp/out" ||
 	{ cat "$mlog" >&2; fail "vtlctl jobs does not show the copy held to its floor"; }
-grep -q "^  the pool gives [0-9.]* MB/s: hosts [0-9.]*, copies [0-9.]*; the copies' budget 0.0 MB/s, their floors 4.0$" "$tmp/out" ||
-	fail "vtlctl jobs does not show the pool's live figures (nothing left of pool_rate 1, the copy's floor 4)"
-grep -q "a copy is never held below 4 MB/s, the lowest speed its drives match (the simulated drive's model)" "$mlog" ||
+grep -q "^  the pool gives [0-9.]* MB/s: hosts [0-9.]*, copies [0-9.]*; the copies' budget 0.0 MB/s, their floors 4.2$" "$tmp/out" ||
+	fail "vtlctl jobs does not show the pool's live figures (nothing left of pool_rate 1, the copy's floor 4.2)"
+grep -q "a copy is never held below 4.2 MB/s, 5 % above 4.0 MB/s, the lowest speed its drives match (the simulated drive's model)" "$mlog" ||
 	{ cat "$mlog" >&2; fail "the migrator does not log its drives' floor"; }
-[ "$limit" = 4.0 ] || fail "the copy's limit is $limit MB/s while the host writes, expected its drive's floor 4"
-[ "$state" = running ] || fail "the 40 MiB copy ended within 3 s at a 4 MB/s limit ($state)"
+[ "$limit" = 4.2 ] || fail "the copy's limit is $limit MB/s while the host writes, expected its drive's floor 4.2"
+[ "$state" = running ] || fail "the 40 MiB copy ended within 3 s at a 4.2 MB/s limit ($state)"
 # The job's bytes come from progress reports up to 0.5 s old: a second more at the floor, and 20 % slack.
-python3 -c "import sys; sys.exit(0 if $b1 - $b0 <= 4e6 * ($t1 - $t0 + 1) * 1.2 else 1)" ||
-	fail "the copy moved $rate MB/s while held to 4 MB/s"
+python3 -c "import sys; sys.exit(0 if $b1 - $b0 <= 4.2e6 * ($t1 - $t0 + 1) * 1.2 else 1)" ||
+	fail "the copy moved $rate MB/s while held to 4.2 MB/s"
 
 step "the host stops: the limit goes, and the copy completes at the drive's speed"
 touch "$tmp/host.stop"

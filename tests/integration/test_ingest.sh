@@ -73,6 +73,8 @@ echo "   | the migrator hears: hosts move $(json "$tmp/jobs" 'd["ingest"]["host_
 ctl status
 grep -q "^hosts move [0-9.]* MB/s through the drives; host ingest first: copies read what is left of 1 MB/s, each at least its drive's lowest matched speed and 2 MB/s" "$tmp/out" ||
 	fail "vtlctl status does not show the hosts' traffic and the rule"
+grep -q "^  the pool gives [0-9.]* MB/s: hosts [0-9.]*, copies 0.0; the copies' budget 0.0 MB/s, their floors 0.0$" "$tmp/out" ||
+	fail "vtlctl status does not show the rule's live figures (no copy runs yet)"
 
 step "a copy queued while the host writes is held to its drive's floor of 4.2 MB/s (12 / 3 and 5 %), not copy_floor's 2"
 ctl migrate G00001L8

@@ -505,6 +505,8 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 			       "matched speed and %u MB/s (vtlctl jobs)\n", c->migrator.pool_rate, c->migrator.copy_floor);
 		else
 			printf("; copies read the pool as fast as they go ([migrator] pool_rate 0)\n");
+		if (c->migrator.pool_rate && strstr(ingest, "\"migrator\":true"))
+			ctl_ingest_live(ctl); /* what the migrator measures now, under the rule's line */
 	}
 	const char *tcmu = strstr(answer, "\"tcmu\":{");
 	if (tcmu)

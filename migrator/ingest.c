@@ -75,6 +75,8 @@ uint64_t ingest_auto_step(struct ingest_auto *a, uint64_t now_ms, uint64_t host_
 		a->drops++;
 		return a->budget_bps;
 	}
+	if ((double)host_bps < (double)a->ref_bps * (1.0 - INGEST_AUTO_HOLD))
+		return a->budget_bps; /* already costing the hosts a little: hold */
 	uint64_t step = (uint64_t)((double)a->budget_bps * INGEST_AUTO_GROW);
 	step = step < INGEST_AUTO_STEP_MIN ? INGEST_AUTO_STEP_MIN : step > INGEST_AUTO_STEP_MAX ? INGEST_AUTO_STEP_MAX : step;
 	uint64_t grown = a->budget_bps + step, cap = copies_bps + step;

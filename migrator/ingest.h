@@ -38,8 +38,10 @@
  *     hosts (less to back up) reads as drops, B comes down to the floors,
  *     and there R takes the hosts' new rate;
  *   - a drop is H < R * (1 - INGEST_AUTO_BAND): then B = B * INGEST_AUTO_CUT;
- *     within the band (the hysteresis) B grows by INGEST_AUTO_GROW of itself,
- *     at least INGEST_AUTO_STEP_MIN, at most INGEST_AUTO_STEP_MAX;
+ *     H at or above R * (1 - INGEST_AUTO_HOLD): B grows by INGEST_AUTO_GROW
+ *     of itself, at least INGEST_AUTO_STEP_MIN, at most INGEST_AUTO_STEP_MAX;
+ *     in between (the hysteresis) B holds, so that a probe that has just
+ *     begun to cost the hosts stops there rather than grow into a cut;
  *   - B never goes under the floors' sum (no oscillation to zero: the floors
  *     hold) and never more than one step above what the copies read now
  *     (a budget the copies cannot use would take many cuts to come down);
@@ -58,6 +60,7 @@
 				  * there, any dip of the disk or of the writer's pacing runs the drive's buffer dry */
 #define INGEST_AUTO_PERIOD_MS 5000 /* vtld averages the hosts' rate over 5 s (docs/migrator.md): a step sees the last one's */
 #define INGEST_AUTO_BAND 0.10      /* the hosts 10 % below their reference is a drop; less is the disk's noise */
+#define INGEST_AUTO_HOLD 0.05     /* 5 to 10 % below: the budget holds (the hysteresis between growing and a cut) */
 #define INGEST_AUTO_CUT 0.7        /* a drop cuts the copies' budget to 70 % (TCP CUBIC's beta, RFC 8312 4.5) */
 #define INGEST_AUTO_GROW 0.125     /* no drop: the budget grows by an eighth of itself ... */
 #define INGEST_AUTO_STEP_MIN (10ull * 1000000) /* ... at least 10 MB/s, so that it leaves the floors ... */

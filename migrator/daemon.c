@@ -1338,7 +1338,7 @@ static void req_ingest(struct migd *m, const struct ctlproto_request *r, char *o
 		atomic_store(&m->probe_budget, b);
 		if (dropped)
 			log_info("hosts move %llu MB/s, below their %.0f MB/s before: the %u copies' budget is cut to %.0f "
-				 "MB/s (at least their floors, %.0f)", (unsigned long long)mbs, (double)ref / MB, n,
+				 "MB/s (at least their floors, %.1f)", (unsigned long long)mbs, (double)ref / MB, n,
 				 (double)b / MB, (double)sum / MB);
 	}
 	if (before != (mbs > 0) && pool == VTL_CFG_POOL_RATE_AUTO)

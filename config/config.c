@@ -232,6 +232,7 @@ enum ktype {
 	K_LIBPOOLS, /* [physical NAME] pools: a comma list of 1 to VTL_CFG_MAX_LIB_POOLS distinct pool names */
 	K_GROUP,   /* struct vtl_cfg_group: the name of a group that exists on this host */
 	K_DRIVES,  /* unsigned: "all" (0) or a count, min..max */
+	K_RATE,    /* unsigned: "auto" (VTL_CFG_POOL_RATE_AUTO) or MB/s, min..max */
 	K_LISTEN,  /* an HTTP listen address, host:port (http_listen_parse) */
 	K_TOKEN,   /* an HTTP bearer token: printable ASCII without blanks, HTTP_TOKEN_MIN..cap-1; never echoed */
 };
@@ -369,7 +370,7 @@ static const struct keydef keys[] = {
 	{SEC_MIGRATOR, "rate", K_UINT, CF(migrator.rate), 0, 0, 100000},
 	{SEC_MIGRATOR, "window", K_TEXT, CF(migrator.window), CAP(migrator.window), 0, 0},
 	{SEC_MIGRATOR, "window_rate", K_UINT, CF(migrator.window_rate), 0, 0, 100000},
-	{SEC_MIGRATOR, "pool_rate", K_UINT, CF(migrator.pool_rate), 0, 0, 100000},
+	{SEC_MIGRATOR, "pool_rate", K_RATE, CF(migrator.pool_rate), 0, 0, 100000},
 	{SEC_MIGRATOR, "copy_floor", K_UINT, CF(migrator.copy_floor), 0, 0, 100000},
 	{SEC_MIGRATOR, "verify", K_BOOL, CF(migrator.verify), 0, 0, 0},
 	{SEC_MIGRATOR, "drives", K_DRIVES, CF(migrator.drives), 0, 1, VTL_CFG_MAX_PHYS_DRIVES},
@@ -753,15 +754,21 @@ static int set_value(struct parser *ps, size_t ki, const char *sec, const char *
 		snprintf(field, k->cap, "%s", v);
 		return VTL_OK;
 	case K_DRIVES:
-		if (!strcmp(v, "all")) {
-			*(unsigned *)field = 0;
+	case K_RATE: {
+		/* A word that stands for a value of its own, or a number: drives = all (0), pool_rate = auto. */
+		bool drives = k->type == K_DRIVES;
+		if (!strcmp(v, drives ? "all" : "auto")) {
+			*(unsigned *)field = drives ? 0 : VTL_CFG_POOL_RATE_AUTO;
 			return VTL_OK;
 		}
 		if (vtl_parse_uint(v, UINT64_MAX, &u) || u < k->min || u > k->max)
-			return perr(ps, ps->line, "[%s] %s = %s: give all (every drive of the library) or a number from %llu "
-				    "to %llu", sec, key, v, (unsigned long long)k->min, (unsigned long long)k->max);
+			return perr(ps, ps->line, "[%s] %s = %s: give %s from %llu to %llu", sec, key, v,
+				    drives ? "all (every drive of the library) or a number"
+					   : "auto (the migrator measures it) or MB/s",
+				    (unsigned long long)k->min, (unsigned long long)k->max);
 		*(unsigned *)field = (unsigned)u;
 		return VTL_OK;
+	}
 	case K_UINT:
 	case K_ADDR:
 	case K_INT:
@@ -1610,7 +1617,7 @@ static void set_defaults(struct vtl_config *c)
 	c->migrator.buffers = 64;
 	c->migrator.buffer_size = 1u << 20;
 	c->migrator.readers = 4;
-	c->migrator.copy_floor = 40;
+	c->migrator.copy_floor = 0; /* the drive's own lowest matched speed alone (migrator/ingest.h) */
 	c->migrator.verify = true;
 	c->policy = (struct vtl_policy_config){.interval = 10, .premigrate = VTL_POLICY_FULL | VTL_POLICY_EJECTED | VTL_POLICY_IDLE,
 					       .idle = POLICY_IDLE_DEFAULT, .high_water = 85, .low_water = 70, .throttle = 95,
@@ -1896,6 +1903,12 @@ static void scalar_text(const struct keydef *k, const char *base, char *out, siz
 {
 	const void *f = base + k->off;
 	switch (k->type) {
+	case K_RATE:
+		if (*(const unsigned *)f == VTL_CFG_POOL_RATE_AUTO)
+			snprintf(out, cap, "auto");
+		else
+			snprintf(out, cap, "%u", *(const unsigned *)f);
+		break;
 	case K_UINT: case K_DURATION: case K_RULES: case K_DRIVES:
 		snprintf(out, cap, "%u", *(const unsigned *)f);
 		break;

@@ -33,6 +33,7 @@
 #define VTL_CFG_NAME_MAX 223 /* bytes of an iSCSI name (RFC 7143 4.2.7.1) */
 #define VTL_CFG_AUTH_FAIL_DELAY_MAX 60 /* [iscsi] auth_fail_delay: longer only holds connections open */
 #define VTL_CFG_MAX_PHYS_DRIVES 16 /* [physical] drive lines (type = st): PHYS_MAX_DRIVES */
+#define VTL_CFG_POOL_RATE_AUTO 0xFFFFFFFFu /* [migrator] pool_rate = auto: above any number the key takes */
 #define VTL_CFG_MAX_PHYS_LIBS 4    /* [physical NAME] sections: a site library, a vault, two more rooms */
 #define VTL_CFG_MAX_LIB_POOLS 8    /* names in a [physical NAME] pools line */
 /* CHAP secrets: RFC 7143 12.1.3 recommends 12 to 16 bytes; shorter ones fall to an offline guess from one exchange. */
@@ -192,8 +193,10 @@ struct vtl_config {
 		unsigned rate;                /* MB/s at most; 0: no limit */
 		char window[16];              /* "HH:MM-HH:MM": when window_rate applies instead ("" none) */
 		unsigned window_rate;         /* MB/s during the window */
-		unsigned pool_rate;           /* MB/s the pool gives hosts and copies together; 0: hosts do not come first */
-		unsigned copy_floor;          /* MB/s each copy keeps while hosts move data (with pool_rate) */
+		unsigned pool_rate;           /* MB/s the pool gives hosts and copies together; 0: hosts do not come first;
+					       * VTL_CFG_POOL_RATE_AUTO: the migrator probes it (migrator/ingest.h) */
+		unsigned copy_floor;          /* MB/s each copy keeps at least while hosts move data, besides its drive's
+					       * lowest matched speed; 0: the drive's own */
 		bool verify;                  /* read every copy back before recording it */
 		unsigned drives;              /* physical drives that run jobs at once; 0 (all): every drive */
 		unsigned recall_drives;       /* of those, kept for recalls (copies never use them); below drives */

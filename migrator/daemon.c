@@ -77,6 +77,7 @@ struct runner {
 	bool preempted;                 /* stopped for a recall: queued again */
 	bool yielded;                   /* stopped because a host loads its cartridge: it fails; policy retries */
 	atomic_bool cancel;             /* the job's stop flag, which the copy and stage loops read */
+	_Atomic uint64_t copy_min_bps;  /* while it runs a copy: its drive's lowest matched speed (B/s); 0: none */
 };
 
 /*
@@ -93,6 +94,7 @@ struct mlib {
 	bool robot_init;
 	unsigned ndrives;                    /* drives 0..ndrives-1 run jobs ([migrator] drives) */
 	unsigned recall_drives;
+	uint64_t min_matched_bps;            /* the lowest speed its drives match: no copy is held below it */
 	struct runner run[PHYS_MAX_DRIVES];
 	struct vtl_policy_config copies;     /* [policy] copy_pools, only those this library keeps */
 };
@@ -124,7 +126,9 @@ struct migd {
 	atomic_uint copies;       /* copies (migrate jobs) running now: they share what the hosts leave */
 	/* [migrator] rate, window_rate, pool_rate, copy_floor (MB/s) and window (minutes of the day; from < 0:
 	 * none), which a reload changes. */
-	_Atomic unsigned rate, window_rate, pool_rate, copy_floor;
+	_Atomic unsigned rate, window_rate, pool_rate, copy_floor; /* pool_rate VTL_CFG_POOL_RATE_AUTO: probed */
+	struct ingest_auto probe;         /* pool_rate = auto's probe; under mu */
+	_Atomic uint64_t probe_budget;    /* its last budget (B/s, the copies together); 0: none */
 	_Atomic int window_from, window_to;
 	struct vtl_config *applied; /* the last reload's configuration; NULL: cfg's */
 	atomic_flag reloading;    /* one reload at a time (SIGHUP and vtlctl reload) */
@@ -166,12 +170,73 @@ static double rate_asked(const struct runner *r)
 	return atomic_load(&m->rate) * MB;
 }
 
-/* The share of the pool a copy gets while hosts move data (migrator/ingest.h); 0: no limit from it. */
-static uint64_t ingest_limit(struct migd *m, uint64_t now_ms)
+static void lock(struct migd *m);
+static void unlock(struct migd *m);
+
+/* A copy's floor (B/s): its drive's lowest matched speed and a margin, or the operator's copy_floor when higher. */
+static uint64_t copy_floor_of(struct migd *m, uint64_t min_matched_bps)
 {
-	return ingest_copy_limit((uint64_t)atomic_load(&m->pool_rate) * (uint64_t)MB,
-				 (uint64_t)atomic_load(&m->copy_floor) * (uint64_t)MB, ingest_host(&m->ingest, now_ms),
-				 atomic_load(&m->copies));
+	uint64_t op = (uint64_t)atomic_load(&m->copy_floor) * (uint64_t)MB;
+	uint64_t drive = (uint64_t)((double)min_matched_bps * INGEST_FLOOR_MARGIN);
+	return op > drive ? op : drive;
+}
+
+/* The floors of the copies running now into floors (at most cap), their count in *n; returns their sum. */
+static uint64_t copy_floors(struct migd *m, uint64_t *floors, unsigned cap, unsigned *n)
+{
+	uint64_t sum = 0;
+	*n = 0;
+	for (unsigned li = 0; li < m->nlibs; li++)
+		for (unsigned d = 0; d < m->libs[li].ndrives; d++) {
+			uint64_t min = atomic_load(&m->libs[li].run[d].copy_min_bps);
+			if (min && *n < cap) {
+				floors[(*n)++] = copy_floor_of(m, min);
+				sum += floors[*n - 1];
+			}
+		}
+	return sum;
+}
+
+/* What the running copies read now (B/s, together), as their last progress reports say. Takes mu. */
+static uint64_t copies_reading(struct migd *m)
+{
+	double sum = 0;
+	lock(m);
+	for (unsigned li = 0; li < m->nlibs; li++)
+		for (unsigned d = 0; d < m->libs[li].ndrives; d++) {
+			const struct runner *r = &m->libs[li].run[d];
+			if (atomic_load(&r->copy_min_bps) && r->live.running && r->live.mbs > 0)
+				sum += r->live.mbs * MB;
+		}
+	unlock(m);
+	return (uint64_t)sum;
+}
+
+/* The copies' budget (B/s, together) while hosts move data: false when the rule does not hold them now. */
+static bool copy_budget(struct migd *m, uint64_t now_ms, uint64_t floors_sum, uint64_t *budget)
+{
+	unsigned pool = atomic_load(&m->pool_rate);
+	uint64_t host = ingest_host(&m->ingest, now_ms);
+	if (pool == 0 || host == 0 || floors_sum == 0)
+		return false;
+	if (pool == VTL_CFG_POOL_RATE_AUTO) {
+		uint64_t b = atomic_load(&m->probe_budget); /* never under the floors: a copy may have joined since */
+		*budget = b > floors_sum ? b : floors_sum;
+	} else {
+		*budget = ingest_left((uint64_t)pool * (uint64_t)MB, host);
+	}
+	return true;
+}
+
+/* The share of the pool a copy whose floor is mine gets while hosts move data (migrator/ingest.h); 0: no limit. */
+static uint64_t ingest_limit(struct migd *m, uint64_t now_ms, uint64_t mine)
+{
+	uint64_t floors[VTL_CFG_MAX_PHYS_LIBS * PHYS_MAX_DRIVES], budget;
+	unsigned n;
+	uint64_t sum = copy_floors(m, floors, VTL_ARRAY_SIZE(floors), &n);
+	if (!copy_budget(m, now_ms, sum, &budget))
+		return 0;
+	return ingest_copy_share(budget, floors, n, mine);
 }
 
 /* Bytes/s a job may write now: as asked, and a copy no more than host ingest leaves it. */
@@ -179,9 +244,10 @@ static double rate_now(void *arg)
 {
 	struct runner *r = arg;
 	double asked = rate_asked(r);
-	if (r->job.kind != CAT_JOB_MIGRATE) /* verifies read tape only; a recall is what a host waits for */
+	uint64_t min = atomic_load(&r->copy_min_bps);
+	if (r->job.kind != CAT_JOB_MIGRATE || !min) /* verifies read tape only; a recall is what a host waits for */
 		return asked;
-	uint64_t share = ingest_limit(r->m, vtl_mono_ms());
+	uint64_t share = ingest_limit(r->m, vtl_mono_ms(), copy_floor_of(r->m, min));
 	return share && (asked <= 0 || (double)share < asked) ? (double)share : asked;
 }
 
@@ -320,9 +386,11 @@ static void run_job(struct migd *m, struct runner *r, const struct cat_job *j)
 	int rc;
 	if (j->kind == CAT_JOB_MIGRATE) {
 		struct migrate_report rep;
+		atomic_store(&r->copy_min_bps, l->min_matched_bps);
 		atomic_fetch_add(&m->copies, 1);
 		rc = migrate_copy(&mig, j->barcode, j->id, &rep, err, sizeof err);
 		atomic_fetch_sub(&m->copies, 1);
+		atomic_store(&r->copy_min_bps, 0);
 		if (rc == VTL_OK)
 			log_info("job %lld: copied %s to %s file %u: %.1f MB/s average, %.1f minimum; writer "
 				 "waited %llu times (%llu delays), readers %llu times; back-hitches: %llu %s%s; drive %u",
@@ -835,13 +903,27 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 		}
 		jo_printf(out, cap, &at, "}");
 	}
-	/* Host ingest first: what vtld says its hosts move, and what that leaves each copy. */
-	uint64_t now = vtl_mono_ms();
+	/* Host ingest first: what vtld says its hosts move, what the copies read, and what that leaves each copy. */
+	uint64_t now = vtl_mono_ms(), floors[VTL_CFG_MAX_PHYS_LIBS * PHYS_MAX_DRIVES], budget = 0, low = 0;
+	unsigned n, pool = atomic_load(&m->pool_rate);
+	uint64_t floors_sum = copy_floors(m, floors, VTL_ARRAY_SIZE(floors), &n);
+	for (unsigned i = 0; i < n; i++)
+		low = !low || floors[i] < low ? floors[i] : low;
+	bool held = copy_budget(m, now, floors_sum, &budget);
+	uint64_t host = ingest_host(&m->ingest, now), reading = copies_reading(m);
+	lock(m);
+	unsigned drops = m->probe.drops;
+	uint64_t ref = m->probe.ref_bps;
+	unlock(m);
 	jo_printf(out, cap, &at,
-		  "],\"ingest\":{\"host_mb_s\":%.1f,\"pool_rate\":%u,\"copy_floor\":%u,\"copies\":%u,"
-		  "\"copy_limit_mb_s\":%.1f}}",
-		  (double)ingest_host(&m->ingest, now) / MB, atomic_load(&m->pool_rate), atomic_load(&m->copy_floor),
-		  atomic_load(&m->copies), (double)ingest_limit(m, now) / MB);
+		  "],\"ingest\":{\"host_mb_s\":%.1f,\"pool_rate\":%u,\"auto\":%s,\"copy_floor\":%u,\"copies\":%u,"
+		  "\"copy_limit_mb_s\":%.1f,\"floors_mb_s\":%.1f,\"budget_mb_s\":%.1f,\"copies_mb_s\":%.1f,"
+		  "\"pool_mb_s\":%.1f,\"host_ref_mb_s\":%.1f,\"drops\":%u}}",
+		  (double)host / MB, pool == VTL_CFG_POOL_RATE_AUTO ? 0 : pool,
+		  pool == VTL_CFG_POOL_RATE_AUTO ? "true" : "false", atomic_load(&m->copy_floor), atomic_load(&m->copies),
+		  held ? (double)ingest_copy_share(budget, floors, n, low) / MB : 0.0, (double)floors_sum / MB,
+		  held ? (double)budget / MB : 0.0, (double)reading / MB, (double)(host + reading) / MB,
+		  pool == VTL_CFG_POOL_RATE_AUTO ? (double)ref / MB : 0.0, drops);
 	free(js.j);
 }
 
@@ -1229,17 +1311,48 @@ static void req_hint(struct migd *m, const struct ctlproto_request *r, char *out
 	host_hint(m, r->verb == CTLPROTO_WAKE, r->barcode, out, cap);
 }
 
+/*
+ * vtld's report of what its hosts move (about every second while they move
+ * data, once when they stop): noted, and with pool_rate = auto one step of
+ * the probe (migrator/ingest.h), which rests when hosts are idle.
+ */
 static void req_ingest(struct migd *m, const struct ctlproto_request *r, char *out, size_t cap)
 {
 	uint64_t mbs = r->given[CTLPROTO_OPT_RATE] ? r->option[CTLPROTO_OPT_RATE] : 0;
 	uint64_t now = vtl_mono_ms();
 	bool before = ingest_host(&m->ingest, now) > 0;
 	ingest_note(&m->ingest, now, mbs * (uint64_t)MB);
-	if (before != (mbs > 0) && atomic_load(&m->pool_rate))
-		log_info(mbs ? "hosts move %llu MB/s: copies read what is left of pool_rate %u MB/s, at least %u each"
+	unsigned pool = atomic_load(&m->pool_rate);
+	if (pool == VTL_CFG_POOL_RATE_AUTO) {
+		uint64_t floors[VTL_CFG_MAX_PHYS_LIBS * PHYS_MAX_DRIVES];
+		unsigned n;
+		uint64_t sum = copy_floors(m, floors, VTL_ARRAY_SIZE(floors), &n), reading = copies_reading(m);
+		lock(m);
+		if (!before)
+			m->probe = (struct ingest_auto){0}; /* hosts came (or vtld came back): start at the floors */
+		unsigned drops = m->probe.drops;
+		uint64_t b = ingest_auto_step(&m->probe, now, mbs * (uint64_t)MB, reading, sum);
+		bool dropped = m->probe.drops != drops;
+		uint64_t ref = m->probe.ref_bps;
+		unlock(m);
+		atomic_store(&m->probe_budget, b);
+		if (dropped)
+			log_info("hosts move %llu MB/s, below their %.0f MB/s before: the %u copies' budget is cut to %.0f "
+				 "MB/s (at least their floors, %.1f)", (unsigned long long)mbs, (double)ref / MB, n,
+				 (double)b / MB, (double)sum / MB);
+	}
+	if (before != (mbs > 0) && pool == VTL_CFG_POOL_RATE_AUTO)
+		log_info(mbs ? "hosts move %llu MB/s: copies start at their floors and probe what the pool gives "
+			       "(pool_rate auto), copy_floor %u"
+			     : "hosts stopped moving data (%llu MB/s): copies read at their own rate again; pool_rate auto, "
+			       "copy_floor %u",
+			 (unsigned long long)mbs, atomic_load(&m->copy_floor));
+	else if (before != (mbs > 0) && pool)
+		log_info(mbs ? "hosts move %llu MB/s: copies read what is left of pool_rate %u MB/s, each at least its "
+			       "drive's lowest matched speed and copy_floor %u"
 			     : "hosts stopped moving data (%llu MB/s): copies read at their own rate again; pool_rate %u, "
 			       "copy_floor %u",
-			 (unsigned long long)mbs, atomic_load(&m->pool_rate), atomic_load(&m->copy_floor));
+			 (unsigned long long)mbs, pool, atomic_load(&m->copy_floor));
 	jo_answer(out, cap, VTL_OK, NULL, "noted");
 }
 
@@ -1426,9 +1539,19 @@ static int open_lib(struct migd *m, unsigned i, char *err, size_t errlen)
 	unsigned added = 0;
 	if (rc == VTL_OK && (rc = scan_lib(m, l, &added, err, errlen)) == VTL_OK && added)
 		log_info("%u tapes of %s added to the catalog", added, l->pc->name);
-	if (rc == VTL_OK)
-		log_info("%u drives of %s run jobs, %u of them kept for recalls", l->ndrives, l->pc->name,
-			 l->recall_drives);
+	if (rc == VTL_OK) {
+		/* The simulated drive's model says its own; a real drive's comes from its generation's published figure. */
+		bool estimated = false;
+		double min = l->lib->min_matched_mbs > 0 ? l->lib->min_matched_mbs
+							 : phys_lto_min_matched_mbs(l->pc->generation, &estimated);
+		l->min_matched_bps = min > 0 ? (uint64_t)(min * MB) : 1;
+		log_info("%u drives of %s run jobs, %u of them kept for recalls; a copy is never held below %.1f MB/s, "
+			 "5 %% above %.1f MB/s, the lowest speed its drives match (%s)", l->ndrives, l->pc->name,
+			 l->recall_drives, min * INGEST_FLOOR_MARGIN, min,
+			 l->lib->min_matched_mbs > 0 ? "the simulated drive's model"
+			 : estimated			? "an estimate: a third of the generation's native rate"
+							: "the generation's published figure");
+	}
 	return rc;
 }
 

@@ -100,6 +100,8 @@ struct phys_lib {
 	const struct phys_ops *ops;
 	unsigned drives;                       /* drives 0 .. drives-1 */
 	uint16_t drive_addr[PHYS_MAX_DRIVES];  /* the changer's element address of each drive (fixed once open) */
+	double min_matched_mbs;                /* the lowest speed its drives match (MB/s) as their own model says;
+						* 0: not known (the LTO table of phys_sim.h applies) */
 };
 
 /* The description of the calling thread's last failure on l ("" when its last failure was on another

@@ -73,4 +73,8 @@ void phys_sim_stats(struct phys_lib *l, unsigned d, struct phys_sim_stats *st);
 double phys_sim_native_rate(unsigned gen);
 uint64_t phys_sim_native_capacity(unsigned gen);
 
+/* The lowest speed (MB/s) a real full-height drive of LTO generation gen matches without stopping: IBM's
+ * published figure, or a third of native when none was found (*estimated true then); 0 when gen is unknown. */
+double phys_lto_min_matched_mbs(unsigned gen, bool *estimated);
+
 #endif

@@ -15,7 +15,10 @@
 #   4. four copies at once, pinned to site's drives 0..3, while the two hosts
 #      write two fresh cartridges to drives 4 and 5 and, once the four run, a
 #      host loads cartridge 5 into drive 6 (a recall on the vault's drive): its time to the
-#      first block. Every second the copies' rates are sampled.
+#      first block. Every second the copies' rates are sampled. This round runs
+#      with no rule, under host ingest first with a constant pool_rate (the
+#      hosts' rates alone added; VTL_BENCH_LIB_CONSTANT=no skips it), and with
+#      pool_rate = auto.
 # Printed: each copy's MB/s and share of the native rate (the goal: >= 0.98,
 # 0 back-hitches), the aggregate in TB/h beside the field's 2 TB/h for four
 # LTO-4, the hosts' rates during the copies beside alone (goal >= 0.8), the
@@ -106,7 +109,9 @@ PY
 # below starts from the same state: no writeback of earlier rounds left, the cartridges read from disk.
 cold() {
 	sync
-	if [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches; else dropped=" (not root: page cache kept)"; fi
+	# VTL_BENCH_LIB_COLD=no keeps the page cache (a smoke run on a shared machine: its figures are not cold).
+	if [ "${VTL_BENCH_LIB_COLD:-yes}" = no ]; then dropped=" (VTL_BENCH_LIB_COLD=no: page cache kept)"
+	elif [ -w /proc/sys/vm/drop_caches ]; then echo 3 >/proc/sys/vm/drop_caches; else dropped=" (not root: page cache kept)"; fi
 }
 dropped=""
 # disk_read: baseline (iv), the disk alone: cartridges 1..4's pool files read at once, 1 MiB reads,
@@ -206,10 +211,15 @@ try:
     g = json.load(open(sys.argv[1])).get("ingest", {})
 except (OSError, ValueError):
     sys.exit(0)
-if g.get("pool_rate"):
+if g.get("pool_rate") or g.get("auto"):
+    rule = "auto" if g.get("auto") else g["pool_rate"]
     print(f"     the rule as vtlctl jobs showed it during the round: hosts move {g.get('host_mb_s', 0):.0f} MB/s; "
           f"each of {g.get('copies', 0)} copies reads at most {g.get('copy_limit_mb_s', 0):.0f} MB/s "
-          f"(pool_rate {g['pool_rate']}, copy_floor {g.get('copy_floor', 0)} MB/s)")
+          f"(pool_rate {rule}, copy_floor {g.get('copy_floor', 0)} MB/s); the pool gave {g.get('pool_mb_s', 0):.0f} "
+          f"MB/s, the copies {g.get('copies_mb_s', 0):.0f} of a budget of {g.get('budget_mb_s', 0):.0f}, their "
+          f"floors {g.get('floors_mb_s', 0):.0f}" +
+          (f"; the hosts' reference {g.get('host_ref_mb_s', 0):.0f} MB/s, {g.get('drops', 0)} drops"
+           if g.get("auto") else ""))
 PY
 }
 # release_again: cartridge 5's recall of the last round has staged it back; give up its disk copy
@@ -263,7 +273,7 @@ premigrate = none
 copy_pools = vault
 CONF
 	ctl init >/dev/null || die "vtlctl init"
-	ctl cartridge add --barcode B00001L8 --count 11 >/dev/null || die "vtlctl cartridge add"
+	ctl cartridge add --barcode B00001L8 --count 13 >/dev/null || die "vtlctl cartridge add"
 	"$VTLD" -c "$tmp/etc/vtl.conf" 2>"$tmp/vtld.log" &
 	pid=$!
 	wait_line "$tmp/vtld.log" "ready: [0-9]* logical units"
@@ -308,14 +318,28 @@ CONF
 	cold
 	shared_round "four copies, two hosts and a recall, no rule (pool_rate = 0)" 1032 1033
 
-	# 6. The same under the stated rule, host ingest first: pool_rate = what the two hosts wrote alone
-	# together (the disks' write rate, measured in step 2), copy_floor its default.
-	P=$(python3 -c "print(int($solo4 + $solo5))")
-	sed -i "s/^\[migrator\]\$/[migrator]\npool_rate = $P/" "$tmp/etc/vtl.conf"
-	ctl reload >/dev/null || die "vtlctl reload (pool_rate = $P)"
+	# 6. The same under the stated rule, host ingest first, with a constant: pool_rate = what the two
+	# hosts wrote alone together (the disks' write rate, measured in step 2), copy_floor its default
+	# (0: each copy's floor is its drive's lowest matched speed). VTL_BENCH_LIB_CONSTANT=no skips it.
+	if [ "${VTL_BENCH_LIB_CONSTANT:-yes}" != no ]; then
+		P=$(python3 -c "print(int($solo4 + $solo5))")
+		sed -i "s/^\[migrator\]\$/[migrator]\npool_rate = $P/" "$tmp/etc/vtl.conf"
+		ctl reload >/dev/null || die "vtlctl reload (pool_rate = $P)"
+		release_again
+		cold
+		shared_round "four copies, two hosts and a recall, host ingest first (pool_rate = $P)" 1034 1035
+	fi
+
+	# 7. The rule with pool_rate = auto: the migrator probes what the pool gives (migrator/ingest.h).
+	if grep -q "^pool_rate = " "$tmp/etc/vtl.conf"; then
+		sed -i "s/^pool_rate = .*/pool_rate = auto/" "$tmp/etc/vtl.conf"
+	else
+		sed -i "s/^\[migrator\]\$/[migrator]\npool_rate = auto/" "$tmp/etc/vtl.conf"
+	fi
+	ctl reload >/dev/null || die "vtlctl reload (pool_rate = auto)"
 	release_again
 	cold
-	shared_round "four copies, two hosts and a recall, host ingest first (pool_rate = $P)" 1034 1035
+	shared_round "four copies, two hosts and a recall, host ingest first (pool_rate = auto)" 1036 1037
 	kill -TERM "$mpid"; wait "$mpid" || die "vtl-migrator did not stop cleanly"; mpid=""
 	kill -TERM "$pid"; wait "$pid" || die "vtld did not stop cleanly"; pid=""
 	rm -rf "$tmp"; tmp=""

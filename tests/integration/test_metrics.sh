@@ -202,7 +202,7 @@ same_jobs() {
 import json, sys
 def shape(p):
     d = json.load(open(p))
-    for k in ("host_mb_s", "copy_limit_mb_s"):
+    for k in ("host_mb_s", "copy_limit_mb_s", "budget_mb_s", "copies_mb_s", "pool_mb_s", "host_ref_mb_s", "drops"):
         d["ingest"].pop(k)
     return d
 a, b = shape(sys.argv[1]), shape(sys.argv[2])

@@ -1015,6 +1015,25 @@ static void migrator_drives(void **state)
 		     "t.conf:7: [migrator] recall_drives = 2 must be below drives = 2: copies need a drive too");
 }
 
+/* [migrator] pool_rate: off (0), MB/s, or auto (probed); copy_floor 0 by default: each copy's drive's own. */
+static void migrator_pool_rate(void **state)
+{
+	(void)state;
+	struct vtl_config *c = parse_ok("[library]\nslots = 4\n" POOL);
+	assert_int_equal(c->migrator.pool_rate, 0);
+	assert_int_equal(c->migrator.copy_floor, 0);
+	vtl_config_free(c);
+	c = parse_ok("[library]\nslots = 4\n" POOL "[migrator]\npool_rate = 700\ncopy_floor = 120\n");
+	assert_int_equal(c->migrator.pool_rate, 700);
+	assert_int_equal(c->migrator.copy_floor, 120);
+	vtl_config_free(c);
+	c = parse_ok("[library]\nslots = 4\n" POOL "[migrator]\npool_rate = auto\n");
+	assert_int_equal(c->migrator.pool_rate, VTL_CFG_POOL_RATE_AUTO);
+	vtl_config_free(c);
+	expect_error("[library]\nslots = 4\n" POOL "[migrator]\npool_rate = fast\n",
+		     "t.conf:6: [migrator] pool_rate = fast: give auto (the migrator measures it) or MB/s from 0 to 100000");
+}
+
 static void policy_section(void **state)
 {
 	(void)state;
@@ -1288,6 +1307,7 @@ int main(void)
 		cmocka_unit_test(control_group),
 		cmocka_unit_test(migration_sections),
 		cmocka_unit_test(migrator_drives),
+		cmocka_unit_test(migrator_pool_rate),
 		cmocka_unit_test(policy_section),
 		cmocka_unit_test(http_endpoints),
 		cmocka_unit_test(reload_plans),

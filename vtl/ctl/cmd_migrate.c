@@ -440,6 +440,31 @@ static int job_row(const struct cat_job *jb, void *arg)
 static const char *const job_head[] = {"ID", "KIND", "BARCODE", "STATE", "DONE", "MB/s", "RING", "WAITS W/R", "ETA",
 				       "LIBRARY", "DRIVE", "ERROR"};
 
+/* The live figures of a jobs answer's ingest object: what the pool gives both, the copies' budget against their
+ * floors, the probe's reference and drops (pool_rate = auto). */
+static void ingest_live_line(const char *ingest)
+{
+	printf("  the pool gives %.1f MB/s: hosts %.1f, copies %.1f; the copies' budget %.1f MB/s, their floors %.1f",
+	       ans_real(ingest, "pool_mb_s"), ans_real(ingest, "host_mb_s"), ans_real(ingest, "copies_mb_s"),
+	       ans_real(ingest, "budget_mb_s"), ans_real(ingest, "floors_mb_s"));
+	if (strstr(ingest, "\"auto\":true"))
+		printf("; the hosts' reference %.1f MB/s, %llu drops", ans_real(ingest, "host_ref_mb_s"),
+		       ans_u64(ingest, "drops"));
+	printf("\n");
+}
+
+void ctl_ingest_live(struct ctl *ctl)
+{
+	static char answer[ANSWER_MAX];
+	if (!ctl_migrator_up(ctl) ||
+	    ctl_request_raw(ctl, &(struct ctlproto_request){.verb = CTLPROTO_JOBS}, answer, sizeof answer) ||
+	    strncmp(answer, "{\"ok\":true", 10) != 0)
+		return;
+	const char *ingest = strstr(answer, "\"ingest\":{");
+	if (ingest)
+		ingest_live_line(ingest);
+}
+
 /* The jobs as vtl-migrator sees them, the running one with its live figures. */
 static int jobs_live(struct ctl *ctl)
 {
@@ -457,15 +482,20 @@ static int jobs_live(struct ctl *ctl)
 		return 0;
 	}
 	const char *ingest = strstr(answer, "\"ingest\":{");
-	if (ingest && ans_u64(ingest, "pool_rate")) {
+	bool probed = ingest && strstr(ingest, "\"auto\":true");
+	if (ingest && (ans_u64(ingest, "pool_rate") || probed)) {
 		double limit = ans_real(ingest, "copy_limit_mb_s");
 		printf("host ingest first: hosts move %.1f MB/s; ", ans_real(ingest, "host_mb_s"));
 		if (limit > 0)
 			printf("each of %llu copies reads at most %.1f MB/s", ans_u64(ingest, "copies"), limit);
 		else
 			printf("copies are not held back");
-		printf(" (pool_rate %llu, copy_floor %llu MB/s)\n", ans_u64(ingest, "pool_rate"),
-		       ans_u64(ingest, "copy_floor"));
+		if (probed)
+			printf(" (pool_rate auto, copy_floor %llu MB/s)\n", ans_u64(ingest, "copy_floor"));
+		else
+			printf(" (pool_rate %llu, copy_floor %llu MB/s)\n", ans_u64(ingest, "pool_rate"),
+			       ans_u64(ingest, "copy_floor"));
+		ingest_live_line(ingest);
 	}
 	struct table t;
 	table_init(&t, 12, job_head, "RLLLRRRRRLRL");

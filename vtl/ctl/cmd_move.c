@@ -496,11 +496,17 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		printf("hosts move %.1f MB/s through the drives", ans_real(ingest, "host_mb_s"));
 		if (!strstr(ingest, "\"migrator\":true"))
 			printf("\n");
+		else if (c->migrator.pool_rate == VTL_CFG_POOL_RATE_AUTO)
+			printf("; host ingest first: copies read what the pool gives besides the hosts, probed (pool_rate "
+			       "auto), each at least its drive's lowest matched speed and %u MB/s (vtlctl jobs)\n",
+			       c->migrator.copy_floor);
 		else if (c->migrator.pool_rate)
-			printf("; host ingest first: copies read what is left of %u MB/s, at least %u MB/s each "
-			       "(vtlctl jobs)\n", c->migrator.pool_rate, c->migrator.copy_floor);
+			printf("; host ingest first: copies read what is left of %u MB/s, each at least its drive's lowest "
+			       "matched speed and %u MB/s (vtlctl jobs)\n", c->migrator.pool_rate, c->migrator.copy_floor);
 		else
 			printf("; copies read the pool as fast as they go ([migrator] pool_rate 0)\n");
+		if (c->migrator.pool_rate && strstr(ingest, "\"migrator\":true"))
+			ctl_ingest_live(ctl); /* what the migrator measures now, under the rule's line */
 	}
 	const char *tcmu = strstr(answer, "\"tcmu\":{");
 	if (tcmu)

@@ -72,6 +72,10 @@ int ctl_require_offline(struct ctl *ctl);
 bool ctl_daemon_up(struct ctl *ctl);
 /* Whether vtl-migrator answers on its control socket ([migrator] control_socket). */
 bool ctl_migrator_up(struct ctl *ctl);
+
+/* Prints host ingest first's live figures as vtl-migrator gives them (the pool, hosts, copies, budget, floors and,
+ * with pool_rate = auto, the probe's reference and drops), one indented line; nothing when it does not answer. */
+void ctl_ingest_live(struct ctl *ctl);
 /*
  * Sends *req (its line built by common/ctlproto.h's formatter) to the daemon
  * that answers its verb and reads the answer: 0 when it says ok (its message,

@@ -620,7 +620,7 @@ static void device_of(const char *path, char *buf, size_t len)
 			rot = -1;
 		fclose(f);
 	}
-	snprintf(buf, len, "device %s (%u:%u, rotational %d)", name[0] ? name : "?", ma, mi, rot);
+	snprintf(buf, len, "device %.64s (%u:%u, rotational %d)", name[0] ? name : "?", ma, mi, rot);
 }
 
 static void loadavg(char *buf, size_t len)

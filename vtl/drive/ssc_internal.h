@@ -131,6 +131,8 @@ struct ssc_crypt_set {
 	uint8_t key_scope;       /* scope the key was set with (enum sde_scope) */
 	bool lock;               /* LOCK: only its owner may change it */
 	bool ckod;               /* the key goes at the next unload */
+	bool ckorp, ckorl;       /* it goes when nexus's reservation is preempted / lost (ssc_crypt_res_lost) */
+	uint8_t ceem;            /* CEEM as set, reported as CEEMS */
 	uint8_t enc_mode, dec_mode, algorithm, rdmc, kad_format;
 	struct vtl_key *key;     /* the key (locked memory), NULL when none */
 	struct vtl_crypt io;     /* what the cartridge does under it */
@@ -290,6 +292,13 @@ void ssc_crypt_unloaded(struct ssc_drive *d);
 void ssc_crypt_nexus_lost(struct ssc_drive *d, uint64_t nexus);
 /* Every key wiped, every parameter back to its default (reset, shutdown). */
 void ssc_crypt_wipe(struct ssc_drive *d);
+/*
+ * ssc_crypt.c: the drive's reservation loss observer (struct scsi_res
+ * on_loss, arg the drive): nexus holds no reservation any more; the
+ * parameters it set with CKORL, or with CKORP when preempted, go to their
+ * defaults, key included. Runs under the drive's lock.
+ */
+void ssc_crypt_res_lost(void *arg, uint64_t nexus, bool preempted);
 void ssc_security_in(struct scsi_dev *dev, struct scsi_cmd *c);
 void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c);
 /* ssc_lbp.c: logical block protection. */

@@ -876,6 +876,34 @@ static void ckorl_on_preempt_and_clear(void **state)
 	assert_true(has_key(h, NEXUS_A));
 }
 
+/* The parameters go with the reservation of the nexus that set them, even after another nexus locked them. */
+static void ckorl_follows_the_setter(void **state)
+{
+	struct host *h = *state;
+	host_drive_model(h, "HP", "Ultrium 8-SCSI");
+	loaded(h, "CKR002L8");
+	as(h, NEXUS_B);
+	pr_register(h, KEY_B);
+	as(h, NEXUS_A);
+	pr_register(h, KEY_A);
+	pr_out(h, 0x01, 0x7, KEY_A, 0); /* RESERVE, WRITE EXCLUSIVE - ALL REGISTRANTS: both hold it */
+	expect_good(h);
+	struct sde_req r = req_key(KEY1, 2);
+	r.flags_extra = 0x01;
+	spout(h, &r);
+	expect_good(h);
+	as(h, NEXUS_B);
+	struct sde_req pub = {.scope = 0, .lock = true};
+	spout(h, &pub);
+	expect_good(h);
+	assert_true(has_key(h, NEXUS_B)); /* B shares the public parameters A set */
+	as(h, NEXUS_A);
+	pr_out(h, 0x00, 0, KEY_A, 0); /* A unregisters: its reservation is lost */
+	expect_good(h);
+	assert_false(has_key(h, NEXUS_B));
+	assert_false(has_key(h, NEXUS_A));
+}
+
 /* The IBM model offers neither bit: refused even by a reservation holder. */
 static void ibm_refuses_ckorp_ckorl(void **state)
 {
@@ -907,6 +935,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ckorp_preempt_clears_key, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(preempt_without_ckorp_keeps_key, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(ckorl_on_preempt_and_clear, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(ckorl_follows_the_setter, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(ibm_refuses_ckorp_ckorl, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

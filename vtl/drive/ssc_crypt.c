@@ -164,7 +164,7 @@ void ssc_crypt_res_lost(void *arg, uint64_t nexus, bool preempted)
 	/* The parameters nexus set (SSC-4 8.5.3.2): its local ones, and the public ones when it set them last. */
 	struct ssc_crypt_set *sets[1 + SSC_CRYPT_LOCAL_MAX];
 	unsigned n = 0;
-	if (d->crypt.pub.nexus == nexus)
+	if (d->crypt.pub.set_by == nexus)
 		sets[n++] = &d->crypt.pub;
 	for (unsigned i = 0; i < SSC_CRYPT_LOCAL_MAX; i++)
 		if (d->crypt.local[i].used && d->crypt.local[i].nexus == nexus)
@@ -180,7 +180,7 @@ void ssc_crypt_nexus_lost(struct ssc_drive *d, uint64_t nexus)
 		if (d->crypt.local[i].used && d->crypt.local[i].nexus == nexus)
 			set_clear(d, &d->crypt.local[i]);
 	/* Public parameters are shared: they stay, but a lock ends with the nexus that held it. */
-	if (d->crypt.pub.nexus == nexus)
+	if (d->crypt.pub.set_by == nexus)
 		d->crypt.pub.lock = false;
 }
 
@@ -474,6 +474,7 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 	t->ckod = r.ckod;
 	t->ckorp = r.ckorp;
 	t->ckorl = r.ckorl;
+	t->set_by = c->nexus;
 	t->ceem = r.ceem;
 	t->enc_mode = r.enc_mode;
 	t->dec_mode = r.dec_mode;

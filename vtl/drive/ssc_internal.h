@@ -131,7 +131,8 @@ struct ssc_crypt_set {
 	uint8_t key_scope;       /* scope the key was set with (enum sde_scope) */
 	bool lock;               /* LOCK: only its owner may change it */
 	bool ckod;               /* the key goes at the next unload */
-	bool ckorp, ckorl;       /* it goes when nexus's reservation is preempted / lost (ssc_crypt_res_lost) */
+	bool ckorp, ckorl;       /* it goes when set_by's reservation is preempted / lost (ssc_crypt_res_lost) */
+	uint64_t set_by;         /* the nexus whose SET established it (a PUBLIC LOCK moves nexus, not this) */
 	uint8_t ceem;            /* CEEM as set, reported as CEEMS */
 	uint8_t enc_mode, dec_mode, algorithm, rdmc, kad_format;
 	struct vtl_key *key;     /* the key (locked memory), NULL when none */

@@ -904,6 +904,57 @@ static void ckorl_follows_the_setter(void **state)
 	assert_false(has_key(h, NEXUS_A));
 }
 
+/* VCELB (page 0020h byte 12 bit 3) of the loaded medium, as the host nexus sees it. */
+static bool vcelb(struct host *h)
+{
+	spin(h, 0x20, 0x0020);
+	expect_good(h);
+	return page[12] & 0x08;
+}
+
+/* VCELB says whether the medium holds an encrypted block: writes, filemarks and erases that truncate it count. */
+static void vcelb_follows_the_medium(void **state)
+{
+	struct host *h = *state;
+	assert_false(vcelb(h)); /* no cartridge */
+	loaded(h, "E00020L8");
+	assert_false(vcelb(h));
+	write_blk(h, 4096, 1, false); /* object 0, in clear */
+	assert_false(vcelb(h));
+	set_key(h, KEY1, 3);
+	write_blk(h, 4096, 2, false); /* object 1, encrypted */
+	assert_true(vcelb(h));
+	set_off(h);
+	write_blk(h, 4096, 3, false); /* object 2, in clear: 1 stays */
+	assert_true(vcelb(h));
+	simple(h, 0x1B, 0); /* unload and load: kept with the cartridge */
+	simple(h, 0x1B, 1);
+	assert_true(vcelb(h));
+	/* Rewritten from object 1 on (after reading 0): the encrypted block is gone. */
+	expect_blk(h, 4096, 1, false);
+	write_blk(h, 4096, 4, false);
+	assert_false(vcelb(h));
+	/* Encrypted again at 2, then a filemark at 2 replaces it; then an erase at BOT of a new one. */
+	set_key(h, KEY1, 3);
+	write_blk(h, 4096, 5, false);
+	assert_true(vcelb(h));
+	rewind_tape(h);
+	expect_blk(h, 4096, 1, false);
+	expect_blk(h, 4096, 4, false);
+	wfm(h);
+	assert_false(vcelb(h));
+	write_blk(h, 4096, 6, false);
+	assert_true(vcelb(h));
+	rewind_tape(h);
+	simple(h, 0x19, 0); /* ERASE (short) at BOT */
+	assert_false(vcelb(h));
+	write_blk(h, 4096, 7, false);
+	assert_true(vcelb(h));
+	rewind_tape(h);
+	simple(h, 0x04, 0); /* FORMAT MEDIUM */
+	assert_false(vcelb(h));
+}
+
 /* The IBM model offers neither bit: refused even by a reservation holder. */
 static void ibm_refuses_ckorp_ckorl(void **state)
 {
@@ -937,6 +988,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ckorl_on_preempt_and_clear, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(ckorl_follows_the_setter, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(ibm_refuses_ckorp_ckorl, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(vcelb_follows_the_medium, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,6 +79,8 @@
 #define STATUS_PARAMS_CTRL (1u << 4) /* page 0020h byte 12 PARAMETERS CONTROL 001b: set by the host only */
 #define STATUS_CEEMS_SHIFT 1         /* byte 12 bits 2-1: CEEM as the nexus's parameters have it */
 #define STATUS_RDMD 0x01             /* byte 12 bit 0: encrypted blocks marked disabled for raw reads */
+#define STATUS_VCELB 0x08            /* byte 12 bit 3: the loaded volume holds an encrypted logical block */
+#define ENC_FIRST_LEN 8              /* MAM_PRIVATE_ENC_FIRST: a big-endian object number */
 #define RDMC_PROTECT 3               /* RDMC 11b: mark each encrypted block disabled for raw reads */
 
 #define PAGE_MAX 256                /* the largest IN page built here */
@@ -193,6 +195,44 @@ void ssc_crypt_wipe(struct ssc_drive *d)
 		set_clear(d, &d->crypt.local[i]);
 }
 
+/* ---- which part of the medium is encrypted (VCELB) ---- */
+
+/* The loaded medium's first encrypted block into *obj: true when it has one (as far as this drive recorded). */
+static bool enc_first(struct ssc_drive *d, uint64_t *obj)
+{
+	uint8_t v[ENC_FIRST_LEN];
+	size_t len = 0;
+	if (ssc_mam_get(d, MAM_PRIVATE_ENC_FIRST, v, sizeof v, &len) != VTL_OK || len != sizeof v)
+		return false;
+	*obj = be_get(v, ENC_FIRST_LEN);
+	return true;
+}
+
+bool ssc_crypt_encrypts(struct ssc_drive *d, uint64_t nexus)
+{
+	return set_of(d, nexus)->io.enc != NULL;
+}
+
+void ssc_crypt_written(struct ssc_drive *d, uint64_t at, bool encrypted)
+{
+	/*
+	 * Tape semantics make one number enough: a write at object at truncates
+	 * everything from at on, so the first encrypted block survives it only if
+	 * it lies before at, and a new one can only come at at.
+	 */
+	uint64_t first;
+	bool had = enc_first(d, &first);
+	if (had && first < at)
+		return; /* it survives the write, and stays the first */
+	if (encrypted ? had && first == at : !had)
+		return; /* nothing to change */
+	uint8_t v[ENC_FIRST_LEN];
+	be_put(v, at, ENC_FIRST_LEN);
+	int rc = ssc_mam_put(d, MAM_PRIVATE_ENC_FIRST, v, encrypted ? sizeof v : 0);
+	if (rc != VTL_OK) /* only VCELB is wrong then; the data is as written */
+		log_error("drive %s: cannot record which blocks are encrypted: %s", d->dev.ident.serial, vtl_strerror(rc));
+}
+
 /* ---- SECURITY PROTOCOL IN ---- */
 
 static size_t put_kad(uint8_t *p, uint8_t type, uint8_t auth, const uint8_t *v, size_t n)
@@ -263,8 +303,9 @@ static size_t tape_page(struct ssc_drive *d, struct scsi_cmd *c, uint16_t pg, ui
 		b[6] = st->dec_mode;
 		b[7] = st->key ? st->algorithm : 0;
 		be_put(b + 8, d->crypt.instance, 4);
-		/* VCELB (bit 3) stays 0: whether the cartridge holds an encrypted block is not known without reading it all. */
-		b[12] = (uint8_t)(STATUS_PARAMS_CTRL | (st->ceem << STATUS_CEEMS_SHIFT) |
+		uint64_t first;
+		bool vcelb = d->cart && enc_first(d, &first);
+		b[12] = (uint8_t)(STATUS_PARAMS_CTRL | (st->ceem << STATUS_CEEMS_SHIFT) | (vcelb ? STATUS_VCELB : 0) |
 				  (st->rdmc == RDMC_PROTECT ? STATUS_RDMD : 0));
 		n = 24;
 		n += kads_of(b + n, &st->io.kad, KAD_AUTHENTICATED);

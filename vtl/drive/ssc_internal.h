@@ -300,6 +300,15 @@ void ssc_crypt_wipe(struct ssc_drive *d);
  * defaults, key included. Runs under the drive's lock.
  */
 void ssc_crypt_res_lost(void *arg, uint64_t nexus, bool preempted);
+/*
+ * ssc_crypt.c: a write, filemark or erase at object at replaces everything
+ * from there on; encrypted says the blocks written there were encrypted.
+ * Keeps the medium's first encrypted block (MAM_PRIVATE_ENC_FIRST), which
+ * page 0020h's VCELB reports.
+ */
+void ssc_crypt_written(struct ssc_drive *d, uint64_t at, bool encrypted);
+/* ssc_crypt.c: whether nexus's blocks are written encrypted now. */
+bool ssc_crypt_encrypts(struct ssc_drive *d, uint64_t nexus);
 void ssc_security_in(struct scsi_dev *dev, struct scsi_cmd *c);
 void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c);
 /* ssc_lbp.c: logical block protection. */
@@ -393,6 +402,7 @@ int ssc_mam_put(struct ssc_drive *d, uint16_t id, const void *val, size_t len);
 void ssc_mam_formatted(struct ssc_drive *d, bool initialized);
 /* Attributes the drive keeps for itself in MAM (SPC-4 reserves 1800h..FFFFh; READ ATTRIBUTE never shows them). */
 #define MAM_PRIVATE_CAPACITY 0xFF00 /* SET CAPACITY's proportion, 2 bytes: survives unloads as on a real cartridge */
+#define MAM_PRIVATE_ENC_FIRST 0xFF01 /* object number of the first encrypted block, 8 bytes; absent: none (VCELB) */
 
 
 void ssc_report_density(struct scsi_dev *dev, struct scsi_cmd *c);

@@ -197,15 +197,27 @@ void ssc_crypt_wipe(struct ssc_drive *d)
 
 /* ---- which part of the medium is encrypted (VCELB) ---- */
 
-/* The loaded medium's first encrypted block into *obj: true when it has one (as far as this drive recorded). */
-static bool enc_first(struct ssc_drive *d, uint64_t *obj)
+/*
+ * The loaded medium's first encrypted block into *obj: VTL_OK when it has
+ * one (as far as this drive recorded), VTL_E_NOTFOUND when none, VTL_E_INVAL
+ * with no MAM in memory.
+ */
+static int enc_first_of(struct ssc_drive *d, uint64_t *obj)
 {
 	uint8_t v[ENC_FIRST_LEN];
 	size_t len = 0;
-	if (ssc_mam_get(d, MAM_PRIVATE_ENC_FIRST, v, sizeof v, &len) != VTL_OK || len != sizeof v)
-		return false;
+	int rc = ssc_mam_get(d, MAM_PRIVATE_ENC_FIRST, v, sizeof v, &len);
+	if (rc != VTL_OK)
+		return rc;
+	if (len != sizeof v)
+		return VTL_E_NOTFOUND; /* not one of ours: as if none */
 	*obj = be_get(v, ENC_FIRST_LEN);
-	return true;
+	return VTL_OK;
+}
+
+static bool enc_first(struct ssc_drive *d, uint64_t *obj)
+{
+	return enc_first_of(d, obj) == VTL_OK;
 }
 
 bool ssc_crypt_encrypts(struct ssc_drive *d, uint64_t nexus)
@@ -221,14 +233,17 @@ void ssc_crypt_written(struct ssc_drive *d, uint64_t at, bool encrypted)
 	 * it lies before at, and a new one can only come at at.
 	 */
 	uint64_t first;
-	bool had = enc_first(d, &first);
+	int rc = enc_first_of(d, &first);
+	if (rc == VTL_E_INVAL)
+		return; /* no MAM in memory: nothing to keep it in */
+	bool had = rc == VTL_OK;
 	if (had && first < at)
 		return; /* it survives the write, and stays the first */
 	if (encrypted ? had && first == at : !had)
 		return; /* nothing to change */
 	uint8_t v[ENC_FIRST_LEN];
 	be_put(v, at, ENC_FIRST_LEN);
-	int rc = ssc_mam_put(d, MAM_PRIVATE_ENC_FIRST, v, encrypted ? sizeof v : 0);
+	rc = ssc_mam_put(d, MAM_PRIVATE_ENC_FIRST, v, encrypted ? sizeof v : 0);
 	if (rc != VTL_OK) /* only VCELB is wrong then; the data is as written */
 		log_error("drive %s: cannot record which blocks are encrypted: %s", d->dev.ident.serial, vtl_strerror(rc));
 }

@@ -15,6 +15,8 @@
  * (the key goes when the reservation of the nexus that set it is preempted
  * or lost: reserve.c tells ssc_crypt_res_lost). For the IBM model no IBM
  * text giving those bits was found: it keeps them 0 and refuses the bits.
+ * The status page's VCELB comes from the first encrypted block of the
+ * medium, which ssc_crypt_written keeps in a private MAM attribute.
  */
 #include "vtl/drive/ssc_internal.h"
 

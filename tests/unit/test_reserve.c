@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "vtl/drive/ssc_internal.h"
 
 #define A HOST_NEXUS /* holds reservations in most tests */
 #define B 0x200
@@ -868,6 +869,96 @@ static void drive_commands_under_each_type(void **state)
 	}
 }
 
+
+/* ---- the loss observer (struct scsi_res on_loss), as the drive's CKORP/CKORL hear it ---- */
+
+struct losses {
+	unsigned n;
+	uint64_t nexus[8];
+	bool preempted[8];
+};
+
+static void record_loss(void *arg, uint64_t nexus, bool preempted)
+{
+	struct losses *l = arg;
+	if (l->n < 8) {
+		l->nexus[l->n] = nexus;
+		l->preempted[l->n] = preempted;
+	}
+	l->n++;
+}
+
+/* Fails unless the observer heard exactly one loss since the last check: nexus's, preempted or not. */
+static void expect_loss(struct losses *l, uint64_t nexus, bool preempted)
+{
+	assert_int_equal(l->n, 1);
+	assert_int_equal(l->nexus[0], nexus);
+	assert_int_equal(l->preempted[0], preempted);
+	l->n = 0;
+}
+
+static void loss_observer(void **state)
+{
+	struct host *h = *state;
+	struct losses l = {0};
+	h->d->dev.res.on_loss = record_loss;
+	h->d->dev.res.loss_arg = &l;
+	join(h, B, K2);
+	join(h, A, K1);
+	/* RELEASE by the holder: a loss, not a preempt. */
+	pr_out(h, RSV, WE, K1, 0);
+	expect_good(h);
+	assert_int_equal(l.n, 0);
+	pr_out(h, REL, WE, K1, 0);
+	expect_good(h);
+	expect_loss(&l, A, false);
+	/* PREEMPT by B: A is preempted; B, the issuer, holds it next and hears nothing. */
+	pr_out(h, RSV, WE, K1, 0);
+	expect_good(h);
+	on(h, B);
+	pr_out(h, PRE, WE, K2, K1);
+	expect_good(h);
+	expect_loss(&l, A, true);
+	/* A refused command changes nothing, so tells nothing (A is no longer registered). */
+	hello(h, A);
+	pr_out(h, RSV, WE, K1, 0);
+	expect_conflict(h);
+	assert_int_equal(l.n, 0);
+	/* All registrants hold: only the one that unregisters loses it; a CLEAR takes it from the rest. */
+	on(h, B);
+	pr_out(h, REL, WE, K2, 0);
+	expect_good(h);
+	expect_loss(&l, B, false);
+	hello(h, A);
+	pr_out(h, REG, 0, 0, K1);
+	expect_good(h);
+	hello(h, C);
+	pr_out(h, REG, 0, 0, K3);
+	expect_good(h);
+	pr_out(h, RSV, WE_AR, K3, 0);
+	expect_good(h);
+	pr_out(h, REG, 0, K3, 0); /* C unregisters */
+	expect_good(h);
+	expect_loss(&l, C, false);
+	on(h, A);
+	pr_out(h, CLR, 0, K1, 0);
+	expect_good(h);
+	assert_int_equal(l.n, 2); /* A and B, neither preempted */
+	assert_false(l.preempted[0] || l.preempted[1]);
+	assert_true((l.nexus[0] == A && l.nexus[1] == B) || (l.nexus[0] == B && l.nexus[1] == A));
+	l.n = 0;
+	/* An SPC-2 reservation ends by its nexus's loss, and by a reset. */
+	rr(h, 0x16, 0);
+	expect_good(h);
+	ssc_nexus_lost(h->d, A);
+	expect_loss(&l, A, false);
+	hello(h, B);
+	rr(h, 0x16, 0);
+	expect_good(h);
+	ssc_reset(h->d);
+	expect_loss(&l, B, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +977,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(read_full_status, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(persistent_survives_reset_and_nexus_loss, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(drive_commands_under_each_type, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(loss_observer, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

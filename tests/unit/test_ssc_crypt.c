@@ -271,6 +271,8 @@ static void tape_pages(void **state)
 	const uint8_t *a = page + 20;
 	assert_int_equal(a[0], 1);
 	assert_int_equal(be16(a + 2), 20);
+	assert_int_equal((page[4] >> 2) & 3, 1); /* IBM model: EXTDECC 01b */
+	assert_int_equal(a[4] & 0x20, 0);        /* and no MAC_C (no IBM text gives it) */
 	assert_int_equal(a[4] & 0x03, 2); /* ENCRYPT_C */
 	assert_int_equal((a[4] >> 2) & 0x03, 2); /* DECRYPT_C */
 	assert_int_equal(be16(a + 6), 32);
@@ -284,7 +286,7 @@ static void tape_pages(void **state)
 	spin(h, 0x20, 0x0012);
 	expect_good(h);
 	assert_int_equal(page[4] & 1, 1);    /* LOCK_C */
-	assert_int_equal(page[5] & 4, 4);    /* CKOD_C */
+	assert_int_equal(page[5] & 7, 4);    /* CKOD_C; no CKORP_C or CKORL_C on the IBM model */
 	assert_int_equal(page[7] & 7, 7);    /* AITN_C, LOCAL_C, PUBLIC_C */
 	/* Status with nothing set: both modes DISABLE, no key instance. */
 	spin(h, 0x20, 0x0020);
@@ -600,6 +602,8 @@ static void status_follows_settings(void **state)
 	expect_good(h);
 	assert_int_equal(page[6], 3);      /* MIXED */
 	assert_int_equal(page[12] & 1, 1); /* RDMD */
+	assert_int_equal((page[12] >> 1) & 3, 1); /* CEEMS: CEEM as set */
+	assert_int_equal((page[12] >> 4) & 7, 1); /* PARAMETERS CONTROL 001b: the host sets them */
 	assert_int_equal(page[11], 1);
 	set_key(h, KEY2, 2);
 	spin(h, 0x20, 0x0020);
@@ -708,6 +712,259 @@ static void lbp_and_encryption(void **state)
 	assert_int_equal(files_with_marker(h), 0);
 }
 
+
+/* ---- CKORP / CKORL (HP models) ---- */
+
+#define NEXUS_A HOST_NEXUS
+#define KEY_A 0xAAull
+#define KEY_B 0xBBull
+#define PR_WE 0x1 /* WRITE EXCLUSIVE */
+
+/* PERSISTENT RESERVE OUT service action sa (type for those that take one) with reservation key key and sa_key. */
+static int pr_out(struct host *h, uint8_t sa, uint8_t type, uint64_t key, uint64_t sa_key)
+{
+	uint8_t cdb[10] = {0x5F, sa, type, 0, 0, 0, 0, 0, 24, 0};
+	uint8_t p[24] = {0};
+	for (int i = 0; i < 8; i++) {
+		p[i] = (uint8_t)(key >> (56 - 8 * i));
+		p[8 + i] = (uint8_t)(sa_key >> (56 - 8 * i));
+	}
+	return host_cmd(h, cdb, 10, SCSI_DIR_OUT, p, sizeof p);
+}
+
+static void pr_register(struct host *h, uint64_t key)
+{
+	pr_out(h, 0x00, 0, 0, key);
+	expect_good(h);
+}
+
+/* An HP drive with a cartridge, one encrypted block written by NEXUS_A with flags (byte 5 bits) under its reservation. */
+static void hp_with_block(struct host *h, uint8_t flags)
+{
+	host_drive_model(h, "HP", "Ultrium 8-SCSI");
+	loaded(h, "CKR001L8");
+	as(h, NEXUS_A);
+	pr_register(h, KEY_A);
+	pr_out(h, 0x01, PR_WE, KEY_A, 0); /* RESERVE */
+	expect_good(h);
+	struct sde_req r = req_key(KEY1, 2);
+	r.flags_extra = flags;
+	spout(h, &r);
+	expect_good(h);
+	write_blk(h, 4096, 7, false);
+	wfm(h);
+}
+
+/* Whether nexus's status page shows a key in force (ENCRYPT mode). */
+static bool has_key(struct host *h, uint64_t nexus)
+{
+	as(h, nexus);
+	spin(h, 0x20, 0x0020);
+	expect_good(h);
+	return page[5] == 2;
+}
+
+/* A key set with CKORP, then one with CKORL: each refused with the field pointer at its bit (byte 5 bit 1, bit 0). */
+static void expect_ckorp_ckorl_refused(struct host *h)
+{
+	struct sde_req r = req_key(KEY1, 2);
+	r.flags_extra = 0x02;
+	spout(h, &r);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 5, 1);
+	r.flags_extra = 0x01;
+	spout(h, &r);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 5, 0);
+}
+
+static void hp_pages_offer_ckorp_ckorl(void **state)
+{
+	struct host *h = *state;
+	host_drive_model(h, "HP", "Ultrium 8-SCSI");
+	spin(h, 0x20, 0x0012);
+	expect_good(h);
+	assert_int_equal(page[5] & 7, 7); /* CKOD_C, CKORP_C, CKORL_C (HP LTO-5 reference) */
+	spin(h, 0x20, 0x0010);
+	expect_good(h);
+	assert_int_equal((page[4] >> 2) & 3, 2); /* EXTDECC 10b */
+	assert_int_equal(page[24] & 0x20, 0x20); /* MAC_C */
+	/* Without a reservation the bits name nothing to watch. */
+	expect_ckorp_ckorl_refused(h);
+	struct sde_req r = req_key(KEY1, 2);
+	/* An SPC-2 reservation is a reservation (CKORL) but not a persistent one (CKORP). */
+	simple(h, 0x16, 0); /* RESERVE(6) */
+	r.flags_extra = 0x02;
+	spout(h, &r);
+	expect_invalid_field(h, ASC_INVALID_FIELD_IN_PARAMETERS, false, 5, 1);
+	r.flags_extra = 0x01;
+	spout(h, &r);
+	expect_good(h);
+	assert_true(has_key(h, NEXUS_A));
+	/* Its release is a reservation loss: the key goes. */
+	simple(h, 0x17, 0); /* RELEASE(6) */
+	assert_false(has_key(h, NEXUS_A));
+}
+
+/* CKORP: another nexus's PREEMPT of the reservation clears the key; the block can no longer be read. */
+static void ckorp_preempt_clears_key(void **state)
+{
+	struct host *h = *state;
+	hp_with_block(h, 0x02);
+	assert_true(has_key(h, NEXUS_A));
+	as(h, NEXUS_B);
+	pr_register(h, KEY_B);
+	pr_out(h, 0x04, PR_WE, KEY_B, KEY_A); /* PREEMPT A */
+	expect_good(h);
+	assert_false(has_key(h, NEXUS_A));
+	rewind_tape(h);
+	read_blk(h, 4096);
+	expect_sense(h, SK_DATA_PROTECT, ASC_UNABLE_TO_DECRYPT);
+}
+
+/* CKORL: the holder's RELEASE is a loss and clears the key; with neither bit a PREEMPT leaves it, and the block reads. */
+static void preempt_without_ckorp_keeps_key(void **state)
+{
+	struct host *h = *state;
+	hp_with_block(h, 0x01);
+	pr_out(h, 0x02, PR_WE, KEY_A, 0); /* RELEASE */
+	expect_good(h);
+	assert_false(has_key(h, NEXUS_A));
+	/* Again with neither bit. */
+	pr_out(h, 0x01, PR_WE, KEY_A, 0);
+	expect_good(h);
+	set_key(h, KEY1, 2);
+	as(h, NEXUS_B);
+	pr_register(h, KEY_B);
+	pr_out(h, 0x04, PR_WE, KEY_B, KEY_A);
+	expect_good(h);
+	assert_true(has_key(h, NEXUS_A));
+	rewind_tape(h);
+	expect_blk(h, 4096, 7, false);
+}
+
+/* CKORL: a PREEMPT is a reservation loss as well, so is a CLEAR; CKORP alone ignores a RELEASE. */
+static void ckorl_on_preempt_and_clear(void **state)
+{
+	struct host *h = *state;
+	hp_with_block(h, 0x01);
+	as(h, NEXUS_B);
+	pr_register(h, KEY_B);
+	pr_out(h, 0x04, PR_WE, KEY_B, KEY_A);
+	expect_good(h);
+	assert_false(has_key(h, NEXUS_A));
+	/* B now holds it; B sets CKORL, A (registered again) clears everything. */
+	as(h, NEXUS_B);
+	struct sde_req r = req_key(KEY2, 2);
+	r.flags_extra = 0x01;
+	spout(h, &r);
+	expect_good(h);
+	assert_true(has_key(h, NEXUS_B));
+	as(h, NEXUS_A);
+	pr_register(h, KEY_A);
+	pr_out(h, 0x03, 0, KEY_A, 0); /* CLEAR */
+	expect_good(h);
+	assert_false(has_key(h, NEXUS_B));
+	/* CKORP without CKORL: the holder's own RELEASE is no preempt, the key stays. */
+	pr_register(h, KEY_A);
+	pr_out(h, 0x01, PR_WE, KEY_A, 0);
+	expect_good(h);
+	r = req_key(KEY1, 2);
+	r.flags_extra = 0x02;
+	spout(h, &r);
+	expect_good(h);
+	pr_out(h, 0x02, PR_WE, KEY_A, 0);
+	expect_good(h);
+	assert_true(has_key(h, NEXUS_A));
+}
+
+/* The parameters go with the reservation of the nexus that set them, even after another nexus locked them. */
+static void ckorl_follows_the_setter(void **state)
+{
+	struct host *h = *state;
+	host_drive_model(h, "HP", "Ultrium 8-SCSI");
+	loaded(h, "CKR002L8");
+	as(h, NEXUS_B);
+	pr_register(h, KEY_B);
+	as(h, NEXUS_A);
+	pr_register(h, KEY_A);
+	pr_out(h, 0x01, 0x7, KEY_A, 0); /* RESERVE, WRITE EXCLUSIVE - ALL REGISTRANTS: both hold it */
+	expect_good(h);
+	struct sde_req r = req_key(KEY1, 2);
+	r.flags_extra = 0x01;
+	spout(h, &r);
+	expect_good(h);
+	as(h, NEXUS_B);
+	struct sde_req pub = {.scope = 0, .lock = true};
+	spout(h, &pub);
+	expect_good(h);
+	assert_true(has_key(h, NEXUS_B)); /* B shares the public parameters A set */
+	as(h, NEXUS_A);
+	pr_out(h, 0x00, 0, KEY_A, 0); /* A unregisters: its reservation is lost */
+	expect_good(h);
+	assert_false(has_key(h, NEXUS_B));
+	assert_false(has_key(h, NEXUS_A));
+}
+
+/* VCELB (page 0020h byte 12 bit 3) of the loaded medium, as the host nexus sees it. */
+static bool vcelb(struct host *h)
+{
+	spin(h, 0x20, 0x0020);
+	expect_good(h);
+	return page[12] & 0x08;
+}
+
+/* VCELB says whether the medium holds an encrypted block: writes, filemarks and erases that truncate it count. */
+static void vcelb_follows_the_medium(void **state)
+{
+	struct host *h = *state;
+	assert_false(vcelb(h)); /* no cartridge */
+	loaded(h, "E00020L8");
+	assert_false(vcelb(h));
+	write_blk(h, 4096, 1, false); /* object 0, in clear */
+	assert_false(vcelb(h));
+	set_key(h, KEY1, 3);
+	write_blk(h, 4096, 2, false); /* object 1, encrypted */
+	assert_true(vcelb(h));
+	set_off(h);
+	write_blk(h, 4096, 3, false); /* object 2, in clear: 1 stays */
+	assert_true(vcelb(h));
+	simple(h, 0x1B, 0); /* unload and load: kept with the cartridge */
+	simple(h, 0x1B, 1);
+	assert_true(vcelb(h));
+	/* Rewritten from object 1 on (after reading 0): the encrypted block is gone. */
+	expect_blk(h, 4096, 1, false);
+	write_blk(h, 4096, 4, false);
+	assert_false(vcelb(h));
+	/* Encrypted again at 2, then a filemark at 2 replaces it; then an erase at BOT of a new one. */
+	set_key(h, KEY1, 3);
+	write_blk(h, 4096, 5, false);
+	assert_true(vcelb(h));
+	rewind_tape(h);
+	expect_blk(h, 4096, 1, false);
+	expect_blk(h, 4096, 4, false);
+	wfm(h);
+	assert_false(vcelb(h));
+	write_blk(h, 4096, 6, false);
+	assert_true(vcelb(h));
+	rewind_tape(h);
+	simple(h, 0x19, 0); /* ERASE (short) at BOT */
+	assert_false(vcelb(h));
+	write_blk(h, 4096, 7, false);
+	assert_true(vcelb(h));
+	rewind_tape(h);
+	simple(h, 0x04, 0); /* FORMAT MEDIUM */
+	assert_false(vcelb(h));
+}
+
+/* The IBM model offers neither bit: refused even by a reservation holder. */
+static void ibm_refuses_ckorp_ckorl(void **state)
+{
+	struct host *h = *state;
+	pr_register(h, KEY_A);
+	pr_out(h, 0x01, PR_WE, KEY_A, 0);
+	expect_good(h);
+	expect_ckorp_ckorl_refused(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +982,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(other_nexus_told, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(status_follows_settings, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(lbp_and_encryption, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(hp_pages_offer_ckorp_ckorl, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(ckorp_preempt_clears_key, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(preempt_without_ckorp_keeps_key, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(ckorl_on_preempt_and_clear, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(ckorl_follows_the_setter, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(ibm_refuses_ckorp_ckorl, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(vcelb_follows_the_medium, host_setup, host_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

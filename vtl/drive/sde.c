@@ -16,15 +16,16 @@
 #define B_SCOPE 4      /* SCOPE bits 7-5, LOCK bit 0 */
 #define SCOPE_SHIFT 5
 #define LOCK_BIT 0x01
-#define B_FLAGS 5      /* CEEM 7-6, RDMC 5-4, SDK 3, CKOD 2, CKORP 1, CKORL 0 */
+#define B_FLAGS SDE_FLAGS_BYTE
 #define CEEM_MASK 0xC0
 #define CEEM_NOT_CHECKED 0x40 /* 01b: the encryption mode of blocks read is not checked */
+#define CEEM_SHIFT 6
 #define RDMC_SHIFT 4
 #define RDMC_MASK 0x30
 #define SDK_BIT 0x08
 #define CKOD_BIT 0x04
-#define CKORP_BIT 0x02
-#define CKORL_BIT 0x01
+#define CKORP_BIT (1u << SDE_CKORP_BIT)
+#define CKORL_BIT (1u << SDE_CKORL_BIT)
 #define B_ENC 6
 #define B_DEC 7
 #define B_ALG 8
@@ -63,19 +64,18 @@ enum sde_result sde_parse(const uint8_t *p, size_t len, struct sde *out, uint16_
 		return bad(B_SCOPE, 7, byte, bit);
 	out->lock = s & LOCK_BIT;
 	uint8_t f = p[B_FLAGS];
-	/* No external encryption mode check (EEMC_C 0): CEEM 00b or 01b only; no supplemental keys, no clear on reservation loss. */
+	/* No external encryption mode check (EEMC_C 0): CEEM 00b or 01b only; no supplemental keys. */
 	if ((f & CEEM_MASK) > CEEM_NOT_CHECKED)
 		return bad(B_FLAGS, 7, byte, bit);
+	out->ceem = (uint8_t)((f & CEEM_MASK) >> CEEM_SHIFT);
 	out->rdmc = (uint8_t)((f & RDMC_MASK) >> RDMC_SHIFT);
 	if (out->rdmc == 1)
 		return bad(B_FLAGS, 5, byte, bit); /* 01b is reserved */
 	if (f & SDK_BIT)
 		return bad(B_FLAGS, 3, byte, bit);
 	out->ckod = f & CKOD_BIT;
-	if (f & CKORP_BIT)
-		return bad(B_FLAGS, 1, byte, bit);
-	if (f & CKORL_BIT)
-		return bad(B_FLAGS, 0, byte, bit);
+	out->ckorp = f & CKORP_BIT;
+	out->ckorl = f & CKORL_BIT;
 	if (out->scope == SDE_SCOPE_PUBLIC)
 		return SDE_OK; /* PUBLIC: every field but SCOPE and LOCK is ignored (SSC-4 8.5.3.2) */
 	out->enc_mode = p[B_ENC];

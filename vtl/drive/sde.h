@@ -19,6 +19,9 @@
 #define SDE_MAX_LEN 1024      /* a parameter list longer than any valid page (20 + 32 + two KADs) is refused */
 #define SDE_ALGORITHM_INDEX 1 /* the drive's one algorithm: AES-256-GCM (page 0010h descriptor) */
 #define SDE_KEY_FORMAT_PLAIN 0x00
+#define SDE_FLAGS_BYTE 5      /* CEEM 7-6, RDMC 5-4, SDK 3, CKOD 2, CKORP 1, CKORL 0 */
+#define SDE_CKORP_BIT 1
+#define SDE_CKORL_BIT 0
 
 /* SCOPE (SSC-4 table "SCOPE field values"). */
 enum sde_scope { SDE_SCOPE_PUBLIC = 0, SDE_SCOPE_LOCAL = 1, SDE_SCOPE_ALL = 2 };
@@ -33,6 +36,8 @@ struct sde {
 	bool lock;
 	uint8_t rdmc;        /* raw decryption mode control: 0 default, 2 unprotect, 3 protect */
 	bool ckod;           /* clear key on demount */
+	bool ckorp, ckorl;   /* clear key on reservation preempt / loss (whether the drive offers them is ssc_crypt.c's) */
+	uint8_t ceem;        /* check external encryption mode: 00b or 01b (no external mode to check) */
 	uint8_t enc_mode, dec_mode;
 	uint8_t algorithm;
 	uint8_t kad_format;
@@ -53,6 +58,8 @@ enum sde_result {
  * SDE_BAD_FIELD. Only what this drive offers passes: ENCRYPT or DISABLE,
  * DECRYPT, MIXED or DISABLE, algorithm index 1, a plaintext 32-byte key,
  * a U-KAD of at most VTL_UKAD_MAX bytes and an A-KAD of at most VTL_AKAD_MAX.
+ * CKORP and CKORL are returned as set; the drive refuses them on models
+ * that do not offer them.
  */
 enum sde_result sde_parse(const uint8_t *p, size_t len, struct sde *out, uint16_t *byte, int *bit);
 

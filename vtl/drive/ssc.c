@@ -205,6 +205,8 @@ int ssc_create(const struct ssc_config *cfg, struct ssc_drive **out)
 	 */
 	id.protect = true;
 	scsi_dev_init(&d->dev, &id, ssc_ops, VTL_ARRAY_SIZE(ssc_ops));
+	d->dev.res.on_loss = ssc_crypt_res_lost; /* CKORP / CKORL */
+	d->dev.res.loss_arg = d;
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->snap_mu, NULL);
 	d->cfg = *cfg;

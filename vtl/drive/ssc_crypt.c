@@ -7,10 +7,16 @@
  * the key goes (CKOD at unload, the nexus's end for local parameters, a
  * reset for all). The cipher itself is the backend's (backend/crypt.h).
  *
- * The drive offers what an IBM LTO drive reports: one algorithm (index 1,
- * AES-256-GCM, 32-byte keys), a U-KAD of up to 32 and an A-KAD of up to 12
- * bytes, plaintext keys only, LOCK and CKOD, public, local and all-nexus
- * scope; no external (EXTERNAL) mode and no RAW reads.
+ * Both models offer one algorithm (index 1, AES-256-GCM, 32-byte keys), a
+ * U-KAD of up to 32 and an A-KAD of up to 12 bytes, plaintext keys only,
+ * LOCK and CKOD, public, local and all-nexus scope; no external (EXTERNAL)
+ * mode and no RAW reads. An HP model adds what HP's LTO-5 reference gives
+ * its pages 0010h and 0012h: EXTDECC 10b, MAC_C, and CKORP_C and CKORL_C
+ * (the key goes when the reservation of the nexus that set it is preempted
+ * or lost: reserve.c tells ssc_crypt_res_lost). For the IBM model no IBM
+ * text giving those bits was found: it keeps them 0 and refuses the bits.
+ * The status page's VCELB comes from the first encrypted block of the
+ * medium, which ssc_crypt_written keeps in a private MAM attribute.
  */
 #include "vtl/drive/ssc_internal.h"
 
@@ -45,9 +51,11 @@
 /* Page 0010h algorithm descriptor (SSC-4 table "Data encryption algorithm descriptor"). */
 #define ALG_DESC_LEN 20             /* DESCRIPTOR LENGTH: bytes 4..23 */
 #define ALG_CODE_AES256_GCM 0x00010014u /* security algorithm code (SSC-4 table; IBM LTO reports it) */
-#define CAPS_EXTDECC_NO (1u << 2)   /* byte 4: not external data encryption control capable */
+#define CAPS_EXTDECC_NO (1u << 2)   /* byte 4 EXTDECC 01b: not external data encryption control capable */
+#define CAPS_EXTDECC_YES (2u << 2)  /* byte 4 EXTDECC 10b: external data encryption control capable (HP LTO-5) */
 #define CAPS_CFG_P_ALLOW 1u         /* byte 4: configured to allow encryption control by the host */
 #define ALG_AVFMV 0x80              /* valid for the mounted volume */
+#define ALG_MAC_C 0x20              /* a message authentication code is checked (HP LTO-5: MAC_C 1) */
 #define ALG_DELB_C 0x10             /* tells encrypted blocks from plaintext ones */
 #define ALG_DECRYPT_C_HW (2u << 2)  /* decrypts in the drive */
 #define ALG_ENCRYPT_C_HW 2u         /* encrypts in the drive */
@@ -56,6 +64,8 @@
 /* Page 0012h bits (SSC-4 table "Data encryption management capabilities page"). */
 #define MGMT_LOCK_C 0x01
 #define MGMT_CKOD_C 0x04
+#define MGMT_CKORP_C 0x02
+#define MGMT_CKORL_C 0x01
 #define MGMT_AITN_C 0x04
 #define MGMT_LOCAL_C 0x02
 #define MGMT_PUBLIC_C 0x01
@@ -69,10 +79,25 @@
 #define KAD_AUTHENTICATED 0x2
 
 #define STATUS_PARAMS_CTRL (1u << 4) /* page 0020h byte 12 PARAMETERS CONTROL 001b: set by the host only */
+#define STATUS_CEEMS_SHIFT 1         /* byte 12 bits 2-1: CEEM as the nexus's parameters have it */
+#define STATUS_RDMD 0x01             /* byte 12 bit 0: encrypted blocks marked disabled for raw reads */
+#define STATUS_VCELB 0x08            /* byte 12 bit 3: the loaded volume holds an encrypted logical block */
+#define ENC_FIRST_LEN 8              /* MAM_PRIVATE_ENC_FIRST: a big-endian object number */
+#define RDMC_PROTECT 3               /* RDMC 11b: mark each encrypted block disabled for raw reads */
 
 #define PAGE_MAX 256                /* the largest IN page built here */
 
 /* ---- parameter sets ---- */
+
+/*
+ * Whether the model clears keys on reservation preempt and loss (CKORP_C,
+ * CKORL_C): HP's LTO-5 reference sets both; for IBM none was found. As in
+ * ssc_ident.c, any vendor but IBM is an HP model.
+ */
+static bool res_clear_offered(const struct ssc_drive *d)
+{
+	return strcmp(d->dev.ident.vendor, "IBM") != 0;
+}
 
 /* The set nexus uses now: its local one, else the public one. */
 static struct ssc_crypt_set *set_of(struct ssc_drive *d, uint64_t nexus)
@@ -113,20 +138,44 @@ void ssc_crypt_apply(struct ssc_drive *d, uint64_t nexus)
 		vtl_cart_set_crypt(d->cart, &set_of(d, nexus)->io);
 }
 
+/* Sets s to its defaults (key gone, both modes DISABLE); a local set stays its nexus's, now empty. */
+static void set_default(struct ssc_drive *d, struct ssc_crypt_set *s)
+{
+	bool local = s->used;
+	uint64_t n = s->nexus;
+	set_clear(d, s);
+	if (local) {
+		s->used = true;
+		s->nexus = n;
+		s->key_scope = SDE_SCOPE_LOCAL;
+	}
+}
+
 void ssc_crypt_unloaded(struct ssc_drive *d)
 {
 	if (d->crypt.pub.ckod && d->crypt.pub.key)
-		set_clear(d, &d->crypt.pub);
+		set_default(d, &d->crypt.pub);
 	for (unsigned i = 0; i < SSC_CRYPT_LOCAL_MAX; i++) {
 		struct ssc_crypt_set *s = &d->crypt.local[i];
-		if (s->used && s->ckod && s->key) {
-			uint64_t n = s->nexus;
-			set_clear(d, s);
-			s->used = true; /* the nexus keeps its own (now empty) parameters */
-			s->nexus = n;
-			s->key_scope = SDE_SCOPE_LOCAL;
-		}
+		if (s->used && s->ckod && s->key)
+			set_default(d, s);
 	}
+}
+
+void ssc_crypt_res_lost(void *arg, uint64_t nexus, bool preempted)
+{
+	struct ssc_drive *d = arg;
+	/* The parameters nexus set (SSC-4 8.5.3.2): its local ones, and the public ones when it set them last. */
+	struct ssc_crypt_set *sets[1 + SSC_CRYPT_LOCAL_MAX];
+	unsigned n = 0;
+	if (d->crypt.pub.set_by == nexus)
+		sets[n++] = &d->crypt.pub;
+	for (unsigned i = 0; i < SSC_CRYPT_LOCAL_MAX; i++)
+		if (d->crypt.local[i].used && d->crypt.local[i].nexus == nexus)
+			sets[n++] = &d->crypt.local[i];
+	for (unsigned i = 0; i < n; i++)
+		if (sets[i]->ckorl || (preempted && sets[i]->ckorp))
+			set_default(d, sets[i]);
 }
 
 void ssc_crypt_nexus_lost(struct ssc_drive *d, uint64_t nexus)
@@ -135,7 +184,7 @@ void ssc_crypt_nexus_lost(struct ssc_drive *d, uint64_t nexus)
 		if (d->crypt.local[i].used && d->crypt.local[i].nexus == nexus)
 			set_clear(d, &d->crypt.local[i]);
 	/* Public parameters are shared: they stay, but a lock ends with the nexus that held it. */
-	if (d->crypt.pub.nexus == nexus)
+	if (d->crypt.pub.set_by == nexus)
 		d->crypt.pub.lock = false;
 }
 
@@ -146,6 +195,59 @@ void ssc_crypt_wipe(struct ssc_drive *d)
 	set_clear(d, &d->crypt.pub);
 	for (unsigned i = 0; i < SSC_CRYPT_LOCAL_MAX; i++)
 		set_clear(d, &d->crypt.local[i]);
+}
+
+/* ---- which part of the medium is encrypted (VCELB) ---- */
+
+/*
+ * The loaded medium's first encrypted block into *obj: VTL_OK when it has
+ * one (as far as this drive recorded), VTL_E_NOTFOUND when none, VTL_E_INVAL
+ * with no MAM in memory.
+ */
+static int enc_first_of(struct ssc_drive *d, uint64_t *obj)
+{
+	uint8_t v[ENC_FIRST_LEN];
+	size_t len = 0;
+	int rc = ssc_mam_get(d, MAM_PRIVATE_ENC_FIRST, v, sizeof v, &len);
+	if (rc != VTL_OK)
+		return rc;
+	if (len != sizeof v)
+		return VTL_E_NOTFOUND; /* not one of ours: as if none */
+	*obj = be_get(v, ENC_FIRST_LEN);
+	return VTL_OK;
+}
+
+static bool enc_first(struct ssc_drive *d, uint64_t *obj)
+{
+	return enc_first_of(d, obj) == VTL_OK;
+}
+
+bool ssc_crypt_encrypts(struct ssc_drive *d, uint64_t nexus)
+{
+	return set_of(d, nexus)->io.enc != NULL;
+}
+
+void ssc_crypt_written(struct ssc_drive *d, uint64_t at, bool encrypted)
+{
+	/*
+	 * Tape semantics make one number enough: a write at object at truncates
+	 * everything from at on, so the first encrypted block survives it only if
+	 * it lies before at, and a new one can only come at at.
+	 */
+	uint64_t first;
+	int rc = enc_first_of(d, &first);
+	if (rc == VTL_E_INVAL)
+		return; /* no MAM in memory: nothing to keep it in */
+	bool had = rc == VTL_OK;
+	if (had && first < at)
+		return; /* it survives the write, and stays the first */
+	if (encrypted ? had && first == at : !had)
+		return; /* nothing to change */
+	uint8_t v[ENC_FIRST_LEN];
+	be_put(v, at, ENC_FIRST_LEN);
+	rc = ssc_mam_put(d, MAM_PRIVATE_ENC_FIRST, v, encrypted ? sizeof v : 0);
+	if (rc != VTL_OK) /* only VCELB is wrong then; the data is as written */
+		log_error("drive %s: cannot record which blocks are encrypted: %s", d->dev.ident.serial, vtl_strerror(rc));
 }
 
 /* ---- SECURITY PROTOCOL IN ---- */
@@ -186,12 +288,13 @@ static size_t tape_page(struct ssc_drive *d, struct scsi_cmd *c, uint16_t pg, ui
 		n += 2;
 		break;
 	case P_CAPS: {
-		b[4] = CAPS_EXTDECC_NO | CAPS_CFG_P_ALLOW;
+		bool hp = res_clear_offered(d);
+		b[4] = (uint8_t)((hp ? CAPS_EXTDECC_YES : CAPS_EXTDECC_NO) | CAPS_CFG_P_ALLOW);
 		n = 20; /* bytes 5..19 reserved */
 		uint8_t *a = b + n;
 		a[0] = SDE_ALGORITHM_INDEX;
 		be_put(a + 2, ALG_DESC_LEN, 2);
-		a[4] = ALG_AVFMV | ALG_DELB_C | ALG_DECRYPT_C_HW | ALG_ENCRYPT_C_HW;
+		a[4] = (uint8_t)(ALG_AVFMV | (hp ? ALG_MAC_C : 0) | ALG_DELB_C | ALG_DECRYPT_C_HW | ALG_ENCRYPT_C_HW);
 		a[5] = 0; /* no nonce, no KAD format, no raw-read control reporting */
 		be_put(a + 6, VTL_UKAD_MAX, 2);
 		be_put(a + 8, VTL_AKAD_MAX, 2);
@@ -206,7 +309,7 @@ static size_t tape_page(struct ssc_drive *d, struct scsi_cmd *c, uint16_t pg, ui
 		break;
 	case P_MGMT_CAPS:
 		b[4] = MGMT_LOCK_C;
-		b[5] = MGMT_CKOD_C;
+		b[5] = (uint8_t)(MGMT_CKOD_C | (res_clear_offered(d) ? MGMT_CKORP_C | MGMT_CKORL_C : 0));
 		b[7] = MGMT_AITN_C | MGMT_LOCAL_C | MGMT_PUBLIC_C;
 		n = 16;
 		break;
@@ -217,7 +320,10 @@ static size_t tape_page(struct ssc_drive *d, struct scsi_cmd *c, uint16_t pg, ui
 		b[6] = st->dec_mode;
 		b[7] = st->key ? st->algorithm : 0;
 		be_put(b + 8, d->crypt.instance, 4);
-		b[12] = STATUS_PARAMS_CTRL | (st->rdmc == 3 ? 1 : 0); /* RDMD: raw decryption mode disabled */
+		uint64_t first;
+		bool vcelb = d->cart && enc_first(d, &first);
+		b[12] = (uint8_t)(STATUS_PARAMS_CTRL | (st->ceem << STATUS_CEEMS_SHIFT) | (vcelb ? STATUS_VCELB : 0) |
+				  (st->rdmc == RDMC_PROTECT ? STATUS_RDMD : 0));
 		n = 24;
 		n += kads_of(b + n, &st->io.kad, KAD_AUTHENTICATED);
 		break;
@@ -358,6 +464,24 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 						  : sense_invalid_param_field(byte, bit));
 		return;
 	}
+	/*
+	 * CKORP needs a persistent reservation of this nexus to watch, CKORL any
+	 * reservation of it (SSC-4 8.5.3.2, as StorageTek's T10000 reference
+	 * restates it: INVALID FIELD IN PARAMETER LIST); a model without them
+	 * refuses the bits outright. PUBLIC ignores both (it sets nothing).
+	 */
+	int res_bit = -1;
+	if (r.ckorp && (!res_clear_offered(d) ||
+			(r.scope != SDE_SCOPE_PUBLIC && !res_holds(&d->dev.res, c->nexus, true))))
+		res_bit = SDE_CKORP_BIT;
+	else if (r.ckorl && (!res_clear_offered(d) ||
+			     (r.scope != SDE_SCOPE_PUBLIC && !res_holds(&d->dev.res, c->nexus, false))))
+		res_bit = SDE_CKORL_BIT;
+	if (res_bit >= 0) {
+		explicit_bzero(&r, sizeof r);
+		scsi_fail(c, sense_invalid_param_field(SDE_FLAGS_BYTE, res_bit));
+		return;
+	}
 	if (locked_by_other(d, c->nexus, r.scope)) {
 		explicit_bzero(&r, sizeof r);
 		scsi_fail(c, sense_of(SK_DATA_PROTECT, ASC_ENCRYPTION_PREVENTED));
@@ -406,6 +530,10 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 	t->key_scope = r.scope;
 	t->lock = r.lock;
 	t->ckod = r.ckod;
+	t->ckorp = r.ckorp;
+	t->ckorl = r.ckorl;
+	t->set_by = c->nexus;
+	t->ceem = r.ceem;
 	t->enc_mode = r.enc_mode;
 	t->dec_mode = r.dec_mode;
 	t->algorithm = r.algorithm;

@@ -131,6 +131,9 @@ struct ssc_crypt_set {
 	uint8_t key_scope;       /* scope the key was set with (enum sde_scope) */
 	bool lock;               /* LOCK: only its owner may change it */
 	bool ckod;               /* the key goes at the next unload */
+	bool ckorp, ckorl;       /* it goes when set_by's reservation is preempted / lost (ssc_crypt_res_lost) */
+	uint64_t set_by;         /* the nexus whose SET established it (a PUBLIC LOCK moves nexus, not this) */
+	uint8_t ceem;            /* CEEM as set, reported as CEEMS */
 	uint8_t enc_mode, dec_mode, algorithm, rdmc, kad_format;
 	struct vtl_key *key;     /* the key (locked memory), NULL when none */
 	struct vtl_crypt io;     /* what the cartridge does under it */
@@ -290,6 +293,22 @@ void ssc_crypt_unloaded(struct ssc_drive *d);
 void ssc_crypt_nexus_lost(struct ssc_drive *d, uint64_t nexus);
 /* Every key wiped, every parameter back to its default (reset, shutdown). */
 void ssc_crypt_wipe(struct ssc_drive *d);
+/*
+ * ssc_crypt.c: the drive's reservation loss observer (struct scsi_res
+ * on_loss, arg the drive): nexus holds no reservation any more; the
+ * parameters it set with CKORL, or with CKORP when preempted, go to their
+ * defaults, key included. Runs under the drive's lock.
+ */
+void ssc_crypt_res_lost(void *arg, uint64_t nexus, bool preempted);
+/*
+ * ssc_crypt.c: a write, filemark or erase at object at replaces everything
+ * from there on; encrypted says the blocks written there were encrypted.
+ * Keeps the medium's first encrypted block (MAM_PRIVATE_ENC_FIRST), which
+ * page 0020h's VCELB reports.
+ */
+void ssc_crypt_written(struct ssc_drive *d, uint64_t at, bool encrypted);
+/* ssc_crypt.c: whether nexus's blocks are written encrypted now. */
+bool ssc_crypt_encrypts(struct ssc_drive *d, uint64_t nexus);
 void ssc_security_in(struct scsi_dev *dev, struct scsi_cmd *c);
 void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c);
 /* ssc_lbp.c: logical block protection. */
@@ -383,6 +402,7 @@ int ssc_mam_put(struct ssc_drive *d, uint16_t id, const void *val, size_t len);
 void ssc_mam_formatted(struct ssc_drive *d, bool initialized);
 /* Attributes the drive keeps for itself in MAM (SPC-4 reserves 1800h..FFFFh; READ ATTRIBUTE never shows them). */
 #define MAM_PRIVATE_CAPACITY 0xFF00 /* SET CAPACITY's proportion, 2 bytes: survives unloads as on a real cartridge */
+#define MAM_PRIVATE_ENC_FIRST 0xFF01 /* object number of the first encrypted block, 8 bytes; absent: none (VCELB) */
 
 
 void ssc_report_density(struct scsi_dev *dev, struct scsi_cmd *c);

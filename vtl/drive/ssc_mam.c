@@ -262,7 +262,7 @@ static int load_one(const struct ssc_mam_attr *a, void *arg)
 	struct ssc_mam *m = arg;
 	/* Only what this drive knows (a value written by vtlctl or another version may not fit the table). */
 	const struct mam_def *def = def_of(a->id);
-	bool ok = def ? a->len && a->len <= def->len : a->id == MAM_PRIVATE_CAPACITY;
+	bool ok = def ? a->len && a->len <= def->len : a->id == MAM_PRIVATE_CAPACITY || a->id == MAM_PRIVATE_ENC_FIRST;
 	if (ok)
 		mem_put(m, a->id, a->value, a->len);
 	return 0;
@@ -406,6 +406,7 @@ void ssc_mam_formatted(struct ssc_drive *d, bool initialized)
 	if (initialized)
 		put_num(d, A_INIT_COUNT, get_num(d, A_INIT_COUNT) + 1);
 	put_num(d, A_VOLUME_CHANGE_REF, get_num(d, A_VOLUME_CHANGE_REF) + 1);
+	ssc_crypt_written(d, 0, false); /* erased from BOT: no encrypted block left */
 	struct ssc_mam *m = mam_of(d);
 	if (m)
 		m->eod_at_load = 0;

@@ -360,6 +360,7 @@ void ssc_erase6(struct scsi_dev *dev, struct scsi_cmd *c)
 		scsi_fail(c, ssc_sense_of_err(d, rc));
 		return;
 	}
+	ssc_crypt_written(d, pos.object, false); /* nothing after this position */
 	if (!(f & ERASE_IMMED) && !flush_first(d, c))
 		return;
 	scsi_done(c, 0);

@@ -163,9 +163,14 @@ void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c)
 		}
 	}
 	bool ew = false;
+	struct vtl_position at;
+	vtl_cart_position(d->cart, &at);
+	bool encrypted = ssc_crypt_encrypts(d, c->nexus);
 	for (uint32_t i = 0; i < count; i++) {
 		const uint8_t *p = data_out_at(d, c, (size_t)i * blen, blen);
 		int rc = !p ? VTL_E_NOMEM : pi ? ssc_lbp_write_block(d, p, blen) : vtl_cart_write_block(d->cart, p, blen);
+		if (rc >= 0 && i == 0)
+			ssc_crypt_written(d, at.object, encrypted); /* what was from here on is gone (VCELB) */
 		if (rc < 0) {
 			/* Residue: blocks (fixed) or bytes (variable) not written (SSC-4 4.2.6). */
 			int64_t residue = fixed ? (int64_t)(count - i) : (int64_t)n;
@@ -207,6 +212,8 @@ void ssc_write_filemarks6(struct scsi_dev *dev, struct scsi_cmd *c)
 	struct vtl_position before, after;
 	vtl_cart_position(d->cart, &before);
 	int rc = n ? vtl_cart_write_filemarks(d->cart, n) : VTL_OK;
+	if (n && rc >= 0)
+		ssc_crypt_written(d, before.object, false);
 	if (rc < 0) {
 		vtl_cart_position(d->cart, &after);
 		uint64_t done = after.eod > before.object ? after.eod - before.object : 0;

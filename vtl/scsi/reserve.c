@@ -157,6 +157,39 @@ void res_init(struct scsi_res *r)
 	memset(r, 0, sizeof *r);
 }
 
+bool res_holds(const struct scsi_res *r, uint64_t nexus, bool persistent_only)
+{
+	return pr_holder(r, nexus) || (!persistent_only && r->spc2_held && r->spc2_nexus == nexus);
+}
+
+/* Every nexus holding a reservation before a change, so that the loss observer hears who lost one. */
+struct res_holders {
+	uint64_t nexus[RES_MAX_REG + 1];
+	unsigned n;
+};
+
+static void holders_of(const struct scsi_res *r, struct res_holders *h)
+{
+	h->n = 0;
+	if (r->spc2_held)
+		h->nexus[h->n++] = r->spc2_nexus;
+	if (r->pr_held && type_all_registrants(r->pr_type))
+		for (unsigned i = 0; i < r->n_reg; i++)
+			h->nexus[h->n++] = r->reg[i].nexus;
+	else if (r->pr_held)
+		h->nexus[h->n++] = r->pr_nexus;
+}
+
+/* Tells the observer of each nexus of before that holds nothing now; a PREEMPT's issuer never loses by it. */
+static void tell_losses(const struct scsi_res *r, const struct res_holders *before, bool preempt, uint64_t issuer)
+{
+	if (!r->on_loss)
+		return;
+	for (unsigned i = 0; i < before->n; i++)
+		if (!res_holds(r, before->nexus[i], false))
+			r->on_loss(r->loss_arg, before->nexus[i], preempt && before->nexus[i] != issuer);
+}
+
 bool res_conflict(const struct scsi_res *r, const struct scsi_cmd *c, unsigned op_flags)
 {
 	if ((op_flags & OP_RES_PREVENT) && !(c->cdb[PREVENT_BYTE] & PREVENT_MASK))
@@ -172,13 +205,19 @@ bool res_conflict(const struct scsi_res *r, const struct scsi_cmd *c, unsigned o
 
 void res_nexus_lost(struct scsi_res *r, uint64_t nexus)
 {
+	struct res_holders before;
+	holders_of(r, &before);
 	if (r->spc2_held && r->spc2_nexus == nexus)
 		r->spc2_held = false;
+	tell_losses(r, &before, false, nexus);
 }
 
 void res_reset(struct scsi_res *r)
 {
+	struct res_holders before;
+	holders_of(r, &before);
 	r->spc2_held = false;
+	tell_losses(r, &before, false, 0);
 }
 
 static void conflict(struct scsi_cmd *c)
@@ -240,8 +279,11 @@ void spc_release(struct scsi_dev *dev, struct scsi_cmd *c)
 	if (!rr_fields_ok(c, c->cdb[0] == SCSI_OP_RELEASE10) || !rr_past_pr(r, c))
 		return;
 	/* A RELEASE from a nexus that holds nothing is GOOD and changes nothing (SPC-2 7.17). */
+	struct res_holders before;
+	holders_of(r, &before);
 	if (r->spc2_held && r->spc2_nexus == c->nexus)
 		r->spc2_held = false;
+	tell_losses(r, &before, false, c->nexus);
 	scsi_done(c, 0);
 }
 
@@ -448,7 +490,19 @@ static void pro_preempt(struct scsi_dev *dev, struct scsi_cmd *c, uint64_t sa_ke
 	scsi_done(c, 0);
 }
 
+static void pr_out(struct scsi_dev *dev, struct scsi_cmd *c);
+
 void spc_pr_out(struct scsi_dev *dev, struct scsi_cmd *c)
+{
+	struct res_holders before;
+	holders_of(&dev->res, &before);
+	pr_out(dev, c);
+	uint8_t sa = c->cdb[SCSI_CDB_SA_BYTE] & SCSI_CDB_SA_MASK;
+	tell_losses(&dev->res, &before, sa == PRO_PREEMPT || sa == PRO_PREEMPT_ABORT, c->nexus);
+}
+
+/* PERSISTENT RESERVE OUT itself; spc_pr_out tells the observer what it took from whom. */
+static void pr_out(struct scsi_dev *dev, struct scsi_cmd *c)
 {
 	struct scsi_res *r = &dev->res;
 	if (r->spc2_held) { /* SPC-2 5.5.1, as for PERSISTENT RESERVE IN */

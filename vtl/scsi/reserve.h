@@ -47,6 +47,15 @@ struct scsi_res {
 	bool pr_held;
 	uint64_t pr_nexus;    /* holder; for the all-registrants types every registered nexus holds it */
 	uint8_t pr_type;      /* enum res_type */
+	/*
+	 * Told, after the command (or event) that caused it, of each nexus that
+	 * held a reservation and holds none now; preempted when another nexus's
+	 * PREEMPT (AND ABORT) took it. NULL: nobody listens. The device above
+	 * registers it (the drive's CKORP/CKORL, SSC-4 8.5.3.2); it runs under
+	 * the same lock as the command and must not call back into reserve.c.
+	 */
+	void (*on_loss)(void *arg, uint64_t nexus, bool preempted);
+	void *loss_arg;
 };
 
 struct scsi_dev;
@@ -61,6 +70,9 @@ void res_init(struct scsi_res *r);
  * 5.9.1 and table 64, SSC-4's reservation table).
  */
 bool res_conflict(const struct scsi_res *r, const struct scsi_cmd *c, unsigned op_flags);
+
+/* Whether nexus holds a persistent reservation, or (unless persistent_only) an SPC-2 one. */
+bool res_holds(const struct scsi_res *r, uint64_t nexus, bool persistent_only);
 
 /* I_T nexus loss (logout): releases an SPC-2 reservation nexus holds; persistent ones stay. */
 void res_nexus_lost(struct scsi_res *r, uint64_t nexus);

@@ -904,26 +904,15 @@ static void jobs_answer(struct migd *m, char *out, size_t cap)
 		jo_printf(out, cap, &at, "}");
 	}
 	/* Host ingest first: what vtld says its hosts move, what the copies read, and what that leaves each copy. */
-	uint64_t now = vtl_mono_ms(), floors[VTL_CFG_MAX_PHYS_LIBS * PHYS_MAX_DRIVES], budget = 0, low = 0;
-	unsigned n, pool = atomic_load(&m->pool_rate);
-	uint64_t floors_sum = copy_floors(m, floors, VTL_ARRAY_SIZE(floors), &n);
-	for (unsigned i = 0; i < n; i++)
-		low = !low || floors[i] < low ? floors[i] : low;
-	bool held = copy_budget(m, now, floors_sum, &budget);
-	uint64_t host = ingest_host(&m->ingest, now), reading = copies_reading(m);
-	lock(m);
-	unsigned drops = m->probe.drops;
-	uint64_t ref = m->probe.ref_bps;
-	unlock(m);
+	struct migd_ingest_snap g;
+	migd_ingest_snapshot(m, &g);
 	jo_printf(out, cap, &at,
 		  "],\"ingest\":{\"host_mb_s\":%.1f,\"pool_rate\":%u,\"auto\":%s,\"copy_floor\":%u,\"copies\":%u,"
 		  "\"copy_limit_mb_s\":%.1f,\"floors_mb_s\":%.1f,\"budget_mb_s\":%.1f,\"copies_mb_s\":%.1f,"
 		  "\"pool_mb_s\":%.1f,\"host_ref_mb_s\":%.1f,\"drops\":%u}}",
-		  (double)host / MB, pool == VTL_CFG_POOL_RATE_AUTO ? 0 : pool,
-		  pool == VTL_CFG_POOL_RATE_AUTO ? "true" : "false", atomic_load(&m->copy_floor), atomic_load(&m->copies),
-		  held ? (double)ingest_copy_share(budget, floors, n, low) / MB : 0.0, (double)floors_sum / MB,
-		  held ? (double)budget / MB : 0.0, (double)reading / MB, (double)(host + reading) / MB,
-		  pool == VTL_CFG_POOL_RATE_AUTO ? (double)ref / MB : 0.0, drops);
+		  (double)g.host_bps / MB, g.pool_rate, g.automatic ? "true" : "false", g.copy_floor, g.copies,
+		  (double)g.limit_bps / MB, (double)g.floors_bps / MB, (double)g.budget_bps / MB,
+		  (double)g.copies_bps / MB, (double)(g.host_bps + g.copies_bps) / MB, (double)g.ref_bps / MB, g.drops);
 	free(js.j);
 }
 
@@ -1216,6 +1205,31 @@ static int count_job(const struct cat_job *j, void *arg)
 	return 0;
 }
 
+void migd_ingest_snapshot(struct migd *m, struct migd_ingest_snap *out)
+{
+	uint64_t now = vtl_mono_ms(), floors[VTL_CFG_MAX_PHYS_LIBS * PHYS_MAX_DRIVES], budget = 0, low = 0;
+	unsigned n, pool = atomic_load(&m->pool_rate);
+	memset(out, 0, sizeof *out);
+	out->floors_bps = copy_floors(m, floors, VTL_ARRAY_SIZE(floors), &n);
+	for (unsigned i = 0; i < n; i++)
+		low = !low || floors[i] < low ? floors[i] : low;
+	out->held = copy_budget(m, now, out->floors_bps, &budget);
+	out->host_bps = ingest_host(&m->ingest, now);
+	out->copies_bps = copies_reading(m);
+	out->automatic = pool == VTL_CFG_POOL_RATE_AUTO;
+	out->pool_rate = out->automatic ? 0 : pool;
+	out->copy_floor = atomic_load(&m->copy_floor);
+	out->copies = atomic_load(&m->copies);
+	if (out->held) {
+		out->budget_bps = budget;
+		out->limit_bps = ingest_copy_share(budget, floors, n, low);
+	}
+	lock(m);
+	out->drops = m->probe.drops;
+	out->ref_bps = out->automatic ? m->probe.ref_bps : 0;
+	unlock(m);
+}
+
 void migd_snapshot(struct migd *m, struct migd_snapshot *out)
 {
 	memset(out, 0, sizeof *out);
@@ -1254,6 +1268,7 @@ void migd_snapshot(struct migd *m, struct migd_snapshot *out)
 	struct job_counts jc = {out->jobs};
 	out->jobs_ok = catalog_job_list(m->cat, CAT_JOB_ANY, count_job, &jc) == VTL_OK;
 	policyd_counts(m->policy, &out->policy);
+	migd_ingest_snapshot(m, &out->ingest);
 }
 
 /* "policy" and "release BARCODE [force]", answered by the cache policy. */

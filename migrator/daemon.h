@@ -50,6 +50,24 @@ struct migd_drive_snap {
 	uint64_t jobs_ended;
 };
 
+/* Host ingest first as it stands (migrator/ingest.h): what `vtlctl jobs` and /metrics show of the rule. */
+struct migd_ingest_snap {
+	uint64_t host_bps;      /* what vtld says its hosts move now (0: idle, or no report) */
+	uint64_t copies_bps;    /* what the running copies read now, together */
+	uint64_t floors_bps;    /* their floors together */
+	uint64_t budget_bps;    /* the copies' budget; 0 while the rule does not hold them (held false) */
+	uint64_t limit_bps;     /* what the copy with the lowest floor may read; 0 when not held */
+	uint64_t ref_bps;       /* pool_rate = auto: the hosts' reference rate */
+	unsigned pool_rate;     /* MB/s; 0 with auto or without the rule */
+	unsigned copy_floor;    /* the operator's floor, MB/s */
+	unsigned copies;        /* copies running */
+	unsigned drops;         /* pool_rate = auto: drops the probe saw */
+	bool automatic, held;
+};
+
+/* Fills *out (takes mu briefly; never the catalog's lock). */
+void migd_ingest_snapshot(struct migd *m, struct migd_ingest_snap *out);
+
 /* What vtl-migrator's /metrics shows, read under its scheduler lock and then the catalog's and the policy's. */
 struct migd_snapshot {
 	unsigned drives;        /* every physical library's, library by library, at most PHYS_MAX_DRIVES each */
@@ -60,6 +78,7 @@ struct migd_snapshot {
 	bool jobs_ok;           /* the catalog answered the job counts */
 	uint64_t jobs[MIGD_JOB_KINDS][MIGD_JOB_STATES];
 	struct policyd_counts policy;
+	struct migd_ingest_snap ingest;
 };
 
 /* The upper bounds, in seconds, of the time-to-first-block buckets (MIGD_RECALL_BUCKETS of them). */

@@ -87,6 +87,26 @@ void migd_metrics_write(const struct migd_snapshot *s, struct outbuf *o)
 	prom_family(o, "vtl_migrator_policy_released_bytes_total", "counter", "Bytes of the disk copies released");
 	prom_sample_u64(o, "vtl_migrator_policy_released_bytes_total", NULL, 0, s->policy.released_bytes);
 
+	/* Host ingest first (docs/migrator.md): the rule's inputs and what it gives the copies. */
+	const struct migd_ingest_snap *g = &s->ingest;
+	static const struct {
+		const char *name, *type, *help;
+	} rule[] = {
+		{"vtl_migrator_ingest_host_bytes_per_second", "gauge", "What vtld says its hosts move through the drives now"},
+		{"vtl_migrator_ingest_copies_read_bytes_per_second", "gauge", "What the running copies read from the pool now, together"},
+		{"vtl_migrator_ingest_copy_floors_bytes_per_second", "gauge", "The running copies' floors together (each at least its drive's lowest matched speed)"},
+		{"vtl_migrator_ingest_held", "gauge", "1 while host ingest first holds the copies to a budget"},
+		{"vtl_migrator_ingest_copy_budget_bytes_per_second", "gauge", "The copies' budget together while held (0: not held)"},
+		{"vtl_migrator_ingest_host_reference_bytes_per_second", "gauge", "pool_rate = auto: the hosts' rate the probe holds them to"},
+		{"vtl_migrator_ingest_probe_drops_total", "counter", "pool_rate = auto: times the hosts fell below their reference and the budget was cut"},
+	};
+	const uint64_t val[] = {g->host_bps, g->copies_bps, g->floors_bps, g->held, g->budget_bps, g->ref_bps, g->drops};
+	_Static_assert(sizeof val / sizeof val[0] == sizeof rule / sizeof rule[0], "a value for each family");
+	for (unsigned i = 0; i < sizeof rule / sizeof rule[0]; i++) {
+		prom_family(o, rule[i].name, rule[i].type, rule[i].help);
+		prom_sample_u64(o, rule[i].name, NULL, 0, val[i]);
+	}
+
 	prom_family(o, "vtl_migrator_recall_first_block_seconds", "histogram",
 		    "Time from a recall's start (mount and locate included) to its first block back on disk");
 	prom_histogram(o, "vtl_migrator_recall_first_block_seconds", NULL, 0, migd_recall_bounds(),

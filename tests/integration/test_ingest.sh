@@ -40,8 +40,13 @@ trap '[ -z "$hostpid" ] || kill "$hostpid" 2>/dev/null || true; [ -z "$mpid" ] |
 iqn=iqn.2026-01.org.vtl:ingesttest
 vtld_library $iqn INGS0001
 mlog=$tmp/migrator.log
-migrator_conf physical.rate=12 migrator.verify=no migrator.pool_rate=1 migrator.copy_floor=2 >>"$conf" ||
-	fail "migrator_conf"
+mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+migrator_conf physical.rate=12 migrator.verify=no migrator.pool_rate=1 migrator.copy_floor=2 \
+	migrator.http=127.0.0.1:$mport >>"$conf" || fail "migrator_conf"
+# metric NAME: the value of the series NAME in vtl-migrator's /metrics ("" when absent).
+metric() {
+	curl -sf "http://127.0.0.1:$mport/metrics" | awk -v s="$1" 'index($0, s " ") == 1 { print $2 }'
+}
 "$VTLCTL" -c "$conf" cartridge add --barcode G00001L8 --count 3 >/dev/null
 
 jobs_json() {
@@ -144,7 +149,7 @@ grep -q "^host ingest first: hosts move [0-9.]* MB/s; .* (pool_rate auto, copy_f
 grep -q "; the hosts' reference [0-9.]* MB/s, [0-9]* drops$" "$tmp/out" || fail "vtlctl jobs does not show the probe's figures"
 # Sampled for 4 s: whenever the rule holds the copy (the host's rate varies between its writes; a
 # stale report means none), its limit is at least its floor and the budget at least the floors.
-held=0
+held=0 mheld=0
 for i in $(seq 20); do
 	jobs_json
 	r=$(json "$tmp/jobs" "'held' if d['ingest']['copy_limit_mb_s'] > 0 else 'free'")
@@ -152,9 +157,20 @@ for i in $(seq 20); do
 		[ "$(json "$tmp/jobs" "d['ingest']['copy_limit_mb_s'] >= 4.2 and d['ingest']['budget_mb_s'] >= d['ingest']['floors_mb_s'] == 4.2")" = True ] ||
 			{ cat "$tmp/jobs" >&2; fail "under pool_rate = auto a copy went below its floor of 4.2 MB/s"; }
 		held=$((held + 1))
+		# /metrics shows the rule too: with the copy's floor of 4.2 MB/s, a budget never under it while held.
+		f=$(metric vtl_migrator_ingest_copy_floors_bytes_per_second) h=$(metric vtl_migrator_ingest_held)
+		b=$(metric vtl_migrator_ingest_copy_budget_bytes_per_second)
+		[ -n "$f" ] && [ -n "$h" ] && [ -n "$b" ] && [ -n "$(metric vtl_migrator_ingest_probe_drops_total)" ] ||
+			fail "/metrics lacks the rule's series"
+		if [ "$f" = 4200000 ] && [ "$h" = 1 ]; then
+			[ "$b" -ge "$f" ] || fail "/metrics: held with a budget of $b B/s, under the floor of $f"
+			mheld=$((mheld + 1))
+		fi
 	fi
 	sleep 0.2
 done
+echo "   | /metrics showed the copy held, its floor 4200000 B/s and the budget not under it, in $mheld samples"
+[ "$mheld" -gt 0 ] || fail "/metrics never showed the rule holding the copy while vtlctl jobs did"
 echo "   | the rule held the copy in $held of 20 samples, never below its floor"
 [ "$held" -gt 0 ] || fail "pool_rate = auto never held the copy while the host wrote"
 host_stops

@@ -269,6 +269,7 @@ static void task_unlink(struct session *s, struct session_task *t)
 /* Frees an unlinked task and gives its buffer back. */
 static void task_release(struct session *s, struct session_task *t)
 {
+	scsi_loan_end(&t->cmd); /* sent, aborted or dropped with its connection: the data lent comes back here */
 	buf_put(s, t->buf, t->edtl);
 	free(t);
 }
@@ -397,10 +398,16 @@ static void send_status(struct session *s, struct session_task *t)
 	send_pdu(s, &r, sense, len);
 }
 
-/* Data-In PDUs of at most the initiator's MaxRecvDataSegmentLength; the last carries GOOD status when it can. */
+/*
+ * Data-In PDUs of at most the initiator's MaxRecvDataSegmentLength; the last
+ * carries GOOD status when it can. The data is the task's buffer, or what
+ * the unit lent: send_pdu writes it or copies it for sending before it
+ * returns, so a loan may end as soon as this does.
+ */
 static void send_data_in(struct session *s, struct session_task *t)
 {
 	uint32_t total = (uint32_t)t->cmd.data_len;
+	const uint8_t *data = t->cmd.loan.data ? t->cmd.loan.data : t->buf;
 	bool collapse = t->cmd.status == SCSI_GOOD;
 	uint32_t chunk = s->p.max_send_data ? s->p.max_send_data : total;
 	uint32_t sn = 0;
@@ -427,7 +434,7 @@ static void send_data_in(struct session *s, struct session_task *t)
 			r.bhs[RSP_FLAGS] = last ? RSP_FINAL : 0;
 			seq(s, &r, false);
 		}
-		send_pdu(s, &r, t->buf + off, len);
+		send_pdu(s, &r, data + off, len);
 	}
 	if (!(total && collapse))
 		send_status(s, t);
@@ -657,6 +664,7 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	t->cmd.iov_cnt = edtl ? 1 : 0;
 	t->cmd.nexus = s->nexus;
 	t->cmd.tid = s->p.tid;
+	t->cmd.may_lend = rd; /* its data-in is sent from a loan as it is from buf, and every task ends in task_release */
 	t->next = s->tasks;
 	s->tasks = t;
 	s->n_tasks++;

@@ -699,6 +699,77 @@ static void read_data_lent_connection_dropped(void **state)
 	assert_int_equal(session_new(h), 0); /* for teardown */
 }
 
+/*
+ * A write's immediate data is received straight into the buffer its task
+ * keeps (session_data_dest, as the PDU reader asks once the header is in):
+ * the block reaches the tape as sent, and that buffer comes back to the
+ * session whether the command ran, was refused, or its data digest failed.
+ */
+static void immediate_data_received_in_place(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00013L8", 0);
+	host_load(h, "F00013L8");
+	enum { LEN = 16384 };
+	uint8_t cdb[6];
+	cdb_write6(cdb, false, LEN);
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SCSI_CMD;
+	p.bhs[1] = 0xA0; /* F, W */
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 800, 4);
+	pdu_put(p.bhs + 20, LEN, 4);
+	pdu_put(p.bhs + 24, cmd_sn++, 4);
+	memcpy(p.bhs + 32, cdb, sizeof cdb);
+	/* Not for a read, a small segment, or more than the EDTL. */
+	uint8_t rd_bhs[ISCSI_BHS_LEN];
+	memcpy(rd_bhs, p.bhs, sizeof rd_bhs);
+	rd_bhs[1] = 0xC0;
+	assert_null(session_data_dest(sess, rd_bhs, LEN));
+	assert_null(session_data_dest(sess, p.bhs, 512));
+	assert_null(session_data_dest(sess, p.bhs, LEN + 1));
+	uint8_t *dest = session_data_dest(sess, p.bhs, LEN);
+	assert_non_null(dest);
+	for (unsigned i = 0; i < LEN; i++)
+		dest[i] = (uint8_t)(i * 5 + 1);
+	p.data = dest;
+	p.data_len = LEN;
+	session_receive(sess, &p);
+	assert_int_equal(n_queue, 1);
+	assert_ptr_equal(queue[0]->buf, dest); /* the task kept the buffer the data was received in: no copy */
+	run_queue();
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[0].bhs[3], SCSI_GOOD);
+	/* The block on the tape is what was received. */
+	host_cmd(h, cdb, cdb_simple(cdb, SCSI_OP_REWIND), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	n_out = 0;
+	command(1, cdb, cdb_read6(cdb, false, false, LEN), 0xC0, LEN, 801, NULL, 0);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].len, LEN);
+	for (unsigned i = 0; i < LEN; i++)
+		assert_int_equal(out[0].data[i], (uint8_t)(i * 5 + 1));
+	/* Refused (its CmdSN is outside the window: dropped) and a data digest error: the buffer comes back. */
+	n_out = 0;
+	pdu_put(p.bhs + 16, 802, 4);
+	pdu_put(p.bhs + 24, cmd_sn + 1000, 4);
+	p.data = session_data_dest(sess, p.bhs, LEN);
+	assert_non_null(p.data);
+	session_receive(sess, &p);
+	assert_int_equal(n_queue, 0);
+	pdu_put(p.bhs + 24, cmd_sn, 4);
+	p.data = session_data_dest(sess, p.bhs, LEN);
+	assert_non_null(p.data);
+	session_data_digest_error(sess, &p);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+	assert_true(session_idle(sess));
+	session_release_spares(sess);
+	assert_int_equal(session_buffer_bytes(sess), 0); /* every buffer the session took is back */
+}
+
 /* A Data-Out or a ping whose data digest failed: Reject 02h, the write ends in CHECK CONDITION, the session goes on. */
 static void data_digest_errors(void **state)
 {
@@ -1040,6 +1111,7 @@ int main(void)
 		T(data_digest_errors), T(oversized_pdu_rejected_and_closed), T(data_out_out_of_sequence),
 		T(window_moves_on_completion), T(ping_data_bounded), T(buffers_bounded),
 		T(read_data_lent_until_sent), T(read_data_lent_then_aborted), T(read_data_lent_connection_dropped),
+		T(immediate_data_received_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,7 +124,9 @@ static int read_direct(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_
 	return rc;
 }
 
-int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r)
+/* vtl_cart_read, lending what the read-ahead holds when loan is non-NULL (vtl_cart_read_lend). */
+static int cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r, const void **data,
+		     struct vtl_loan **loan)
 {
 	memset(r, 0, sizeof *r);
 	r->object = c->cur.pos;
@@ -135,7 +137,7 @@ int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_
 	bool sequential = c->cur.seq_run > 0 && c->cur.seq_next == c->cur.pos;
 	c->cur.seq_run = sequential ? c->cur.seq_run + 1 : 1;
 	if (ra_active(c->ra)) {
-		int served = ra_read(c->ra, c->cur.pos, buf, buflen, r);
+		int served = ra_read(c->ra, c->cur.pos, buf, buflen, r, data, loan);
 		if (served) {
 			c->st.readahead_hits++;
 			c->cur.valid = false;
@@ -167,6 +169,19 @@ int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_
 	if (c->cur.seq_run >= 2 && !ra_active(c->ra) && c->cur.pos < c->tape.eod && !c->dmg.n)
 		ra_start(c->ra, c->cur.pos);
 	return VTL_OK;
+}
+
+int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r)
+{
+	return cart_read(c, buf, buflen, r, NULL, NULL);
+}
+
+int vtl_cart_read_lend(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r, const void **data,
+		       struct vtl_loan **loan)
+{
+	*loan = NULL;
+	*data = NULL;
+	return cart_read(c, buf, buflen, r, data, loan);
 }
 
 int vtl_cart_peek_crypt(struct vtl_cart *c, struct vtl_block_crypt *out)

@@ -211,6 +211,27 @@ VTL_MUST_CHECK int vtl_cart_erase(struct vtl_cart *c);
 VTL_MUST_CHECK int vtl_cart_read(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r);
 
 /*
+ * A read-ahead buffer lent to a reader instead of copied out of (see
+ * vtl_cart_read_lend). It stays valid, whatever the cartridge does meanwhile
+ * (LOCATE, a write, more reads, vtl_cart_close), until vtl_loan_release.
+ */
+struct vtl_loan;
+
+/*
+ * Like vtl_cart_read, but when the read-ahead holds the data block as the
+ * host wrote it (stored raw, or decompressed within the read-ahead's
+ * budget; not encrypted), nothing is copied into buf: *data points at the
+ * block's first r->copied bytes in the read-ahead and *loan must be given
+ * back with vtl_loan_release once they are used. Otherwise *loan is NULL
+ * and the result is exactly vtl_cart_read's (the data in buf).
+ */
+VTL_MUST_CHECK int vtl_cart_read_lend(struct vtl_cart *c, void *buf, size_t buflen, struct vtl_read_result *r,
+				      const void **data, struct vtl_loan **loan);
+
+/* Ends a loan of vtl_cart_read_lend (any thread, once); its buffer may then be refilled or freed. */
+void vtl_loan_release(struct vtl_loan *loan);
+
+/*
  * Sets the keys and KAD the cartridge uses from now on (NULL: none, blocks
  * are written in clear and encrypted ones cannot be read). cr stays the
  * caller's; it must outlive its use. With cr->enc, each data block written is

@@ -383,7 +383,7 @@ void record_block_crc(const struct rec_header *h, struct vtl_read_result *r);
 
 /* Creates the read-ahead of cartridge c; NULL on failure. */
 struct ra *ra_create(struct vtl_cart *c);
-/* Waits for its jobs and frees it. */
+/* Waits for its jobs and frees it; with loans out, the last vtl_loan_release frees it instead. */
 void ra_destroy(struct ra *ra);
 /* Forgets everything planned; jobs in flight finish on their own. */
 void ra_reset(struct ra *ra);
@@ -395,9 +395,12 @@ bool ra_active(const struct ra *ra);
 void ra_buffered(struct ra *ra, uint64_t *ready, uint64_t *limit);
 /*
  * Serves the read of object obj from the read-ahead: 1 when served (r filled),
- * 0 when it cannot (the caller reads from disk).
+ * 0 when it cannot (the caller reads from disk). With loan non-NULL, a block
+ * held as the host wrote it is lent (*data, *loan set; buf untouched)
+ * instead of copied into buf; *loan stays NULL when it was copied.
  */
-int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_read_result *r);
+int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_read_result *r, const void **data,
+	    struct vtl_loan **loan);
 /* Takes one reference on f for a job in flight. */
 void fdref_get(struct fdref *f);
 /* Releases one reference on f. */

@@ -11,6 +11,15 @@
  * QUEUED on the workers, BUSY while read, READY for the consumer. A reset
  * (LOCATE, SPACE, a write) marks queued and busy slots stale; the worker that
  * holds one frees it, so nobody waits for a read that is no longer wanted.
+ *
+ * A slot can also be lent (vtl_cart_read_lend): a reader, such as the iSCSI
+ * event loop sending a READ's Data-In, points at a block in it instead of
+ * having it copied out. While any loan of a slot is out, the slot is never
+ * refilled (ra_fill passes over it, whether a reset or the last read made it
+ * FREE), and ra_destroy leaves the read-ahead to the last loan to free: an
+ * UNLOAD on the drive's thread may run while the event loop still sends the
+ * previous READ's data, and must neither wait for it nor pull the block
+ * from under it.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -39,8 +48,14 @@ struct ra_rec {
 	size_t data_off;
 };
 
+struct vtl_loan {
+	struct slot *s;
+};
+
 struct slot {
 	struct ra *ra;
+	struct vtl_loan loan; /* the handle every loan of this slot gives out */
+	unsigned lent;        /* loans out (under ra->lock): the slot is not refilled until 0 */
 	struct job job;
 	enum slot_state state;
 	bool stale;
@@ -66,6 +81,8 @@ struct ra {
 	uint64_t next_obj;
 	uint64_t inflight;
 	uint64_t memory;
+	unsigned lent;   /* loans out over all slots */
+	bool dead;       /* ra_destroy came while loans were out: the last vtl_loan_release frees */
 	size_t chunk;
 	unsigned nslots;
 	unsigned *order; /* slots in tape order, order[(head + i) % nslots] */
@@ -218,8 +235,10 @@ struct ra *ra_create(struct vtl_cart *c)
 		ra_destroy(ra);
 		return NULL;
 	}
-	for (unsigned i = 0; i < ra->nslots; i++)
+	for (unsigned i = 0; i < ra->nslots; i++) {
 		ra->slots[i].ra = ra;
+		ra->slots[i].loan.s = &ra->slots[i];
+	}
 	return ra;
 }
 
@@ -243,15 +262,10 @@ void ra_reset(struct ra *ra)
 	pthread_mutex_unlock(&ra->lock);
 }
 
-void ra_destroy(struct ra *ra)
+/* Frees the read-ahead: no job is in flight and no loan out. */
+static void ra_free(struct ra *ra)
 {
 	if (ra->slots) {
-		ra_reset(ra);
-		pthread_mutex_lock(&ra->lock);
-		for (unsigned i = 0; i < ra->nslots; i++)
-			while (ra->slots[i].state == SLOT_QUEUED || ra->slots[i].state == SLOT_BUSY)
-				pthread_cond_wait(&ra->done, &ra->lock);
-		pthread_mutex_unlock(&ra->lock);
 		for (unsigned i = 0; i < ra->nslots; i++) {
 			free(ra->slots[i].raw);
 			free(ra->slots[i].dec);
@@ -264,6 +278,36 @@ void ra_destroy(struct ra *ra)
 	pthread_cond_destroy(&ra->done);
 	pthread_mutex_destroy(&ra->lock);
 	free(ra);
+}
+
+void ra_destroy(struct ra *ra)
+{
+	bool later = false;
+	if (ra->slots) {
+		ra_reset(ra);
+		pthread_mutex_lock(&ra->lock);
+		for (unsigned i = 0; i < ra->nslots; i++)
+			while (ra->slots[i].state == SLOT_QUEUED || ra->slots[i].state == SLOT_BUSY)
+				pthread_cond_wait(&ra->done, &ra->lock);
+		/* A loan still out keeps its slot, and so the whole read-ahead, until it comes back. */
+		later = ra->dead = ra->lent > 0;
+		pthread_mutex_unlock(&ra->lock);
+	}
+	if (!later)
+		ra_free(ra);
+}
+
+void vtl_loan_release(struct vtl_loan *loan)
+{
+	struct slot *s = loan->s;
+	struct ra *ra = s->ra;
+	pthread_mutex_lock(&ra->lock);
+	s->lent--;
+	ra->lent--;
+	bool last = ra->dead && ra->lent == 0;
+	pthread_mutex_unlock(&ra->lock);
+	if (last)
+		ra_free(ra);
 }
 
 bool ra_active(const struct ra *ra)
@@ -357,7 +401,7 @@ static void ra_fill(struct ra *ra)
 		bool room = ra->count < ra->nslots && (ra->count == 0 || ra->inflight < ra->memory / (1 + DEC_FACTOR));
 		struct slot *s = NULL;
 		for (unsigned i = 0; room && i < ra->nslots && !s; i++)
-			if (ra->slots[i].state == SLOT_FREE && !ra->slots[i].stale)
+			if (ra->slots[i].state == SLOT_FREE && !ra->slots[i].stale && !ra->slots[i].lent)
 				s = &ra->slots[i];
 		pthread_mutex_unlock(&ra->lock);
 		if (!s || !plan_chunk(ra, s))
@@ -383,7 +427,8 @@ void ra_start(struct ra *ra, uint64_t obj)
 		ra->active = false;
 }
 
-int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_read_result *r)
+int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_read_result *r, const void **data,
+	    struct vtl_loan **loan)
 {
 	struct vtl_cart *c = ra->c;
 	pthread_mutex_lock(&ra->lock);
@@ -419,7 +464,18 @@ int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_re
 		} else if (crypt_plain_check(c)) {
 			return 0;
 		} else if (rec->in_dec || !(rec->h.flags & REC_FLAG_LZ4)) {
-			memcpy(buf, (rec->in_dec ? s->dec : s->raw) + rec->data_off, r->copied);
+			const unsigned char *src = (rec->in_dec ? s->dec : s->raw) + rec->data_off;
+			if (loan) {
+				/* The block as the host wrote it is here, checked: lend it rather than copy it. */
+				pthread_mutex_lock(&ra->lock);
+				s->lent++;
+				ra->lent++;
+				pthread_mutex_unlock(&ra->lock);
+				*data = src;
+				*loan = &s->loan;
+			} else {
+				memcpy(buf, src, r->copied);
+			}
 		} else {
 			/* Past the slot's decompression budget: decompress it here. */
 			unsigned char *dst = buf;

@@ -1676,6 +1676,101 @@ static void test_readahead_invalidated(void **state)
 	close_slot(f, 0);
 }
 
+/*
+ * Blocks lent from the read-ahead (vtl_cart_read_lend) stay as read while
+ * the loans are out, whatever the cartridge does: reading on (a lent slot is
+ * never refilled), LOCATE (a reset), and closing the cartridge (the last
+ * release frees the read-ahead). Under ASan a slot reused or freed early is
+ * an error; in any build the held blocks are compared at the end.
+ */
+enum { LOAN_N = 60, LOAN_LEN = 3000 };
+
+struct held {
+	const void *data;
+	struct vtl_loan *loan;
+	uint64_t key;
+	bool comp;
+};
+
+/* Reads object obj (written with key, comp) with a loan; a lent block is kept in h[*n]. */
+static void rd_lend(struct vtl_cart *c, uint64_t key, bool comp, struct held *h, unsigned *n, uint8_t *buf)
+{
+	struct vtl_read_result r;
+	const void *data;
+	struct vtl_loan *loan;
+	EXPECT_RC(vtl_cart_read_lend(c, buf, LOAN_LEN, &r, &data, &loan), 0);
+	assert_int_equal(r.type, VTL_OBJ_DATA);
+	assert_int_equal(r.length, LOAN_LEN);
+	assert_int_equal(r.copied, LOAN_LEN);
+	uint8_t *want = talloc(LOAN_LEN);
+	gen_data(want, LOAN_LEN, key, comp);
+	assert_memory_equal(loan ? data : buf, want, LOAN_LEN);
+	tfree(want);
+	if (loan)
+		h[(*n)++] = (struct held){data, loan, key, comp};
+}
+
+/* Every held block still holds what was written; then the loans come back. */
+static void release_held(struct held *h, unsigned n)
+{
+	uint8_t *want = talloc(LOAN_LEN);
+	for (unsigned i = 0; i < n; i++) {
+		gen_data(want, LOAN_LEN, h[i].key, h[i].comp);
+		assert_memory_equal(h[i].data, want, LOAN_LEN);
+		vtl_loan_release(h[i].loan);
+	}
+	tfree(want);
+}
+
+static void test_readahead_loans(void **state)
+{
+	struct fx *f = *state;
+	fx_config(f, SEG);
+	f->cfg.readahead_depth = 3;
+	f->cfg.readahead_chunk = 16u << 10;
+	fx_pool_open_cfg(f);
+	struct vtl_cart *c = fx_cart(f, "RALEND", true);
+	vtl_cart_set_compression(c, true);
+	for (unsigned i = 0; i < LOAN_N; i++)
+		WR(c, i, LOAN_LEN, i % 2); /* half compressible: decompressed in the slot, lent from there */
+	c = reopen_slot(f, 0, "RALEND", params(false));
+	static struct held h[3 * LOAN_N];
+	unsigned n = 0;
+	uint8_t *buf = talloc(LOAN_LEN);
+	/* 1: read the whole tape holding every loan: the slots run out and reads go to disk, never over a loan. */
+	for (unsigned i = 0; i < LOAN_N; i++)
+		rd_lend(c, i, i % 2, h, &n, buf);
+	RD_EOD(c, LOAN_N);
+	assert_true(n > 0);
+	assert_true(n < LOAN_N); /* three slots of 16 KiB cannot lend 60 blocks of 3000 bytes at once */
+	release_held(h, n);
+	/* 2: a LOCATE (reset) while blocks are lent, then reading on reuses only the slots given back. */
+	n = 0;
+	LOC(c, 0);
+	for (unsigned i = 0; i < 10; i++)
+		rd_lend(c, i, i % 2, h, &n, buf);
+	unsigned before = n;
+	assert_true(before > 0);
+	LOC(c, 20);
+	for (unsigned i = 20; i < 40; i++)
+		rd_lend(c, i, i % 2, h, &n, buf);
+	release_held(h, before); /* the first loans back: their slots may now be refilled */
+	memmove(h, h + before, (n - before) * sizeof *h);
+	n -= before;
+	for (unsigned i = 40; i < LOAN_N; i++)
+		rd_lend(c, i, i % 2, h, &n, buf);
+	release_held(h, n);
+	/* 3: the cartridge closed while blocks are lent (an UNLOAD before the host got its data). */
+	n = 0;
+	LOC(c, 0);
+	for (unsigned i = 0; i < 12; i++)
+		rd_lend(c, i, i % 2, h, &n, buf);
+	assert_true(n > 0);
+	close_slot(f, 0);
+	release_held(h, n);
+	tfree(buf);
+}
+
 static void test_stats(void **state)
 {
 	struct fx *f = *state;
@@ -1921,6 +2016,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_compression_mixed_reopen, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readahead_sequential, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readahead_invalidated, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_readahead_loans, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stats, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_adaptive_compression_reads_back, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_multiple_carts_interleaved, fx_setup,

@@ -84,14 +84,29 @@ static void writers_lay_out_bytes(void **state)
 	assert_int_equal(pdu_trailer(pdu_crc(0, data, 4), 4, false, tr), 0);
 }
 
-/* Feeds stream in pieces of step bytes (0: random sizes) and checks each PDU against want. */
-static void feed_all(const uint8_t *stream, size_t len, size_t step, bool hd, bool dd, struct iscsi_pdu *want,
-		     unsigned nwant)
+/* A reader's dest for the tests: every data segment into one buffer of the caller's, whose use is counted. */
+static uint8_t dest_buf[1024];
+static unsigned dest_asks;
+static uint8_t *test_dest(void *arg, const uint8_t *bhs, uint32_t len)
+{
+	(void)arg;
+	(void)bhs;
+	assert_true(len <= sizeof dest_buf);
+	dest_asks++;
+	memset(dest_buf, 0xEE, sizeof dest_buf);
+	return dest_buf;
+}
+
+/* Feeds stream in pieces of step bytes (0: random sizes) and checks each PDU against want (to_dest: data into dest_buf). */
+static void feed_all_to(const uint8_t *stream, size_t len, size_t step, bool hd, bool dd, struct iscsi_pdu *want,
+			unsigned nwant, bool to_dest)
 {
 	struct pdu_reader r;
 	pdu_reader_init(&r, 1024);
 	r.header_digest = hd;
 	r.data_digest = dd;
+	if (to_dest)
+		r.dest = test_dest;
 	uint64_t seed = 42;
 	unsigned got = 0;
 	size_t at = 0;
@@ -118,12 +133,26 @@ static void feed_all(const uint8_t *stream, size_t len, size_t step, bool hd, bo
 			assert_int_equal(p.data_len, want[got].data_len);
 			if (p.data_len)
 				assert_memory_equal(p.data, want[got].data, p.data_len);
+			if (p.data_len && to_dest)
+				assert_ptr_equal(p.data, dest_buf); /* received where dest said, not copied there */
 			got++;
 		}
 		at += n;
 	}
 	assert_int_equal(got, nwant);
 	pdu_reader_free(&r);
+}
+
+static void feed_all(const uint8_t *stream, size_t len, size_t step, bool hd, bool dd, struct iscsi_pdu *want,
+		     unsigned nwant)
+{
+	feed_all_to(stream, len, step, hd, dd, want, nwant, false);
+	dest_asks = 0;
+	feed_all_to(stream, len, step, hd, dd, want, nwant, true);
+	unsigned with_data = 0;
+	for (unsigned i = 0; i < nwant; i++)
+		with_data += want[i].data_len > 0;
+	assert_int_equal(dest_asks, with_data); /* asked once per data segment, never for a PDU without one */
 }
 
 static void reader_any_fragmentation(void **state)
@@ -202,6 +231,49 @@ static void reader_data_in_place(void **state)
 	}
 }
 
+/* Read in place into a dest: the data's room is dest's, then padding and digest the reader's; the digest spans both. */
+static void reader_data_in_dest(void **state)
+{
+	(void)state;
+	static uint8_t data[1001], s[2048];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (uint8_t)(i * 11 + 3);
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SCSI_CMD;
+	p.data = data, p.data_len = sizeof data; /* 3 bytes of padding */
+	for (int bad = 0; bad < 3; bad++) {
+		size_t len = wire(&p, false, true, s);
+		if (bad == 1)
+			s[len - 1] ^= 0x01; /* the digest */
+		if (bad == 2)
+			s[ISCSI_BHS_LEN + 7] ^= 0x10; /* a data byte */
+		struct pdu_reader r;
+		pdu_reader_init(&r, 2048);
+		r.data_digest = true;
+		r.dest = test_dest;
+		struct iscsi_pdu out;
+		size_t used, room;
+		assert_int_equal(pdu_reader_feed(&r, s, ISCSI_BHS_LEN, &used, &out), PDU_NEED_MORE);
+		uint8_t *dst = pdu_reader_room(&r, &room);
+		assert_ptr_equal(dst, dest_buf);
+		assert_int_equal(room, sizeof data);
+		memcpy(dst, s + ISCSI_BHS_LEN, room);
+		assert_int_equal(pdu_reader_feed(&r, dst, room, &used, &out), PDU_NEED_MORE);
+		size_t at = ISCSI_BHS_LEN + sizeof data;
+		dst = pdu_reader_room(&r, &room);
+		assert_true(dst != NULL && (dst < dest_buf || dst >= dest_buf + sizeof dest_buf));
+		assert_int_equal(room, 3 + ISCSI_DIGEST_LEN);
+		memcpy(dst, s + at, room);
+		assert_int_equal(pdu_reader_feed(&r, dst, room, &used, &out), bad ? PDU_BAD_DATA_DIGEST : PDU_OK);
+		assert_ptr_equal(out.data, dest_buf);
+		assert_int_equal(out.data_len, sizeof data);
+		if (!bad)
+			assert_memory_equal(out.data, data, sizeof data);
+		pdu_reader_free(&r);
+	}
+}
+
 static void reader_errors(void **state)
 {
 	(void)state;
@@ -258,6 +330,7 @@ int main(void)
 		cmocka_unit_test(reader_any_fragmentation),
 		cmocka_unit_test(reader_errors),
 		cmocka_unit_test(reader_data_in_place),
+		cmocka_unit_test(reader_data_in_dest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

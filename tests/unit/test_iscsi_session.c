@@ -521,6 +521,255 @@ static void abort_waits_for_running_task(void **state)
 	assert_false(session_busy(sess));
 }
 
+/*
+ * READs served from the read-ahead send their Data-In from its slot (a
+ * loan, no copy into the task's buffer). The loan must outlive whatever the
+ * drive does after the READ ran and before the event loop sent its data
+ * (UNLOAD frees the read-ahead, LOGICAL UNIT RESET rewinds), and come back
+ * once on every way a task ends: sent, aborted, or dropped with its
+ * connection. Under ASan (build-asan) a slot freed or refilled too early is
+ * a use-after-free; in any build the data the host receives is compared.
+ */
+enum { LOAN_BLOCK = 65536, LOAN_BLOCKS = 12, LOAN_DIRECT = 2 };
+
+static uint8_t loan_byte(unsigned block, unsigned at)
+{
+	return (uint8_t)(block * 37u + at * 7u + (at >> 9));
+}
+
+/* A cartridge of LOAN_BLOCKS blocks of LOAN_BLOCK bytes, rewound, and the first reads that start the read-ahead. */
+static void loan_tape(struct host *h, const char *barcode)
+{
+	host_new_cart(h, barcode, 0);
+	host_load(h, barcode);
+	uint8_t *b = talloc(LOAN_BLOCK);
+	uint8_t cdb[6];
+	for (unsigned i = 0; i < LOAN_BLOCKS; i++) {
+		for (unsigned j = 0; j < LOAN_BLOCK; j++)
+			b[j] = loan_byte(i, j);
+		host_cmd(h, cdb, cdb_write6(cdb, false, LOAN_BLOCK), SCSI_DIR_OUT, b, LOAN_BLOCK);
+		expect_good(h);
+	}
+	host_cmd(h, cdb, cdb_simple(cdb, SCSI_OP_REWIND), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	/* Two reads in a row make a stream: the read-ahead starts after them. */
+	cdb_read6(cdb, false, false, LOAN_BLOCK);
+	for (unsigned i = 0; i < LOAN_DIRECT; i++) {
+		n_out = 0;
+		command(1, cdb, 6, 0xC0, LOAN_BLOCK, 300 + i, NULL, 0);
+		assert_int_equal(n_out, 1);
+		assert_int_equal(out[0].len, LOAN_BLOCK);
+		assert_int_equal(out[0].data[LOAN_BLOCK - 1], loan_byte(i, LOAN_BLOCK - 1));
+	}
+	n_out = 0;
+}
+
+/* A READ of the next block handed to the drive and run there, its answer not yet sent: it must hold a loan. */
+static struct session_task *loan_read_run(uint32_t itt)
+{
+	uint8_t cdb[6];
+	cdb_read6(cdb, false, false, LOAN_BLOCK);
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SCSI_CMD;
+	p.bhs[1] = 0xC0;
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, itt, 4);
+	pdu_put(p.bhs + 20, LOAN_BLOCK, 4);
+	pdu_put(p.bhs + 24, cmd_sn++, 4);
+	memcpy(p.bhs + 32, cdb, sizeof cdb);
+	session_receive(sess, &p);
+	assert_int_equal(n_queue, 1);
+	struct session_task *t = queue[--n_queue];
+	t->lu->ops->execute(t->lu->dev, &t->cmd);
+	assert_int_equal(t->cmd.status, SCSI_GOOD);
+	assert_int_equal(t->cmd.data_len, LOAN_BLOCK);
+	assert_non_null(t->cmd.loan.data); /* served from the read-ahead: lent, not copied */
+	return t;
+}
+
+/* The Data-In o carries block i whole, with GOOD status. */
+static void expect_block(const struct sent *o, unsigned i)
+{
+	assert_int_equal(o->bhs[0], ISCSI_OP_DATA_IN);
+	assert_int_equal(o->bhs[3], SCSI_GOOD);
+	assert_int_equal(o->len, LOAN_BLOCK);
+	for (unsigned j = 0; j < LOAN_BLOCK; j++)
+		if (o->data[j] != loan_byte(i, j))
+			fail_msg("block %u differs at byte %u", i, j);
+}
+
+static void unload(struct host *h)
+{
+	uint8_t cdb[6];
+	host_cmd(h, cdb, cdb_simple(cdb, SCSI_OP_LOAD_UNLOAD), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+}
+
+static void read_data_lent_until_sent(void **state)
+{
+	struct host *h = *state;
+	loan_tape(h, "F00010L8");
+	/* Sent as usual, then read on through several slots (the lent one is refilled only once given back). */
+	for (unsigned i = LOAN_DIRECT; i < LOAN_BLOCKS; i++) {
+		struct session_task *t = loan_read_run(400 + i);
+		session_complete(sess, t);
+		assert_int_equal(n_out, 1);
+		expect_block(&out[0], i);
+		n_out = 0;
+	}
+	/* UNLOAD runs on the drive while the last READ's data is still to be sent: the loan keeps its slot. */
+	uint8_t cdb[6];
+	host_cmd(h, cdb, cdb_simple(cdb, SCSI_OP_REWIND), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	cdb_read6(cdb, false, false, LOAN_BLOCK);
+	for (unsigned i = 0; i < LOAN_DIRECT; i++) {
+		command(1, cdb, 6, 0xC0, LOAN_BLOCK, 500 + i, NULL, 0);
+		expect_block(&out[i], i);
+	}
+	n_out = 0;
+	struct session_task *t = loan_read_run(510);
+	unload(h);
+	session_complete(sess, t);
+	assert_int_equal(n_out, 1);
+	expect_block(&out[0], LOAN_DIRECT);
+	assert_false(session_busy(sess));
+}
+
+static void read_data_lent_then_aborted(void **state)
+{
+	struct host *h = *state;
+	loan_tape(h, "F00011L8");
+	/* ABORT TASK while the READ is with the drive: no Data-In, the TMF answers; the loan comes back. */
+	struct session_task *t = loan_read_run(600);
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_TMF_REQ | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80 | 1; /* ABORT TASK */
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 601, 4);
+	pdu_put(p.bhs + 20, 600, 4);
+	session_receive(sess, &p);
+	assert_int_equal(n_out, 0);
+	unload(h);
+	session_complete(sess, t);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_TMF_RSP);
+	assert_int_equal(out[0].bhs[2], 0);
+	/* LOGICAL UNIT RESET (it rewinds the drive) while another READ's data is lent. */
+	uint8_t cdb[6];
+	cdb_simple(cdb, SCSI_OP_LOAD_UNLOAD);
+	cdb[4] = 1; /* LOAD: the cartridge unloaded above is still in the drive */
+	host_cmd(h, cdb, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	cdb_read6(cdb, false, false, LOAN_BLOCK);
+	n_out = 0;
+	for (unsigned i = 0; i < LOAN_DIRECT; i++) {
+		command(1, cdb, 6, 0xC0, LOAN_BLOCK, 610 + i, NULL, 0);
+		expect_block(&out[i], i);
+	}
+	n_out = 0;
+	t = loan_read_run(620);
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_TMF_REQ | BHS_IMMEDIATE;
+	p.bhs[1] = 0x80 | 5; /* LOGICAL UNIT RESET */
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 621, 4);
+	pdu_put(p.bhs + 20, ITT_RESERVED, 4);
+	session_receive(sess, &p);
+	assert_int_equal(n_out, 0);
+	session_complete(sess, t);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_TMF_RSP);
+	assert_int_equal(out[0].bhs[2], 0);
+	assert_false(session_busy(sess));
+}
+
+static void read_data_lent_connection_dropped(void **state)
+{
+	struct host *h = *state;
+	loan_tape(h, "F00012L8");
+	/* The connection is gone: its tasks end with the session, never sent; the drive unloads meanwhile. */
+	struct session_task *t = loan_read_run(700);
+	(void)t;
+	unload(h);
+	session_destroy(sess);
+	sess = NULL;
+	assert_int_equal(n_out, 0);
+	assert_int_equal(session_new(h), 0); /* for teardown */
+}
+
+/*
+ * A write's immediate data is received straight into the buffer its task
+ * keeps (session_data_dest, as the PDU reader asks once the header is in):
+ * the block reaches the tape as sent, and that buffer comes back to the
+ * session whether the command ran, was refused, or its data digest failed.
+ */
+static void immediate_data_received_in_place(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00013L8", 0);
+	host_load(h, "F00013L8");
+	enum { LEN = 16384 };
+	uint8_t cdb[6];
+	cdb_write6(cdb, false, LEN);
+	struct iscsi_pdu p;
+	memset(&p, 0, sizeof p);
+	p.bhs[0] = ISCSI_OP_SCSI_CMD;
+	p.bhs[1] = 0xA0; /* F, W */
+	p.bhs[9] = 1;
+	pdu_put(p.bhs + 16, 800, 4);
+	pdu_put(p.bhs + 20, LEN, 4);
+	pdu_put(p.bhs + 24, cmd_sn++, 4);
+	memcpy(p.bhs + 32, cdb, sizeof cdb);
+	/* Not for a read, a small segment, or more than the EDTL. */
+	uint8_t rd_bhs[ISCSI_BHS_LEN];
+	memcpy(rd_bhs, p.bhs, sizeof rd_bhs);
+	rd_bhs[1] = 0xC0;
+	assert_null(session_data_dest(sess, rd_bhs, LEN));
+	assert_null(session_data_dest(sess, p.bhs, 512));
+	assert_null(session_data_dest(sess, p.bhs, LEN + 1));
+	uint8_t *dest = session_data_dest(sess, p.bhs, LEN);
+	assert_non_null(dest);
+	for (unsigned i = 0; i < LEN; i++)
+		dest[i] = (uint8_t)(i * 5 + 1);
+	p.data = dest;
+	p.data_len = LEN;
+	session_receive(sess, &p);
+	assert_int_equal(n_queue, 1);
+	assert_ptr_equal(queue[0]->buf, dest); /* the task kept the buffer the data was received in: no copy */
+	run_queue();
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[0].bhs[3], SCSI_GOOD);
+	/* The block on the tape is what was received. */
+	host_cmd(h, cdb, cdb_simple(cdb, SCSI_OP_REWIND), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	n_out = 0;
+	command(1, cdb, cdb_read6(cdb, false, false, LEN), 0xC0, LEN, 801, NULL, 0);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].len, LEN);
+	for (unsigned i = 0; i < LEN; i++)
+		assert_int_equal(out[0].data[i], (uint8_t)(i * 5 + 1));
+	/* Refused (its CmdSN is outside the window: dropped) and a data digest error: the buffer comes back. */
+	n_out = 0;
+	pdu_put(p.bhs + 16, 802, 4);
+	pdu_put(p.bhs + 24, cmd_sn + 1000, 4);
+	p.data = session_data_dest(sess, p.bhs, LEN);
+	assert_non_null(p.data);
+	session_receive(sess, &p);
+	assert_int_equal(n_queue, 0);
+	pdu_put(p.bhs + 24, cmd_sn, 4);
+	p.data = session_data_dest(sess, p.bhs, LEN);
+	assert_non_null(p.data);
+	session_data_digest_error(sess, &p);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_REJECT);
+	assert_true(session_idle(sess));
+	session_release_spares(sess);
+	assert_int_equal(session_buffer_bytes(sess), 0); /* every buffer the session took is back */
+}
+
 /* A Data-Out or a ping whose data digest failed: Reject 02h, the write ends in CHECK CONDITION, the session goes on. */
 static void data_digest_errors(void **state)
 {
@@ -861,6 +1110,8 @@ int main(void)
 		T(short_read_sense_and_residual), T(nop_tmf_logout_reject), T(abort_waits_for_running_task), T(target_ping),
 		T(data_digest_errors), T(oversized_pdu_rejected_and_closed), T(data_out_out_of_sequence),
 		T(window_moves_on_completion), T(ping_data_bounded), T(buffers_bounded),
+		T(read_data_lent_until_sent), T(read_data_lent_then_aborted), T(read_data_lent_connection_dropped),
+		T(immediate_data_received_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

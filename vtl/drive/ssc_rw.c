@@ -275,9 +275,19 @@ static struct scsi_sense stop_sense(struct ssc_drive *d, enum read_end e, int rc
 	return s;
 }
 
+/* The release of a read-ahead loan a READ's data-in points at (scsi_loan_end). */
+static void loan_release(void *arg)
+{
+	vtl_loan_release(arg);
+}
+
 /*
  * Reads (or, with verify, checks) count blocks of blen bytes (fixed) or one
- * block of up to n bytes (variable) into the data-in buffers.
+ * block of up to n bytes (variable) into the data-in buffers. A READ of one
+ * whole block, without protection information, for a front end that takes
+ * loans, has its data lent from the read-ahead instead (no copy); a block
+ * of another length is copied into the buffers after all, so that short and
+ * long reads end exactly as they do without a loan.
  */
 static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, bool sili, bool verify,
 			const uint8_t *compare)
@@ -292,6 +302,7 @@ static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, boo
 	if (!verify)
 		d->cnt.read_cmds++;
 	ssc_crypt_apply(d, c->nexus); /* the nexus's key, if any, decrypts what it reads */
+	bool lend = c->may_lend && !verify && !pi && count == 1;
 	for (uint32_t i = 0; i < count; i++) {
 		/* The host's buffer may be shorter than the CDB asks: never place data past it. */
 		size_t off = (size_t)i * blen;
@@ -303,10 +314,24 @@ static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, boo
 			return;
 		}
 		struct vtl_read_result r;
-		int rc = vtl_cart_read(d->cart, p, fit, &r);
+		const void *lent = NULL;
+		struct vtl_loan *loan = NULL;
+		int rc = lend && fit ? vtl_cart_read_lend(d->cart, p, fit, &r, &lent, &loan)
+				     : vtl_cart_read(d->cart, p, fit, &r);
 		if (rc >= 0 && pi && r.type == VTL_OBJ_DATA)
 			ssc_lbp_append(d, p, fit, &r);
 		enum read_end e = classify(rc, &r, blen);
+		if (loan && e == READ_BLOCK) {
+			d->cnt.host_read += r.copied;
+			c->loan = (struct scsi_loan){.data = lent, .release = loan_release, .arg = loan};
+			scsi_done(c, r.copied);
+			return;
+		}
+		if (loan) {
+			/* Not a whole block: into the buffers as without a loan, then the loan ends here. */
+			memcpy(p, lent, r.copied);
+			vtl_loan_release(loan);
+		}
 		if (e == READ_BLOCK || e == READ_SHORT_BLOCK || e == READ_LONG_BLOCK) {
 			if (bounced)
 				iov_copy(c, off, d->bounce, r.copied, true);

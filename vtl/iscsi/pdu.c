@@ -45,6 +45,8 @@ static void reader_restart(struct pdu_reader *r)
 	r->hdr_need = ISCSI_BHS_LEN;
 	r->buf_have = 0;
 	r->buf_need = 0;
+	r->ext = NULL;
+	r->ext_len = 0;
 	r->in_data = false;
 }
 
@@ -55,7 +57,18 @@ static void reader_emit(struct pdu_reader *r, struct iscsi_pdu *pdu)
 	pdu->ahs_len = (uint32_t)r->hdr[BHS_AHS_LEN] * AHS_WORD;
 	memcpy(pdu->ahs, r->hdr + ISCSI_BHS_LEN, pdu->ahs_len);
 	pdu->data_len = pdu_dlen_field(r->hdr);
-	pdu->data = pdu->data_len ? r->buf : NULL;
+	pdu->data = !pdu->data_len ? NULL : r->ext ? r->ext : r->buf;
+}
+
+/* Where byte buf_have of the data phase goes, and how many bytes from there are contiguous. */
+static uint8_t *reader_at(struct pdu_reader *r, size_t *span)
+{
+	if (r->buf_have < r->ext_len) {
+		*span = r->ext_len - r->buf_have;
+		return r->ext + r->buf_have;
+	}
+	*span = r->buf_need - r->buf_have;
+	return r->buf + (r->buf_have - r->ext_len);
 }
 
 static bool digest_matches(uint32_t crc, const uint8_t *wire)
@@ -83,12 +96,15 @@ static enum pdu_error reader_header_done(struct pdu_reader *r, struct iscsi_pdu 
 	r->buf_need = dlen ? pdu_padded(dlen) + (r->data_digest ? ISCSI_DIGEST_LEN : 0) : 0;
 	r->buf_have = 0;
 	r->in_data = true;
-	if (r->buf_need > r->buf_cap) {
-		uint8_t *nb = realloc(r->buf, r->buf_need);
+	r->ext = dlen && r->dest ? r->dest(r->dest_arg, r->hdr, dlen) : NULL;
+	r->ext_len = r->ext ? dlen : 0;
+	size_t own = r->buf_need - r->ext_len; /* with a destination, only padding and digest */
+	if (own > r->buf_cap) {
+		uint8_t *nb = realloc(r->buf, own);
 		if (!nb)
 			return PDU_NO_MEMORY;
 		r->buf = nb;
-		r->buf_cap = r->buf_need;
+		r->buf_cap = own;
 	}
 	return PDU_OK;
 }
@@ -125,21 +141,26 @@ enum pdu_error pdu_reader_feed(struct pdu_reader *r, const uint8_t *buf, size_t 
 			return e;
 		}
 	}
-	size_t take = r->buf_need - r->buf_have;
-	if (take > len - at)
-		take = len - at;
-	if (take && buf + at != r->buf + r->buf_have) /* equal: read in place (pdu_reader_room) */
-		memcpy(r->buf + r->buf_have, buf + at, take);
-	r->buf_have += take;
-	at += take;
+	while (r->buf_have < r->buf_need && at < len) {
+		size_t take;
+		uint8_t *dst = reader_at(r, &take);
+		if (take > len - at)
+			take = len - at;
+		if (dst != buf + at) /* equal: read in place (pdu_reader_room) */
+			memcpy(dst, buf + at, take);
+		r->buf_have += take;
+		at += take;
+	}
 	*used = at;
 	if (r->buf_have < r->buf_need)
 		return PDU_NEED_MORE;
 	reader_emit(r, pdu);
 	if (r->data_digest && pdu->data_len) {
 		uint32_t padded = pdu_padded(pdu->data_len);
-		/* The digest covers the data and its padding (RFC 7143 11.1.3). */
-		if (!digest_matches(pdu_crc(0, r->buf, padded), r->buf + padded))
+		/* The digest covers the data and its padding (RFC 7143 11.1.3), wherever the data went. */
+		uint32_t crc = r->ext ? pdu_crc(pdu_crc(0, r->ext, r->ext_len), r->buf, padded - r->ext_len)
+				      : pdu_crc(0, r->buf, padded);
+		if (!digest_matches(crc, r->buf + (padded - r->ext_len)))
 			return PDU_BAD_DATA_DIGEST;
 	}
 	return PDU_OK;
@@ -151,8 +172,7 @@ uint8_t *pdu_reader_room(struct pdu_reader *r, size_t *room)
 		*room = 0;
 		return NULL;
 	}
-	*room = r->buf_need - r->buf_have;
-	return r->buf + r->buf_have;
+	return reader_at(r, room);
 }
 
 size_t pdu_reader_header_left(const struct pdu_reader *r)

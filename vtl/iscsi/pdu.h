@@ -115,11 +115,22 @@ enum pdu_error {
 struct pdu_reader {
 	bool header_digest, data_digest; /* as negotiated (the login phase has none) */
 	uint32_t max_data;               /* MaxRecvDataSegmentLength this side declared */
+	/*
+	 * Where a data segment may be read instead of into the reader's buffer:
+	 * asked once its header is whole and checked, with the BHS and the data
+	 * length; returns at least len bytes that stay the caller's (the PDU's
+	 * data then points there), or NULL for the reader's own buffer. The
+	 * padding and data digest still go to the reader's buffer. NULL: never asked.
+	 */
+	uint8_t *(*dest)(void *arg, const uint8_t *bhs, uint32_t len);
+	void *dest_arg;
 	/* Internal state. */
 	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_MAX_AHS + ISCSI_DIGEST_LEN];
 	size_t hdr_have, hdr_need;
 	uint8_t *buf;                    /* data segment, padding and digest */
 	size_t buf_cap, buf_have, buf_need;
+	uint8_t *ext;                    /* this PDU's data segment goes here (from dest), its padding on in buf */
+	size_t ext_len;
 	bool in_data;
 };
 

@@ -76,6 +76,7 @@ enum reject_reason {
 #define SPARE_BUF_MAX (1u << 20)    /* ...and kept up to this one (the blocks of a tape stream) */
 #define BUF_MMAP_MIN (128u << 10)   /* buffers this large are mappings of their own, given back whole when freed */
 #define DATA_FAULTS_MAX 3           /* data phase errors after which a session is ended */
+#define DEST_MIN (4u << 10)         /* immediate data this large is received into its task's buffer (session_data_dest) */
 
 /* LUN field (SAM-5 4.7): address method in the top two bits of byte 0. */
 #define LUN_METHOD_MASK 0xC0
@@ -113,6 +114,9 @@ struct session {
 	uint8_t *spare[SPARE_BUFS];
 	uint32_t spare_cap[SPARE_BUFS];
 	unsigned n_spare;
+	/* The buffer session_data_dest gave the PDU reader for a write's immediate data, and its EDTL. */
+	uint8_t *pend;
+	uint32_t pend_edtl;
 };
 
 int session_lun_of(const uint8_t f[8])
@@ -269,6 +273,7 @@ static void task_unlink(struct session *s, struct session_task *t)
 /* Frees an unlinked task and gives its buffer back. */
 static void task_release(struct session *s, struct session_task *t)
 {
+	scsi_loan_end(&t->cmd); /* sent, aborted or dropped with its connection: the data lent comes back here */
 	buf_put(s, t->buf, t->edtl);
 	free(t);
 }
@@ -292,10 +297,19 @@ static void task_finish(struct session *s, struct session_task *t)
 	task_release(s, t);
 }
 
+/* Gives back the buffer session_data_dest lent for immediate data that no task took. */
+static void pend_drop(struct session *s)
+{
+	if (s->pend)
+		buf_put(s, s->pend, s->pend_edtl);
+	s->pend = NULL;
+}
+
 void session_destroy(struct session *s)
 {
 	if (!s)
 		return;
+	pend_drop(s);
 	while (s->tasks)
 		task_free(s, s->tasks);
 	session_release_spares(s);
@@ -397,10 +411,16 @@ static void send_status(struct session *s, struct session_task *t)
 	send_pdu(s, &r, sense, len);
 }
 
-/* Data-In PDUs of at most the initiator's MaxRecvDataSegmentLength; the last carries GOOD status when it can. */
+/*
+ * Data-In PDUs of at most the initiator's MaxRecvDataSegmentLength; the last
+ * carries GOOD status when it can. The data is the task's buffer, or what
+ * the unit lent: send_pdu writes it or copies it for sending before it
+ * returns, so a loan may end as soon as this does.
+ */
 static void send_data_in(struct session *s, struct session_task *t)
 {
 	uint32_t total = (uint32_t)t->cmd.data_len;
+	const uint8_t *data = t->cmd.loan.data ? t->cmd.loan.data : t->buf;
 	bool collapse = t->cmd.status == SCSI_GOOD;
 	uint32_t chunk = s->p.max_send_data ? s->p.max_send_data : total;
 	uint32_t sn = 0;
@@ -427,7 +447,7 @@ static void send_data_in(struct session *s, struct session_task *t)
 			r.bhs[RSP_FLAGS] = last ? RSP_FINAL : 0;
 			seq(s, &r, false);
 		}
-		send_pdu(s, &r, t->buf + off, len);
+		send_pdu(s, &r, data + off, len);
 	}
 	if (!(total && collapse))
 		send_status(s, t);
@@ -622,7 +642,13 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 		return;
 	}
 	struct session_task *t = calloc(1, sizeof *t);
-	if (t && edtl && !(t->buf = buf_get(s, edtl))) {
+	/* Immediate data received into the buffer session_data_dest gave: the task keeps it, nothing is copied. */
+	bool received_in_place = t && s->pend && pdu->data == s->pend && s->pend_edtl == edtl;
+	if (received_in_place) {
+		t->buf = s->pend;
+		s->pend = NULL;
+	}
+	if (t && edtl && !t->buf && !(t->buf = buf_get(s, edtl))) {
 		free(t);
 		send_bare_status(s, pdu, SCSI_TASK_SET_FULL); /* its data would pass a memory limit */
 		return;
@@ -657,6 +683,7 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	t->cmd.iov_cnt = edtl ? 1 : 0;
 	t->cmd.nexus = s->nexus;
 	t->cmd.tid = s->p.tid;
+	t->cmd.may_lend = rd; /* its data-in is sent from a loan as it is from buf, and every task ends in task_release */
 	t->next = s->tasks;
 	s->tasks = t;
 	s->n_tasks++;
@@ -678,7 +705,7 @@ static void scsi_command(struct session *s, const struct iscsi_pdu *pdu)
 	 * 0) up to FirstBurstLength unless InitialR2T, then R2Ts: the first
 	 * burst counts immediate and unsolicited data together (RFC 7143 13.14).
 	 */
-	if (pdu->data_len)
+	if (pdu->data_len && !received_in_place)
 		memcpy(t->buf, pdu->data, pdu->data_len);
 	t->received = pdu->data_len;
 	uint32_t first = s->p.first_burst < edtl ? s->p.first_burst : edtl;
@@ -770,6 +797,7 @@ static void data_out(struct session *s, const struct iscsi_pdu *pdu)
 
 void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu)
 {
+	pend_drop(s); /* the command is dropped whole: its data's buffer comes back */
 	if (s->closing)
 		return;
 	if (pdu_opcode(pdu) != ISCSI_OP_DATA_OUT) {
@@ -791,6 +819,7 @@ void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu)
 
 void session_protocol_error(struct session *s, const struct iscsi_pdu *pdu)
 {
+	pend_drop(s);
 	if (s->closing)
 		return;
 	reject(s, pdu, REJECT_PROTOCOL);
@@ -989,7 +1018,29 @@ bool session_ping_outstanding(const struct session *s)
 	return s->ping_out;
 }
 
+uint8_t *session_data_dest(struct session *s, const uint8_t *bhs, uint32_t len)
+{
+	uint32_t edtl = pdu_get(bhs + CMD_EDTL, 4);
+	bool wr = bhs[RSP_FLAGS] & CMD_WRITE, rd = bhs[RSP_FLAGS] & CMD_READ;
+	/* Only what scsi_command would take as a write's immediate data; anything else, or small, is copied as before. */
+	if (s->closing || (bhs[BHS_OPCODE] & BHS_OPCODE_MASK) != ISCSI_OP_SCSI_CMD || !wr || rd ||
+	    len < DEST_MIN || len > edtl || edtl > TASK_BUF_MAX || !s->p.immediate_data || len > s->p.first_burst)
+		return NULL;
+	pend_drop(s); /* never more than one: the reader has one PDU in hand */
+	s->pend = buf_get(s, edtl); /* NULL (a limit): the reader's buffer, and the command's own answer */
+	s->pend_edtl = edtl;
+	return s->pend;
+}
+
+static void session_dispatch(struct session *s, const struct iscsi_pdu *pdu);
+
 void session_receive(struct session *s, const struct iscsi_pdu *pdu)
+{
+	session_dispatch(s, pdu);
+	pend_drop(s); /* a command refused, or dropped, leaves what its data was read into */
+}
+
+static void session_dispatch(struct session *s, const struct iscsi_pdu *pdu)
 {
 	if (s->closing)
 		return;

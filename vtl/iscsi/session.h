@@ -109,6 +109,17 @@ void session_destroy(struct session *s);
 void session_receive(struct session *s, const struct iscsi_pdu *pdu);
 
 /*
+ * Where the data segment of the PDU whose header bhs just arrived (len
+ * bytes) should be read (struct pdu_reader's dest): for a write's
+ * immediate data, the buffer its task will keep, so that the data is
+ * received straight into it rather than copied there; NULL otherwise. The
+ * buffer stays the session's: the next session_receive,
+ * session_data_digest_error or session_protocol_error takes it as the
+ * task's or gives it back, and so does session_destroy.
+ */
+uint8_t *session_data_dest(struct session *s, const uint8_t *bhs, uint32_t len);
+
+/*
  * A PDU whose header was sound but whose data digest was wrong (RFC 7143
  * 7.8): answers with a Reject, reason "data digest error", and carries on.
  * A Data-Out's task then ends, once all its data has come, with CHECK

@@ -508,6 +508,13 @@ static void count_sessions(const struct iscsi_target *t, const char *host, const
 		}
 }
 
+/* The PDU reader's dest: a write's immediate data is read straight into its task's buffer (session_data_dest). */
+static uint8_t *conn_data_dest(void *arg, const uint8_t *bhs, uint32_t len)
+{
+	struct conn *c = arg;
+	return c->sess && !c->dead ? session_data_dest(c->sess, bhs, len) : NULL;
+}
+
 static void login_done(struct conn *c)
 {
 	struct iscsi_target *t = c->t;
@@ -530,6 +537,8 @@ static void login_done(struct conn *c)
 		c->want_close = true;
 		return;
 	}
+	c->rd.dest = conn_data_dest;
+	c->rd.dest_arg = c;
 	const uint8_t *i = c->params.isid;
 	log_info("iscsi: %s logged in: %s session of %s%s%s; ISID %02x%02x%02x%02x%02x%02x", c->peer,
 		 normal ? "normal" : "discovery", c->params.initiator_name, c->params.header_digest ? ", header digest" : "",
@@ -662,6 +671,15 @@ static void conn_read(struct conn *c)
 		if (in_place && room >= READ_IN_PLACE_MIN) {
 			buf = in_place;
 			want = room < want ? room : want;
+		} else if (in_place && c->big_data && room <= ISCSI_TRAILER_MAX) {
+			/*
+			 * The padding and digest after data read into its task's buffer
+			 * (session_data_dest): read alone, like a header, so that the next
+			 * PDU's header is read alone too and its data in place.
+			 */
+			buf = in_place;
+			want = room;
+			header_only = true;
 		} else if (c->big_data && hdr && hdr < want) {
 			/* Not counted: each header read alone is followed by a data read that is (or a PDU that resets big_data). */
 			want = hdr;

@@ -25,6 +25,18 @@ struct scsi_tid {
 	uint8_t id[SCSI_TID_MAX];
 };
 
+/*
+ * Data-in a unit lends instead of copying it into the command's buffers (a
+ * READ served from the read-ahead): data_len bytes at data, which stay valid
+ * until the front end calls scsi_loan_end, whether it sent them or the task
+ * was aborted. Only a front end that sets may_lend is ever given one.
+ */
+struct scsi_loan {
+	const void *data;          /* NULL: no loan, the data is in iov */
+	void (*release)(void *arg);
+	void *arg;
+};
+
 enum scsi_dir {
 	SCSI_DIR_NONE = 0,
 	SCSI_DIR_IN,  /* data to the initiator (READ, INQUIRY) */
@@ -41,12 +53,22 @@ struct scsi_cmd {
 	int iov_cnt;
 	uint64_t nexus;         /* I_T nexus id, for unit attentions and reservations */
 	const struct scsi_tid *tid; /* the nexus's initiator port, for PERSISTENT RESERVE IN; NULL: unknown */
+	bool may_lend;          /* the front end sends data-in from loan when given one, and ends it */
 	/* Result. */
 	enum scsi_status status;
 	struct scsi_sense sense; /* valid when status is CHECK CONDITION */
 	bool sense_desc;        /* the device asks for descriptor-format sense (D_SENSE) */
 	size_t data_len;        /* bytes actually transferred */
+	struct scsi_loan loan;  /* with GOOD status only: data_len bytes of data-in lent, not in iov */
 };
+
+/* Gives back the data-in a unit lent to c, if any (the front end's one release path, sent or aborted). */
+static inline void scsi_loan_end(struct scsi_cmd *c)
+{
+	if (c->loan.release)
+		c->loan.release(c->loan.arg);
+	c->loan = (struct scsi_loan){0};
+}
 
 /* Sets GOOD status with data_len bytes transferred. */
 static inline void scsi_done(struct scsi_cmd *c, size_t data_len)

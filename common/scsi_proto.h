@@ -217,6 +217,7 @@ enum scsi_asc {
 	ASC_CRYPTO_INTEGRITY_FAILED = 0x7404,    /* cryptographic integrity validation failed */
 	ASC_ENCRYPTION_PREVENTED = 0x7421,       /* data encryption configuration prevented */
 	ASC_ENCRYPTION_CHANGED_BY_OTHER = 0x2A11, /* data encryption parameters changed by another I_T nexus */
+	ASC_ENCRYPTION_KIC_CHANGED = 0x2A13,     /* data encryption key instance counter has changed (HP LTO-4 ref. p.72, IBM TS3310 LTO sense table) */
 	ASC_INSUFFICIENT_RESOURCES = 0x5503,     /* insufficient resources (T10 ASC list) */
 };
 

@@ -3,7 +3,8 @@
  * Tape data encryption as a host sees it: the SECURITY PROTOCOL IN pages,
  * SET DATA ENCRYPTION and each of its refusals, blocks written encrypted and
  * read back, the DATA PROTECT senses of a missing, wrong or tampered key,
- * mixed mode, CKOD, LOCK and scope between two nexuses, and no plaintext of
+ * mixed mode, CKOD, scope between two nexuses, LOCK (the locked nexus, not
+ * the parameters: 2Ah/13h on its data commands), and no plaintext of
  * what the host wrote anywhere in the pool.
  */
 #include "tests/unit/scsi_host.h"
@@ -536,58 +537,230 @@ static void ckod_wipes_at_unload(void **state)
 	expect_blk(h, 4096, 9, false);
 }
 
-static void lock_and_scope(void **state)
+/* The sense a locked nexus's data command gets once its parameters changed (SSC-3/SSC-4 4.2.21.11, HP LTO-4 p.72). */
+static void expect_lock_broken(struct host *h)
 {
-	struct host *h = *state;
-	loaded(h, "E00007L8");
+	expect_sense(h, SK_DATA_PROTECT, ASC_ENCRYPTION_KIC_CHANGED);
+}
+
+/* A WRITE of one 4096-byte block that must fail because of a broken lock: nothing written, position kept. */
+static void write_refused(struct host *h, uint64_t at)
+{
+	uint8_t cdb[6];
+	gen_data(wbuf, 4096, 99, false);
+	host_cmd(h, cdb, cdb_write6(cdb, false, 4096), SCSI_DIR_OUT, wbuf, 4096);
+	expect_lock_broken(h);
+	assert_int_equal(host_position(h), at);
+}
+
+/* A (the host nexus) sets KEY1 for ALL I_T NEXUS with LOCK; returns the request, to send again. */
+static struct sde_req set_locked(struct host *h)
+{
 	struct sde_req r = req_key(KEY1, 2);
 	r.lock = true;
 	spout(h, &r);
 	expect_good(h);
+	return r;
+}
+
+/*
+ * LOCK pins the nexus, not the parameters: another nexus's ALL I_T NEXUS SET
+ * succeeds, and the locked nexus's WRITE, READ and VERIFY then fail with
+ * 2Ah/13h (nothing written, nothing read, position kept) until it sends a
+ * SECURITY PROTOCOL OUT of its own.
+ */
+static void lock_and_scope(void **state)
+{
+	struct host *h = *state;
+	loaded(h, "E00007L8");
+	set_locked(h);
+	write_blk(h, 4096, 11, false); /* object 0, KEY1 */
 	as(h, NEXUS_B);
-	r = req_key(KEY2, 2);
-	spout(h, &r);
-	expect_sense(h, SK_DATA_PROTECT, ASC_ENCRYPTION_PREVENTED);
-	/* B's own, local parameters are allowed: B now writes in clear, A with its key. */
+	set_key(h, KEY2, 2); /* no refusal: the lock is A's, not the parameters' */
+	as(h, HOST_NEXUS);   /* A's unit attention 2Ah/11h, cleared */
+	write_refused(h, 1);
+	rewind_tape(h);
+	read_blk(h, 4096);
+	expect_lock_broken(h);
+	assert_int_equal(host_position(h), 0);
+	uint8_t verify[6] = {0x13, 0, 0, 0x10, 0x00, 0}; /* VERIFY(6), variable, 4096 bytes */
+	host_cmd(h, verify, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_lock_broken(h);
+	/* The lock stays broken until A's own SET; the status page still answers. */
+	read_blk(h, 4096);
+	expect_lock_broken(h);
+	spin(h, 0x20, 0x0020);
+	expect_good(h);
+	/* A SET without LOCK ends the lock: A reads with the public parameters B set (KEY2). */
+	struct sde_req pub = {.scope = 0};
+	spout(h, &pub);
+	expect_good(h);
+	read_blk(h, 4096);
+	expect_sense(h, SK_DATA_PROTECT, ASC_INCORRECT_ENCRYPTION_KEY);
+	/* B's own, local parameters: B now writes in clear, past A's block. */
+	as(h, NEXUS_B);
 	struct sde_req local = {.scope = 1};
 	spout(h, &local);
 	expect_good(h);
 	spin(h, 0x20, 0x0020);
 	assert_int_equal(page[4] >> 5, 1); /* I_T nexus scope LOCAL */
 	assert_int_equal(page[5], 0);
-	write_blk(h, 4096, 10, false);
-	as(h, HOST_NEXUS);
-	spin(h, 0x20, 0x0020);
-	assert_int_equal(page[4] >> 5, 0);
-	assert_int_equal(page[5], 2);
-	write_blk(h, 4096, 11, false);
+	uint8_t cdb[6];
+	host_cmd(h, cdb, cdb_space6(cdb, 0, 1), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	write_blk(h, 4096, 10, false); /* object 1, in clear */
 	rewind_tape(h);
-	as(h, NEXUS_B);
-	expect_blk(h, 4096, 10, false); /* B's block, in clear */
-	read_blk(h, 4096);
-	expect_sense(h, SK_DATA_PROTECT, ASC_UNABLE_TO_DECRYPT); /* A's block: B has no key */
-	as(h, HOST_NEXUS);
-	expect_blk(h, 4096, 11, false);
+	host_cmd(h, cdb, cdb_space6(cdb, 0, 1), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	expect_blk(h, 4096, 10, false);
 }
 
+/* A new SET with LOCK from the locked nexus locks it again, to what it set now. */
+static void lock_re_established(void **state)
+{
+	struct host *h = *state;
+	loaded(h, "E00010L8");
+	struct sde_req r = set_locked(h);
+	as(h, NEXUS_B);
+	set_key(h, KEY2, 2);
+	as(h, HOST_NEXUS);
+	write_refused(h, 0);
+	spout(h, &r);
+	expect_good(h);
+	write_blk(h, 4096, 12, false);
+	rewind_tape(h);
+	expect_blk(h, 4096, 12, false);
+	/* B is not locked: A's change does not stop it, and B shares the public KEY1 A set again. */
+	as(h, NEXUS_B);
+	rewind_tape(h);
+	expect_blk(h, 4096, 12, false);
+}
+
+/* The lock holds with both modes DISABLE (T10 r0803201); a LOCAL SET of another nexus leaves it alone. */
+static void lock_with_modes_disable(void **state)
+{
+	struct host *h = *state;
+	loaded(h, "E00011L8");
+	struct sde_req off = {.scope = 2, .lock = true};
+	spout(h, &off);
+	expect_good(h);
+	write_blk(h, 4096, 13, false);
+	as(h, NEXUS_B);
+	struct sde_req local = req_key(KEY2, 2);
+	local.scope = 1;
+	spout(h, &local);
+	expect_good(h);
+	as(h, HOST_NEXUS);
+	write_blk(h, 4096, 14, false); /* B's own parameters are not the ones A locked to */
+	as(h, NEXUS_B);
+	set_key(h, KEY2, 2);
+	as(h, HOST_NEXUS);
+	write_refused(h, 2);
+	rewind_tape(h);
+	read_blk(h, 4096);
+	expect_lock_broken(h);
+}
+
+/* A nexus locks to PUBLIC parameters another nexus created; the creator, not locked, may replace them. */
+static void lock_to_public_of_another(void **state)
+{
+	struct host *h = *state;
+	loaded(h, "E00012L8");
+	set_key(h, KEY1, 2);
+	as(h, NEXUS_B);
+	struct sde_req pub = {.scope = 0, .lock = true};
+	spout(h, &pub);
+	expect_good(h);
+	write_blk(h, 4096, 15, false);
+	as(h, HOST_NEXUS);
+	set_key(h, KEY2, 2);
+	write_blk(h, 4096, 16, false); /* A is not locked */
+	as(h, NEXUS_B);
+	write_refused(h, 2);
+}
+
+/* Parameters released under the lock (CKOD at unload; another nexus's ALL I_T NEXUS drops a LOCAL set) break it. */
+static void lock_broken_by_release(void **state)
+{
+	struct host *h = *state;
+	loaded(h, "E00013L8");
+	struct sde_req r = req_key(KEY1, 2);
+	r.lock = true;
+	r.ckod = true;
+	spout(h, &r);
+	expect_good(h);
+	write_blk(h, 4096, 17, false);
+	simple(h, 0x1B, 0); /* unload: CKOD clears the key */
+	simple(h, 0x1B, 1);
+	read_blk(h, 4096);
+	expect_lock_broken(h);
+	/* A LOCAL set, locked, dropped by B's ALL I_T NEXUS SET. */
+	struct sde_req local = req_key(KEY1, 2);
+	local.scope = 1;
+	local.lock = true;
+	spout(h, &local);
+	expect_good(h);
+	expect_blk(h, 4096, 17, false);
+	as(h, NEXUS_B);
+	set_key(h, KEY2, 2);
+	as(h, HOST_NEXUS);
+	rewind_tape(h);
+	read_blk(h, 4096);
+	expect_lock_broken(h);
+}
+
+/* The lock ends with the nexus and at a reset: the next data command runs under the parameters then in force. */
 static void lock_ends_with_nexus(void **state)
 {
 	struct host *h = *state;
 	loaded(h, "E00008L8");
-	struct sde_req r = req_key(KEY1, 2);
-	r.lock = true;
-	spout(h, &r);
-	expect_good(h);
-	ssc_nexus_lost(h->d, HOST_NEXUS);
+	struct sde_req r = set_locked(h);
 	as(h, NEXUS_B);
 	set_key(h, KEY2, 2);
-	/* A reset wipes every key. */
-	ssc_reset(h->d);
+	ssc_nexus_lost(h->d, HOST_NEXUS);
+	as(h, HOST_NEXUS); /* the same initiator logs in again: a new nexus, not locked */
+	write_blk(h, 4096, 18, false);
+	/* A reset ends every lock, and wipes every key. */
+	spout(h, &r);
+	expect_good(h);
 	as(h, NEXUS_B);
+	set_key(h, KEY2, 2);
+	ssc_reset(h->d);
+	as(h, HOST_NEXUS);
 	spin(h, 0x20, 0x0020);
 	expect_good(h);
 	assert_int_equal(page[5], 0);
 	assert_int_equal(page[6], 0);
+	rewind_tape(h);
+	uint8_t cdb[6];
+	host_cmd(h, cdb, cdb_space6(cdb, 0, 1), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	write_blk(h, 4096, 19, false); /* plaintext, not refused */
+}
+
+/* Each locking nexus saves its lock: more than the drive keeps is refused (55h/03h, our choice), nothing changed. */
+static void lock_entries_bounded(void **state)
+{
+	struct host *h = *state;
+	struct sde_req pub = {.scope = 0, .lock = true};
+	for (uint64_t i = 0; i < SSC_CRYPT_LOCK_MAX; i++) {
+		as(h, 0x1000 + i);
+		spout(h, &pub);
+		expect_good(h);
+	}
+	as(h, 0x1000 + SSC_CRYPT_LOCK_MAX);
+	spout(h, &pub);
+	expect_sense(h, SK_ILLEGAL_REQUEST, ASC_INSUFFICIENT_RESOURCES);
+	/* A locked nexus's new SET reuses its own entry. */
+	as(h, 0x1000);
+	spout(h, &pub);
+	expect_good(h);
+	struct sde_req nolock = {.scope = 0};
+	spout(h, &nolock);
+	expect_good(h);
+	as(h, 0x1000 + SSC_CRYPT_LOCK_MAX);
+	spout(h, &pub);
+	expect_good(h);
 }
 
 /* What the status page reports follows what was set: RDMC protect, CEEM "not checked", each key a new instance. */
@@ -978,7 +1151,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(mixed_mode, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(ckod_wipes_at_unload, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(lock_and_scope, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(lock_re_established, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(lock_with_modes_disable, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(lock_to_public_of_another, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(lock_broken_by_release, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(lock_ends_with_nexus, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(lock_entries_bounded, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(other_nexus_told, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(status_follows_settings, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(lbp_and_encryption, host_setup, host_teardown),

@@ -17,6 +17,13 @@
  * text giving those bits was found: it keeps them 0 and refuses the bits.
  * The status page's VCELB comes from the first encrypted block of the
  * medium, which ssc_crypt_written keeps in a private MAM attribute.
+ *
+ * LOCK (SSC-3/SSC-4 4.2.21.11) pins the nexus that sent the SET, not the
+ * parameters: every set gets a new generation whenever it is established or
+ * released, the lock keeps the set and generation the nexus used when its
+ * SET ended, and the nexus's WRITE, READ and VERIFY fail with DATA PROTECT,
+ * DATA ENCRYPTION KEY INSTANCE COUNTER HAS CHANGED (2Ah/13h) once they
+ * differ. Other nexuses' SETs are never refused because of a lock.
  */
 #include "vtl/drive/ssc_internal.h"
 
@@ -108,7 +115,12 @@ static struct ssc_crypt_set *set_of(struct ssc_drive *d, uint64_t nexus)
 	return &d->crypt.pub;
 }
 
-/* Clears a set to the defaults: no key (zeroed with it), both modes DISABLE; counts a key instance if it had one. */
+/*
+ * Clears a set to the defaults: no key (zeroed with it), both modes DISABLE;
+ * counts a key instance if it had one. The set is released or about to be
+ * established again, so it takes a new generation: a nexus locked to it no
+ * longer matches.
+ */
 static void set_clear(struct ssc_drive *d, struct ssc_crypt_set *s)
 {
 	if (s->key)
@@ -116,6 +128,7 @@ static void set_clear(struct ssc_drive *d, struct ssc_crypt_set *s)
 	vtl_key_free(s->key);
 	memset(s, 0, sizeof *s);
 	s->io.plain_ok = true;
+	s->gen = ++d->crypt.gen;
 }
 
 /*
@@ -136,6 +149,51 @@ void ssc_crypt_apply(struct ssc_drive *d, uint64_t nexus)
 {
 	if (d->cart)
 		vtl_cart_set_crypt(d->cart, &set_of(d, nexus)->io);
+}
+
+/* ---- LOCK: saved per I_T nexus ---- */
+
+static struct ssc_crypt_lock *lock_of(struct ssc_drive *d, uint64_t nexus)
+{
+	for (unsigned i = 0; i < SSC_CRYPT_LOCK_MAX; i++)
+		if (d->crypt.locks[i].used && d->crypt.locks[i].nexus == nexus)
+			return &d->crypt.locks[i];
+	return NULL;
+}
+
+/* The entry a LOCK of nexus fills: its own, or a free one; NULL when all are taken. */
+static struct ssc_crypt_lock *lock_slot(struct ssc_drive *d, uint64_t nexus)
+{
+	struct ssc_crypt_lock *l = lock_of(d, nexus);
+	for (unsigned i = 0; !l && i < SSC_CRYPT_LOCK_MAX; i++)
+		if (!d->crypt.locks[i].used)
+			l = &d->crypt.locks[i];
+	return l;
+}
+
+static void lock_drop(struct ssc_drive *d, uint64_t nexus)
+{
+	struct ssc_crypt_lock *l = lock_of(d, nexus);
+	if (l)
+		memset(l, 0, sizeof *l);
+}
+
+bool ssc_crypt_use(struct ssc_drive *d, uint64_t nexus, struct scsi_sense *s)
+{
+	/*
+	 * The set the nexus would use now must be the one it locked to, at the
+	 * generation it locked: another nexus's ALL I_T NEXUS SET (which replaces
+	 * the public set and drops local ones), CKOD at unload and a CKORP/CKORL
+	 * clear all give the set a new generation. The lock stays: only the
+	 * nexus's next SECURITY PROTOCOL OUT or a reset ends it (4.2.21.11).
+	 */
+	const struct ssc_crypt_lock *l = lock_of(d, nexus);
+	if (l && (set_of(d, nexus) != l->set || l->set->gen != l->gen)) {
+		*s = sense_of(SK_DATA_PROTECT, ASC_ENCRYPTION_KIC_CHANGED);
+		return false;
+	}
+	ssc_crypt_apply(d, nexus);
+	return true;
 }
 
 /* Sets s to its defaults (key gone, both modes DISABLE); a local set stays its nexus's, now empty. */
@@ -183,9 +241,8 @@ void ssc_crypt_nexus_lost(struct ssc_drive *d, uint64_t nexus)
 	for (unsigned i = 0; i < SSC_CRYPT_LOCAL_MAX; i++)
 		if (d->crypt.local[i].used && d->crypt.local[i].nexus == nexus)
 			set_clear(d, &d->crypt.local[i]);
-	/* Public parameters are shared: they stay, but a lock ends with the nexus that held it. */
-	if (d->crypt.pub.set_by == nexus)
-		d->crypt.pub.lock = false;
+	/* Public parameters are shared: they stay; the nexus's lock goes with the rest of what it saved. */
+	lock_drop(d, nexus);
 }
 
 void ssc_crypt_wipe(struct ssc_drive *d)
@@ -195,6 +252,7 @@ void ssc_crypt_wipe(struct ssc_drive *d)
 	set_clear(d, &d->crypt.pub);
 	for (unsigned i = 0; i < SSC_CRYPT_LOCAL_MAX; i++)
 		set_clear(d, &d->crypt.local[i]);
+	memset(d->crypt.locks, 0, sizeof d->crypt.locks); /* a hard reset ends every lock (4.2.21.11) */
 }
 
 /* ---- which part of the medium is encrypted (VCELB) ---- */
@@ -398,17 +456,18 @@ void ssc_security_in(struct scsi_dev *dev, struct scsi_cmd *c)
 
 /* ---- SECURITY PROTOCOL OUT ---- */
 
-/* Whether a nexus other than nexus holds a lock the change to scope would override. */
-static bool locked_by_other(struct ssc_drive *d, uint64_t nexus, uint8_t scope)
+/*
+ * Ends the SET of nexus: its lock is what this command said, to the set it
+ * uses now (LOCK 0: none; lk, from lock_slot, with LOCK 1). Any earlier lock
+ * of the nexus ends here, as another SECURITY PROTOCOL OUT ends it.
+ */
+static void lock_set(struct ssc_drive *d, uint64_t nexus, struct ssc_crypt_lock *lk)
 {
-	if (scope != SDE_SCOPE_ALL)
-		return false; /* LOCAL touches only the nexus's own parameters */
-	if (d->crypt.pub.lock && d->crypt.pub.nexus != nexus)
-		return true;
-	for (unsigned i = 0; i < SSC_CRYPT_LOCAL_MAX; i++)
-		if (d->crypt.local[i].used && d->crypt.local[i].lock && d->crypt.local[i].nexus != nexus)
-			return true;
-	return false;
+	lock_drop(d, nexus);
+	if (!lk)
+		return;
+	const struct ssc_crypt_set *s = set_of(d, nexus);
+	*lk = (struct ssc_crypt_lock){.used = true, .nexus = nexus, .set = s, .gen = s->gen};
 }
 
 /* The set a LOCAL request of nexus fills: its own, or a free one; NULL when all are taken. */
@@ -482,9 +541,15 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 		scsi_fail(c, sense_invalid_param_field(SDE_FLAGS_BYTE, res_bit));
 		return;
 	}
-	if (locked_by_other(d, c->nexus, r.scope)) {
+	/*
+	 * A lock is the nexus's own (saved per I_T nexus, SSC-3/SSC-4 4.2.21.11):
+	 * it never refuses another nexus's SET. Needing a lock entry when all
+	 * are taken is refused like a local set (55h/03h, our choice).
+	 */
+	struct ssc_crypt_lock *lk = r.lock ? lock_slot(d, c->nexus) : NULL;
+	if (r.lock && !lk) {
 		explicit_bzero(&r, sizeof r);
-		scsi_fail(c, sense_of(SK_DATA_PROTECT, ASC_ENCRYPTION_PREVENTED));
+		scsi_fail(c, sense_of(SK_ILLEGAL_REQUEST, ASC_INSUFFICIENT_RESOURCES));
 		return;
 	}
 	if (r.scope == SDE_SCOPE_PUBLIC) {
@@ -492,10 +557,7 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 		struct ssc_crypt_set *own = set_of(d, c->nexus);
 		if (own != &d->crypt.pub)
 			set_clear(d, own);
-		if (r.lock && !d->crypt.pub.lock) {
-			d->crypt.pub.lock = true;
-			d->crypt.pub.nexus = c->nexus;
-		}
+		lock_set(d, c->nexus, lk);
 		scsi_done(c, 0);
 		return;
 	}
@@ -528,7 +590,6 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 	t->used = r.scope == SDE_SCOPE_LOCAL;
 	t->nexus = c->nexus;
 	t->key_scope = r.scope;
-	t->lock = r.lock;
 	t->ckod = r.ckod;
 	t->ckorp = r.ckorp;
 	t->ckorl = r.ckorl;
@@ -548,6 +609,7 @@ void ssc_security_out(struct scsi_dev *dev, struct scsi_cmd *c)
 	if (r.scope == SDE_SCOPE_ALL)
 		ua_raise_all(&d->dev.ua, UA_ENCRYPTION_CHANGED, c->nexus);
 	explicit_bzero(&r, sizeof r);
+	lock_set(d, c->nexus, lk);
 	ssc_crypt_apply(d, c->nexus);
 	scsi_done(c, 0);
 }

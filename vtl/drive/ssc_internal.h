@@ -129,19 +129,35 @@ struct ssc_crypt_set {
 	bool used;               /* a local set: held by nexus */
 	uint64_t nexus;          /* local: whose; public: who set it last */
 	uint8_t key_scope;       /* scope the key was set with (enum sde_scope) */
-	bool lock;               /* LOCK: only its owner may change it */
+	uint64_t gen;            /* changes whenever the set is established or released (ssc_crypt_lock) */
 	bool ckod;               /* the key goes at the next unload */
 	bool ckorp, ckorl;       /* it goes when set_by's reservation is preempted / lost (ssc_crypt_res_lost) */
-	uint64_t set_by;         /* the nexus whose SET established it (a PUBLIC LOCK moves nexus, not this) */
+	uint64_t set_by;         /* the nexus whose SET established it */
 	uint8_t ceem;            /* CEEM as set, reported as CEEMS */
 	uint8_t enc_mode, dec_mode, algorithm, rdmc, kad_format;
 	struct vtl_key *key;     /* the key (locked memory), NULL when none */
 	struct vtl_crypt io;     /* what the cartridge does under it */
 };
+/*
+ * LOCK (SSC-3/SSC-4 4.2.21.11) is saved with the I_T nexus, not with the
+ * parameters: a nexus is pinned to the set it used when its SET ended and to
+ * that set's generation, until its next SECURITY PROTOCOL OUT or a reset.
+ * Several nexuses may lock to one public set, so the count is the drive's
+ * bound on locking nexuses, not on sets.
+ */
+#define SSC_CRYPT_LOCK_MAX 16
+struct ssc_crypt_lock {
+	bool used;
+	uint64_t nexus;                  /* the locked nexus */
+	const struct ssc_crypt_set *set; /* the set it locked to (pub or one of local[]) */
+	uint64_t gen;                    /* that set's gen when it locked */
+};
 struct ssc_crypt_state {
 	struct ssc_crypt_set pub;
 	struct ssc_crypt_set local[SSC_CRYPT_LOCAL_MAX];
+	struct ssc_crypt_lock locks[SSC_CRYPT_LOCK_MAX];
 	uint32_t instance;       /* key instance counter: every key set or cleared counts one */
+	uint64_t gen;            /* the last generation handed to a set */
 };
 
 struct ssc_drive {
@@ -287,6 +303,13 @@ static inline int top_bit(uint8_t v)
 
 /* ssc_crypt.c: hands the cartridge the keys of nexus's parameters (before each data command). */
 void ssc_crypt_apply(struct ssc_drive *d, uint64_t nexus);
+/*
+ * ssc_crypt.c: before a WRITE, READ or VERIFY of nexus: false with *s set
+ * (DATA PROTECT, 2Ah/13h) when nexus locked its parameters and the set it
+ * locked to has since been replaced or released; else true, and the
+ * cartridge has nexus's keys (ssc_crypt_apply).
+ */
+bool ssc_crypt_use(struct ssc_drive *d, uint64_t nexus, struct scsi_sense *s);
 /* The medium is unloading: keys set with CKOD are wiped (SSC-4 8.5.3.2). */
 void ssc_crypt_unloaded(struct ssc_drive *d);
 /* The nexus is gone: its local parameters are wiped, its locks released. */

@@ -151,8 +151,12 @@ void ssc_write6(struct scsi_dev *dev, struct scsi_cmd *c)
 		scsi_done(c, 0);
 		return;
 	}
+	/* The nexus's encryption parameters decide how the blocks are stored; a broken LOCK writes nothing. */
+	if (!ssc_crypt_use(d, c->nexus, &s)) {
+		scsi_fail(c, s);
+		return;
+	}
 	d->cnt.write_cmds++;
-	ssc_crypt_apply(d, c->nexus); /* the nexus's encryption parameters decide how the blocks are stored */
 	/* Every block's protection information is checked before any is written: a bad one writes nothing. */
 	for (uint32_t i = 0; pi && i < count; i++) {
 		const uint8_t *p = data_out_at(d, c, (size_t)i * blen, blen);
@@ -299,9 +303,14 @@ static void read_blocks(struct ssc_drive *d, struct scsi_cmd *c, bool fixed, boo
 	uint32_t count = fixed ? n : 1;
 	size_t room = verify ? 0 : scsi_buf_len(c);
 	size_t done = 0;
+	/* The nexus's key, if any, decrypts what it reads; a broken LOCK reads nothing and leaves the position. */
+	struct scsi_sense ls;
+	if (!ssc_crypt_use(d, c->nexus, &ls)) {
+		scsi_fail(c, ls);
+		return;
+	}
 	if (!verify)
 		d->cnt.read_cmds++;
-	ssc_crypt_apply(d, c->nexus); /* the nexus's key, if any, decrypts what it reads */
 	bool lend = c->may_lend && !verify && !pi && count == 1;
 	for (uint32_t i = 0; i < count; i++) {
 		/* The host's buffer may be shorter than the CDB asks: never place data past it. */

@@ -1075,6 +1075,9 @@ static void ckorl_follows_the_setter(void **state)
 	expect_good(h);
 	assert_false(has_key(h, NEXUS_B));
 	assert_false(has_key(h, NEXUS_A));
+	/* B locked to the parameters CKORL just released: its WRITE is refused, though B still holds the reservation. */
+	as(h, NEXUS_B);
+	write_refused(h, 0);
 }
 
 /* VCELB (page 0020h byte 12 bit 3) of the loaded medium, as the host nexus sees it. */

@@ -41,7 +41,7 @@ fi
 vtld_env vtl-console
 trap '[ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true; [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
 	rm -rf "$tmp"' EXIT INT TERM
-hport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+hport=$(free_port)
 token=console-test-token-$$-0123456789
 iqn=iqn.2026-01.org.vtl:console
 vtld_library $iqn CONS0001

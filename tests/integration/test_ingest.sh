@@ -40,13 +40,10 @@ trap '[ -z "$hostpid" ] || kill "$hostpid" 2>/dev/null || true; [ -z "$mpid" ] |
 iqn=iqn.2026-01.org.vtl:ingesttest
 vtld_library $iqn INGS0001
 mlog=$tmp/migrator.log
-mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mport=$(free_port)
 migrator_conf physical.rate=12 migrator.verify=no migrator.pool_rate=1 migrator.copy_floor=2 \
 	migrator.http=127.0.0.1:$mport >>"$conf" || fail "migrator_conf"
-# metric NAME: the value of the series NAME in vtl-migrator's /metrics ("" when absent).
-metric() {
-	curl -sf "http://127.0.0.1:$mport/metrics" | awk -v s="$1" 'index($0, s " ") == 1 { print $2 }'
-}
+murl=http://127.0.0.1:$mport
 "$VTLCTL" -c "$conf" cartridge add --barcode G00001L8 --count 3 >/dev/null
 
 jobs_json() {
@@ -158,9 +155,9 @@ for i in $(seq 20); do
 			{ cat "$tmp/jobs" >&2; fail "under pool_rate = auto a copy went below its floor of 4.2 MB/s"; }
 		held=$((held + 1))
 		# /metrics shows the rule too: with the copy's floor of 4.2 MB/s, a budget never under it while held.
-		f=$(metric vtl_migrator_ingest_copy_floors_bytes_per_second) h=$(metric vtl_migrator_ingest_held)
-		b=$(metric vtl_migrator_ingest_copy_budget_bytes_per_second)
-		[ -n "$f" ] && [ -n "$h" ] && [ -n "$b" ] && [ -n "$(metric vtl_migrator_ingest_probe_drops_total)" ] ||
+		f=$(metric "$murl" vtl_migrator_ingest_copy_floors_bytes_per_second) h=$(metric "$murl" vtl_migrator_ingest_held)
+		b=$(metric "$murl" vtl_migrator_ingest_copy_budget_bytes_per_second)
+		[ -n "$f" ] && [ -n "$h" ] && [ -n "$b" ] && [ -n "$(metric "$murl" vtl_migrator_ingest_probe_drops_total)" ] ||
 			fail "/metrics lacks the rule's series"
 		if [ "$f" = 4200000 ] && [ "$h" = 1 ]; then
 			[ "$b" -ge "$f" ] || fail "/metrics: held with a budget of $b B/s, under the floor of $f"

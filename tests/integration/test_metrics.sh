@@ -42,9 +42,6 @@ vtld_env vtl-metrics
 ppid_prom=""
 trap '[ -z "$ppid_prom" ] || kill "$ppid_prom" 2>/dev/null || true; [ -z "$mpid" ] || kill "$mpid" 2>/dev/null || true
 	[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 hport=$(free_port)
 mport=$(free_port)
 pport=$(free_port)
@@ -57,10 +54,6 @@ migrator_conf physical.drives=2 migrator.http=127.0.0.1:$mport >>"$conf" || fail
 vurl=http://127.0.0.1:$hport
 murl=http://127.0.0.1:$mport
 
-# metric URL NAME LABELS: the value of the series NAME{LABELS} in URL's /metrics ("" when absent).
-metric() {
-	curl -sf "$1/metrics" | awk -v s="$2${3:+{$3\}}" 'index($0, s " ") == 1 { print $2 }'
-}
 # promql QUERY: the value of the query's first series through prometheus's HTTP API ("" when none).
 promql() {
 	curl -sf "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" | python3 -c 'import json, sys

@@ -179,7 +179,7 @@ mkdir -p "$pdir/etc"
 # vtld_env's functions serve the physical library too, with its own folder, log and port.
 main_conf=$conf main_log=$log main_port=$port main_pid=$pid main_starts=$vtld_starts
 conf=$pdir/etc/vtl.conf log=$pdir/vtld.log vtld_starts=0
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 pport=$port
 vtld_library iqn.2026-01.org.vtl:physlib PHYSLIB01
 "$VTLCTL" -c "$conf" cartridge add --barcode T00001L8 --count 2 >/dev/null

@@ -48,7 +48,7 @@ mkdir -p "$pdir/etc"
 # vtld_env's functions serve the vault too, with its folder, log and port; then the host's vtld is theirs again.
 main_conf=$conf main_log=$log main_port=$port main_starts=$vtld_starts
 conf=$pdir/etc/vtl.conf log=$pdir/vtld.log vtld_starts=0
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 pport=$port
 vtld_library $piqn VAULT001
 "$VTLCTL" -c "$conf" cartridge add --barcode T00001L8 --count 2 >/dev/null || fail "cartridge add T00001L8 in the vault"

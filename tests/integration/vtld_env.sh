@@ -23,6 +23,16 @@ need_built() {
 	done
 }
 
+# free_port: prints a TCP port free on 127.0.0.1 now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# metric URL NAME [LABELS]: the value of the series NAME{LABELS} in URL's /metrics ("" when absent).
+metric() {
+	curl -sf "$1/metrics" | awk -v s="$2${3:+{$3\}}" 'index($0, s " ") == 1 { print $2 }'
+}
+
 # vtld_env NAME: makes the temporary folder and picks the port; the exit trap stops vtld and removes the folder.
 vtld_env() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
@@ -30,7 +40,7 @@ vtld_env() {
 	trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
 	log=$tmp/vtld.log
 	conf=$tmp/etc/vtl.conf
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	port=$(free_port)
 }
 
 # vtld_library IQN SERIAL: a library of 2 drives, 8 slots and 2 mail slots served as IQN on 127.0.0.1:$port.

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -17,11 +19,11 @@
 /* Segment files kept open at once per cartridge (the current, the last, read-ahead's). */
 #define FD_CACHE_MAX 8
 
-int read_full(int fd, void *buf, size_t len, uint64_t off)
+/* Reads [at, want) of fd into p, the file's bytes from at: 0 once it holds everything before need. */
+static int pread_until(int fd, unsigned char *p, uint64_t at, uint64_t want, uint64_t need)
 {
-	unsigned char *p = buf;
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
+	while (at < need) {
+		ssize_t n = pread(fd, p, (size_t)(want - at), (off_t)at);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -29,10 +31,14 @@ int read_full(int fd, void *buf, size_t len, uint64_t off)
 		if (n == 0)
 			return VTL_E_CORRUPT; /* short file */
 		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
+		at += (uint64_t)n;
 	}
 	return VTL_OK;
+}
+
+int read_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	return pread_until(fd, buf, off, off + len, off + len);
 }
 
 int write_fullv(int fd, struct iovec *iov, int cnt, uint64_t off)
@@ -95,6 +101,24 @@ void fd_trim(struct vtl_cart *c, size_t keep)
 			seg_close_fd(c, &c->tape.segs[i]);
 }
 
+struct fdref *fdref_new(const struct vtl_cart *c, int fd)
+{
+	struct fdref *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	f->fd = fd;
+	f->dfd = FDREF_DIRECT_NONE;
+	/*
+	 * With O_DIRECT read-ahead, the kernel's own read-ahead on this descriptor would fill the cache
+	 * ahead of a buffered read (a record read before read-ahead starts, a chunk found cached) and so
+	 * make the next chunks look cached: a chain of copies through the cache that the direct reads are
+	 * there to avoid. Its reads are then exactly what is asked; a failure only keeps the kernel's.
+	 */
+	if (c->pool->ra_direct)
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	return f;
+}
+
 struct fdref *cart_seg_fd(struct vtl_cart *c, size_t si)
 {
 	struct seg *s = &c->tape.segs[si];
@@ -107,12 +131,11 @@ struct fdref *cart_seg_fd(struct vtl_cart *c, size_t si)
 	int fd = open(path, (c->p.readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	struct fdref *f = calloc(1, sizeof *f);
+	struct fdref *f = fdref_new(c, fd);
 	if (!f) {
 		close(fd);
 		return NULL;
 	}
-	f->fd = fd;
 	s->fd = f;
 	c->tape.nfd++;
 	return f;
@@ -122,4 +145,60 @@ int seg_fd(struct vtl_cart *c, size_t si)
 {
 	struct fdref *f = cart_seg_fd(c, si);
 	return f ? f->fd : -1;
+}
+
+void cart_seg_direct(struct vtl_cart *c, size_t si, struct fdref *f)
+{
+	if (f->dfd != FDREF_DIRECT_NONE)
+		return;
+	char path[PATH_MAX];
+	f->dfd = FDREF_DIRECT_FAILED;
+	if (pool_seg_path(c->pool, c->barcode, c->tape.segs[si].seq, path, sizeof path))
+		return;
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	f->dfd = fd;
+}
+
+/* cachestat(2) (Linux 6.5): pages of a range in the page cache, without mapping the file. */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct cachestat_range_arg {
+	uint64_t off, len;
+};
+struct cachestat_out {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+bool fd_range_cached(int fd, uint64_t off, uint64_t len)
+{
+	static const uint64_t page = 4096; /* cachestat and mincore count in the kernel's pages */
+	if (len == 0)
+		return true;
+	uint64_t first = off / page, pages = (off + len + page - 1) / page - first;
+	struct cachestat_range_arg r = {first * page, pages * page};
+	struct cachestat_out cs;
+	if (syscall(__NR_cachestat, fd, &r, &cs, 0) == 0)
+		return cs.nr_cache >= pages;
+	/* Older kernels: map the range (never touched, so no fault and no SIGBUS) and ask mincore. */
+	if (pages > (64u << 20) / page)
+		return false;
+	void *m = mmap(NULL, (size_t)(pages * page), PROT_READ, MAP_SHARED, fd, (off_t)(first * page));
+	if (m == MAP_FAILED)
+		return false;
+	unsigned char vec[(64u << 20) / 4096];
+	bool all = mincore(m, (size_t)(pages * page), vec) == 0;
+	for (uint64_t i = 0; all && i < pages; i++)
+		all = vec[i] & 1;
+	munmap(m, (size_t)(pages * page));
+	return all;
+}
+
+int read_full_direct(int dfd, unsigned char *abuf, uint64_t off, size_t len)
+{
+	/* A short read before the end (the file ends there) leaves an unaligned offset: EINVAL, then the buffered read. */
+	uint64_t end = off + len, aend = (end + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
+	return pread_until(dfd, abuf, off - off % DIRECT_ALIGN, aend, end);
 }

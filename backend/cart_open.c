@@ -233,6 +233,7 @@ void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
 	st->readahead_ready = st->readahead_limit = 0;
 	if (c->ra && ra_active(c->ra))
 		ra_buffered(c->ra, &st->readahead_ready, &st->readahead_limit);
+	st->readahead_direct = c->ra ? ra_direct_bytes(c->ra) : 0;
 }
 
 const char *vtl_cart_barcode(const struct vtl_cart *c)

@@ -261,10 +261,9 @@ static int cart_drop_from(struct vtl_cart *c, uint32_t seq, bool torn_first)
 /* Adds the segment in fd (already checked) to the table and counts it in the tape. */
 static int cart_add_seg(struct vtl_cart *c, struct seg *s, int fd)
 {
-	struct fdref *f = calloc(1, sizeof *f);
+	struct fdref *f = fdref_new(c, fd);
 	if (!f)
 		return VTL_E_NOMEM;
-	f->fd = fd;
 	s->fd = f;
 	c->tape.segs[c->tape.nseg++] = *s;
 	c->tape.nfd++;

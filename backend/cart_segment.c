@@ -74,12 +74,11 @@ int seg_append_new(struct vtl_cart *c)
 	rc = seg_file_create(c->pool, c->barcode, seq, c->tape.eod, c->tape.total_fm, &fd, &c->wr.dir_dirty);
 	if (rc)
 		return rc;
-	struct fdref *f = calloc(1, sizeof *f);
+	struct fdref *f = fdref_new(c, fd);
 	if (!f) {
 		close(fd);
 		return VTL_E_NOMEM;
 	}
-	f->fd = fd;
 	struct seg *s = &c->tape.segs[c->tape.nseg++];
 	memset(s, 0, sizeof *s);
 	s->seq = seq;

@@ -44,13 +44,21 @@ struct vtl_pool {
 	unsigned ra_depth;
 	size_t ra_chunk;
 	size_t ra_memory;
+	bool ra_direct; /* read-ahead reads chunks not in the page cache with O_DIRECT (readahead.c) */
 	int lz4_accel;
 	struct workers *workers;
 };
 
+/* fdref.dfd before read-ahead first wanted it, and once O_DIRECT failed on the file. */
+#define FDREF_DIRECT_NONE (-1)
+#define FDREF_DIRECT_FAILED (-2)
+/* Alignment of O_DIRECT offsets, lengths and buffers: the largest logical block size in use (4 KiB). */
+#define DIRECT_ALIGN 4096u
+
 /* A file descriptor that read-ahead jobs may hold while the cartridge moves on. */
 struct fdref {
 	int fd;
+	int dfd;     /* the same file opened with O_DIRECT for read-ahead: FDREF_DIRECT_NONE/_FAILED or a descriptor */
 	int refs;    /* jobs in flight using fd; protected by the read-ahead lock */
 	bool orphan; /* the segment dropped it: the last job to finish closes it */
 };
@@ -251,10 +259,22 @@ int fsync_path(const char *path);
 void seg_close_fd(struct vtl_cart *c, struct seg *s);
 /* Closes descriptors beyond FD_CACHE_MAX, keeping segment keep's, the cursor's and the last one's. */
 void fd_trim(struct vtl_cart *c, size_t keep);
+/* A reference holding segment fd of c (no O_DIRECT descriptor yet); NULL when out of memory (fd stays the caller's). */
+struct fdref *fdref_new(const struct vtl_cart *c, int fd);
 /* Returns the read fd of segment si, opening it if needed; NULL on failure. */
 struct fdref *cart_seg_fd(struct vtl_cart *c, size_t si);
 /* The descriptor of segment si, opened if needed; -1 on failure. */
 int seg_fd(struct vtl_cart *c, size_t si);
+/* Opens f's O_DIRECT descriptor of segment si once (f->dfd; FDREF_DIRECT_FAILED where the file system refuses). */
+void cart_seg_direct(struct vtl_cart *c, size_t si, struct fdref *f);
+/* True when every page of [off, off + len) of fd is in the page cache (a read would not wait for the disk). */
+bool fd_range_cached(int fd, uint64_t off, uint64_t len);
+/*
+ * Reads [off, off + len) of the file through its O_DIRECT descriptor dfd into abuf, which stands for
+ * the file from off rounded down to DIRECT_ALIGN and is aligned so, with room to the next DIRECT_ALIGN
+ * past off + len: 0, VTL_E_CORRUPT (the file ends first) or VTL_E_IO (errno EINVAL: O_DIRECT refused).
+ */
+int read_full_direct(int dfd, unsigned char *abuf, uint64_t off, size_t len);
 
 /* cart_index.c */
 
@@ -393,6 +413,8 @@ void ra_start(struct ra *ra, uint64_t obj);
 bool ra_active(const struct ra *ra);
 /* Stored bytes read ahead and ready for the host, and the most it keeps in flight. */
 void ra_buffered(struct ra *ra, uint64_t *ready, uint64_t *limit);
+/* Stored bytes this read-ahead read with O_DIRECT (chunks the page cache did not hold). */
+uint64_t ra_direct_bytes(struct ra *ra);
 /*
  * Serves the read of object obj from the read-ahead: 1 when served (r filled),
  * 0 when it cannot (the caller reads from disk). With loan non-NULL, a block

@@ -33,6 +33,7 @@ struct vtl_pool_config {
 	unsigned readahead_depth;    /* K; 0 = default (8) */
 	size_t readahead_chunk;      /* S; 0 = default (1 MiB) */
 	size_t readahead_memory;     /* M; 0 = default (K * S * 5: raw chunk + 4x decompressed) */
+	bool readahead_buffered;     /* true: read-ahead always reads through the page cache, never O_DIRECT */
 	int lz4_acceleration;        /* LZ4 speed/ratio dial, 1 = best ratio; 0 = default (2) */
 	unsigned io_threads;         /* worker threads shared by all cartridges; 0 = default (4) */
 };

@@ -21,6 +21,7 @@
  * previous READ's data, and must neither wait for it nor pull the block
  * from under it.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +65,10 @@ struct slot {
 	uint64_t first;
 	uint32_t n;
 	uint32_t consumed;
-	unsigned char *raw;
+	unsigned char *raw;   /* DIRECT_ALIGN-aligned, from the chunk's start rounded down to DIRECT_ALIGN */
 	size_t raw_cap;
+	unsigned char *data;  /* the chunk's first byte in raw */
+	bool direct;          /* this fill was read with O_DIRECT */
 	unsigned char *dec;
 	size_t dec_cap;
 	struct ra_rec *recs;
@@ -82,6 +85,7 @@ struct ra {
 	uint64_t inflight;
 	uint64_t memory;
 	unsigned lent;   /* loans out over all slots */
+	uint64_t direct_bytes; /* stored bytes read with O_DIRECT, past the page cache */
 	bool dead;       /* ra_destroy came while loans were out: the last vtl_loan_release frees */
 	size_t chunk;
 	unsigned nslots;
@@ -98,6 +102,14 @@ struct ra {
 
 static pthread_mutex_t fdref_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void fdref_close(struct fdref *f)
+{
+	close(f->fd);
+	if (f->dfd >= 0)
+		close(f->dfd);
+	free(f);
+}
+
 void fdref_get(struct fdref *f)
 {
 	pthread_mutex_lock(&fdref_lock);
@@ -110,10 +122,8 @@ void fdref_put(struct fdref *f)
 	pthread_mutex_lock(&fdref_lock);
 	bool last = --f->refs == 0 && f->orphan;
 	pthread_mutex_unlock(&fdref_lock);
-	if (last) {
-		close(f->fd);
-		free(f);
-	}
+	if (last)
+		fdref_close(f);
 }
 
 void fdref_drop(struct fdref *f)
@@ -122,10 +132,8 @@ void fdref_drop(struct fdref *f)
 	bool now = f->refs == 0;
 	f->orphan = true;
 	pthread_mutex_unlock(&fdref_lock);
-	if (now) {
-		close(f->fd);
-		free(f);
-	}
+	if (now)
+		fdref_close(f);
 }
 
 /* ---- workers ---- */
@@ -136,21 +144,40 @@ static void slot_fill(struct slot *s, size_t dec_limit)
 	size_t len = (size_t)(s->end - s->start);
 	for (uint32_t i = 0; i < s->n; i++)
 		s->recs[i].ok = false;
-	if (len > s->raw_cap) {
-		unsigned char *p = realloc(s->raw, len);
-		if (!p)
+	s->direct = false;
+	/* The buffer stands for the file from start rounded down, so that an O_DIRECT read can land in it. */
+	size_t lead = (size_t)(s->start % DIRECT_ALIGN);
+	size_t need = (lead + len + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
+	if (need > s->raw_cap) {
+		void *p = NULL;
+		if (posix_memalign(&p, DIRECT_ALIGN, need))
 			return;
+		free(s->raw);
 		s->raw = p;
-		s->raw_cap = len;
+		s->raw_cap = need;
 	}
-	if (read_full(s->fd->fd, s->raw, len, s->start))
+	s->data = s->raw + lead;
+	/*
+	 * A chunk the page cache does not hold is read with O_DIRECT: the disk's DMA fills the slot, where a
+	 * buffered read would fill cache pages and then copy every byte (the largest cost of a cold read in
+	 * the profile), and a restore streaming a cartridge once does not push everything else out of the
+	 * cache. A chunk it holds (just written, read again) is copied from it as before.
+	 */
+	int rc = VTL_E_IO;
+	if (s->fd->dfd >= 0 && !fd_range_cached(s->fd->fd, s->start, len)) {
+		rc = read_full_direct(s->fd->dfd, s->raw, s->start, len);
+		s->direct = rc == VTL_OK;
+		if (rc == VTL_E_IO && errno != EINVAL)
+			return; /* the direct read of the consumer reports it */
+	}
+	if (!s->direct && read_full(s->fd->fd, s->data, len, s->start))
 		return;
 	/* First pass: headers, and how much room decompression needs. */
 	size_t at = 0, dec_need = 0;
 	uint32_t good = 0;
 	for (; good < s->n; good++) {
 		struct ra_rec *r = &s->recs[good];
-		if (at + REC_HEADER_LEN > len || rec_header_decode(s->raw + at, &r->h) ||
+		if (at + REC_HEADER_LEN > len || rec_header_decode(s->data + at, &r->h) ||
 		    r->h.object != s->first + good || (r->h.type != REC_DATA && r->h.type != REC_FILEMARK) ||
 		    at + REC_HEADER_LEN + r->h.stored_len > len)
 			break;
@@ -175,11 +202,11 @@ static void slot_fill(struct slot *s, size_t dec_limit)
 	for (uint32_t i = 0; i < good; i++) {
 		struct ra_rec *r = &s->recs[i];
 		if (r->in_dec) {
-			if (record_payload_decode(&r->h, s->raw + r->data_off, s->dec + dat, r->h.length))
+			if (record_payload_decode(&r->h, s->data + r->data_off, s->dec + dat, r->h.length))
 				return;
 			r->data_off = dat;
 			dat += r->h.length;
-		} else if (crc32c(0, s->raw + r->data_off, r->h.stored_len) != r->h.payload_crc) {
+		} else if (crc32c(0, s->data + r->data_off, r->h.stored_len) != r->h.payload_crc) {
 			return;
 		}
 		r->ok = true;
@@ -201,6 +228,8 @@ static void slot_job(struct job *job)
 	s->fd = NULL;
 	fdref_put(f);
 	pthread_mutex_lock(&ra->lock);
+	if (!skip && s->direct)
+		ra->direct_bytes += s->end - s->start;
 	if (s->stale) {
 		s->stale = false;
 		s->state = SLOT_FREE;
@@ -371,6 +400,8 @@ static bool plan_chunk(struct ra *ra, struct slot *s)
 	if (!f)
 		return false;
 	fdref_get(f);
+	if (c->pool->ra_direct)
+		cart_seg_direct(c, si, f);
 	s->fd = f;
 	s->start = start;
 	s->end = end;
@@ -391,6 +422,14 @@ void ra_buffered(struct ra *ra, uint64_t *ready, uint64_t *limit)
 			*ready += ra->slots[i].end - ra->slots[i].start;
 	*limit = ra->memory / (1 + DEC_FACTOR);
 	pthread_mutex_unlock(&ra->lock);
+}
+
+uint64_t ra_direct_bytes(struct ra *ra)
+{
+	pthread_mutex_lock(&ra->lock);
+	uint64_t n = ra->direct_bytes;
+	pthread_mutex_unlock(&ra->lock);
+	return n;
 }
 
 /* Issues chunks until the slots or the memory budget run out. */
@@ -459,12 +498,12 @@ int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_re
 		record_block_crc(&rec->h, r);
 		if (rec->h.flags & REC_FLAG_ENCRYPTED) {
 			/* A failure is left to the direct read, which reports it with the position at the block. */
-			if (crypt_open(c, &rec->h, s->raw + rec->data_off, buf, buflen))
+			if (crypt_open(c, &rec->h, s->data + rec->data_off, buf, buflen))
 				return 0;
 		} else if (crypt_plain_check(c)) {
 			return 0;
 		} else if (rec->in_dec || !(rec->h.flags & REC_FLAG_LZ4)) {
-			const unsigned char *src = (rec->in_dec ? s->dec : s->raw) + rec->data_off;
+			const unsigned char *src = (rec->in_dec ? s->dec : s->data) + rec->data_off;
 			if (loan) {
 				/* The block as the host wrote it is here, checked: lend it rather than copy it. */
 				pthread_mutex_lock(&ra->lock);
@@ -489,7 +528,7 @@ int ra_read(struct ra *ra, uint64_t obj, void *buf, size_t buflen, struct vtl_re
 				}
 				dst = c->scratch.plain;
 			}
-			if (lz4_record_decompress(s->raw + rec->data_off, rec->h.stored_len, dst, rec->h.length) ||
+			if (lz4_record_decompress(s->data + rec->data_off, rec->h.stored_len, dst, rec->h.length) ||
 			    record_block_check(&rec->h, dst))
 				return 0; /* the direct read reports it */
 			if (dst != buf)

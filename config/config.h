@@ -142,6 +142,7 @@ struct vtl_config {
 		uint64_t segment_size, member_quota, reserve; /* 0 = the pool's default */
 		unsigned readahead_depth;
 		uint64_t readahead_chunk, readahead_memory;
+		bool readahead_direct; /* cold chunks read with O_DIRECT (default yes) */
 		int lz4_acceleration;
 		unsigned io_threads;
 	} pool;

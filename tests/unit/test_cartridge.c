@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -1771,6 +1772,159 @@ static void test_readahead_loans(void **state)
 	tfree(buf);
 }
 
+/* Syncs every file under dir and drops it from the page cache, so that the next read goes to the disk. */
+static int drop_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (type != FTW_F)
+		return 0;
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fdatasync(fd), 0);
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+	return 0;
+}
+
+static void drop_cache(struct fx *f)
+{
+	assert_int_equal(nftw(f->dir, drop_one, 16, FTW_PHYS), 0);
+}
+
+/* True when the file system under dir serves O_DIRECT reads (tmpfs before Linux 6.6 refuses them). */
+static bool dir_takes_direct(const char *dir)
+{
+	char path[TL_PATH_LEN + 16];
+	snprintf(path, sizeof path, "%s/direct.probe", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	static uint8_t page[8192];
+	assert_int_equal(pwrite(fd, page, sizeof page, 0), (ssize_t)sizeof page);
+	assert_int_equal(fdatasync(fd), 0);
+	close(fd);
+	void *buf = NULL;
+	assert_int_equal(posix_memalign(&buf, 4096, 4096), 0);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	bool ok = fd >= 0 && pread(fd, buf, 4096, 4096) == 4096;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	unlink(path);
+	return ok;
+}
+
+#define COLD_N 120
+#define COLD_LEN 7001 /* odd: records and chunks start and end off the 4 KiB blocks O_DIRECT reads */
+
+/* Offset in a segment file of member m of the first bytes of want, or -1 (its path in path). */
+static int64_t find_block(struct fx *f, const char *bc, const uint8_t *want, char *path, size_t pathlen)
+{
+	for (unsigned m = 0; m < NMEMB; m++)
+		for (unsigned seq = 0; seq < 64; seq++) {
+			snprintf(path, pathlen, "%s/%s/%08u.seg", f->mpath[m], bc, seq);
+			int fd = open(path, O_RDONLY);
+			if (fd < 0)
+				continue;
+			struct stat sb;
+			assert_int_equal(fstat(fd, &sb), 0);
+			uint8_t *b = talloc((size_t)sb.st_size + 1);
+			assert_int_equal(pread(fd, b, (size_t)sb.st_size, 0), sb.st_size);
+			close(fd);
+			uint8_t *hit = memmem(b, (size_t)sb.st_size, want, 64);
+			int64_t off = hit ? hit - b : -1;
+			tfree(b);
+			if (off >= 0)
+				return off;
+		}
+	return -1;
+}
+
+/*
+ * Read-ahead of a cartridge the page cache does not hold: chunks are read with O_DIRECT where the file
+ * system serves it, through the page cache where it holds them, and either way the host gets what it
+ * wrote, and a byte damaged on disk is still a medium error at its block.
+ */
+static void test_readahead_cold(void **state)
+{
+	struct fx *f = *state;
+	fx_config(f, 256u << 10);
+	f->cfg.readahead_depth = 4;
+	f->cfg.readahead_chunk = 40u << 10;
+	fx_pool_open_cfg(f);
+	bool direct = dir_takes_direct(f->mpath[0]);
+	print_message("  O_DIRECT on %s: %s\n", f->mpath[0], direct ? "served" : "refused (reads stay buffered)");
+	struct vtl_cart *c = fx_cart(f, "RACOLD", true);
+	vtl_cart_set_compression(c, true);
+	for (unsigned i = 0; i < COLD_N; i++)
+		WR(c, i, COLD_LEN, i % 3 == 0); /* a third compressible: decompressed in the slot */
+	WFM(c, 1);
+	/* Just written, so in the page cache: read through it, nothing direct. */
+	c = reopen_slot(f, 0, "RACOLD", params(false));
+	for (unsigned i = 0; i < COLD_N; i++)
+		RD_DATA(c, i, i, COLD_LEN, i % 3 == 0);
+	RD_FM(c, COLD_N);
+	struct vtl_cart_stats st;
+	vtl_cart_stats(c, &st);
+	assert_true(st.readahead_hits > COLD_N / 2);
+	assert_int_equal(st.readahead_direct, 0);
+	/* Cold: every chunk from the disk (dropped after the open, whose own reads fill the cache). */
+	close_slot(f, 0);
+	c = fx_cart(f, "RACOLD", false);
+	drop_cache(f);
+	for (unsigned i = 0; i < COLD_N; i++)
+		RD_DATA(c, i, i, COLD_LEN, i % 3 == 0);
+	RD_FM(c, COLD_N);
+	vtl_cart_stats(c, &st);
+	print_message("  cold: %" PRIu64 " hits, %" PRIu64 " stored bytes read direct\n", st.readahead_hits,
+		      st.readahead_direct);
+	assert_true(st.readahead_hits > COLD_N / 2);
+	if (direct)
+		assert_true(st.readahead_direct > (uint64_t)COLD_N * COLD_LEN / 2); /* random blocks alone are 2/3 */
+	else
+		assert_int_equal(st.readahead_direct, 0);
+	close_slot(f, 0);
+	/* A payload byte of block 77 (random, stored raw) damaged on disk, read cold: an error there only. */
+	uint8_t *want = talloc(COLD_LEN);
+	gen_data(want, COLD_LEN, 77, false);
+	char path[TL_PATH_LEN + 64];
+	int64_t off = find_block(f, "RACOLD", want, path, sizeof path);
+	assert_true(off >= 0);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, (off_t)off + 3000), 1);
+	b ^= 0x10;
+	assert_int_equal(pwrite(fd, &b, 1, (off_t)off + 3000), 1);
+	close(fd);
+	c = fx_cart(f, "RACOLD", false);
+	drop_cache(f);
+	for (unsigned i = 0; i < 77; i++)
+		RD_DATA(c, i, i, COLD_LEN, i % 3 == 0);
+	struct vtl_read_result r;
+	uint8_t *got = talloc(COLD_LEN);
+	EXPECT_RC(vtl_cart_read(c, got, COLD_LEN, &r), VTL_E_MEDIUM);
+	LOC(c, 78);
+	for (unsigned i = 78; i < COLD_N; i++)
+		RD_DATA(c, i, i, COLD_LEN, i % 3 == 0);
+	close_slot(f, 0);
+	tfree(got);
+	tfree(want);
+	/* readahead_direct = no equivalent: the pool told to stay buffered never reads direct. */
+	vtl_pool_close(f->pool);
+	f->pool = NULL;
+	f->cfg.readahead_buffered = true;
+	fx_pool_open_cfg(f);
+	c = fx_cart(f, "RACOLD", false);
+	drop_cache(f);
+	for (unsigned i = 0; i < 60; i++)
+		RD_DATA(c, i, i, COLD_LEN, i % 3 == 0);
+	vtl_cart_stats(c, &st);
+	assert_true(st.readahead_hits > 30);
+	assert_int_equal(st.readahead_direct, 0);
+	close_slot(f, 0);
+}
+
 static void test_stats(void **state)
 {
 	struct fx *f = *state;
@@ -2017,6 +2171,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readahead_sequential, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readahead_invalidated, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readahead_loans, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_readahead_cold, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stats, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_adaptive_compression_reads_back, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_multiple_carts_interleaved, fx_setup,

@@ -192,6 +192,15 @@ static void minimal_config_defaults(void **state)
 	assert_int_equal(c->library.mail_slots, 0);
 	assert_int_equal(c->pool.members, 1);
 	assert_true(c->pool.segment_size == 0);
+	assert_true(c->pool.readahead_direct); /* cold read-ahead past the page cache unless told not to */
+	struct vtl_pool_config pcd;
+	vtl_config_pool(c, &pcd);
+	assert_false(pcd.readahead_buffered);
+	vtl_config_free(c);
+	c = parse_ok("[library]\nslots = 10\n" POOL "readahead_direct = no\n");
+	assert_false(c->pool.readahead_direct);
+	vtl_config_pool(c, &pcd);
+	assert_true(pcd.readahead_buffered);
 	assert_string_equal(c->catalog.path, "/etc/vtl/catalog.db");
 	assert_string_equal(c->daemon.control_socket, "/etc/vtl/vtld.sock");
 	assert_string_equal(c->daemon.log_level, "info");
@@ -464,7 +473,7 @@ static void load_file(void **state)
 	EXPECT_RC(vtl_config_load("etc/vtl.conf", &c, err, sizeof err), VTL_E_CONFIG);
 	assert_null(c);
 	assert_string_equal(err, "etc/vtl.conf:6: unknown key 'bogus' in [pool]; the keys of [pool] are: member, "
-				 "segment_size, member_quota, reserve, readahead_depth, readahead_chunk, readahead_memory, "
+				 "segment_size, member_quota, reserve, readahead_depth, readahead_chunk, readahead_memory, readahead_direct, "
 				 "lz4_acceleration, io_threads");
 	assert_int_equal(chdir(cwd), 0);
 

@@ -7,7 +7,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -201,4 +203,79 @@ int read_full_direct(int dfd, unsigned char *abuf, uint64_t off, size_t len)
 	/* A short read before the end (the file ends there) leaves an unaligned offset: EINVAL, then the buffered read. */
 	uint64_t end = off + len, aend = (end + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
 	return pread_until(dfd, abuf, off - off % DIRECT_ALIGN, aend, end);
+}
+
+/* Each thread's aligned buffer for O_DIRECT reads into a caller's unaligned one; freed with the thread. */
+static pthread_key_t bounce_key;
+static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+static bool bounce_ok;
+
+struct bounce {
+	unsigned char *p;
+	size_t cap;
+};
+
+static void bounce_free(void *v)
+{
+	struct bounce *b = v;
+	free(b->p);
+	free(b);
+}
+
+static void bounce_init(void)
+{
+	bounce_ok = pthread_key_create(&bounce_key, bounce_free) == 0;
+}
+
+/* The calling thread's buffer of at least n bytes, DIRECT_ALIGN-aligned; NULL when out of memory. */
+static unsigned char *bounce_get(size_t n)
+{
+	if (pthread_once(&bounce_once, bounce_init) || !bounce_ok)
+		return NULL;
+	struct bounce *b = pthread_getspecific(bounce_key);
+	if (!b) {
+		if (!(b = calloc(1, sizeof *b)))
+			return NULL;
+		if (pthread_setspecific(bounce_key, b)) {
+			free(b);
+			return NULL;
+		}
+	}
+	if (b->cap < n) {
+		void *p = NULL;
+		if (posix_memalign(&p, DIRECT_ALIGN, n))
+			return NULL;
+		free(b->p);
+		b->p = p;
+		b->cap = n;
+	}
+	return b->p;
+}
+
+int read_path_range(const struct vtl_pool *pool, const char *path, void *buf, size_t len, uint64_t off)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return VTL_E_IO;
+	int rc = VTL_E_IO;
+	bool done = false;
+	/* As the read-ahead's cold chunks: a copy reading a cartridge once does not go through the cache. */
+	if (pool->ra_direct && len >= DIRECT_ALIGN && !fd_range_cached(fd, off, len)) {
+		size_t lead = (size_t)(off % DIRECT_ALIGN);
+		size_t need = (lead + len + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
+		unsigned char *b = bounce_get(need);
+		int dfd = b ? open(path, O_RDONLY | O_DIRECT | O_CLOEXEC) : -1;
+		if (dfd >= 0) {
+			rc = read_full_direct(dfd, b, off, len);
+			bool refused = rc == VTL_E_IO && errno == EINVAL;
+			close(dfd);
+			done = !refused;
+			if (rc == VTL_OK)
+				memcpy(buf, b + lead, len);
+		}
+	}
+	if (!done)
+		rc = read_full(fd, buf, len, off);
+	close(fd);
+	return rc;
 }

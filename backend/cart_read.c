@@ -244,11 +244,7 @@ int vtl_cart_stream_read(struct vtl_cart *c, uint64_t off, void *buf, size_t len
 		char path[PATH_MAX];
 		if (pool_seg_path(c->pool, c->barcode, s->seq, path, sizeof path))
 			return VTL_E_INVAL;
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return VTL_E_IO;
-		int rc = read_full(fd, p, take, SEG_HEADER_LEN + in);
-		close(fd);
+		int rc = read_path_range(c->pool, path, p, take, SEG_HEADER_LEN + in);
 		if (rc)
 			return rc;
 		p += take;

@@ -275,6 +275,12 @@ bool fd_range_cached(int fd, uint64_t off, uint64_t len);
  * past off + len: 0, VTL_E_CORRUPT (the file ends first) or VTL_E_IO (errno EINVAL: O_DIRECT refused).
  */
 int read_full_direct(int dfd, unsigned char *abuf, uint64_t off, size_t len);
+/*
+ * Reads [off, off + len) of the file at path into buf, as read_full does; a range the page cache does not
+ * hold is read with O_DIRECT through the calling thread's aligned buffer when the pool's read-ahead reads
+ * so. Safe from several threads at once. 0, VTL_E_IO or VTL_E_CORRUPT (the file ends first).
+ */
+int read_path_range(const struct vtl_pool *pool, const char *path, void *buf, size_t len, uint64_t off);
 
 /* cart_index.c */
 

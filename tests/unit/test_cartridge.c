@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -1772,26 +1771,6 @@ static void test_readahead_loans(void **state)
 	tfree(buf);
 }
 
-/* Syncs every file under dir and drops it from the page cache, so that the next read goes to the disk. */
-static int drop_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	if (type != FTW_F)
-		return 0;
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(fdatasync(fd), 0);
-	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	close(fd);
-	return 0;
-}
-
-static void drop_cache(struct fx *f)
-{
-	assert_int_equal(nftw(f->dir, drop_one, 16, FTW_PHYS), 0);
-}
-
 /* True when the file system under dir serves O_DIRECT reads (tmpfs before Linux 6.6 refuses them). */
 static bool dir_takes_direct(const char *dir)
 {
@@ -1871,7 +1850,7 @@ static void test_readahead_cold(void **state)
 	/* Cold: every chunk from the disk (dropped after the open, whose own reads fill the cache). */
 	close_slot(f, 0);
 	c = fx_cart(f, "RACOLD", false);
-	drop_cache(f);
+	tl_drop_cache(f->dir);
 	for (unsigned i = 0; i < COLD_N; i++)
 		RD_DATA(c, i, i, COLD_LEN, i % 3 == 0);
 	RD_FM(c, COLD_N);
@@ -1898,7 +1877,7 @@ static void test_readahead_cold(void **state)
 	assert_int_equal(pwrite(fd, &b, 1, (off_t)off + 3000), 1);
 	close(fd);
 	c = fx_cart(f, "RACOLD", false);
-	drop_cache(f);
+	tl_drop_cache(f->dir);
 	for (unsigned i = 0; i < 77; i++)
 		RD_DATA(c, i, i, COLD_LEN, i % 3 == 0);
 	struct vtl_read_result r;
@@ -1916,7 +1895,7 @@ static void test_readahead_cold(void **state)
 	f->cfg.readahead_buffered = true;
 	fx_pool_open_cfg(f);
 	c = fx_cart(f, "RACOLD", false);
-	drop_cache(f);
+	tl_drop_cache(f->dir);
 	for (unsigned i = 0; i < 60; i++)
 		RD_DATA(c, i, i, COLD_LEN, i % 3 == 0);
 	vtl_cart_stats(c, &st);

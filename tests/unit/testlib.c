@@ -2,6 +2,7 @@
 /* The unit tests' shared helpers; the contracts are in testlib.h. */
 #include "tests/unit/testlib.h"
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,4 +265,23 @@ char *tl_doc_read(const char *name)
 		return NULL;
 	}
 	return doc;
+}
+
+static int drop_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (type != FTW_F)
+		return 0;
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fdatasync(fd), 0);
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+	return 0;
+}
+
+void tl_drop_cache(const char *dir)
+{
+	assert_int_equal(nftw(dir, drop_one, 16, FTW_PHYS), 0);
 }

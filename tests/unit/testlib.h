@@ -94,6 +94,9 @@ struct fx {
 	struct vtl_cart *cart[TL_MAXC];
 };
 
+/* Syncs every file below dir and drops it from the page cache, so that the next read goes to the disk. */
+void tl_drop_cache(const char *dir);
+
 /* Removes dir and everything below it, following no links; errors are ignored. */
 void rm_rf(const char *dir);
 

@@ -15,7 +15,8 @@
  * Compressing saves d * (1 - r) per host byte and costs c. It stops when
  * c > d * (1 - r), only for data that does shrink (incompressible data is
  * already stored raw for the price of its samples), and a probe window
- * every CPOL_PROBE_EVERY raw windows turns it back on when
+ * after CPOL_PROBE_EVERY raw windows (twice as many after each probe that
+ * finds it still CPU-bound, at most CPOL_PROBE_MAX) turns it back on when
  * c < d * (1 - r) * 7/8: the margin keeps a cartridge on the boundary from
  * switching every window.
  */
@@ -39,7 +40,7 @@ static uint64_t mono_clock(void)
 
 void cpol_init(struct cpol *p, uint64_t (*clock)(void))
 {
-	*p = (struct cpol){.clock = clock ? clock : mono_clock, .state = CPOL_ON_UNMEASURED};
+	*p = (struct cpol){.clock = clock ? clock : mono_clock, .state = CPOL_ON_UNMEASURED, .probe_every = CPOL_PROBE_EVERY};
 }
 
 static bool sample_shrinks(const unsigned char *src, size_t len)
@@ -111,7 +112,7 @@ static void decide(struct cpol *p)
 	enum cpol_state was = p->state;
 	p->win_plain = p->cpu_ns = p->cpu_plain = p->cpu_stored = 0;
 	if (was == CPOL_OFF_CPU) {
-		if (++p->raw_windows >= CPOL_PROBE_EVERY) {
+		if (++p->raw_windows >= p->probe_every) {
 			p->raw_windows = 0;
 			p->state = CPOL_ON_PROBE;
 		}
@@ -123,6 +124,10 @@ static void decide(struct cpol *p)
 	bool shrinks = p->ratio_per64k < FIX_ONE - FIX_ONE / CPOL_SAMPLE_GAIN_DIV;
 	bool pays = was == CPOL_ON_PROBE ? p->cpu_per64k * RESUME_DEN < saved * RESUME_NUM : p->cpu_per64k <= saved;
 	p->state = (pays || !shrinks) ? CPOL_ON_PAYS : CPOL_OFF_CPU;
+	if (p->state == CPOL_OFF_CPU)
+		p->probe_every = was != CPOL_ON_PROBE         ? CPOL_PROBE_EVERY
+				 : p->probe_every * 2 > CPOL_PROBE_MAX ? CPOL_PROBE_MAX
+								       : p->probe_every * 2;
 }
 
 void cpol_record(struct cpol *p, uint64_t plain, uint64_t stored, bool compressed)

@@ -41,8 +41,13 @@
 #define CPOL_WINDOW (32ull << 20)
 /* Bytes a sync must cover for its time to count as bandwidth rather than latency. */
 #define CPOL_SYNC_MIN (4ull << 20)
-/* Windows stored raw between two probe windows while the CPU is the bottleneck. */
+/*
+ * Windows stored raw before the first probe window once the CPU is the bottleneck; each probe that
+ * finds it still so doubles the wait, up to CPOL_PROBE_MAX (64 windows, 2 GiB of host data): a
+ * stream that stays CPU-bound pays 1/65 of it compressed instead of 1/9.
+ */
 #define CPOL_PROBE_EVERY 8u
+#define CPOL_PROBE_MAX 64u
 
 /* Why the cartridge compresses or not, for status displays. */
 enum cpol_state {
@@ -56,6 +61,7 @@ struct cpol {
 	uint64_t (*clock)(void); /* ns; vtl_mono_ns unless a test injects its own */
 	enum cpol_state state;
 	unsigned raw_windows; /* windows stored raw since the last probe */
+	unsigned probe_every; /* raw windows before the next probe: CPOL_PROBE_EVERY, doubled by each failed probe */
 	/* The window being measured. */
 	uint64_t win_plain;    /* host bytes written */
 	uint64_t cpu_ns;       /* time compressing (the compressed records only) */

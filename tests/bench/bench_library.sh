@@ -17,8 +17,10 @@
 #      host loads cartridge 5 into drive 6 (a recall on the vault's drive): its time to the
 #      first block. Every second the copies' rates are sampled. This round runs
 #      with no rule, under host ingest first with a constant pool_rate (the
-#      hosts' rates alone added; VTL_BENCH_LIB_CONSTANT=no skips it), and with
-#      pool_rate = auto.
+#      hosts' rates alone added; VTL_BENCH_LIB_CONSTANT=no skips it), with
+#      pool_rate = auto, and drives first (pool_rate = auto with copy_floor =
+#      the drive's native rate; VTL_BENCH_LIB_DRIVES_FIRST=no skips it). The
+#      rule's figures are medians of vtlctl --json jobs sampled each second.
 # Printed: each copy's MB/s and share of the native rate (the goal: >= 0.98,
 # 0 back-hitches), the aggregate in TB/h beside the field's 2 TB/h for four
 # LTO-4, the hosts' rates during the copies beside alone (goal >= 0.8), the
@@ -139,13 +141,18 @@ copies_start() {
 		ids="$ids $(echo "$out" | sed -n 's/^queued job \([0-9]*\).*/\1/p')"
 	done
 	: >"$tmp/samples"
-	python3 - "$VTLCTL" "$tmp/etc/vtl.conf" >"$tmp/samples" <<'PY' &
+	: >"$tmp/ingest_samples"
+	python3 - "$VTLCTL" "$tmp/etc/vtl.conf" "$tmp/ingest_samples" >"$tmp/samples" <<'PY' &
 import json, subprocess, sys, time
-vtlctl, conf = sys.argv[1], sys.argv[2]
+vtlctl, conf, rule_log = sys.argv[1], sys.argv[2], open(sys.argv[3], "a")
 t0, seen = time.monotonic(), False
 while True:
-    js = json.loads(subprocess.run([vtlctl, "-c", conf, "--json", "jobs"], capture_output=True, text=True,
-                                   check=True).stdout)["jobs"]
+    doc = json.loads(subprocess.run([vtlctl, "-c", conf, "--json", "jobs"], capture_output=True, text=True,
+                                    check=True).stdout)
+    js = doc["jobs"]
+    g = doc.get("ingest", {})
+    if g.get("host_mb_s", 0) > 0:  # the rule's figures each second while hosts write, for the report
+        print(json.dumps(g), file=rule_log, flush=True)
     run = {j["drive"]: j.get("mb_s", 0) for j in js if j["state"] == "running" and "drive" in j and j["kind"] == "migrate"
            and j.get("library") == "site"}
     if run:
@@ -199,21 +206,31 @@ shared_round() {
 	write 4 "$2" "$HOST_MB"; write 5 "$3" "$HOST_MB"
 	while [ "$(wc -l <"$tmp/samples")" -lt 3 ] && kill -0 "$sampler" 2>/dev/null; do sleep 0.5; done
 	"$bench" "127.0.0.1:$port" "$iqn" first 6 1029 >"$tmp/recall" 2>&1 || { cat "$tmp/recall" >&2; die "the recall's host failed"; }
-	ctl --json jobs >"$tmp/jobs_during" 2>/dev/null || true
 	wait_hosts
 	copies_report
 	r4=$(rate_of 4 "$2") r5=$(rate_of 5 "$3")
 	echo "     hosts during the copies: drive 4 $r4 MB/s ($(python3 -c "print(f'{$r4 / $solo4:.2f}')") of alone), drive 5 $r5 MB/s ($(python3 -c "print(f'{$r5 / $solo5:.2f}')") of alone; goal >= 0.8)"
 	echo "     recall while four copies run: $(sed -n 's/^drive 6: //p' "$tmp/recall")"
-	python3 - "$tmp/jobs_during" <<'PY' || true
-import json, sys
+	python3 - "$tmp/ingest_samples" <<'PY' || true
+import json, statistics, sys
 try:
-    g = json.load(open(sys.argv[1])).get("ingest", {})
+    rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 except (OSError, ValueError):
     sys.exit(0)
+if not rows:
+    sys.exit(0)
+# Each figure's median over the seconds the hosts wrote (vtlctl --json jobs, sampled every second).
+def med(k):
+    v = rows[-1].get(k)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return v
+    m = statistics.median(r.get(k, 0) for r in rows)
+    return round(m) if isinstance(v, int) else m
+g = {k: med(k) for k in rows[-1]}
 if g.get("pool_rate") or g.get("auto"):
     rule = "auto" if g.get("auto") else g["pool_rate"]
-    print(f"     the rule as vtlctl jobs showed it during the round: hosts move {g.get('host_mb_s', 0):.0f} MB/s; "
+    print(f"     the rule as vtlctl jobs showed it, medians of {len(rows)} seconds while the hosts wrote: "
+          f"hosts move {g.get('host_mb_s', 0):.0f} MB/s; "
           f"each of {g.get('copies', 0)} copies reads at most {g.get('copy_limit_mb_s', 0):.0f} MB/s "
           f"(pool_rate {rule}, copy_floor {g.get('copy_floor', 0)} MB/s); the pool gave {g.get('pool_mb_s', 0):.0f} "
           f"MB/s, the copies {g.get('copies_mb_s', 0):.0f} of a budget of {g.get('budget_mb_s', 0):.0f}, their "
@@ -340,6 +357,22 @@ CONF
 	release_again
 	cold
 	shared_round "four copies, two hosts and a recall, host ingest first (pool_rate = auto)" 1036 1037
+
+	# 8. Drives first: pool_rate = auto with copy_floor = the drive's native rate, what an operator sets
+	# to keep every drive streaming at full speed; the hosts get what the pool gives beyond the copies.
+	# The hosts write over the cartridges of step 2 (from BOT: no more disk space than they took).
+	# VTL_BENCH_LIB_DRIVES_FIRST=no skips it.
+	if [ "${VTL_BENCH_LIB_DRIVES_FIRST:-yes}" != no ]; then
+		if grep -q "^copy_floor = " "$tmp/etc/vtl.conf"; then
+			sed -i "s/^copy_floor = .*/copy_floor = $native/" "$tmp/etc/vtl.conf"
+		else
+			sed -i "s/^\[migrator\]\$/[migrator]\ncopy_floor = $native/" "$tmp/etc/vtl.conf"
+		fi
+		ctl reload >/dev/null || die "vtlctl reload (copy_floor = $native)"
+		release_again
+		cold
+		shared_round "four copies, two hosts and a recall, drives first (pool_rate = auto, copy_floor = $native)" 1030 1031
+	fi
 	kill -TERM "$mpid"; wait "$mpid" || die "vtl-migrator did not stop cleanly"; mpid=""
 	kill -TERM "$pid"; wait "$pid" || die "vtld did not stop cleanly"; pid=""
 	rm -rf "$tmp"; tmp=""

@@ -103,14 +103,47 @@ static void cpu_bound_stops_and_resumes_when_the_disk_slows(void **state)
 	/* Still CPU-bound: the probe turns it off again. */
 	assert_int_equal(sim_write(&p, &s, w), w);
 	assert_false(cpol_compress_next(&p));
-	/* The disk becomes 20 ms per MiB (another cartridge hammers it): saving 10 ms costs 4. */
+	/* The disk becomes 20 ms per MiB (another cartridge hammers it): saving 10 ms costs 4. The probe
+	 * that failed doubled the wait for the next one. */
 	s.disk_ns_per_mib = 20 * MS;
-	unsigned comp = sim_write(&p, &s, CPOL_PROBE_EVERY * w);
+	unsigned comp = sim_write(&p, &s, 2 * CPOL_PROBE_EVERY * w);
 	assert_int_equal(comp, 0);
 	assert_int_equal(sim_write(&p, &s, w), w); /* the probe */
 	assert_true(cpol_compress_next(&p));
 	assert_string_equal(cpol_reason(&p), "on (pays)");
 	assert_int_equal(sim_write(&p, &s, 4 * w), 4 * w);
+}
+
+/* A stream that stays CPU-bound is probed less and less often: after 8, 16, 32, then every 64 windows. */
+static void probes_back_off_while_cpu_bound(void **state)
+{
+	(void)state;
+	struct cpol p;
+	cpol_init(&p, fake_clock);
+	struct sim s = {.cpu_ns_per_mib = 4 * MS, .disk_ns_per_mib = 1 * MS, .ratio_div = 2};
+	unsigned w = (unsigned)(CPOL_WINDOW / MIB);
+	assert_int_equal(sim_write(&p, &s, w), w);
+	assert_false(cpol_compress_next(&p));
+	static const unsigned waits[] = {CPOL_PROBE_EVERY, 2 * CPOL_PROBE_EVERY, 4 * CPOL_PROBE_EVERY, CPOL_PROBE_MAX,
+					 CPOL_PROBE_MAX};
+	for (unsigned i = 0; i < sizeof waits / sizeof waits[0]; i++) {
+		assert_int_equal(sim_write(&p, &s, (waits[i] - 1) * w), 0);
+		assert_false(cpol_compress_next(&p));
+		assert_int_equal(sim_write(&p, &s, w), 0); /* the last raw window: the next is the probe */
+		assert_true(cpol_compress_next(&p));
+		assert_int_equal(sim_write(&p, &s, w), w); /* the probe, still CPU-bound */
+		assert_false(cpol_compress_next(&p));
+	}
+	/* The disk slows: the next probe (64 windows on) turns it on, and a later stop waits 8 again. */
+	s.disk_ns_per_mib = 20 * MS;
+	assert_int_equal(sim_write(&p, &s, CPOL_PROBE_MAX * w), 0);
+	assert_int_equal(sim_write(&p, &s, w), w);
+	assert_string_equal(cpol_reason(&p), "on (pays)");
+	s.disk_ns_per_mib = 1 * MS;
+	assert_int_equal(sim_write(&p, &s, w), w);
+	assert_false(cpol_compress_next(&p));
+	assert_int_equal(sim_write(&p, &s, CPOL_PROBE_EVERY * w), 0);
+	assert_true(cpol_compress_next(&p));
 }
 
 static void disk_bound_keeps_compressing(void **state)
@@ -155,6 +188,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unmeasured_disk_keeps_compressing),
 		cmocka_unit_test(cpu_bound_stops_and_resumes_when_the_disk_slows),
+		cmocka_unit_test(probes_back_off_while_cpu_bound),
 		cmocka_unit_test(disk_bound_keeps_compressing),
 		cmocka_unit_test(incompressible_data_is_not_called_cpu_bound),
 		cmocka_unit_test(a_small_sync_measures_latency_not_rate),

@@ -11,6 +11,8 @@
  * QUEUED on the workers, BUSY while read, READY for the consumer. A reset
  * (LOCATE, SPACE, a write) marks queued and busy slots stale; the worker that
  * holds one frees it, so nobody waits for a read that is no longer wanted.
+ * A chunk the page cache does not hold is read with O_DIRECT into the slot
+ * (its buffer aligned for it), one it holds is copied from it (slot_fill).
  *
  * A slot can also be lent (vtl_cart_read_lend): a reader, such as the iSCSI
  * event loop sending a READ's Data-In, points at a block in it instead of

@@ -4,7 +4,9 @@
 # The HTTP endpoints of vtld ([daemon] http) and vtl-migrator ([migrator]
 # http) on free loopback ports, checked by a real Prometheus:
 #   - a host (iscsi_hosts write) writes 10 blocks of 64 KiB to I00002L8;
-#     /metrics of both daemons passes `promtool check metrics`;
+#     /metrics of both daemons passes `promtool check metrics`; read back
+#     with the page cache dropped, the drive's read-ahead counts bytes read
+#     past it (O_DIRECT, where the pool's file system serves it);
 #   - a prometheus started here (its storage in the temporary folder, a
 #     scrape every second) scrapes both; PromQL through its HTTP API finds
 #     the drive's bytes written grown by exactly what the host wrote, the
@@ -122,6 +124,26 @@ until [ "$(metric "$vurl" vtl_iscsi_sessions)" = 0 ]; do
 	sleep 0.1
 done
 grep -q '^vtl_cartridges{cache="resident"} 3$' "$tmp/vtld.prom" || fail "vtl_cartridges does not count 3 resident cartridges"
+
+step "read back cold: the read-ahead reads past the page cache"
+# The cartridge's files dropped from the page cache (synced first), then read back by a host.
+find "$tmp/pool" -name '*.seg' -exec python3 -c '
+import os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY)
+    os.fdatasync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)' {} +
+timeout 120 "$HOSTS" "127.0.0.1:$port" "$iqn" check >"$tmp/hosts" 2>&1 || { cat "$tmp/hosts" >&2; fail "iscsi_hosts check"; }
+direct=$(metric "$vurl" vtl_drive_load_read_direct_bytes 'drive="258",lun="2"')
+seg=$(find "$tmp/pool" -name '*.seg' | head -n 1)
+if dd if="$seg" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null; then
+	[ "${direct:-0}" -gt 0 ] || fail "vtl_drive_load_read_direct_bytes of drive 258 is ${direct:-absent} after a cold read back"
+	echo "   $direct stored bytes read ahead past the page cache"
+else
+	[ "${direct:-0}" = 0 ] || fail "the pool's file system refuses O_DIRECT, yet vtl_drive_load_read_direct_bytes is $direct"
+	echo "   the pool's file system refuses O_DIRECT: read through the page cache (vtl_drive_load_read_direct_bytes 0)"
+fi
 
 step "promtool check metrics passes on both expositions"
 promtool check metrics <"$tmp/vtld.prom" >"$tmp/promtool" 2>&1 || { cat "$tmp/promtool" >&2; fail "promtool check metrics on vtld's /metrics"; }

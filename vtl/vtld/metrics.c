@@ -57,6 +57,7 @@ static uint64_t load_stored(const void *row) { return ((const struct drive_snap 
 static uint64_t medium(const void *row) { return ((const struct drive_snap *)row)->st.stored_bytes; }
 static uint64_t ra_fill(const void *row) { return ((const struct drive_snap *)row)->st.readahead_ready; }
 static uint64_t ra_size(const void *row) { return ((const struct drive_snap *)row)->st.readahead_limit; }
+static uint64_t ra_direct(const void *row) { return ((const struct drive_snap *)row)->st.readahead_direct; }
 static uint64_t unsynced(const void *row) { return ((const struct drive_snap *)row)->st.unsynced_bytes; }
 static uint64_t position(const void *row) { return ((const struct drive_snap *)row)->st.object; }
 
@@ -114,6 +115,9 @@ static void drives(struct vtld *v, struct outbuf *o)
 		     "Stored bytes read ahead and ready for the host: the read buffer's fill", ra_fill);
 	prom_rows_u64(o, &rows, "vtl_drive_readahead_limit_bytes", "gauge",
 		     "The most stored bytes the read-ahead keeps in flight: the read buffer's size", ra_size);
+	prom_rows_u64(o, &rows, "vtl_drive_load_read_direct_bytes", "gauge",
+		     "Stored bytes read ahead for hosts since the load past the page cache (O_DIRECT: the cache did not "
+		     "hold them)", ra_direct);
 	prom_rows_u64(o, &rows, "vtl_drive_unsynced_bytes", "gauge",
 		     "Host bytes written and acknowledged but not yet synced: the write buffer's fill", unsynced);
 	free(d);

@@ -198,11 +198,29 @@ bool fd_range_cached(int fd, uint64_t off, uint64_t len)
 	return all;
 }
 
+size_t direct_span(uint64_t off, size_t len)
+{
+	return ((size_t)(off % DIRECT_ALIGN) + len + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
+}
+
+int direct_buf_reserve(unsigned char **buf, size_t *cap, size_t n)
+{
+	if (*cap >= n)
+		return VTL_OK;
+	void *p = NULL;
+	if (posix_memalign(&p, DIRECT_ALIGN, n))
+		return VTL_E_NOMEM;
+	free(*buf);
+	*buf = p;
+	*cap = n;
+	return VTL_OK;
+}
+
 int read_full_direct(int dfd, unsigned char *abuf, uint64_t off, size_t len)
 {
 	/* A short read before the end (the file ends there) leaves an unaligned offset: EINVAL, then the buffered read. */
-	uint64_t end = off + len, aend = (end + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
-	return pread_until(dfd, abuf, off - off % DIRECT_ALIGN, aend, end);
+	uint64_t at = off - off % DIRECT_ALIGN;
+	return pread_until(dfd, abuf, at, at + direct_span(off, len), off + len);
 }
 
 /* Each thread's aligned buffer for O_DIRECT reads into a caller's unaligned one; freed with the thread. */
@@ -241,15 +259,7 @@ static unsigned char *bounce_get(size_t n)
 			return NULL;
 		}
 	}
-	if (b->cap < n) {
-		void *p = NULL;
-		if (posix_memalign(&p, DIRECT_ALIGN, n))
-			return NULL;
-		free(b->p);
-		b->p = p;
-		b->cap = n;
-	}
-	return b->p;
+	return direct_buf_reserve(&b->p, &b->cap, n) ? NULL : b->p;
 }
 
 int read_path_range(const struct vtl_pool *pool, const char *path, void *buf, size_t len, uint64_t off)
@@ -261,9 +271,7 @@ int read_path_range(const struct vtl_pool *pool, const char *path, void *buf, si
 	bool done = false;
 	/* As the read-ahead's cold chunks: a copy reading a cartridge once does not go through the cache. */
 	if (pool->ra_direct && len >= DIRECT_ALIGN && !fd_range_cached(fd, off, len)) {
-		size_t lead = (size_t)(off % DIRECT_ALIGN);
-		size_t need = (lead + len + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
-		unsigned char *b = bounce_get(need);
+		unsigned char *b = bounce_get(direct_span(off, len));
 		int dfd = b ? open(path, O_RDONLY | O_DIRECT | O_CLOEXEC) : -1;
 		if (dfd >= 0) {
 			rc = read_full_direct(dfd, b, off, len);
@@ -271,7 +279,7 @@ int read_path_range(const struct vtl_pool *pool, const char *path, void *buf, si
 			close(dfd);
 			done = !refused;
 			if (rc == VTL_OK)
-				memcpy(buf, b + lead, len);
+				memcpy(buf, b + off % DIRECT_ALIGN, len);
 		}
 	}
 	if (!done)

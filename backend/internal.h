@@ -275,6 +275,10 @@ bool fd_range_cached(int fd, uint64_t off, uint64_t len);
  * past off + len: 0, VTL_E_CORRUPT (the file ends first) or VTL_E_IO (errno EINVAL: O_DIRECT refused).
  */
 int read_full_direct(int dfd, unsigned char *abuf, uint64_t off, size_t len);
+/* Bytes an O_DIRECT buffer for [off, off + len) spans: from off rounded down to past off + len rounded up. */
+size_t direct_span(uint64_t off, size_t len);
+/* Makes *buf a DIRECT_ALIGN-aligned buffer of at least n bytes (*cap its size; contents not kept): 0 or VTL_E_NOMEM. */
+int direct_buf_reserve(unsigned char **buf, size_t *cap, size_t n);
 /*
  * Reads [off, off + len) of the file at path into buf, as read_full does; a range the page cache does not
  * hold is read with O_DIRECT through the calling thread's aligned buffer when the pool's read-ahead reads

@@ -148,26 +148,17 @@ static void slot_fill(struct slot *s, size_t dec_limit)
 		s->recs[i].ok = false;
 	s->direct = false;
 	/* The buffer stands for the file from start rounded down, so that an O_DIRECT read can land in it. */
-	size_t lead = (size_t)(s->start % DIRECT_ALIGN);
-	size_t need = (lead + len + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
-	if (need > s->raw_cap) {
-		void *p = NULL;
-		if (posix_memalign(&p, DIRECT_ALIGN, need))
-			return;
-		free(s->raw);
-		s->raw = p;
-		s->raw_cap = need;
-	}
-	s->data = s->raw + lead;
+	if (direct_buf_reserve(&s->raw, &s->raw_cap, direct_span(s->start, len)))
+		return;
+	s->data = s->raw + s->start % DIRECT_ALIGN;
 	/*
 	 * A chunk the page cache does not hold is read with O_DIRECT: the disk's DMA fills the slot, where a
 	 * buffered read would fill cache pages and then copy every byte (the largest cost of a cold read in
 	 * the profile), and a restore streaming a cartridge once does not push everything else out of the
 	 * cache. A chunk it holds (just written, read again) is copied from it as before.
 	 */
-	int rc = VTL_E_IO;
 	if (s->fd->dfd >= 0 && !fd_range_cached(s->fd->fd, s->start, len)) {
-		rc = read_full_direct(s->fd->dfd, s->raw, s->start, len);
+		int rc = read_full_direct(s->fd->dfd, s->raw, s->start, len);
 		s->direct = rc == VTL_OK;
 		if (rc == VTL_E_IO && errno != EINVAL)
 			return; /* the direct read of the consumer reports it */

@@ -239,6 +239,15 @@ if g.get("pool_rate") or g.get("auto"):
            if g.get("auto") else ""))
 PY
 }
+# set_migrator_key KEY VALUE: sets KEY in the [migrator] section of the benchmark's vtl.conf (replaced
+# when set before, else added under the section's header); a vtlctl reload applies it.
+set_migrator_key() {
+	if grep -q "^$1 = " "$tmp/etc/vtl.conf"; then
+		sed -i "s/^$1 = .*/$1 = $2/" "$tmp/etc/vtl.conf"
+	else
+		sed -i "s/^\[migrator\]\$/[migrator]\n$1 = $2/" "$tmp/etc/vtl.conf"
+	fi
+}
 # release_again: cartridge 5's recall of the last round has staged it back; give up its disk copy
 # again (waits up to 10 minutes for the recall to end) so that the next round recalls it too.
 release_again() {
@@ -340,7 +349,7 @@ CONF
 	# (0: each copy's floor is its drive's lowest matched speed). VTL_BENCH_LIB_CONSTANT=no skips it.
 	if [ "${VTL_BENCH_LIB_CONSTANT:-yes}" != no ]; then
 		P=$(python3 -c "print(int($solo4 + $solo5))")
-		sed -i "s/^\[migrator\]\$/[migrator]\npool_rate = $P/" "$tmp/etc/vtl.conf"
+		set_migrator_key pool_rate "$P"
 		ctl reload >/dev/null || die "vtlctl reload (pool_rate = $P)"
 		release_again
 		cold
@@ -348,11 +357,7 @@ CONF
 	fi
 
 	# 7. The rule with pool_rate = auto: the migrator probes what the pool gives (migrator/ingest.h).
-	if grep -q "^pool_rate = " "$tmp/etc/vtl.conf"; then
-		sed -i "s/^pool_rate = .*/pool_rate = auto/" "$tmp/etc/vtl.conf"
-	else
-		sed -i "s/^\[migrator\]\$/[migrator]\npool_rate = auto/" "$tmp/etc/vtl.conf"
-	fi
+	set_migrator_key pool_rate auto
 	ctl reload >/dev/null || die "vtlctl reload (pool_rate = auto)"
 	release_again
 	cold
@@ -363,11 +368,7 @@ CONF
 	# The hosts write over the cartridges of step 2 (from BOT: no more disk space than they took).
 	# VTL_BENCH_LIB_DRIVES_FIRST=no skips it.
 	if [ "${VTL_BENCH_LIB_DRIVES_FIRST:-yes}" != no ]; then
-		if grep -q "^copy_floor = " "$tmp/etc/vtl.conf"; then
-			sed -i "s/^copy_floor = .*/copy_floor = $native/" "$tmp/etc/vtl.conf"
-		else
-			sed -i "s/^\[migrator\]\$/[migrator]\ncopy_floor = $native/" "$tmp/etc/vtl.conf"
-		fi
+		set_migrator_key copy_floor "$native"
 		ctl reload >/dev/null || die "vtlctl reload (copy_floor = $native)"
 		release_again
 		cold

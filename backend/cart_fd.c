@@ -157,7 +157,8 @@ void cart_seg_direct(struct vtl_cart *c, size_t si, struct fdref *f)
 	f->dfd = FDREF_DIRECT_FAILED;
 	if (pool_seg_path(c->pool, c->barcode, c->tape.segs[si].seq, path, sizeof path))
 		return;
-	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	/* Writable for the appends of cart_direct.c, on a cartridge that may write. */
+	int fd = open(path, (c->p.readonly ? O_RDONLY : O_RDWR) | O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	f->dfd = fd;

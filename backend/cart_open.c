@@ -25,6 +25,7 @@ static void cart_free(struct vtl_cart *c)
 	(void)seal_wait(c); /* an error here was already lost with the session */
 	if (c->ra)
 		ra_destroy(c->ra);
+	direct_forget(c);
 	for (size_t i = 0; i < c->tape.nseg; i++)
 		seg_forget(c, &c->tape.segs[i]);
 	free(c->tape.segs);
@@ -234,6 +235,7 @@ void vtl_cart_stats(const struct vtl_cart *c, struct vtl_cart_stats *st)
 	if (c->ra && ra_active(c->ra))
 		ra_buffered(c->ra, &st->readahead_ready, &st->readahead_limit);
 	st->readahead_direct = c->ra ? ra_direct_bytes(c->ra) : 0;
+	st->written_direct = c->wr.dw.bytes;
 }
 
 const char *vtl_cart_barcode(const struct vtl_cart *c)

@@ -151,7 +151,8 @@ static unsigned char *footer_build(struct vtl_cart *c, bool with_eod, size_t *le
  */
 static int footer_commit(int fd, unsigned char *footer, size_t len, uint64_t at)
 {
-	if (fdatasync(fd) != 0)
+	/* The zeros a direct append left past the records (cart_direct.c) must not follow the trailer. */
+	if (ftruncate(fd, (off_t)at) != 0 || fdatasync(fd) != 0)
 		return VTL_E_IO;
 	struct iovec iov = {footer, len};
 	int rc = write_fullv(fd, &iov, 1, at);

@@ -164,7 +164,7 @@ static int append_record(struct vtl_cart *c, struct rec_header *h, const void *p
 	unsigned char hb[REC_HEADER_LEN];
 	rec_header_encode(h, hb);
 	struct iovec iov[2] = {{hb, sizeof hb}, {(void *)payload, h->stored_len}};
-	rc = write_fullv(fd, iov, h->stored_len ? 2 : 1, s->data_end);
+	rc = direct_append(c, c->tape.nseg - 1, iov, h->stored_len ? 2 : 1, s->data_end);
 	if (rc) {
 		bool full = errno_is_full();
 		/* Nothing half-written may stay behind the last whole record. */

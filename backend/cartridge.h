@@ -102,6 +102,7 @@ struct vtl_cart_stats {
 	uint64_t readahead_ready;    /* stored bytes read ahead, ready for the host (0 when not reading ahead) */
 	uint64_t readahead_limit;    /* the most stored bytes the read-ahead keeps in flight */
 	uint64_t readahead_direct;   /* stored bytes the read-ahead read past the page cache (O_DIRECT) */
+	uint64_t written_direct;     /* record bytes appended past the page cache (O_DIRECT) */
 	uint64_t unsynced_bytes;     /* host bytes written since the last sync (not yet on stable storage) */
 	const char *compression;     /* "on (...)" or "off (why)": what the next block gets (a static string) */
 };

@@ -45,6 +45,7 @@ struct vtl_pool {
 	size_t ra_chunk;
 	size_t ra_memory;
 	bool ra_direct; /* read-ahead reads chunks not in the page cache with O_DIRECT (readahead.c) */
+	bool wr_direct; /* large records are appended with O_DIRECT (cart_direct.c) */
 	int lz4_accel;
 	struct workers *workers;
 };
@@ -131,6 +132,20 @@ struct cart_cursor {
 };
 
 /*
+ * Appends past the page cache (cart_direct.c): the open segment's file as it
+ * ends at end, its last partial DIRECT_ALIGN block held in buf (end UINT64_MAX:
+ * not known), for the next record's O_DIRECT write.
+ */
+struct cart_direct {
+	struct fdref *ref;  /* the descriptor end and buf belong to, held; NULL before the first */
+	uint64_t end;
+	unsigned char *buf; /* DIRECT_ALIGN-aligned: the partial block, then the record while it is written */
+	size_t cap;
+	bool off;       /* the file system refused O_DIRECT: every append is buffered */
+	uint64_t bytes; /* record bytes appended with O_DIRECT since open */
+};
+
+/*
  * The write state and the sync accounting: what cart_write.c appended and
  * cart_sync.c has not yet made durable, the seal in flight (cart_segment.c)
  * and the write fence.
@@ -153,6 +168,7 @@ struct cart_write {
 	 */
 	int fault;
 	bool wb_off; /* the file system has no sync_file_range: writeback is left to the kernel */
+	struct cart_direct dw; /* appends with O_DIRECT (cart_direct.c) */
 };
 
 /* What the tape has lost, and whether a cut is under way (cart_damage.c). */
@@ -285,6 +301,18 @@ int direct_buf_reserve(unsigned char **buf, size_t *cap, size_t n);
  * so. Safe from several threads at once. 0, VTL_E_IO or VTL_E_CORRUPT (the file ends first).
  */
 int read_path_range(const struct vtl_pool *pool, const char *path, void *buf, size_t len, uint64_t off);
+
+/* cart_direct.c */
+
+/*
+ * Writes the record in iov (cnt buffers) at offset at of segment si, the end of its records: with
+ * O_DIRECT when the pool, the file system and the record's size allow, else buffered (iov is then
+ * consumed). 0 or VTL_E_IO with errno saying why (ENOSPC: the file system is full); the file may then
+ * hold part of the record, which the caller cuts off. Either way the file holds the whole record on 0.
+ */
+int direct_append(struct vtl_cart *c, size_t si, struct iovec *iov, int cnt, uint64_t at);
+/* Drops what the direct appends hold (the descriptor's reference and the buffer); at close. */
+void direct_forget(struct vtl_cart *c);
 
 /* cart_index.c */
 

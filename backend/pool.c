@@ -316,6 +316,7 @@ int vtl_pool_open(const struct vtl_pool_config *cfg, struct vtl_pool **out, char
 	pool->ra_chunk = cfg->readahead_chunk ? cfg->readahead_chunk : RA_CHUNK_DEFAULT;
 	pool->ra_memory = cfg->readahead_memory ? cfg->readahead_memory : pool->ra_depth * pool->ra_chunk * 5;
 	pool->ra_direct = !cfg->readahead_buffered;
+	pool->wr_direct = !cfg->write_buffered;
 	pool->lz4_accel = cfg->lz4_acceleration > 0 ? cfg->lz4_acceleration : LZ4_ACCEL_DEFAULT;
 	for (unsigned i = 0; i < pool->n; i++) {
 		struct pool_member *pm = &pool->m[i];

@@ -34,6 +34,7 @@ struct vtl_pool_config {
 	size_t readahead_chunk;      /* S; 0 = default (1 MiB) */
 	size_t readahead_memory;     /* M; 0 = default (K * S * 5: raw chunk + 4x decompressed) */
 	bool readahead_buffered;     /* true: read-ahead always reads through the page cache, never O_DIRECT */
+	bool write_buffered;         /* true: records are always written through the page cache, never O_DIRECT */
 	int lz4_acceleration;        /* LZ4 speed/ratio dial, 1 = best ratio; 0 = default (2) */
 	unsigned io_threads;         /* worker threads shared by all cartridges; 0 = default (4) */
 };

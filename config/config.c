@@ -295,6 +295,7 @@ static const struct keydef keys[] = {
 	{SEC_POOL, "readahead_chunk", K_SIZE, CF(pool.readahead_chunk), 0, 4096, 64ull << 20},
 	{SEC_POOL, "readahead_memory", K_SIZE, CF(pool.readahead_memory), 0, 4096, 64ull << 30},
 	{SEC_POOL, "readahead_direct", K_BOOL, CF(pool.readahead_direct), 0, 0, 0},
+	{SEC_POOL, "write_direct", K_BOOL, CF(pool.write_direct), 0, 0, 0},
 	{SEC_POOL, "lz4_acceleration", K_INT, CF(pool.lz4_acceleration), 0, 1, 65537},
 	{SEC_POOL, "io_threads", K_UINT, CF(pool.io_threads), 0, 1, 256},
 	{SEC_CATALOG, "path", K_PATH, CF(catalog.path), 0, 0, 0},
@@ -1616,6 +1617,7 @@ static void set_defaults(struct vtl_config *c)
 		snprintf(p->prefix, sizeof p->prefix, "PHY");
 	}
 	c->pool.readahead_direct = true;
+	c->pool.write_direct = true;
 	c->migrator.buffers = 64;
 	c->migrator.buffer_size = 1u << 20;
 	c->migrator.readers = 4;
@@ -1824,6 +1826,7 @@ void vtl_config_pool(const struct vtl_config *c, struct vtl_pool_config *pc)
 	pc->readahead_chunk = (size_t)c->pool.readahead_chunk;
 	pc->readahead_memory = (size_t)c->pool.readahead_memory;
 	pc->readahead_buffered = !c->pool.readahead_direct;
+	pc->write_buffered = !c->pool.write_direct;
 	pc->lz4_acceleration = c->pool.lz4_acceleration;
 	pc->io_threads = c->pool.io_threads;
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "backend/cartridge.h"
+#include "backend/format.h"
 #include "backend/pool.h"
 #include "common/grow.h"
 #include "common/vtl_error.h"
@@ -1904,6 +1905,161 @@ static void test_readahead_cold(void **state)
 	close_slot(f, 0);
 }
 
+/* Record lengths around the direct writes' threshold (60 KiB) and DIRECT_ALIGN, odd ones included. */
+static const size_t wd_lens[] = {65536, 61441, 100003, 7001, 262144, 1048579, 4096, 70000, 65535, 300001};
+#define WD_LEN(key) wd_lens[(key) % (sizeof wd_lens / sizeof wd_lens[0])]
+#define WD_COMP(key) ((key) % 5 == 2)
+
+/* Every segment file of bc on the members ends with a trailer that decodes: no zeros after a footer. */
+static unsigned wd_sealed_files(struct fx *f, const char *bc)
+{
+	unsigned n = 0;
+	for (unsigned m = 0; m < NMEMB; m++)
+		for (unsigned seq = 0; seq < 256; seq++) {
+			char path[TL_PATH_LEN + 64];
+			snprintf(path, sizeof path, "%s/%s/%08u.seg", f->mpath[m], bc, seq);
+			int fd = open(path, O_RDONLY);
+			if (fd < 0)
+				continue;
+			struct stat sb;
+			assert_int_equal(fstat(fd, &sb), 0);
+			unsigned char tb[TRAILER_LEN];
+			assert_true(sb.st_size > TRAILER_LEN);
+			assert_int_equal(pread(fd, tb, sizeof tb, sb.st_size - TRAILER_LEN), TRAILER_LEN);
+			close(fd);
+			struct seg_trailer t;
+			if (seg_trailer_decode(tb, &t) != 0)
+				fail_msg("%s (%lld bytes) does not end with its trailer", path, (long long)sb.st_size);
+			n++;
+		}
+	return n;
+}
+
+/* Reads WDIRECT back from BOT after its cut at 12: records 0..11, the 8 written over the cut, a filemark. */
+static void wd_read_cut(struct vtl_cart *c)
+{
+	for (unsigned i = 0; i < 12; i++)
+		RD_DATA(c, i, i, WD_LEN(i), WD_COMP(i));
+	for (unsigned j = 0; j < 8; j++)
+		RD_DATA(c, 12 + j, 100 + j, WD_LEN(j + 3), WD_COMP(j));
+	RD_FM(c, 20);
+}
+
+/*
+ * Records appended past the page cache (O_DIRECT from 60 KiB on) beside buffered ones and filemarks:
+ * every block reads back as written from the open segment the writer is still appending to, after a
+ * cut in the middle and appends over it, across segment changes and after a close (whose files end
+ * with their footers, not with the zeros a direct append leaves past the last record); and after a
+ * writer that never closed (a crash), every record it synced and no damage.
+ */
+static void test_write_direct(void **state)
+{
+	struct fx *f = *state;
+	fx_config(f, 2u << 20); /* segment changes every few records */
+	fx_pool_open_cfg(f);
+	bool direct = dir_takes_direct(f->mpath[0]);
+	print_message("  O_DIRECT on %s: %s\n", f->mpath[0], direct ? "served" : "refused (writes stay buffered)");
+	struct vtl_cart *c = fx_cart(f, "WDIRECT", true);
+	vtl_cart_set_compression(c, true);
+	for (unsigned i = 0; i < 30; i++)
+		WR(c, i, WD_LEN(i), WD_COMP(i));
+	WFM(c, 1);
+	LOC(c, 0);
+	for (unsigned i = 0; i < 30; i++)
+		RD_DATA(c, i, i, WD_LEN(i), WD_COMP(i));
+	RD_FM(c, 30);
+	struct vtl_cart_stats st;
+	vtl_cart_stats(c, &st);
+	print_message("  %" PRIu64 " of %" PRIu64 " stored bytes appended direct\n", st.written_direct,
+		      st.written_stored);
+	if (direct)
+		assert_true(st.written_direct > st.written_stored / 2);
+	else
+		assert_int_equal(st.written_direct, 0);
+	/* A cut at 12 and appends over it, read back before any sync or close. */
+	LOC(c, 12);
+	for (unsigned j = 0; j < 8; j++)
+		WR(c, 100 + j, WD_LEN(j + 3), WD_COMP(j));
+	WFM(c, 1);
+	LOC(c, 0);
+	wd_read_cut(c);
+	close_slot(f, 0);
+	assert_true(wd_sealed_files(f, "WDIRECT") >= 2);
+	/*
+	 * A direct record (the first block, with the header, stays buffered) ending 64 bytes into a block:
+	 * the zeros after it are longer than the footer, which must not leave them after its trailer.
+	 */
+	size_t first = 4000, at = SEG_HEADER_LEN + REC_HEADER_LEN + first + REC_HEADER_LEN;
+	size_t pad_len = 17 * 4096 + 64 - at;
+	c = fx_cart(f, "WDPAD", true);
+	WR(c, 6, first, false);
+	WR(c, 7, pad_len, false);
+	vtl_cart_stats(c, &st);
+	assert_int_equal(st.written_direct, direct ? REC_HEADER_LEN + pad_len : 0);
+	close_slot(f, 0);
+	assert_int_equal(wd_sealed_files(f, "WDPAD"), 1);
+	c = fx_cart(f, "WDPAD", false);
+	RD_DATA(c, 0, 6, first, false);
+	RD_DATA(c, 1, 7, pad_len, false);
+	close_slot(f, 0);
+	c = fx_cart(f, "WDIRECT", false);
+	wd_read_cut(c);
+	close_slot(f, 0);
+
+	/* A writer that never closes: it syncs 6 records, appends 3 more and exits. */
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(60);
+		struct vtl_pool *pool = NULL;
+		char err[256];
+		struct vtl_cart_params p;
+		memset(&p, 0, sizeof p);
+		struct vtl_cart *w = NULL;
+		if (vtl_pool_open(&f->cfg, &pool, err, sizeof err) || vtl_cart_open(pool, "WDIRECT", &p, &w) ||
+		    vtl_cart_space_eod(w))
+			_exit(30);
+		for (unsigned k = 0; k < 9; k++) {
+			if (wr_(w, 200 + k, WD_LEN(k), false) < 0)
+				_exit(31);
+			if (k == 5 && vtl_cart_sync(w))
+				_exit(32);
+		}
+		_exit(0); /* no close, no footer: the zeros past the last record stay */
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	struct vtl_cart_info info;
+	EXPECT_RC(vtl_cart_info(f->pool, "WDIRECT", &info), 0);
+	assert_int_equal(info.damaged, 0);
+	c = fx_cart(f, "WDIRECT", false);
+	wd_read_cut(c);
+	for (unsigned k = 0; k < 9; k++)
+		RD_DATA(c, 21 + k, 200 + k, WD_LEN(k), false); /* a process exit loses nothing written */
+	close_slot(f, 0);
+	EXPECT_RC(vtl_cart_info(f->pool, "WDIRECT", &info), 0);
+	assert_int_equal(info.damaged, 0);
+
+	/* write_direct = no: the pool told to stay buffered never writes direct. */
+	vtl_pool_close(f->pool);
+	f->pool = NULL;
+	f->cfg.write_buffered = true;
+	fx_pool_open_cfg(f);
+	c = fx_cart(f, "WDIRECT", false);
+	EXPECT_RC(vtl_cart_space_eod(c), 0);
+	for (unsigned k = 0; k < 4; k++)
+		WR(c, 300 + k, WD_LEN(k), false);
+	vtl_cart_stats(c, &st);
+	assert_int_equal(st.written_direct, 0);
+	LOC(c, 30);
+	for (unsigned k = 0; k < 4; k++)
+		RD_DATA(c, 30 + k, 300 + k, WD_LEN(k), false);
+	close_slot(f, 0);
+}
+
 static void test_stats(void **state)
 {
 	struct fx *f = *state;
@@ -2151,6 +2307,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readahead_invalidated, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readahead_loans, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_readahead_cold, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_direct, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stats, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_adaptive_compression_reads_back, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_multiple_carts_interleaved, fx_setup,

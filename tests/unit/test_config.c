@@ -196,11 +196,15 @@ static void minimal_config_defaults(void **state)
 	struct vtl_pool_config pcd;
 	vtl_config_pool(c, &pcd);
 	assert_false(pcd.readahead_buffered);
+	assert_true(c->pool.write_direct); /* large records written past the page cache unless told not to */
+	assert_false(pcd.write_buffered);
 	vtl_config_free(c);
-	c = parse_ok("[library]\nslots = 10\n" POOL "readahead_direct = no\n");
+	c = parse_ok("[library]\nslots = 10\n" POOL "readahead_direct = no\nwrite_direct = no\n");
 	assert_false(c->pool.readahead_direct);
+	assert_false(c->pool.write_direct);
 	vtl_config_pool(c, &pcd);
 	assert_true(pcd.readahead_buffered);
+	assert_true(pcd.write_buffered);
 	assert_string_equal(c->catalog.path, "/etc/vtl/catalog.db");
 	assert_string_equal(c->daemon.control_socket, "/etc/vtl/vtld.sock");
 	assert_string_equal(c->daemon.log_level, "info");
@@ -474,7 +478,7 @@ static void load_file(void **state)
 	assert_null(c);
 	assert_string_equal(err, "etc/vtl.conf:6: unknown key 'bogus' in [pool]; the keys of [pool] are: member, "
 				 "segment_size, member_quota, reserve, readahead_depth, readahead_chunk, readahead_memory, readahead_direct, "
-				 "lz4_acceleration, io_threads");
+				 "write_direct, lz4_acceleration, io_threads");
 	assert_int_equal(chdir(cwd), 0);
 
 	/* A missing file. */

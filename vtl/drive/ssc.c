@@ -234,6 +234,7 @@ static void fill_counts(struct ssc_drive *d, struct ssc_status *st)
 	st->readahead_ready = cs.readahead_ready;
 	st->readahead_limit = cs.readahead_limit;
 	st->readahead_direct = cs.readahead_direct;
+	st->written_direct = cs.written_direct;
 	st->unsynced_bytes = cs.unsynced_bytes;
 	st->compression = cs.compression;
 }

@@ -143,6 +143,7 @@ struct ssc_status {
 	uint64_t readahead_ready; /* stored bytes read ahead for the host: the read buffer's fill */
 	uint64_t readahead_limit; /* the read buffer's size */
 	uint64_t readahead_direct; /* stored bytes read ahead past the page cache (O_DIRECT) since the load */
+	uint64_t written_direct;   /* record bytes written past the page cache (O_DIRECT) since the load */
 	uint64_t unsynced_bytes;  /* written, acknowledged, not yet synced: the write buffer's fill */
 	const char *compression;  /* the cartridge's "on (...)" / "off (why)"; NULL with none loaded */
 	bool prevent;           /* PREVENT MEDIUM REMOVAL in effect */

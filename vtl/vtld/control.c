@@ -113,13 +113,14 @@ static void status(struct vtld *v, char *out, size_t cap)
 		    "%s{\"lun\":%u,\"address\":%u,\"state\":\"%s\",\"barcode\":\"%s\",\"position\":%llu,"
 		    "\"file\":%llu,\"eod\":%llu,\"written_bytes\":%llu,\"read_bytes\":%llu,"
 		    "\"write_mb_s\":%.1f,\"read_mb_s\":%.1f,\"read_buffer_bytes\":%llu,\"read_buffer_size\":%llu,"
-		    "\"read_direct_bytes\":%llu,\"write_buffer_bytes\":%llu,\"compression\":\"%s\",\"prevent\":%s}",
+		    "\"read_direct_bytes\":%llu,\"write_direct_bytes\":%llu,\"write_buffer_bytes\":%llu,\"compression\":\"%s\",\"prevent\":%s}",
 		    k > 1 ? "," : "", lus[i].lun, address, ssc_state_name(st.state), st.barcode,
 		    (unsigned long long)st.object, (unsigned long long)st.file, (unsigned long long)st.eod,
 		    (unsigned long long)st.written_bytes, (unsigned long long)st.read_bytes,
 		    meter_rate(&vtld_meters(v, i)->written) / MB, meter_rate(&vtld_meters(v, i)->read) / MB,
 		    (unsigned long long)st.readahead_ready, (unsigned long long)st.readahead_limit,
-		    (unsigned long long)st.readahead_direct, (unsigned long long)st.unsynced_bytes, st.compression ? st.compression : "-",
+		    (unsigned long long)st.readahead_direct, (unsigned long long)st.written_direct,
+		    (unsigned long long)st.unsynced_bytes, st.compression ? st.compression : "-",
 		    st.prevent ? "true" : "false");
 	}
 	struct throttle_state ts;

@@ -58,6 +58,7 @@ static uint64_t medium(const void *row) { return ((const struct drive_snap *)row
 static uint64_t ra_fill(const void *row) { return ((const struct drive_snap *)row)->st.readahead_ready; }
 static uint64_t ra_size(const void *row) { return ((const struct drive_snap *)row)->st.readahead_limit; }
 static uint64_t ra_direct(const void *row) { return ((const struct drive_snap *)row)->st.readahead_direct; }
+static uint64_t wr_direct(const void *row) { return ((const struct drive_snap *)row)->st.written_direct; }
 static uint64_t unsynced(const void *row) { return ((const struct drive_snap *)row)->st.unsynced_bytes; }
 static uint64_t position(const void *row) { return ((const struct drive_snap *)row)->st.object; }
 
@@ -118,6 +119,8 @@ static void drives(struct vtld *v, struct outbuf *o)
 	prom_rows_u64(o, &rows, "vtl_drive_load_read_direct_bytes", "gauge",
 		     "Stored bytes read ahead for hosts since the load past the page cache (O_DIRECT: the cache did not "
 		     "hold them)", ra_direct);
+	prom_rows_u64(o, &rows, "vtl_drive_load_write_direct_bytes", "gauge",
+		     "Record bytes written for hosts since the load past the page cache (O_DIRECT)", wr_direct);
 	prom_rows_u64(o, &rows, "vtl_drive_unsynced_bytes", "gauge",
 		     "Host bytes written and acknowledged but not yet synced: the write buffer's fill", unsynced);
 	free(d);

@@ -123,21 +123,28 @@ static void command(uint8_t lun, const uint8_t *cdb, unsigned cdb_len, uint8_t f
 	run_queue();
 }
 
-/* A Data-Out with DataSN datasn (the PDU's number within its burst). */
+/* A Data-Out's header, DataSN datasn (the PDU's number within its burst), for len bytes. */
+static void data_out_pdu(struct iscsi_pdu *p, uint32_t itt, uint32_t ttt, uint32_t datasn, uint32_t offset,
+			 uint32_t len, bool final)
+{
+	memset(p, 0, sizeof *p);
+	p->bhs[0] = ISCSI_OP_DATA_OUT;
+	p->bhs[1] = final ? 0x80 : 0;
+	p->bhs[9] = 1;
+	pdu_put(p->bhs + 16, itt, 4);
+	pdu_put(p->bhs + 20, ttt, 4);
+	pdu_put(p->bhs + 36, datasn, 4);
+	pdu_put(p->bhs + 40, offset, 4);
+	p->data_len = len;
+}
+
+/* A Data-Out with DataSN datasn. */
 static void data_out_sn(uint32_t itt, uint32_t ttt, uint32_t datasn, uint32_t offset, const uint8_t *data,
 			uint32_t len, bool final)
 {
 	struct iscsi_pdu p;
-	memset(&p, 0, sizeof p);
-	p.bhs[0] = ISCSI_OP_DATA_OUT;
-	p.bhs[1] = final ? 0x80 : 0;
-	p.bhs[9] = 1;
-	pdu_put(p.bhs + 16, itt, 4);
-	pdu_put(p.bhs + 20, ttt, 4);
-	pdu_put(p.bhs + 36, datasn, 4);
-	pdu_put(p.bhs + 40, offset, 4);
+	data_out_pdu(&p, itt, ttt, datasn, offset, len, final);
 	p.data = (uint8_t *)data;
-	p.data_len = len;
 	session_receive(sess, &p);
 	run_queue();
 }
@@ -770,6 +777,76 @@ static void immediate_data_received_in_place(void **state)
 	assert_int_equal(session_buffer_bytes(sess), 0); /* every buffer the session took is back */
 }
 
+/*
+ * A Data-Out answering an R2T is received straight into its write's buffer
+ * (session_data_dest gives the place where the write's data ends), and only
+ * one that continues the write exactly there: the block reaches the tape as
+ * sent, and one with a wrong offset, TTT, DataSN or length is still refused
+ * as before, through the reader's own buffer.
+ */
+static void data_out_received_in_place(void **state)
+{
+	struct host *h = *state;
+	host_new_cart(h, "F00014L8", 0);
+	host_load(h, "F00014L8");
+	enum { LEN = 3 * 65536 };
+	static uint8_t block[LEN];
+	gen_data(block, LEN, 14, false);
+	uint8_t wr[6];
+	cdb_write6(wr, false, LEN);
+	n_out = 0;
+	command(1, wr, 6, 0x20, LEN, 40, block, 16384);
+	data_out(40, ITT_RESERVED, 16384, block + 16384, 65536 - 16384, true);
+	assert_int_equal(n_out, 1);
+	assert_int_equal(out[0].bhs[0], ISCSI_OP_R2T);
+	uint32_t ttt = f32(&out[0], 20);
+	struct iscsi_pdu p;
+	data_out_pdu(&p, 40, ttt, 0, 65536 + 4, 65536, true);
+	assert_null(session_data_dest(sess, p.bhs, 65536)); /* off its offset */
+	data_out_pdu(&p, 40, ttt + 1, 0, 65536, 65536, true);
+	assert_null(session_data_dest(sess, p.bhs, 65536)); /* another burst's TTT */
+	data_out_pdu(&p, 40, ttt, 1, 65536, 65536, true);
+	assert_null(session_data_dest(sess, p.bhs, 65536)); /* DataSN 1 first */
+	data_out_pdu(&p, 40, ttt, 0, 65536, 2 * 65536, true);
+	assert_null(session_data_dest(sess, p.bhs, 2 * 65536)); /* more than the burst */
+	data_out_pdu(&p, 41, ttt, 0, 65536, 65536, true);
+	assert_null(session_data_dest(sess, p.bhs, 65536)); /* no such write */
+	/* The burst in two PDUs, each received where the write's data ends. */
+	for (unsigned k = 0; k < 2; k++) {
+		uint32_t off = 65536 + k * 32768;
+		data_out_pdu(&p, 40, ttt, k, off, 32768, k == 1);
+		p.data = session_data_dest(sess, p.bhs, 32768);
+		assert_non_null(p.data);
+		memcpy(p.data, block + off, 32768);
+		session_receive(sess, &p);
+		run_queue();
+	}
+	assert_int_equal(n_out, 2);
+	assert_int_equal(out[1].bhs[0], ISCSI_OP_R2T);
+	data_out_pdu(&p, 40, f32(&out[1], 20), 0, 131072, 65536, true);
+	p.data = session_data_dest(sess, p.bhs, 65536);
+	assert_non_null(p.data);
+	memcpy(p.data, block + 131072, 65536);
+	session_receive(sess, &p);
+	run_queue();
+	assert_int_equal(n_out, 3);
+	assert_int_equal(out[2].bhs[0], ISCSI_OP_SCSI_RSP);
+	assert_int_equal(out[2].bhs[3], SCSI_GOOD);
+	/* The block on the tape is what was sent. */
+	uint8_t cdb[6];
+	host_cmd(h, cdb, cdb_simple(cdb, SCSI_OP_REWIND), SCSI_DIR_NONE, NULL, 0);
+	expect_good(h);
+	n_out = 0;
+	command(1, cdb, cdb_read6(cdb, false, false, LEN), 0xC0, LEN, 42, NULL, 0);
+	size_t got = 0;
+	for (unsigned i = 0; i < n_out; i++) {
+		assert_true(got + out[i].len <= LEN);
+		assert_memory_equal(out[i].data, block + got, out[i].len);
+		got += out[i].len;
+	}
+	assert_int_equal(got, LEN);
+}
+
 /* A Data-Out or a ping whose data digest failed: Reject 02h, the write ends in CHECK CONDITION, the session goes on. */
 static void data_digest_errors(void **state)
 {
@@ -1112,6 +1189,7 @@ int main(void)
 		T(window_moves_on_completion), T(ping_data_bounded), T(buffers_bounded),
 		T(read_data_lent_until_sent), T(read_data_lent_then_aborted), T(read_data_lent_connection_dropped),
 		T(immediate_data_received_in_place),
+		T(data_out_received_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -731,15 +731,15 @@ static struct session_task *data_out_task(struct session *s, const struct iscsi_
  * anything else would leave a gap, or bytes sent twice, in the block the
  * drive writes.
  */
-static enum scsi_asc data_out_fault(const struct session_task *t, const struct iscsi_pdu *pdu)
+static enum scsi_asc data_out_fault(const struct session_task *t, const uint8_t *bhs, uint32_t data_len)
 {
-	if (pdu_get(pdu->bhs + DOUT_TTT, 4) != t->burst_ttt)
+	if (pdu_get(bhs + DOUT_TTT, 4) != t->burst_ttt)
 		return ASC_INVALID_TTT_RECEIVED;
-	if (pdu_get(pdu->bhs + DOUT_DATASN, 4) != t->data_sn)
+	if (pdu_get(bhs + DOUT_DATASN, 4) != t->data_sn)
 		return ASC_DATA_PHASE_ERROR;
-	if (pdu_get(pdu->bhs + DOUT_OFFSET, 4) != t->received)
+	if (pdu_get(bhs + DOUT_OFFSET, 4) != t->received)
 		return ASC_DATA_OFFSET_ERROR;
-	if (pdu->data_len > t->burst_left)
+	if (data_len > t->burst_left)
 		return ASC_TOO_MUCH_WRITE_DATA;
 	return ASC_NONE;
 }
@@ -786,12 +786,13 @@ static void data_out(struct session *s, const struct iscsi_pdu *pdu)
 		reject(s, pdu, REJECT_INVALID_FIELD);
 		return;
 	}
-	enum scsi_asc why = data_out_fault(t, pdu);
+	enum scsi_asc why = data_out_fault(t, pdu->bhs, pdu->data_len);
 	if (why != ASC_NONE) {
 		data_out_refuse(s, t, pdu, why);
 		return;
 	}
-	memcpy(t->buf + t->received, pdu->data, pdu->data_len);
+	if (pdu->data != t->buf + t->received) /* equal: received in place (session_data_dest) */
+		memcpy(t->buf + t->received, pdu->data, pdu->data_len);
 	data_out_account(s, t, pdu);
 }
 
@@ -805,8 +806,9 @@ void session_data_digest_error(struct session *s, const struct iscsi_pdu *pdu)
 		return; /* a command, ping or text dropped whole: its CmdSN stays expected, for a retry */
 	}
 	struct session_task *t = data_out_task(s, pdu);
-	if (t && data_out_fault(t, pdu) != ASC_NONE) {
-		data_out_refuse(s, t, pdu, data_out_fault(t, pdu));
+	enum scsi_asc why = t ? data_out_fault(t, pdu->bhs, pdu->data_len) : ASC_NONE;
+	if (why != ASC_NONE) {
+		data_out_refuse(s, t, pdu, why);
 		return;
 	}
 	reject(s, pdu, REJECT_DATA_DIGEST);
@@ -1018,8 +1020,25 @@ bool session_ping_outstanding(const struct session *s)
 	return s->ping_out;
 }
 
+/*
+ * A Data-Out that continues its write exactly where the write's data ends
+ * (what data_out will accept): the rest of the write's buffer. The task
+ * cannot end before the PDU is whole: only this session's PDUs, which the
+ * reader delivers after this one, or session_destroy, after which the
+ * reader is never fed again, free an unsubmitted write.
+ */
+static uint8_t *data_out_dest(struct session *s, const uint8_t *bhs, uint32_t len)
+{
+	struct session_task *t = task_by_itt(s, pdu_get(bhs + BHS_ITT, 4));
+	if (!t || !t->write || t->submitted || !t->buf || data_out_fault(t, bhs, len) != ASC_NONE)
+		return NULL;
+	return t->buf + t->received;
+}
+
 uint8_t *session_data_dest(struct session *s, const uint8_t *bhs, uint32_t len)
 {
+	if (!s->closing && (bhs[BHS_OPCODE] & BHS_OPCODE_MASK) == ISCSI_OP_DATA_OUT && len >= DEST_MIN)
+		return data_out_dest(s, bhs, len);
 	uint32_t edtl = pdu_get(bhs + CMD_EDTL, 4);
 	bool wr = bhs[RSP_FLAGS] & CMD_WRITE, rd = bhs[RSP_FLAGS] & CMD_READ;
 	/* Only what scsi_command would take as a write's immediate data; anything else, or small, is copied as before. */

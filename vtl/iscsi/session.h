@@ -112,8 +112,10 @@ void session_receive(struct session *s, const struct iscsi_pdu *pdu);
  * Where the data segment of the PDU whose header bhs just arrived (len
  * bytes) should be read (struct pdu_reader's dest): for a write's
  * immediate data, the buffer its task will keep, so that the data is
- * received straight into it rather than copied there; NULL otherwise. The
- * buffer stays the session's: the next session_receive,
+ * received straight into it rather than copied there; for a Data-Out that
+ * continues its write where the write's data ends, the place in the
+ * write's buffer it goes; NULL otherwise. An immediate data's buffer
+ * stays the session's: the next session_receive,
  * session_data_digest_error or session_protocol_error takes it as the
  * task's or gives it back, and so does session_destroy.
  */

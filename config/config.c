@@ -1617,7 +1617,7 @@ static void set_defaults(struct vtl_config *c)
 		snprintf(p->prefix, sizeof p->prefix, "PHY");
 	}
 	c->pool.readahead_direct = true;
-	c->pool.write_direct = true;
+	c->pool.write_direct = false; /* off until a follower race is fixed (docs/configuration.md) */
 	c->migrator.buffers = 64;
 	c->migrator.buffer_size = 1u << 20;
 	c->migrator.readers = 4;

@@ -143,7 +143,7 @@ struct vtl_config {
 		unsigned readahead_depth;
 		uint64_t readahead_chunk, readahead_memory;
 		bool readahead_direct; /* cold chunks read with O_DIRECT (default yes) */
-		bool write_direct;     /* records of 60 KiB or more written with O_DIRECT (default yes) */
+		bool write_direct;     /* records of 60 KiB or more written with O_DIRECT (default no) */
 		int lz4_acceleration;
 		unsigned io_threads;
 	} pool;

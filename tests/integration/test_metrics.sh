@@ -128,7 +128,9 @@ after=$(metric "$vurl" vtl_drive_host_written_bytes_total 'drive="258",lun="2"')
 [ "$(metric "$vurl" vtl_drive_load_written_bytes 'drive="258",lun="2"')" = "$written" ] ||
 	fail "vtl_drive_load_written_bytes of drive 258 is not $written"
 # 64 KiB blocks are above [pool] write_direct's 60 KiB: written past the page cache where the disk allows it.
-direct_gauge vtl_drive_load_write_direct_bytes "after 64 KiB writes" "record bytes written past the page cache"
+# [pool] write_direct is off by default (docs/configuration.md): nothing written past the page cache.
+wdirect=$(metric "$vurl" vtl_drive_load_write_direct_bytes 'drive="258",lun="2"')
+[ "$wdirect" = 0 ] || fail "vtl_drive_load_write_direct_bytes of drive 258 is ${wdirect:-absent}, with write_direct off"
 curl -sf "$vurl/metrics" >"$tmp/vtld.prom" || fail "GET /metrics of vtld"
 grep -q '^vtl_drive_info{drive="258",lun="2",state="loaded",barcode="I00002L8"} 1$' "$tmp/vtld.prom" ||
 	fail "vtld's /metrics does not show I00002L8 loaded in drive 258"

@@ -113,12 +113,13 @@ int direct_append(struct vtl_cart *c, size_t si, struct iovec *iov, int cnt, uin
 	size_t len = 0;
 	for (int i = 0; i < cnt; i++)
 		len += iov[i].iov_len;
-	if (c->pool->wr_direct && !d->off && len >= DIRECT_RECORD_MIN && at >= DIRECT_ALIGN) {
+	bool direct = c->pool->wr_direct && !d->off && len >= DIRECT_RECORD_MIN && at >= DIRECT_ALIGN;
+	if (direct) {
 		cart_seg_direct(c, si, f);
 		if (f->dfd < 0)
-			d->off = true; /* the file system refuses O_DIRECT: buffered from here on */
+			direct = false, d->off = true; /* the file system refuses O_DIRECT: buffered from here on */
 	}
-	if (!c->pool->wr_direct || d->off || len < DIRECT_RECORD_MIN || at < DIRECT_ALIGN) {
+	if (!direct) {
 		d->end = UINT64_MAX; /* the page cache holds the new tail: read it back before a direct write */
 		return write_fullv(f->fd, iov, cnt, at);
 	}
